@@ -1,0 +1,135 @@
+"""Measure every privacy model and the re-identification risk of a table in one pass.
+
+The classes and count matrices are built once; every model then reads them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from veil.classes import EquivalenceClasses
+from veil.data.dataset import Dataset
+from veil.models import (AlphaKAnonymity, BetaLikeness, DeltaDisclosure, DistinctLDiversity,
+                         EntropyLDiversity, KAnonymity, ModelResult, PrivacyModel, RecursiveCLDiversity,
+                         TCloseness)
+from veil.risk import ReidentificationRisk, reidentification_risk
+
+# The keys of the JSON summary, in the order they are printed.
+SUMMARY_KEYS = ("k", "alpha", "l_distinct", "l_entropy", "c_l_recursive", "t_equal", "t_ordered",
+                "t_hierarchical", "delta", "beta_basic", "beta_enhanced")
+
+
+@dataclass(frozen=True, eq=False)
+class CheckReport:
+    """What :func:`check` measured.
+
+    Attributes:
+        rows: number of records.
+        classes: the equivalence classes.
+        results: per summary key, the model's result, or ``None`` where the model does not apply
+            (no sensitive column, or a distance the column does not support).
+        risk: the re-identification risk.
+        c: the c of recursive (c,ℓ)-diversity.
+        notes: remarks about the data worth a reader's attention (one sentence each).
+    """
+
+    rows: int
+    classes: EquivalenceClasses
+    results: dict[str, ModelResult | None]
+    risk: ReidentificationRisk
+    c: float
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool | None:
+        """Whether every model given a threshold passed (``None`` when none was given)."""
+        verdicts = [r.passed for r in self.results.values() if r is not None and r.passed is not None]
+        return all(verdicts) if verdicts else None
+
+    def to_dict(self) -> dict:
+        """A JSON-ready summary. Unbounded levels are the string ``"inf"``; ``null`` means the
+        model does not apply."""
+        out: dict = {"rows": self.rows, "classes": self.classes.n_classes}
+        for key in SUMMARY_KEYS:
+            out[key] = _number(self.results[key].level) if self.results.get(key) else None
+        out.update(
+            prosecutor_risk_max=self.risk.prosecutor_max,
+            prosecutor_risk_avg=self.risk.prosecutor_avg,
+            prosecutor_risk_at_threshold=self.risk.prosecutor_at_risk,
+            marketer_risk=self.risk.marketer,
+            journalist_risk_max=self.risk.journalist_max,
+            journalist_risk_avg=self.risk.journalist_avg,
+            journalist_risk_at_threshold=self.risk.journalist_at_risk,
+            risk_threshold=self.risk.threshold,
+            records_below_k=self.risk.records_below_k,
+            c=self.c,
+            quasi_identifiers=list(self.classes.dataset.quasi_identifiers),
+            sensitive=list(self.classes.dataset.sensitive),
+        )
+        out["thresholds"] = {key: r.threshold for key, r in self.results.items()
+                             if r is not None and r.threshold is not None}
+        out["passed"] = {key: r.passed for key, r in self.results.items()
+                         if r is not None and r.passed is not None}
+        out["by_sensitive"] = {
+            name: {key: _number(r.by_sensitive[name].level if r.by_sensitive else r.level)
+                   for key, r in self.results.items()
+                   if r is not None and (name in r.by_sensitive or r.sensitive == name)}
+            for name in self.classes.dataset.sensitive
+        }
+        out["notes"] = list(self.notes)
+        return out
+
+
+def _number(value: float) -> float | int | str:
+    if math.isinf(value):
+        return "inf"
+    return int(value) if float(value).is_integer() else float(value)
+
+
+def check(dataset: Dataset, *, c: float = 2.0, k: int | None = None, alpha: float | None = None,
+          l: float | None = None, t: float | None = None, delta: float | None = None,
+          beta: float | None = None, risk_threshold: float = 0.2, population: Dataset | None = None,
+          classes: EquivalenceClasses | None = None) -> CheckReport:
+    """Measure every privacy model on a dataset and check the thresholds that are given.
+
+    The models are k-anonymity, (α,k)-anonymity, distinct, entropy and recursive (c,ℓ)-diversity,
+    t-closeness under the equal, ordered and hierarchical distances, δ-disclosure privacy and
+    basic and enhanced β-likeness; see each model's class for its definition. With several
+    sensitive columns each model reports its worst level over them.
+
+    Args:
+        dataset: the table, with quasi-identifiers and (for every model but k-anonymity)
+            sensitive columns.
+        c: the c of recursive (c,ℓ)-diversity, whose level is the largest ℓ it allows.
+        k, alpha, l, t, delta, beta: thresholds to check (``l`` for all three ℓ-diversity
+            models, ``t`` for the three distances, ``beta`` for both β-likeness models).
+        risk_threshold: per-record risk above which a record counts as at risk.
+        population: a population table for journalist risk.
+        classes: precomputed classes of ``dataset`` (default: its ungeneralized classes).
+
+    Raises:
+        ParameterError: a threshold or ``c`` out of range.
+        DataError: the population does not contain the table's classes.
+    """
+    models: list[PrivacyModel] = [
+        KAnonymity(k), AlphaKAnonymity(alpha, k if alpha is not None else None), DistinctLDiversity(l), EntropyLDiversity(l),
+        RecursiveCLDiversity(c, l), TCloseness(t, "equal"), TCloseness(t, "ordered"),
+        TCloseness(t, "hierarchical"), DeltaDisclosure(delta), BetaLikeness(beta),
+        BetaLikeness(beta, enhanced=True),
+    ]
+    if classes is None:
+        classes = EquivalenceClasses.from_dataset(dataset)
+    results: dict[str, ModelResult | None] = {}
+    for model in models:
+        applicable = not model.needs_sensitive or any(model.applies_to(sc) for sc in classes.sensitive.values())
+        results[model.key] = model.evaluate(classes) if applicable else None
+    risk = reidentification_risk(classes, threshold=risk_threshold, population=population, k=k)
+    notes = []
+    for name, sc in classes.sensitive.items():
+        if (sc.reference > 0).sum() == 1:
+            notes.append(f"sensitive column '{name}' holds a single value, so every class is homogeneous "
+                         "and every record's value is disclosed.")
+    if not dataset.sensitive:
+        notes.append("no sensitive column was given, so only k-anonymity and the risk were measured.")
+    return CheckReport(dataset.num_rows, classes, results, risk, float(c), notes)

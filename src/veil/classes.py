@@ -1,0 +1,219 @@
+"""Equivalence classes and class × sensitive-value count matrices: the core every model reads.
+
+An equivalence class is a set of records that agree on every quasi-identifier after
+generalization (Samarati and Sweeney). Classes are found without a Python loop: each row's
+generalized codes are combined into one mixed-radix ``int64`` key, keys are factorized by hashing,
+and class sizes and count matrices are ``bincount`` calls. A more general lattice node is reached
+by rolling up the classes of a more specific node, without re-reading the rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from veil.data.dataset import Dataset
+from veil.data.encoding import EncodedColumn
+from veil.data.hierarchy import Generalization
+from veil.errors import ColumnError
+
+_KEY_LIMIT = 1 << 62
+
+
+def group_rows(code_columns: Sequence[np.ndarray], radices: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Group rows by the tuple of their codes.
+
+    Args:
+        code_columns: one integer array per column, all of the same length.
+        radices: for each column, an upper bound (exclusive) on its codes.
+
+    Returns:
+        ``(group, first)``: the group id of every row (ids numbered in order of first appearance)
+        and, for every group, the index of its first row.
+    """
+    n = len(code_columns[0])
+    key = np.zeros(n, dtype=np.int64)
+    span = 1
+    for codes, radix in zip(code_columns, radices):
+        radix = max(int(radix), 1)
+        if span * radix >= _KEY_LIMIT:
+            # The mixed-radix key would overflow int64: compact what we have first.
+            key, uniques = pd.factorize(key, sort=False)
+            key = key.astype(np.int64)
+            span = len(uniques)
+        key *= radix
+        key += codes
+        span *= radix
+    group, _ = pd.factorize(key, sort=False)
+    group = group.astype(np.int64, copy=False)
+    if n == 0:
+        return group, np.zeros(0, dtype=np.int64)
+    # Ids are given in order of first appearance, so a row starts a group exactly where the
+    # running maximum of the ids grows.
+    running = np.maximum.accumulate(group)
+    first = np.flatnonzero(np.r_[True, running[1:] > running[:-1]])
+    return group, first
+
+
+def sum_by_group(group: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
+    """Sum the rows of ``values`` (1-D or 2-D, integer) that share a group id; exact in int64."""
+    order = np.argsort(group, kind="stable")
+    sorted_group = group[order]
+    starts = np.flatnonzero(np.r_[True, sorted_group[1:] != sorted_group[:-1]])
+    sums = np.add.reduceat(values[order], starts, axis=0)
+    out = np.zeros((n_groups,) + values.shape[1:], dtype=values.dtype)
+    out[sorted_group[starts]] = sums
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class SensitiveCounts:
+    """How a sensitive column's values spread over the classes.
+
+    Attributes:
+        column: the encoded sensitive column.
+        counts: ``int64 [classes × values]``, the class × sensitive-value count matrix.
+        reference: ``int64 [values]``, the counts over the whole table, the distribution that
+            t-closeness, δ-disclosure and β-likeness compare each class with.
+        generalization: the sensitive column's hierarchy, for hierarchical EMD, or ``None``.
+    """
+
+    column: EncodedColumn
+    counts: np.ndarray
+    reference: np.ndarray
+    generalization: Generalization | None = None
+
+    @property
+    def name(self) -> str:
+        return self.column.name
+
+    @property
+    def ordered(self) -> bool:
+        return self.column.ordered
+
+    def class_distribution(self) -> np.ndarray:
+        """Row-stochastic matrix: the share of each value within each class."""
+        sizes = self.counts.sum(axis=1, keepdims=True)
+        return self.counts / np.maximum(sizes, 1)
+
+    def table_distribution(self) -> np.ndarray:
+        return self.reference / self.reference.sum()
+
+
+class EquivalenceClasses:
+    """The equivalence classes of a dataset at one generalization node.
+
+    Build them with :meth:`from_dataset`; reach a more general node with :meth:`roll_up`.
+
+    Attributes:
+        dataset: the dataset the classes partition.
+        levels: the hierarchy level of each quasi-identifier.
+        sizes: ``int64 [classes]``, the number of records in each class.
+        keys: ``int32 [classes × quasi-identifiers]``, each class's generalized codes.
+        row_class: the class of every row.
+        sensitive: per sensitive column, its :class:`SensitiveCounts`.
+    """
+
+    def __init__(self, dataset: Dataset, levels: tuple[int, ...], sizes: np.ndarray, keys: np.ndarray,
+                 row_class: np.ndarray, sensitive: dict[str, SensitiveCounts]):
+        self.dataset = dataset
+        self.levels = levels
+        self.sizes = sizes
+        self.keys = keys
+        self.row_class = row_class
+        self.sensitive = sensitive
+
+    @classmethod
+    def from_dataset(cls, dataset: Dataset, levels: Mapping[str, int] | Sequence[int] | None = None
+                     ) -> "EquivalenceClasses":
+        """Classes of ``dataset`` with each quasi-identifier generalized to its level (default 0).
+
+        Raises:
+            ColumnError: a level for an unknown column, or a level a column's hierarchy lacks.
+        """
+        levels = _resolve_levels(dataset, levels)
+        qis = dataset.quasi_identifiers
+        columns = [dataset.generalized_codes(q, lv) for q, lv in zip(qis, levels)]
+        radices = [dataset.radix(q, lv) for q, lv in zip(qis, levels)]
+        row_class, first = group_rows(columns, radices)
+        keys = np.stack([c[first] for c in columns], axis=1).astype(np.int32)
+        n_classes = len(first)
+        sizes = np.bincount(row_class, minlength=n_classes)
+        sensitive = {}
+        for name in dataset.sensitive:
+            col = dataset.column(name)
+            m = col.cardinality
+            counts = np.bincount(row_class * m + col.codes, minlength=n_classes * m).reshape(n_classes, m)
+            sensitive[name] = SensitiveCounts(col, counts, col.counts(), dataset.generalizations.get(name))
+        return cls(dataset, levels, sizes, keys, row_class, sensitive)
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.sizes)
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.sizes.sum())
+
+    def roll_up(self, levels: Mapping[str, int] | Sequence[int]) -> "EquivalenceClasses":
+        """The classes at a more general node, merged from these classes without reading rows.
+
+        Raises:
+            ColumnError: a target level is below the current level of its column.
+        """
+        target = _resolve_levels(self.dataset, levels)
+        qis = self.dataset.quasi_identifiers
+        columns, radices = [], []
+        for j, (q, src, dst) in enumerate(zip(qis, self.levels, target)):
+            if dst < src:
+                raise ColumnError(f"cannot roll up column '{q}' from level {src} down to level {dst}.")
+            codes = self.keys[:, j]
+            if dst != src:
+                codes = self.dataset.generalizations[q].level_map(src, dst)[codes]
+            columns.append(codes)
+            radices.append(self.dataset.radix(q, dst))
+        parent, first = group_rows(columns, radices)
+        n_parents = len(first)
+        keys = np.stack([c[first] for c in columns], axis=1).astype(np.int32)
+        sizes = sum_by_group(parent, self.sizes, n_parents)
+        sensitive = {
+            name: SensitiveCounts(sc.column, sum_by_group(parent, sc.counts, n_parents), sc.reference,
+                                  sc.generalization)
+            for name, sc in self.sensitive.items()
+        }
+        return EquivalenceClasses(self.dataset, target, sizes, keys, parent[self.row_class], sensitive)
+
+    def class_labels(self) -> pd.DataFrame:
+        """One row per class: the generalized value of each quasi-identifier and the class size."""
+        data = {q: self.dataset.labels(q, lv)[self.keys[:, j]]
+                for j, (q, lv) in enumerate(zip(self.dataset.quasi_identifiers, self.levels))}
+        data["size"] = self.sizes
+        return pd.DataFrame(data)
+
+
+def _resolve_levels(dataset: Dataset, levels) -> tuple[int, ...]:
+    qis = dataset.quasi_identifiers
+    if levels is None:
+        return (0,) * len(qis)
+    if isinstance(levels, Mapping):
+        unknown = [k for k in levels if k not in qis]
+        if unknown:
+            raise ColumnError(f"a level was given for '{unknown[0]}', which is not a quasi-identifier.")
+        resolved = tuple(int(levels.get(q, 0)) for q in qis)
+    else:
+        resolved = tuple(int(v) for v in levels)
+        if len(resolved) != len(qis):
+            raise ColumnError(f"give one level per quasi-identifier ({len(qis)}), not {len(resolved)}.")
+    for q, lv in zip(qis, resolved):
+        if lv < 0:
+            raise ColumnError(f"the level of column '{q}' must be 0 or more, not {lv}.")
+        if lv > 0:
+            gen = dataset.generalizations.get(q)
+            if gen is None:
+                raise ColumnError(f"column '{q}' has no hierarchy, so it cannot be generalized to level {lv}.")
+            if lv > gen.height:
+                raise ColumnError(f"column '{q}' has levels 0 to {gen.height}, not {lv}.")
+    return resolved

@@ -1,0 +1,184 @@
+"""The ``veil`` command line.
+
+Every error a user can cause is printed as one sentence on standard error with exit status 2;
+no traceback, and no partial output file.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from pathlib import Path
+from typing import Callable, List, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table as RichTable
+
+from veil.check import SUMMARY_KEYS, CheckReport, check
+from veil.data.bundled import ADULT_QUASI_IDENTIFIERS, ADULT_SENSITIVE, load_adult
+from veil.data.dataset import Dataset
+from veil.errors import ParameterError, VeilError
+
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
+                  help="Privacy-preserving data publishing: check, anonymize, attack, release.")
+
+EXIT_USAGE = 2
+EXIT_FAILED_CHECK = 1
+
+
+def fails_cleanly(command: Callable) -> Callable:
+    """Turn a VeilError into its sentence on stderr and exit status 2."""
+
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except VeilError as exc:
+            Console(stderr=True, highlight=False, soft_wrap=True).print(f"error: {exc}", markup=False)
+            raise typer.Exit(EXIT_USAGE) from None
+
+    return wrapper
+
+
+def split_names(text: Optional[str]) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()] if text else []
+
+
+def parse_pairs(items: List[str], option: str) -> dict[str, str]:
+    """``COL=VALUE`` items into a dict, refusing malformed ones."""
+    pairs = {}
+    for item in items or []:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise ParameterError(f"{option} takes COLUMN=VALUE, not {item!r}.")
+        pairs[name.strip()] = value.strip()
+    return pairs
+
+
+def parse_orders(items: List[str]) -> dict[str, list[str]]:
+    """``COL=v1,v2,…`` or ``COL=FILE`` (one value a line) into value orders."""
+    orders = {}
+    for name, value in parse_pairs(items, "--order").items():
+        path = Path(value)
+        if path.is_file():
+            orders[name] = [line for line in path.read_text(encoding="utf-8").splitlines() if line]
+        else:
+            orders[name] = [v.strip() for v in value.split(",")]
+    return orders
+
+
+FORMATS = {"k": "{:.0f}", "l_distinct": "{:.0f}", "c_l_recursive": "{:.0f}"}
+
+
+def fmt(key: str, value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    if value == float("inf"):
+        return "∞"
+    return FORMATS.get(key, "{:.4g}").format(value)
+
+
+def render(report: CheckReport, console: Console) -> None:
+    """Print a check report as two readable tables."""
+    ds = report.classes.dataset
+    console.print(f"[bold]{report.rows:,}[/] records in [bold]{report.classes.n_classes:,}[/] equivalence classes; "
+                  f"quasi-identifiers: {', '.join(ds.quasi_identifiers)}; "
+                  f"sensitive: {', '.join(ds.sensitive) or 'none'}")
+    table = RichTable(title="Privacy models", title_justify="left")
+    table.add_column("key", no_wrap=True)
+    table.add_column("model", no_wrap=True)
+    table.add_column("level", justify="right", no_wrap=True)
+    table.add_column("threshold", justify="right")
+    table.add_column("verdict")
+    for key in SUMMARY_KEYS:
+        result = report.results.get(key)
+        if result is None:
+            table.add_row(key, "[dim]does not apply[/]", "n/a", "", "")
+            continue
+        verdict = "" if result.passed is None else ("[green]pass[/]" if result.passed else
+                                                    f"[red]fail[/] ({len(result.failing_classes):,})")
+        threshold = fmt(key, result.threshold) if result.threshold is not None else ""
+        table.add_row(key, result.model, fmt(key, result.level), threshold, verdict)
+    console.print(table)
+    risk = report.risk
+    rt = RichTable(title=f"Re-identification risk (records at risk: risk > {risk.threshold:g})", title_justify="left")
+    for head in ("attacker", "highest", "average", "records at risk"):
+        rt.add_column(head, justify="left" if head == "attacker" else "right")
+    rt.add_row("prosecutor", f"{risk.prosecutor_max:.4g}", f"{risk.prosecutor_avg:.4g}",
+               f"{risk.prosecutor_at_risk:.2%}")
+    if risk.journalist_max is not None:
+        rt.add_row("journalist", f"{risk.journalist_max:.4g}", f"{risk.journalist_avg:.4g}",
+                   f"{risk.journalist_at_risk:.2%}")
+    rt.add_row("marketer", "", f"{risk.marketer:.4g}", "")
+    console.print(rt)
+    if risk.records_below_k is not None:
+        console.print(f"{risk.records_below_k:,} records are in classes smaller than k = {risk.k}.")
+    for note in report.notes:
+        console.print(f"note: {note}", markup=False)
+
+
+@app.command("check")
+@fails_cleanly
+def check_command(
+    data: Path = typer.Argument(..., help="CSV or Parquet table to check."),
+    qi: str = typer.Option(..., "--qi", help="Quasi-identifying columns, comma-separated."),
+    sensitive: Optional[str] = typer.Option(None, "--sensitive", help="Sensitive columns, comma-separated."),
+    identifying: Optional[str] = typer.Option(None, "--identifying", help="Identifying columns (ignored)."),
+    hierarchy: List[str] = typer.Option([], "--hierarchy", help="COL=FILE: an ARX hierarchy CSV; repeatable."),
+    order: List[str] = typer.Option([], "--order", help="COL=v1,v2,… or COL=FILE: value order of an ordinal column."),
+    delimiter: Optional[str] = typer.Option(None, "--delimiter", help="CSV delimiter (default: sniffed)."),
+    c: float = typer.Option(2.0, "--c", help="c of recursive (c,ℓ)-diversity."),
+    k: Optional[int] = typer.Option(None, "--k", help="Check k-anonymity (and (α,k)) at this k."),
+    alpha: Optional[float] = typer.Option(None, "--alpha", help="Check (α,k)-anonymity at this α."),
+    l: Optional[float] = typer.Option(None, "--l", help="Check the ℓ-diversity models at this ℓ."),
+    t: Optional[float] = typer.Option(None, "--t", help="Check t-closeness at this t."),
+    delta: Optional[float] = typer.Option(None, "--delta", help="Check δ-disclosure privacy at this δ."),
+    beta: Optional[float] = typer.Option(None, "--beta", help="Check β-likeness at this β."),
+    risk_threshold: float = typer.Option(0.2, "--risk-threshold", help="Risk above which a record is at risk."),
+    population: Optional[Path] = typer.Option(None, "--population", help="Population table for journalist risk."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
+) -> None:
+    """Measure every privacy model and the re-identification risk of a table.
+
+    Exits 1 when a threshold given with --k, --alpha, --l, --t, --delta or --beta is not met.
+    """
+    ds = Dataset(data, quasi_identifiers=split_names(qi), sensitive=split_names(sensitive),
+                 identifying=split_names(identifying), hierarchies=parse_pairs(hierarchy, "--hierarchy"),
+                 orders=parse_orders(order), delimiter=delimiter)
+    pop = Dataset(population, quasi_identifiers=ds.quasi_identifiers, delimiter=delimiter) if population else None
+    report = check(ds, c=c, k=k, alpha=alpha, l=l, t=t, delta=delta, beta=beta,
+                   risk_threshold=risk_threshold, population=pop)
+    emit(report, as_json)
+    if report.passed is False:
+        raise typer.Exit(EXIT_FAILED_CHECK)
+
+
+def emit(report: CheckReport, as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
+    else:
+        render(report, Console(highlight=False))
+
+
+@app.command("demo")
+@fails_cleanly
+def demo_command(
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
+) -> None:
+    """Check the bundled Adult census extract (30,162 records).
+
+    Quasi-identifiers: sex, age, race, marital-status, education, native-country, workclass;
+    sensitive: occupation (with its hierarchy, for hierarchical t-closeness).
+    """
+    ds = load_adult(ADULT_QUASI_IDENTIFIERS, ADULT_SENSITIVE)
+    emit(check(ds, k=5), as_json)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,144 @@
+"""Builders that make a :class:`~veil.data.hierarchy.Hierarchy` from a column's values.
+
+Each builder returns the same structure a hierarchy file gives (one row per distinct value), so a
+built hierarchy can be written to ARX's CSV format and edited by hand.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from veil.data.encoding import canonical_number
+from veil.data.hierarchy import Hierarchy
+from veil.errors import HierarchyError, ParameterError
+
+TOP = "*"
+
+
+def _distinct_texts(values: Iterable) -> list[str]:
+    series = pd.Series(list(values) if not isinstance(values, pd.Series) else values, dtype=object)
+    series = series[series.notna()].map(str)
+    return sorted(series.unique())
+
+
+def flat(values: Iterable, top: str = TOP) -> Hierarchy:
+    """Two levels: every value, then ``top`` (full suppression)."""
+    return Hierarchy([[v, top] for v in _distinct_texts(values)], name="flat hierarchy")
+
+
+def intervals(values: Iterable, widths: Sequence[float], *, start: float | None = None,
+              top: str = TOP) -> Hierarchy:
+    """Numeric bands of growing width, then ``top``.
+
+    Level ``i`` (1-based) puts a value ``x`` in the band ``[start + j·w, start + (j+1)·w)`` with
+    ``w = widths[i-1]``. Integer data gets inclusive labels ``lo-hi`` (``20-24``), as in ARX's
+    shipped hierarchies; other data gets half-open labels ``[lo,hi)``.
+
+    Args:
+        values: the numeric values to cover.
+        widths: band width per level, each a multiple of the one before so the bands nest.
+        start: the lower edge of the first band (default: the largest multiple of ``widths[0]``
+            that is not above the smallest value).
+        top: label of the last level.
+
+    Raises:
+        ParameterError: no widths, a width that is not positive, or widths that do not nest.
+        HierarchyError: a value is not a number.
+    """
+    if not widths:
+        raise ParameterError("give at least one band width for an interval hierarchy.")
+    widths = [float(w) for w in widths]
+    if any(w <= 0 for w in widths):
+        raise ParameterError("interval band widths must be positive.")
+    for a, b in zip(widths, widths[1:]):
+        if not np.isclose(b / a, round(b / a)) or b < a:
+            raise ParameterError(f"band width {b:g} is not a multiple of {a:g}; widths must nest.")
+    texts = _distinct_texts(values)
+    nums = pd.to_numeric(pd.Series(texts, dtype=object), errors="coerce").to_numpy(dtype=float)
+    bad = [t for t, x in zip(texts, nums) if not np.isfinite(x)]
+    if bad:
+        raise HierarchyError(f"an interval hierarchy needs numbers but got {bad[0]!r}; "
+                             "use a masking or flat hierarchy for text.")
+    integral = all(float(x).is_integer() for x in nums) and all(float(w).is_integer() for w in widths)
+    if start is None:
+        start = np.floor(nums.min() / widths[-1]) * widths[-1] if len(nums) else 0.0
+    rows = []
+    for text, x in zip(texts, nums):
+        row = [text]
+        for w in widths:
+            lo = start + np.floor((x - start) / w) * w
+            hi = lo + w
+            row.append(f"{canonical_number(lo)}-{canonical_number(hi - 1)}" if integral
+                       else f"[{canonical_number(lo)},{canonical_number(hi)})")
+        row.append(top)
+        rows.append(row)
+    return Hierarchy(rows, name="interval hierarchy")
+
+
+def masking(values: Iterable, *, char: str = "*", top: str = TOP) -> Hierarchy:
+    """Mask characters from the right, one more per level, then ``top``.
+
+    ``13053`` becomes ``1305*``, ``130**``, ``13***``, ``1****`` and finally ``top``. Values
+    shorter than the longest are masked as far as their length allows.
+    """
+    texts = _distinct_texts(values)
+    length = max((len(t) for t in texts), default=0)
+    rows = []
+    for t in texts:
+        row = [t]
+        for i in range(1, length):
+            keep = max(len(t) - i, 0)
+            row.append(t[:keep] + char * (len(t) - keep))
+        row.append(top)
+        rows.append(row)
+    return Hierarchy(rows, name="masking hierarchy")
+
+
+DATE_GRANULARITIES = ("week", "month", "quarter", "year", "decade")
+
+
+def dates(values: Iterable, granularities: Sequence[str] = ("month", "year"), *,
+          format: str | None = None, top: str = TOP) -> Hierarchy:
+    """Dates generalized to coarser calendar units, then ``top``.
+
+    The default is day → month (``2024-03``) → year (``2024``) → ``*``. Other units: ``week``
+    (``2024-W09``), ``quarter`` (``2024-Q1``), ``decade`` (``2020s``). Units must grow coarser.
+
+    Raises:
+        ParameterError: an unknown unit, or units out of order.
+        HierarchyError: a value is not a date (under ``format`` when given).
+    """
+    for g in granularities:
+        if g not in DATE_GRANULARITIES:
+            raise ParameterError(f"unknown date unit {g!r}; use one of {', '.join(DATE_GRANULARITIES)}.")
+    ranks = [DATE_GRANULARITIES.index(g) for g in granularities]
+    if ranks != sorted(ranks) or len(set(ranks)) != len(ranks):
+        raise ParameterError("date units must go from fine to coarse, each once.")
+    if "week" in granularities and len(granularities) > 1:
+        raise ParameterError("weeks do not nest in months or years; use 'week' alone.")
+    texts = _distinct_texts(values)
+    parsed = pd.to_datetime(pd.Series(texts, dtype=object), format=format, errors="coerce")
+    if parsed.isna().any():
+        bad = texts[int(np.flatnonzero(parsed.isna().to_numpy())[0])]
+        raise HierarchyError(f"{bad!r} is not a date{' in format ' + repr(format) if format else ''}.")
+    rows = [[t] for t in texts]
+    for g in granularities:
+        if g == "week":
+            iso = parsed.dt.isocalendar()
+            col = [f"{y}-W{w:02d}" for y, w in zip(iso.year, iso.week)]
+        elif g == "month":
+            col = parsed.dt.strftime("%Y-%m").tolist()
+        elif g == "quarter":
+            col = [f"{y}-Q{q}" for y, q in zip(parsed.dt.year, parsed.dt.quarter)]
+        elif g == "year":
+            col = parsed.dt.strftime("%Y").tolist()
+        else:
+            col = [f"{(y // 10) * 10}s" for y in parsed.dt.year]
+        for row, v in zip(rows, col):
+            row.append(v)
+    for row in rows:
+        row.append(top)
+    return Hierarchy(rows, name="date hierarchy")

@@ -1,0 +1,166 @@
+"""A table with column roles, its encoded columns and its hierarchies.
+
+Roles follow the usual split of statistical disclosure control (and ARX):
+
+* **identifying** columns (names, record numbers) are dropped from every release;
+* **quasi-identifying** columns can be linked to outside data and are generalized;
+* **sensitive** columns are what an adversary must not learn; privacy models constrain them;
+* **insensitive** columns (every other column) are released unchanged.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+
+from veil.data.encoding import EncodedColumn, encode_column
+from veil.data.hierarchy import Generalization, Hierarchy
+from veil.data.io import Table, read_table
+from veil.errors import ColumnError
+
+
+
+def _as_list(value: str | Iterable[str] | None) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    return list(value)
+
+
+class Dataset:
+    """A table ready for privacy analysis.
+
+    Args:
+        data: a pandas or polars DataFrame, a pyarrow Table, or a path to a CSV/Parquet file.
+        quasi_identifiers: the quasi-identifying columns (at least one).
+        sensitive: the sensitive columns.
+        identifying: columns dropped on release.
+        hierarchies: per column, a :class:`Hierarchy` or the path of an ARX hierarchy CSV.
+        orders: per column, the order of its values (makes a text column ordinal).
+        missing_values: cell texts that mean "missing" besides null/NaN (default: the empty cell).
+        delimiter: CSV delimiter when ``data`` is a CSV path (sniffed when ``None``).
+
+    Every other column is insensitive. The input is never modified.
+
+    Raises:
+        DataError: the table cannot be read or has no records.
+        ColumnError: a named column does not exist (the closest name is suggested), a column has
+            two roles, or no quasi-identifier is given.
+        HierarchyError: a hierarchy is malformed or does not cover its column's values.
+    """
+
+    def __init__(
+        self,
+        data,
+        *,
+        quasi_identifiers: str | Sequence[str] | None = None,
+        sensitive: str | Sequence[str] | None = None,
+        identifying: str | Sequence[str] | None = None,
+        hierarchies: Mapping[str, Hierarchy | str | os.PathLike] | None = None,
+        orders: Mapping[str, Sequence[str]] | None = None,
+        missing_values: Sequence[str] = ("",),
+        delimiter: str | None = None,
+    ):
+        self.table: Table = data if isinstance(data, Table) else read_table(data, delimiter)
+        self.quasi_identifiers = _as_list(quasi_identifiers)
+        self.sensitive = _as_list(sensitive)
+        self.identifying = _as_list(identifying)
+        self.missing_values = tuple(missing_values)
+        self.orders = {k: list(v) for k, v in (orders or {}).items()}
+        self._check_roles()
+        self._encoded: dict[str, EncodedColumn] = {}
+        self.hierarchies: dict[str, Hierarchy] = {}
+        self.generalizations: dict[str, Generalization] = {}
+        for name in self.orders:
+            self._require_column(name, "order")
+        for name, hierarchy in (hierarchies or {}).items():
+            self._require_column(name, "hierarchy")
+            if not isinstance(hierarchy, Hierarchy):
+                hierarchy = Hierarchy.read_csv(hierarchy)
+            self.hierarchies[name] = hierarchy
+            self.generalizations[name] = hierarchy.align(self.column(name))
+        for name in self.quasi_identifiers + self.sensitive:
+            self.column(name)
+
+    @property
+    def columns(self) -> list[str]:
+        return self.table.columns
+
+    @property
+    def insensitive(self) -> list[str]:
+        used = set(self.quasi_identifiers) | set(self.sensitive) | set(self.identifying)
+        return [c for c in self.columns if c not in used]
+
+    @property
+    def num_rows(self) -> int:
+        return self.table.num_rows
+
+    def __len__(self) -> int:
+        return self.num_rows
+
+    def __repr__(self) -> str:
+        return (f"Dataset(rows={self.num_rows}, quasi_identifiers={self.quasi_identifiers}, "
+                f"sensitive={self.sensitive})")
+
+    def _require_column(self, name: str, what: str) -> None:
+        if name not in self.columns:
+            close = difflib.get_close_matches(name, self.columns, n=1, cutoff=0.5)
+            hint = f"; did you mean '{close[0]}'?" if close else f"; the columns are {', '.join(self.columns)}."
+            raise ColumnError(f"the {what} column '{name}' does not exist{hint}")
+
+    def _check_roles(self) -> None:
+        if not self.quasi_identifiers:
+            raise ColumnError("no quasi-identifier was given; name at least one column that can be "
+                              "linked to outside data.")
+        seen: dict[str, str] = {}
+        for role, names in (("quasi-identifier", self.quasi_identifiers), ("sensitive", self.sensitive),
+                            ("identifying", self.identifying)):
+            for name in names:
+                self._require_column(name, role)
+                if name in seen:
+                    if seen[name] == role:
+                        raise ColumnError(f"column '{name}' is listed twice as {role}; list it once.")
+                    raise ColumnError(f"column '{name}' is given two roles, {seen[name]} and {role}; "
+                                      "give each column one role.")
+                seen[name] = role
+
+    def column(self, name: str) -> EncodedColumn:
+        """The dictionary-encoded column, encoded on first use and cached."""
+        if name not in self._encoded:
+            self._require_column(name, "requested")
+            self._encoded[name] = encode_column(name, self.table.data.column(name),
+                                                missing_values=self.missing_values,
+                                                order=self.orders.get(name))
+        return self._encoded[name]
+
+    def generalized_codes(self, name: str, level: int = 0) -> np.ndarray:
+        """Codes of column ``name`` generalized to ``level`` of its hierarchy (one gather).
+
+        Raises:
+            ColumnError: ``level`` > 0 for a column without a hierarchy, or beyond its height.
+        """
+        codes = self.column(name).codes
+        if level == 0:
+            return codes
+        gen = self.generalizations.get(name)
+        if gen is None:
+            raise ColumnError(f"column '{name}' has no hierarchy, so it cannot be generalized to level {level}.")
+        if level >= gen.levels:
+            raise ColumnError(f"column '{name}' has levels 0 to {gen.height}, not {level}.")
+        return gen.generalize(codes, level)
+
+    def radix(self, name: str, level: int = 0) -> int:
+        """Number of distinct codes column ``name`` can take at ``level``."""
+        if level == 0:
+            return self.column(name).cardinality
+        return self.generalizations[name].radix(level)
+
+    def labels(self, name: str, level: int = 0) -> np.ndarray:
+        """Labels of the codes of column ``name`` at ``level``."""
+        if level == 0:
+            return self.column(name).labels
+        return self.generalizations[name].labels[level]

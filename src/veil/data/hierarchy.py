@@ -1,0 +1,214 @@
+"""Generalization hierarchies as integer matrices, and ARX's hierarchy CSV format.
+
+A hierarchy with ``levels`` levels maps each leaf (level 0, an original value) to one value per
+level. veil stores it as an ``int32`` matrix ``[n_leaves × levels]`` whose entry ``[i, L]`` is the
+code of leaf ``i``'s generalization at level ``L`` in that level's label array. Generalizing a
+column to level ``L`` is then one gather through :class:`Generalization`.
+
+ARX's format (Prasser et al., ARX): no header, ``;``-separated, one row per leaf, column ``i`` is
+level ``i``. It is read and written exactly.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from veil.data.encoding import MISSING_LABEL, EncodedColumn, canonical_numeric_texts
+from veil.errors import HierarchyError
+
+# Leaf texts that stand for a missing value in a hierarchy file (ARX writes missing as NULL).
+MISSING_LEAVES = (MISSING_LABEL, "NULL")
+
+
+class Hierarchy:
+    """A validated generalization hierarchy.
+
+    Args:
+        rows: one sequence per leaf; element ``i`` is the value at level ``i``.
+        name: what to call the hierarchy in error messages (a file or column name).
+
+    Raises:
+        HierarchyError: no rows, rows of unequal width, a leaf listed twice, or an inconsistent
+            tree (one value at a level with two different parents at the next level).
+    """
+
+    def __init__(self, rows: Iterable[Sequence[str]], name: str = "hierarchy"):
+        rows = [[str(v) for v in row] for row in rows]
+        self.name = name
+        if not rows:
+            raise HierarchyError(f"{name} has no rows; give one row per original value.")
+        width = len(rows[0])
+        if width == 0:
+            raise HierarchyError(f"{name} has an empty first row; give one value per level.")
+        for i, row in enumerate(rows):
+            if len(row) != width:
+                raise HierarchyError(f"{name} row {i + 1} has {len(row)} values but row 1 has {width}; "
+                                     "every row needs one value per level.")
+        table = np.array(rows, dtype=object).reshape(len(rows), width)
+        self.level_labels: list[np.ndarray] = []
+        codes = np.empty(table.shape, dtype=np.int32)
+        for level in range(width):
+            level_codes, uniques = pd.factorize(table[:, level], sort=False)
+            codes[:, level] = level_codes
+            self.level_labels.append(np.asarray(uniques, dtype=object))
+        self.codes = codes
+        leaves = table[:, 0]
+        if len(self.level_labels[0]) != len(leaves):
+            seen = pd.Series(leaves).duplicated()
+            raise HierarchyError(f"{name} lists the value {leaves[seen.to_numpy()][0]!r} twice; "
+                                 "give each original value one row.")
+        self._check_tree()
+
+    @property
+    def leaves(self) -> np.ndarray:
+        return self.level_labels[0]
+
+    @property
+    def levels(self) -> int:
+        """Number of levels, level 0 (the original values) included."""
+        return self.codes.shape[1]
+
+    @property
+    def height(self) -> int:
+        return self.levels - 1
+
+    def _check_tree(self) -> None:
+        for level in range(self.levels - 1):
+            child, parent = self.codes[:, level], self.codes[:, level + 1]
+            pairs = np.unique(np.stack([child, parent], axis=1), axis=0)
+            if len(pairs) != len(np.unique(child)):
+                dup = pairs[np.flatnonzero(pairs[1:, 0] == pairs[:-1, 0])[0]]
+                parents = pairs[pairs[:, 0] == dup[0], 1]
+                raise HierarchyError(
+                    f"{self.name} is not a tree: {self.level_labels[level][dup[0]]!r} at level {level} has "
+                    f"two parents at level {level + 1}, {self.level_labels[level + 1][parents[0]]!r} and "
+                    f"{self.level_labels[level + 1][parents[1]]!r}.")
+
+    def rows(self) -> list[list[str]]:
+        """The hierarchy as rows of text, one per leaf, level 0 first."""
+        return [[self.level_labels[L][self.codes[i, L]] for L in range(self.levels)]
+                for i in range(len(self.codes))]
+
+    @classmethod
+    def read_csv(cls, path: str | os.PathLike, delimiter: str = ";") -> "Hierarchy":
+        """Read a hierarchy in ARX's CSV format (no header, one row per leaf).
+
+        Raises:
+            HierarchyError: the file is missing, unreadable, or malformed.
+        """
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8-sig")
+        except FileNotFoundError:
+            raise HierarchyError(f"hierarchy file {str(path)!r} does not exist; check the path.") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise HierarchyError(f"hierarchy file {str(path)!r} cannot be read as UTF-8 text ({exc}).") from None
+        rows = [row for row in csv.reader(io.StringIO(text, newline=""), delimiter=delimiter) if row]
+        return cls(rows, name=f"hierarchy file {path.name!r}")
+
+    def to_csv(self, path: str | os.PathLike, delimiter: str = ";", newline: str = "\n") -> None:
+        """Write the hierarchy in ARX's CSV format, atomically (a temporary file, then a rename)."""
+        from veil.data.io import atomic_write_text
+
+        buf = io.StringIO(newline="")
+        writer = csv.writer(buf, delimiter=delimiter, lineterminator=newline, quoting=csv.QUOTE_MINIMAL)
+        writer.writerows(self.rows())
+        atomic_write_text(path, buf.getvalue())
+
+    def __repr__(self) -> str:
+        return f"Hierarchy({self.name}, leaves={len(self.leaves)}, levels={self.levels})"
+
+    def align(self, column: EncodedColumn) -> "Generalization":
+        """Map a column's codes onto this hierarchy, matching values by their text form.
+
+        Numbers are compared in canonical text form on both sides when the column is numeric, so
+        ``25`` in the data matches ``25`` or ``25.0`` in the file whatever the column's dtype.
+        The missing category uses a leaf ``""`` or ``NULL`` when the file has one; otherwise it
+        stays a node of its own at every level and joins the root at the top level when the top
+        level has a single value.
+
+        Raises:
+            HierarchyError: a data value has no leaf (the message names up to five of them).
+        """
+        leaves = self.leaves
+        labels = column.labels
+        if column.is_numeric:
+            leaves = canonical_numeric_texts(leaves)
+        present = np.ones(len(labels), dtype=bool)
+        if column.missing_code is not None:
+            present[column.missing_code] = False
+        leaf_of = pd.Index(leaves).get_indexer(labels)
+        missing_leaf = -1
+        if column.missing_code is not None:
+            for marker in MISSING_LEAVES:
+                hit = np.flatnonzero(self.leaves == marker)
+                if len(hit):
+                    missing_leaf = int(hit[0])
+                    break
+            leaf_of[column.missing_code] = missing_leaf
+        uncovered = np.flatnonzero((leaf_of < 0) & present)
+        if len(uncovered):
+            shown = ", ".join(repr(str(v)) for v in labels[uncovered[:5]])
+            more = f" and {len(uncovered) - 5} more" if len(uncovered) > 5 else ""
+            raise HierarchyError(f"{self.name} does not cover {len(uncovered)} value(s) of column "
+                                 f"'{column.name}': {shown}{more}; add a row for each.")
+        lut = np.empty((len(labels), self.levels), dtype=np.int32)
+        lut[:, 0] = np.arange(len(labels), dtype=np.int32)
+        level_labels = [column.labels]
+        for level in range(1, self.levels):
+            names = self.level_labels[level]
+            col = np.where(leaf_of >= 0, self.codes[np.maximum(leaf_of, 0), level], -1).astype(np.int32)
+            if column.missing_code is not None and missing_leaf < 0:
+                if level == self.levels - 1 and len(names) == 1:
+                    col[column.missing_code] = 0
+                else:
+                    col[column.missing_code] = len(names)
+                    names = np.append(names, MISSING_LABEL).astype(object)
+            lut[:, level] = col
+            level_labels.append(names)
+        return Generalization(column.name, lut, level_labels)
+
+
+@dataclass(frozen=True, eq=False)
+class Generalization:
+    """A hierarchy aligned with one encoded column.
+
+    Attributes:
+        column: the column name.
+        lut: ``int32 [cardinality × levels]``; ``lut[code, L]`` is the code at level ``L`` of the
+            column's category ``code``. Level 0 is the identity.
+        labels: for each level, the label of each code at that level.
+    """
+
+    column: str
+    lut: np.ndarray
+    labels: list[np.ndarray]
+
+    @property
+    def levels(self) -> int:
+        return self.lut.shape[1]
+
+    @property
+    def height(self) -> int:
+        return self.levels - 1
+
+    def generalize(self, codes: np.ndarray, level: int) -> np.ndarray:
+        """Codes at ``level`` of rows holding ``codes`` at level 0: one gather."""
+        return self.lut[:, level][codes]
+
+    def level_map(self, source: int, target: int) -> np.ndarray:
+        """For each code at level ``source``, its code at the more general level ``target``."""
+        out = np.zeros(len(self.labels[source]), dtype=np.int32)
+        out[self.lut[:, source]] = self.lut[:, target]
+        return out
+
+    def radix(self, level: int) -> int:
+        return len(self.labels[level])

@@ -1,0 +1,24 @@
+"""The exceptions veil raises for problems the user can fix.
+
+Every message is one sentence that names the thing to fix; the CLI prints it and exits 2.
+"""
+
+
+class VeilError(Exception):
+    """Base class of every error a user can cause and fix."""
+
+
+class DataError(VeilError):
+    """A table cannot be read or used: missing file, ragged CSV, empty table."""
+
+
+class ColumnError(VeilError):
+    """A column is unknown, or its roles contradict each other."""
+
+
+class HierarchyError(VeilError):
+    """A generalization hierarchy is malformed or does not cover the data."""
+
+
+class ParameterError(VeilError):
+    """A parameter is out of its valid range (k < 1, c <= 0, ...)."""

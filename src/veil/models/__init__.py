@@ -1,0 +1,21 @@
+"""Privacy models, each measured on equivalence classes and checked against a threshold."""
+
+from veil.models.anonymity import AlphaKAnonymity, KAnonymity
+from veil.models.base import ModelResult, PrivacyModel
+from veil.models.closeness import TCloseness
+from veil.models.disclosure import DeltaDisclosure
+from veil.models.diversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
+from veil.models.likeness import BetaLikeness
+
+__all__ = [
+    "AlphaKAnonymity",
+    "BetaLikeness",
+    "DeltaDisclosure",
+    "DistinctLDiversity",
+    "EntropyLDiversity",
+    "KAnonymity",
+    "ModelResult",
+    "PrivacyModel",
+    "RecursiveCLDiversity",
+    "TCloseness",
+]
