@@ -59,14 +59,16 @@ def group_rows(code_columns: Sequence[np.ndarray], radices: Sequence[int]) -> tu
 
 
 def sum_by_group(group: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
-    """Sum the rows of ``values`` (1-D or 2-D, integer) that share a group id; exact in int64."""
-    order = np.argsort(group, kind="stable")
-    sorted_group = group[order]
-    starts = np.flatnonzero(np.r_[True, sorted_group[1:] != sorted_group[:-1]])
-    sums = np.add.reduceat(values[order], starts, axis=0)
-    out = np.zeros((n_groups,) + values.shape[1:], dtype=values.dtype)
-    out[sorted_group[starts]] = sums
-    return out
+    """Sum the rows of ``values`` (1-D or 2-D, integer) that share a group id.
+
+    A weighted ``bincount`` sums in float64, which is exact for counts below 2**53.
+    """
+    if values.ndim == 1:
+        return np.bincount(group, weights=values, minlength=n_groups).astype(np.int64)
+    width = values.shape[1]
+    cells = (group[:, None] * width + np.arange(width)).ravel()
+    sums = np.bincount(cells, weights=values.ravel(), minlength=n_groups * width)
+    return sums.astype(np.int64).reshape(n_groups, width)
 
 
 @dataclass(frozen=True, eq=False)
@@ -113,18 +115,41 @@ class EquivalenceClasses:
         levels: the hierarchy level of each quasi-identifier.
         sizes: ``int64 [classes]``, the number of records in each class.
         keys: ``int32 [classes × quasi-identifiers]``, each class's generalized codes.
-        row_class: the class of every row.
-        sensitive: per sensitive column, its :class:`SensitiveCounts`.
     """
 
     def __init__(self, dataset: Dataset, levels: tuple[int, ...], sizes: np.ndarray, keys: np.ndarray,
-                 row_class: np.ndarray, sensitive: dict[str, SensitiveCounts]):
+                 row_class: np.ndarray | None, sensitive: dict[str, SensitiveCounts] | None,
+                 origin: tuple["EquivalenceClasses", np.ndarray] | None = None):
         self.dataset = dataset
         self.levels = levels
         self.sizes = sizes
         self.keys = keys
-        self.row_class = row_class
-        self.sensitive = sensitive
+        self._row_class = row_class
+        self._sensitive = sensitive
+        # A rolled-up node remembers (finer classes, finer class → this class) and derives its
+        # rows and count matrices only when asked: a lattice search rolls up many more nodes
+        # than it releases, and k-anonymity never reads a count matrix.
+        self._origin = origin
+
+    @property
+    def row_class(self) -> np.ndarray:
+        """The class of every row."""
+        if self._row_class is None:
+            finer, merged = self._origin
+            self._row_class = merged[finer.row_class]
+        return self._row_class
+
+    @property
+    def sensitive(self) -> dict[str, SensitiveCounts]:
+        """Per sensitive column, its :class:`SensitiveCounts`."""
+        if self._sensitive is None:
+            finer, merged = self._origin
+            self._sensitive = {
+                name: SensitiveCounts(sc.column, sum_by_group(merged, sc.counts, self.n_classes), sc.reference,
+                                      sc.generalization)
+                for name, sc in finer.sensitive.items()
+            }
+        return self._sensitive
 
     @classmethod
     def from_dataset(cls, dataset: Dataset, levels: Mapping[str, int] | Sequence[int] | None = None
@@ -179,12 +204,7 @@ class EquivalenceClasses:
         n_parents = len(first)
         keys = np.stack([c[first] for c in columns], axis=1).astype(np.int32)
         sizes = sum_by_group(parent, self.sizes, n_parents)
-        sensitive = {
-            name: SensitiveCounts(sc.column, sum_by_group(parent, sc.counts, n_parents), sc.reference,
-                                  sc.generalization)
-            for name, sc in self.sensitive.items()
-        }
-        return EquivalenceClasses(self.dataset, target, sizes, keys, parent[self.row_class], sensitive)
+        return EquivalenceClasses(self.dataset, target, sizes, keys, None, None, origin=(self, parent))
 
     def class_labels(self) -> pd.DataFrame:
         """One row per class: the generalized value of each quasi-identifier and the class size."""

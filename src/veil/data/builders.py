@@ -11,7 +11,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from veil.data.encoding import canonical_number
+from veil.data.encoding import canonical_number, encode_column
 from veil.data.hierarchy import Hierarchy
 from veil.errors import HierarchyError, ParameterError
 
@@ -19,9 +19,16 @@ TOP = "*"
 
 
 def _distinct_texts(values: Iterable) -> list[str]:
-    series = pd.Series(list(values) if not isinstance(values, pd.Series) else values, dtype=object)
-    series = series[series.notna()].map(str)
-    return sorted(series.unique())
+    """The distinct non-missing values, spelled exactly as a dataset column encodes them, so a
+    built hierarchy always covers the column it was built from."""
+    column = encode_column("values", values)
+    labels = [str(v) for code, v in enumerate(column.labels) if code != column.missing_code]
+    return sorted(labels)
+
+
+def _edge(value: float) -> str:
+    """A band edge without floating-point noise (0.30000000000000004 is written 0.3)."""
+    return canonical_number(float(f"{value:.12g}"))
 
 
 def flat(values: Iterable, top: str = TOP) -> Hierarchy:
@@ -40,8 +47,8 @@ def intervals(values: Iterable, widths: Sequence[float], *, start: float | None 
     Args:
         values: the numeric values to cover.
         widths: band width per level, each a multiple of the one before so the bands nest.
-        start: the lower edge of the first band (default: the largest multiple of ``widths[0]``
-            that is not above the smallest value).
+        start: the lower edge of the first band (default: the largest multiple of the widest band
+            that is not above the smallest value, so every level's bands start there).
         top: label of the last level.
 
     Raises:
@@ -69,10 +76,10 @@ def intervals(values: Iterable, widths: Sequence[float], *, start: float | None 
     for text, x in zip(texts, nums):
         row = [text]
         for w in widths:
-            lo = start + np.floor((x - start) / w) * w
+            # A small tolerance keeps 0.6 in [0.6,0.7) although 0.6 / 0.1 = 5.999….
+            lo = start + np.floor((x - start) / w + 1e-9) * w
             hi = lo + w
-            row.append(f"{canonical_number(lo)}-{canonical_number(hi - 1)}" if integral
-                       else f"[{canonical_number(lo)},{canonical_number(hi)})")
+            row.append(f"{_edge(lo)}-{_edge(hi - 1)}" if integral else f"[{_edge(lo)},{_edge(hi)})")
         row.append(top)
         rows.append(row)
     return Hierarchy(rows, name="interval hierarchy")

@@ -137,30 +137,41 @@ class Dataset:
                                                 order=self.orders.get(name))
         return self._encoded[name]
 
-    def generalized_codes(self, name: str, level: int = 0) -> np.ndarray:
-        """Codes of column ``name`` generalized to ``level`` of its hierarchy (one gather).
+    def _generalization(self, name: str, level: int) -> Generalization | None:
+        """The column's hierarchy when ``level`` > 0 (``None`` at level 0), after checking the level.
 
         Raises:
-            ColumnError: ``level`` > 0 for a column without a hierarchy, or beyond its height.
+            ColumnError: a negative level, a level above 0 on a column without a hierarchy, or a
+                level beyond the hierarchy's height.
         """
-        codes = self.column(name).codes
+        self._require_column(name, "requested")
+        if level < 0:
+            raise ColumnError(f"the level of column '{name}' must be 0 or more, not {level}.")
         if level == 0:
-            return codes
+            return None
         gen = self.generalizations.get(name)
         if gen is None:
             raise ColumnError(f"column '{name}' has no hierarchy, so it cannot be generalized to level {level}.")
         if level >= gen.levels:
             raise ColumnError(f"column '{name}' has levels 0 to {gen.height}, not {level}.")
-        return gen.generalize(codes, level)
+        return gen
+
+    def generalized_codes(self, name: str, level: int = 0) -> np.ndarray:
+        """Codes of column ``name`` generalized to ``level`` of its hierarchy (one gather).
+
+        Raises:
+            ColumnError: the level is not one of the column's levels.
+        """
+        gen = self._generalization(name, level)
+        codes = self.column(name).codes
+        return codes if gen is None else gen.generalize(codes, level)
 
     def radix(self, name: str, level: int = 0) -> int:
         """Number of distinct codes column ``name`` can take at ``level``."""
-        if level == 0:
-            return self.column(name).cardinality
-        return self.generalizations[name].radix(level)
+        gen = self._generalization(name, level)
+        return self.column(name).cardinality if gen is None else gen.radix(level)
 
     def labels(self, name: str, level: int = 0) -> np.ndarray:
         """Labels of the codes of column ``name`` at ``level``."""
-        if level == 0:
-            return self.column(name).labels
-        return self.generalizations[name].labels[level]
+        gen = self._generalization(name, level)
+        return self.column(name).labels if gen is None else gen.labels[level]

@@ -84,14 +84,32 @@ def to_arrow(values) -> pa.ChunkedArray:
     if hasattr(values, "to_arrow") and not isinstance(values, pd.Series):
         arr = values.to_arrow()
         return arr if isinstance(arr, pa.ChunkedArray) else pa.chunked_array([arr])
-    if isinstance(values, pd.Series):
-        try:
-            return pa.chunked_array([pa.array(values, from_pandas=True)])
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            # Mixed Python objects: keep their text form, and nulls as nulls.
-            text = values.map(lambda v: None if _is_null(v) else str(v))
-            return pa.chunked_array([pa.array(text, type=pa.string(), from_pandas=True)])
-    return pa.chunked_array([pa.array(np.asarray(values), from_pandas=True)])
+    if not isinstance(values, pd.Series):
+        values = pd.Series(values if isinstance(values, np.ndarray) else list(values))
+    try:
+        return pa.chunked_array([pa.array(values, from_pandas=True)])
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        # Mixed Python objects or integers beyond 64 bits: keep their text form, nulls as nulls.
+        text = values.map(lambda v: None if _is_null(v) else str(v))
+        return pa.chunked_array([pa.array(text, type=pa.string(), from_pandas=True)])
+
+
+def _as_text(arr: pa.ChunkedArray) -> pa.ChunkedArray:
+    """Text form of a non-numeric, non-text column, spelled as pandas writes it to a CSV.
+
+    Booleans become ``True``/``False``; dates ``2024-03-05``; timestamps ``2024-03-05`` when every
+    one is at midnight and ``2024-03-05 14:30:00`` otherwise.
+    """
+    if pa.types.is_boolean(arr.type):
+        return pc.if_else(arr, "True", "False")
+    if pa.types.is_date(arr.type):
+        return pc.strftime(arr.cast(pa.timestamp("s")), format="%Y-%m-%d")
+    if pa.types.is_timestamp(arr.type):
+        seconds = arr.cast(pa.timestamp("s", tz=arr.type.tz), safe=False)
+        at_midnight = pc.all(pc.equal(pc.cast(seconds, pa.date32()).cast(pa.timestamp("s", tz=arr.type.tz)),
+                                      seconds)).as_py() is not False
+        return pc.strftime(seconds, format="%Y-%m-%d" if at_midnight else "%Y-%m-%d %H:%M:%S")
+    return arr.cast(pa.string())
 
 
 def _is_null(value) -> bool:
@@ -120,24 +138,44 @@ def encode_column(
     arr = to_arrow(values)
     if pa.types.is_dictionary(arr.type):
         arr = arr.cast(arr.type.value_type)
-    numeric_type = pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type)
-    if not numeric_type and not pa.types.is_string(arr.type) and not pa.types.is_large_string(arr.type):
-        arr = arr.cast(pa.string())
-    if numeric_type and pa.types.is_floating(arr.type):
-        arr = pc.if_else(pc.is_nan(arr), pa.scalar(None, arr.type), arr)
-    if not numeric_type and missing_values:
-        arr = pc.if_else(pc.is_in(arr, value_set=pa.array(list(missing_values), arr.type)),
-                         pa.scalar(None, arr.type), arr)
+    integer_type = pa.types.is_integer(arr.type)
+    numeric_type = integer_type or pa.types.is_floating(arr.type)
+    if pa.types.is_floating(arr.type):
+        # -0.0 + 0.0 is +0.0, so the two zeros become one category.
+        arr = pc.add(arr, pa.scalar(0.0, arr.type))
+    elif not numeric_type and not pa.types.is_string(arr.type) and not pa.types.is_large_string(arr.type):
+        arr = _as_text(arr)
 
-    encoded = arr.combine_chunks().dictionary_encode()
+    # Chunks of a dictionary-encoded ChunkedArray share one dictionary, so combining only
+    # concatenates the indices.
+    encoded = arr.dictionary_encode()
+    encoded = encoded.chunk(0) if encoded.num_chunks == 1 else encoded.combine_chunks()
     raw_codes = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False).astype(np.intp)
     dictionary = encoded.dictionary
-    has_missing = encoded.null_count > 0
-
+    # Missing markers (NaN, or a missing-value text) are found on the small dictionary, not the rows.
     if numeric_type:
-        values_num = dictionary.to_numpy(zero_copy_only=False).astype(float)
-        texts = np.array([canonical_number(v) for v in values_num], dtype=object)
-        numeric = values_num
+        is_marker = np.isnan(dictionary.to_numpy(zero_copy_only=False).astype(float))
+    else:
+        markers = sorted(set(missing_values) | {MISSING_LABEL})
+        is_marker = pc.is_in(dictionary, value_set=pa.array(markers, dictionary.type))
+        is_marker = is_marker.to_numpy(zero_copy_only=False)
+    if is_marker.any():
+        keep = ~is_marker
+        new_index = np.where(keep, np.cumsum(keep) - 1, -1)
+        raw_codes = np.where(raw_codes >= 0, new_index[np.maximum(raw_codes, 0)], -1)
+        dictionary = dictionary.filter(pa.array(keep))
+    has_missing = bool((raw_codes < 0).any())
+
+    sort_key = None
+    if integer_type:
+        # Labels and order from the integers themselves: floats lose digits beyond 2**53.
+        ints = dictionary.to_pylist()
+        texts = np.array([str(v) for v in ints], dtype=object)
+        numeric = np.array(ints, dtype=float)
+        sort_key = dictionary.to_numpy(zero_copy_only=False)
+    elif numeric_type:
+        numeric = dictionary.to_numpy(zero_copy_only=False).astype(float)
+        texts = np.array([canonical_number(v) for v in numeric], dtype=object)
     else:
         texts = np.array(dictionary.to_pylist(), dtype=object)
         numeric = _parse_numeric(texts)
@@ -152,7 +190,7 @@ def encode_column(
         sort_idx = np.argsort(np.array([position[t] for t in texts]), kind="stable")
         ordered = True
     elif numeric is not None:
-        sort_idx = np.argsort(numeric, kind="stable")
+        sort_idx = np.argsort(numeric if sort_key is None else sort_key, kind="stable")
         ordered = True
     else:
         sort_idx = np.argsort(texts.astype(str), kind="stable")

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from veil.data.encoding import MISSING_LABEL, EncodedColumn, canonical_numeric_texts
+from veil.data.io import atomic_write_text
 from veil.errors import HierarchyError
 
 # Leaf texts that stand for a missing value in a hierarchy file (ARX writes missing as NULL).
@@ -43,6 +44,9 @@ class Hierarchy:
     def __init__(self, rows: Iterable[Sequence[str]], name: str = "hierarchy"):
         rows = [[str(v) for v in row] for row in rows]
         self.name = name
+        # How the file this came from ended its lines, so that writing it back is byte-exact.
+        self.newline = "\n"
+        self.final_newline = True
         if not rows:
             raise HierarchyError(f"{name} has no rows; give one row per original value.")
         width = len(rows[0])
@@ -106,22 +110,40 @@ class Hierarchy:
         """
         path = Path(path)
         try:
-            text = path.read_text(encoding="utf-8-sig")
+            with open(path, encoding="utf-8-sig", newline="") as fh:
+                text = fh.read()
         except FileNotFoundError:
             raise HierarchyError(f"hierarchy file {str(path)!r} does not exist; check the path.") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise HierarchyError(f"hierarchy file {str(path)!r} cannot be read as UTF-8 text ({exc}).") from None
         rows = [row for row in csv.reader(io.StringIO(text, newline=""), delimiter=delimiter) if row]
-        return cls(rows, name=f"hierarchy file {path.name!r}")
+        hierarchy = cls(rows, name=f"hierarchy file {path.name!r}")
+        hierarchy.newline = "\r\n" if "\r\n" in text else "\n"
+        hierarchy.final_newline = text.endswith(("\n", "\r"))
+        return hierarchy
 
-    def to_csv(self, path: str | os.PathLike, delimiter: str = ";", newline: str = "\n") -> None:
-        """Write the hierarchy in ARX's CSV format, atomically (a temporary file, then a rename)."""
-        from veil.data.io import atomic_write_text
+    def to_csv(self, path: str | os.PathLike, delimiter: str = ";", newline: str | None = None,
+               final_newline: bool | None = None) -> None:
+        """Write the hierarchy in ARX's CSV format, atomically (a temporary file, then a rename).
 
+        Line endings default to those of the file the hierarchy was read from (``\\n`` for a
+        built one), so reading and writing a file gives back the same bytes.
+
+        Raises:
+            DataError: the folder does not exist.
+        """
+        newline = self.newline if newline is None else newline
+        final_newline = self.final_newline if final_newline is None else final_newline
         buf = io.StringIO(newline="")
-        writer = csv.writer(buf, delimiter=delimiter, lineterminator=newline, quoting=csv.QUOTE_MINIMAL)
-        writer.writerows(self.rows())
-        atomic_write_text(path, buf.getvalue())
+        # A "\r\n" terminator makes the writer quote any value holding either character.
+        writer = csv.writer(buf, delimiter=delimiter, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
+        lines = []
+        for row in self.rows():
+            buf.seek(0)
+            buf.truncate()
+            writer.writerow(row)
+            lines.append(buf.getvalue()[:-2])
+        atomic_write_text(path, newline.join(lines) + (newline if final_newline and lines else ""))
 
     def __repr__(self) -> str:
         return f"Hierarchy({self.name}, leaves={len(self.leaves)}, levels={self.levels})"
@@ -138,14 +160,17 @@ class Hierarchy:
         Raises:
             HierarchyError: a data value has no leaf (the message names up to five of them).
         """
-        leaves = self.leaves
         labels = column.labels
-        if column.is_numeric:
-            leaves = canonical_numeric_texts(leaves)
         present = np.ones(len(labels), dtype=bool)
         if column.missing_code is not None:
             present[column.missing_code] = False
-        leaf_of = pd.Index(leaves).get_indexer(labels)
+        leaf_of = pd.Index(self.leaves).get_indexer(labels)
+        unmatched = (leaf_of < 0) & present
+        if column.is_numeric and unmatched.any():
+            # Same number, other spelling (25 vs 25.0): match on the canonical text of both sides.
+            canonical = pd.Index(canonical_numeric_texts(self.leaves))
+            if canonical.is_unique:
+                leaf_of[unmatched] = canonical.get_indexer(canonical_numeric_texts(labels[unmatched]))
         missing_leaf = -1
         if column.missing_code is not None:
             for marker in MISSING_LEAVES:

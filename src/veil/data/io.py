@@ -95,6 +95,8 @@ def read_csv(path: str | os.PathLike, delimiter: str | None = None) -> Table:
             raise DataError(f"file {str(path)!r} is not UTF-8 text; save it as UTF-8 CSV.") from None
     if not sample.strip():
         raise DataError(f"file {str(path)!r} is empty; it needs a header row and at least one record.")
+    if len([line for line in sample.splitlines() if line.strip()]) == 1 and len(head) < SNIFF_BYTES:
+        raise DataError(f"file {str(path)!r} has a header but no records; an empty table cannot be published.")
     if delimiter is None:
         delimiter = sniff_delimiter(sample)
     header = next(csv.reader(io.StringIO(sample, newline=""), delimiter=delimiter))
@@ -215,6 +217,8 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     """
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise DataError(f"{str(path)!r} is a folder; give a file name to write.")
     if not folder.is_dir():
         raise DataError(f"folder {str(folder)!r} does not exist; create it or choose another output path.")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)

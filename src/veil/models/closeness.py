@@ -38,16 +38,22 @@ def ordered_emd(p: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 
 def hierarchical_emd(p: np.ndarray, q: np.ndarray, hierarchy: Generalization) -> np.ndarray:
-    """EMD under the hierarchical ground distance; columns are the hierarchy's level-0 codes."""
-    height = hierarchy.height
+    """EMD under the hierarchical ground distance; columns are the hierarchy's level-0 codes.
+
+    A hierarchy whose top level has several nodes gets a virtual root above them (one more
+    level), so values in different top-level groups are at distance 1, not 0.
+    """
+    steps = [(hierarchy.level_map(level - 1, level), hierarchy.radix(level))
+             for level in range(1, hierarchy.levels)]
+    top_nodes = hierarchy.radix(hierarchy.height)
+    if top_nodes > 1:
+        steps.append((np.zeros(top_nodes, dtype=np.int32), 1))
+    height = len(steps)
     extra = p - q
     cost = np.zeros(p.shape[0])
-    if height == 0:
-        return cost
-    for level in range(1, height + 1):
-        parent = hierarchy.level_map(level - 1, level)
+    for level, (parent, width) in enumerate(steps, start=1):
         # One-hot child → parent matrix: products sum the children of each node at once.
-        onehot = np.zeros((len(parent), hierarchy.radix(level)))
+        onehot = np.zeros((len(parent), width))
         onehot[np.arange(len(parent)), parent] = 1.0
         pos = np.maximum(extra, 0.0) @ onehot
         neg = np.maximum(-extra, 0.0) @ onehot

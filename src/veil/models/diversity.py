@@ -98,6 +98,8 @@ class RecursiveCLDiversity(PrivacyModel):
         ranked = -np.sort(-counts.counts, axis=1)
         # tails[:, i] = r_{i+1} + … + r_m, the tail sum for ℓ = i + 1.
         tails = np.cumsum(ranked[:, ::-1], axis=1)[:, ::-1]
-        holds = ranked[:, :1] < self.c * tails
+        bound = self.c * tails
+        # Strict inequality with a relative tolerance: 2.2·25 is 55.00000000000001 in floats.
+        holds = ranked[:, :1] < bound - TOLERANCE * np.maximum(bound, 1.0)
         # The condition holds for a prefix ℓ = 1, 2, …, so counting where it holds gives the largest ℓ.
         return holds.sum(axis=1)
