@@ -15,6 +15,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from veil.cells import Cells
 from veil.data.dataset import Dataset
 from veil.data.encoding import EncodedColumn
 from veil.data.hierarchy import Generalization
@@ -118,14 +119,15 @@ class EquivalenceClasses:
     """
 
     def __init__(self, dataset: Dataset, levels: tuple[int, ...], sizes: np.ndarray, keys: np.ndarray,
-                 row_class: np.ndarray | None, sensitive: dict[str, SensitiveCounts] | None,
+                 row_class: np.ndarray | None, counts: dict[str, np.ndarray] | None,
                  origin: tuple["EquivalenceClasses", np.ndarray] | None = None):
         self.dataset = dataset
         self.levels = levels
         self.sizes = sizes
         self.keys = keys
         self._row_class = row_class
-        self._sensitive = sensitive
+        self._counts = counts
+        self._sensitive: dict[str, SensitiveCounts] | None = None
         # A rolled-up node remembers (finer classes, finer class → this class) and derives its
         # rows and count matrices only when asked: a lattice search rolls up many more nodes
         # than it releases, and k-anonymity never reads a count matrix.
@@ -140,21 +142,55 @@ class EquivalenceClasses:
         return self._row_class
 
     @property
+    def tracked(self) -> dict[str, np.ndarray]:
+        """The class × value count matrices carried through roll-ups, by column name."""
+        if self._counts is None:
+            finer, merged = self._origin
+            self._counts = {name: sum_by_group(merged, counts, self.n_classes)
+                            for name, counts in finer.tracked.items()}
+        return self._counts
+
+    def counts(self, name: str) -> np.ndarray:
+        """The class × value count matrix of any column (``int64 [classes × values]``).
+
+        Columns tracked since :meth:`from_dataset` are rolled up; others are counted from the rows.
+        """
+        if name in self.tracked:
+            return self.tracked[name]
+        col = self.dataset.column(name)
+        m = col.cardinality
+        matrix = np.bincount(self.row_class * m + col.codes, minlength=self.n_classes * m)
+        self._counts[name] = matrix.reshape(self.n_classes, m)
+        return self._counts[name]
+
+    @property
     def sensitive(self) -> dict[str, SensitiveCounts]:
         """Per sensitive column, its :class:`SensitiveCounts`."""
         if self._sensitive is None:
-            finer, merged = self._origin
-            self._sensitive = {
-                name: SensitiveCounts(sc.column, sum_by_group(merged, sc.counts, self.n_classes), sc.reference,
-                                      sc.generalization)
-                for name, sc in finer.sensitive.items()
-            }
+            self._sensitive = {}
+            for name in self.dataset.sensitive:
+                col = self.dataset.column(name)
+                self._sensitive[name] = SensitiveCounts(col, self.counts(name), col.counts(),
+                                                        self.dataset.generalizations.get(name))
         return self._sensitive
 
+    def cells(self, j: int) -> Cells:
+        """The cells of the ``j``-th quasi-identifier; ``keys[:, j]`` indexes them."""
+        name = self.dataset.quasi_identifiers[j]
+        level = self.levels[j]
+        col = self.dataset.column(name)
+        gen = self.dataset.generalizations.get(name)
+        if gen is None:
+            return Cells.from_codes(col, np.arange(col.cardinality), col.labels, level=0, height=0)
+        return Cells.from_codes(col, gen.lut[:, level], gen.labels[level], level=level, height=gen.height)
+
     @classmethod
-    def from_dataset(cls, dataset: Dataset, levels: Mapping[str, int] | Sequence[int] | None = None
-                     ) -> "EquivalenceClasses":
+    def from_dataset(cls, dataset: Dataset, levels: Mapping[str, int] | Sequence[int] | None = None,
+                     track: Sequence[str] = ()) -> "EquivalenceClasses":
         """Classes of ``dataset`` with each quasi-identifier generalized to its level (default 0).
+
+        The count matrices of the sensitive columns and of the columns in ``track`` (say a class
+        label for a utility metric) are built here and carried through roll-ups.
 
         Raises:
             ColumnError: a level for an unknown column, or a level a column's hierarchy lacks.
@@ -167,13 +203,10 @@ class EquivalenceClasses:
         keys = np.stack([c[first] for c in columns], axis=1).astype(np.int32)
         n_classes = len(first)
         sizes = np.bincount(row_class, minlength=n_classes)
-        sensitive = {}
-        for name in dataset.sensitive:
-            col = dataset.column(name)
-            m = col.cardinality
-            counts = np.bincount(row_class * m + col.codes, minlength=n_classes * m).reshape(n_classes, m)
-            sensitive[name] = SensitiveCounts(col, counts, col.counts(), dataset.generalizations.get(name))
-        return cls(dataset, levels, sizes, keys, row_class, sensitive)
+        classes = cls(dataset, levels, sizes, keys, row_class, {})
+        for name in dict.fromkeys(list(dataset.sensitive) + list(track)):
+            classes.counts(name)
+        return classes
 
     @property
     def n_classes(self) -> int:
