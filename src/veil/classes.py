@@ -22,6 +22,8 @@ from veil.data.hierarchy import Generalization
 from veil.errors import ColumnError
 
 _KEY_LIMIT = 1 << 62
+# Key spaces up to this size (or 4 × rows) are grouped by direct addressing.
+_DIRECT_SPAN = 1 << 20
 
 
 def group_rows(code_columns: Sequence[np.ndarray], radices: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -32,16 +34,45 @@ def group_rows(code_columns: Sequence[np.ndarray], radices: Sequence[int]) -> tu
         radices: for each column, an upper bound (exclusive) on its codes.
 
     Returns:
-        ``(group, first)``: the group id of every row (ids numbered in order of first appearance)
-        and, for every group, the index of its first row.
+        ``(group, keys)``: the group id of every row, and ``int64 [groups × columns]``, the code
+        tuple of each group. Ids follow the lexicographic order of the tuples.
     """
+    n = len(code_columns[0])
+    radices = [max(int(r), 1) for r in radices]
+    span = 1
+    for radix in radices:
+        span *= radix
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros((0, len(radices)), dtype=np.int64)
+    if span >= _KEY_LIMIT:
+        return _group_wide(code_columns, radices)
+    key = np.zeros(n, dtype=np.int64)
+    for codes, radix in zip(code_columns, radices):
+        key *= radix
+        key += codes
+    if span <= max(4 * n, _DIRECT_SPAN):
+        # A small key space is addressed directly: no hashing and no sort.
+        present = np.zeros(span, dtype=bool)
+        present[key] = True
+        uniques = np.flatnonzero(present)
+        group = (np.cumsum(present) - 1)[key]
+    else:
+        group, uniques = pd.factorize(key, sort=True)
+        group = group.astype(np.int64, copy=False)
+    keys = np.empty((len(uniques), len(radices)), dtype=np.int64)
+    rest = np.asarray(uniques, dtype=np.int64)
+    for j in range(len(radices) - 1, -1, -1):
+        rest, keys[:, j] = np.divmod(rest, radices[j])
+    return group, keys
+
+
+def _group_wide(code_columns: Sequence[np.ndarray], radices: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`group_rows` for tuples too wide for an int64 key: compact as we go, then sort."""
     n = len(code_columns[0])
     key = np.zeros(n, dtype=np.int64)
     span = 1
     for codes, radix in zip(code_columns, radices):
-        radix = max(int(radix), 1)
         if span * radix >= _KEY_LIMIT:
-            # The mixed-radix key would overflow int64: compact what we have first.
             key, uniques = pd.factorize(key, sort=False)
             key = key.astype(np.int64)
             span = len(uniques)
@@ -50,13 +81,14 @@ def group_rows(code_columns: Sequence[np.ndarray], radices: Sequence[int]) -> tu
         span *= radix
     group, _ = pd.factorize(key, sort=False)
     group = group.astype(np.int64, copy=False)
-    if n == 0:
-        return group, np.zeros(0, dtype=np.int64)
-    # Ids are given in order of first appearance, so a row starts a group exactly where the
-    # running maximum of the ids grows.
+    # Ids are in order of first appearance: a row starts a group where the running maximum grows.
     running = np.maximum.accumulate(group)
     first = np.flatnonzero(np.r_[True, running[1:] > running[:-1]])
-    return group, first
+    keys = np.stack([np.asarray(c, dtype=np.int64)[first] for c in code_columns], axis=1)
+    order = np.lexsort(keys.T[::-1])
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return rank[group], keys[order]
 
 
 def sum_by_group(group: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
@@ -66,10 +98,11 @@ def sum_by_group(group: np.ndarray, values: np.ndarray, n_groups: int) -> np.nda
     """
     if values.ndim == 1:
         return np.bincount(group, weights=values, minlength=n_groups).astype(np.int64)
-    width = values.shape[1]
-    cells = (group[:, None] * width + np.arange(width)).ravel()
-    sums = np.bincount(cells, weights=values.ravel(), minlength=n_groups * width)
-    return sums.astype(np.int64).reshape(n_groups, width)
+    # One bincount per column beats one over the flattened matrix: no index arithmetic.
+    out = np.empty((n_groups, values.shape[1]), dtype=np.int64)
+    for j in range(values.shape[1]):
+        out[:, j] = np.bincount(group, weights=values[:, j], minlength=n_groups)
+    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -119,7 +152,7 @@ class EquivalenceClasses:
     """
 
     def __init__(self, dataset: Dataset, levels: tuple[int, ...], sizes: np.ndarray, keys: np.ndarray,
-                 row_class: np.ndarray | None, counts: dict[str, np.ndarray] | None,
+                 row_class: np.ndarray | None, counts: dict[str, np.ndarray],
                  origin: tuple["EquivalenceClasses", np.ndarray] | None = None):
         self.dataset = dataset
         self.levels = levels
@@ -128,39 +161,32 @@ class EquivalenceClasses:
         self._row_class = row_class
         self._counts = counts
         self._sensitive: dict[str, SensitiveCounts] | None = None
-        # A rolled-up node remembers (finer classes, finer class → this class) and derives its
-        # rows and count matrices only when asked: a lattice search rolls up many more nodes
-        # than it releases, and k-anonymity never reads a count matrix.
+        # A rolled-up node keeps (base classes read from the rows, base class → this class) and
+        # maps the rows only when asked: a lattice search rolls up many more nodes than it
+        # releases. Pointing at the base, not at the finer node, keeps no chain of nodes alive.
         self._origin = origin
 
     @property
     def row_class(self) -> np.ndarray:
         """The class of every row."""
         if self._row_class is None:
-            finer, merged = self._origin
-            self._row_class = merged[finer.row_class]
+            base, to_self = self._origin
+            self._row_class = to_self[base.row_class]
         return self._row_class
-
-    @property
-    def tracked(self) -> dict[str, np.ndarray]:
-        """The class × value count matrices carried through roll-ups, by column name."""
-        if self._counts is None:
-            finer, merged = self._origin
-            self._counts = {name: sum_by_group(merged, counts, self.n_classes)
-                            for name, counts in finer.tracked.items()}
-        return self._counts
 
     def counts(self, name: str) -> np.ndarray:
         """The class × value count matrix of any column (``int64 [classes × values]``).
 
-        Columns tracked since :meth:`from_dataset` are rolled up; others are counted from the rows.
+        Columns tracked since :meth:`from_dataset` are rolled up with the classes; any other
+        column is counted from the rows on first use.
         """
-        if name in self.tracked:
-            return self.tracked[name]
-        col = self.dataset.column(name)
-        m = col.cardinality
-        matrix = np.bincount(self.row_class * m + col.codes, minlength=self.n_classes * m)
-        self._counts[name] = matrix.reshape(self.n_classes, m)
+        if name not in self._counts:
+            col = self.dataset.column(name)
+            m = col.cardinality
+            rows = self.row_class
+            released = rows >= 0  # rows of suppressed classes are -1 in a subset
+            cells = rows[released] * m + col.codes[released]
+            self._counts[name] = np.bincount(cells, minlength=self.n_classes * m).reshape(self.n_classes, m)
         return self._counts[name]
 
     @property
@@ -186,11 +212,11 @@ class EquivalenceClasses:
 
     @classmethod
     def from_dataset(cls, dataset: Dataset, levels: Mapping[str, int] | Sequence[int] | None = None,
-                     track: Sequence[str] = ()) -> "EquivalenceClasses":
+                     track: Sequence[str] | None = None) -> "EquivalenceClasses":
         """Classes of ``dataset`` with each quasi-identifier generalized to its level (default 0).
 
-        The count matrices of the sensitive columns and of the columns in ``track`` (say a class
-        label for a utility metric) are built here and carried through roll-ups.
+        The count matrices of the columns in ``track`` (default: the sensitive columns) are built
+        here and carried through roll-ups; a search tracks just what its models and metric read.
 
         Raises:
             ColumnError: a level for an unknown column, or a level a column's hierarchy lacks.
@@ -199,12 +225,12 @@ class EquivalenceClasses:
         qis = dataset.quasi_identifiers
         columns = [dataset.generalized_codes(q, lv) for q, lv in zip(qis, levels)]
         radices = [dataset.radix(q, lv) for q, lv in zip(qis, levels)]
-        row_class, first = group_rows(columns, radices)
-        keys = np.stack([c[first] for c in columns], axis=1).astype(np.int32)
-        n_classes = len(first)
+        row_class, keys = group_rows(columns, radices)
+        keys = keys.astype(np.int32)
+        n_classes = len(keys)
         sizes = np.bincount(row_class, minlength=n_classes)
         classes = cls(dataset, levels, sizes, keys, row_class, {})
-        for name in dict.fromkeys(list(dataset.sensitive) + list(track)):
+        for name in dataset.sensitive if track is None else track:
             classes.counts(name)
         return classes
 
@@ -233,11 +259,26 @@ class EquivalenceClasses:
                 codes = self.dataset.generalizations[q].level_map(src, dst)[codes]
             columns.append(codes)
             radices.append(self.dataset.radix(q, dst))
-        parent, first = group_rows(columns, radices)
-        n_parents = len(first)
-        keys = np.stack([c[first] for c in columns], axis=1).astype(np.int32)
+        parent, keys = group_rows(columns, radices)
+        n_parents = len(keys)
+        keys = keys.astype(np.int32)
         sizes = sum_by_group(parent, self.sizes, n_parents)
-        return EquivalenceClasses(self.dataset, target, sizes, keys, None, None, origin=(self, parent))
+        counts = {name: sum_by_group(parent, matrix, n_parents) for name, matrix in self._counts.items()}
+        base, to_self = self._origin if self._origin is not None else (self, None)
+        origin = (base, parent if to_self is None else parent[to_self])
+        return EquivalenceClasses(self.dataset, target, sizes, keys, None, counts, origin=origin)
+
+    def subset(self, keep: np.ndarray) -> "EquivalenceClasses":
+        """The classes marked in ``keep`` (bool per class), as released after suppressing the rest.
+
+        Rows of dropped classes get class ``-1`` in :attr:`row_class`.
+        """
+        keep = np.asarray(keep, dtype=bool)
+        new_id = np.where(keep, np.cumsum(keep) - 1, -1)
+        counts = {name: matrix[keep] for name, matrix in self._counts.items()}
+        kept = EquivalenceClasses(self.dataset, self.levels, self.sizes[keep], self.keys[keep],
+                                  new_id[self.row_class], counts)
+        return kept
 
     def class_labels(self) -> pd.DataFrame:
         """One row per class: the generalized value of each quasi-identifier and the class size."""

@@ -24,6 +24,7 @@ class KAnonymity(PrivacyModel):
     name = "k-anonymity"
     key = "k"
     needs_sensitive = False
+    monotonic_with_suppression = True  # a merged class is at least as large as its parts
 
     def __init__(self, k: int | None = None):
         require(k is None or k >= 1, f"k must be at least 1, not {k}.")

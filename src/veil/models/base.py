@@ -74,6 +74,13 @@ class PrivacyModel:
     needs_sensitive = True
     # δ-disclosure is defined with a strict inequality; the other models are not.
     strict = False
+    # Whether every class satisfying the model implies that every merge of classes containing it
+    # does too. ``monotonic``: when all classes satisfy it, so does every more general node (the
+    # generalization property lattice searches prune on). ``monotonic_with_suppression``: the
+    # records in failing classes never grow under generalization, so a suppression limit met
+    # at a node is met above it.
+    monotonic = True
+    monotonic_with_suppression = False
 
     def __init__(self, threshold: float | None = None, sensitive: str | None = None):
         self.threshold = None if threshold is None else float(threshold)

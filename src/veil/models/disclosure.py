@@ -37,6 +37,8 @@ class DeltaDisclosure(PrivacyModel):
     key = "delta"
     higher_is_better = False
     strict = True
+    # Merging can dilute a value present in only one part below e^-δ of its table share.
+    monotonic = False
 
     def __init__(self, delta: float | None = None, sensitive: str | None = None):
         require(delta is None or delta > 0, f"δ must be greater than 0, not {delta}.")

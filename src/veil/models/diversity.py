@@ -21,6 +21,7 @@ class DistinctLDiversity(PrivacyModel):
 
     name = "distinct ℓ-diversity"
     key = "l_distinct"
+    monotonic_with_suppression = True  # a merged class holds every value of its parts
 
     def __init__(self, l: float | None = None, sensitive: str | None = None):
         require(l is None or l >= 1, f"ℓ must be at least 1, not {l}.")
