@@ -113,14 +113,30 @@ def test_population_gives_journalist_risk(tmp_path: Path, table: Path):
     assert out["marketer_risk"] == pytest.approx((2 / 3 + 2 / 3 + 2 / 2) / 6)
 
 
-def test_demo_runs_on_bundled_adult():
-    result = invoke("demo", "--json")
+def test_demo_anonymizes_bundled_adult_and_writes_its_outputs(tmp_path: Path):
+    out = tmp_path / "demo"
+    result = invoke("demo", "--out", str(out), "--json")
     assert result.exit_code == 0, result.output
-    out = json.loads(result.stdout)
-    assert out["rows"] == 30162 and out["sensitive"] == ["occupation"]
-    assert out["quasi_identifiers"] == ["sex", "age", "race", "marital-status", "education", "native-country",
-                                        "workclass"]
-    assert out["t_hierarchical"] is not None
+    manifest = json.loads(result.stdout)
+    assert manifest["input"]["rows"] == 30162
+    assert manifest["roles"]["quasi_identifiers"] == ["sex", "age", "race", "marital-status", "education",
+                                                      "native-country", "workclass"]
+    assert manifest["suppression"]["records"] <= 0.02 * 30162
+    assert all(row["passed"] for row in manifest["models"])
+    assert {row["key"] for row in manifest["models"]} == {"k", "l_entropy"}
+    assert manifest["search"]["proven_optimal"] is True
+    assert json.loads((out / "manifest.json").read_text()) == manifest
+    lines = (out / "release.csv").read_text().splitlines()
+    # Same delimiter and column order as the bundled input; suppressed records removed.
+    assert lines[0] == "sex;age;race;marital-status;education;native-country;workclass;occupation;salary-class"
+    assert len(lines) - 1 == 30162 - manifest["suppression"]["records"]
+
+
+def test_demo_prints_a_summary(tmp_path: Path):
+    result = invoke("demo", "--out", str(tmp_path / "d"))
+    assert result.exit_code == 0, result.output
+    for words in ("generalization levels", "suppressed", "proven optimal", "entropy ℓ-diversity", "loss"):
+        assert words in result.stdout
 
 
 BAD_INPUTS = [

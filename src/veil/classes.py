@@ -22,16 +22,22 @@ from veil.data.hierarchy import Generalization
 from veil.errors import ColumnError
 
 _KEY_LIMIT = 1 << 62
-# Key spaces up to this size (or 4 × rows) are grouped by direct addressing.
-_DIRECT_SPAN = 1 << 20
+# Key spaces up to _DIRECT_FACTOR × rows + _DIRECT_SPAN keys are grouped by direct addressing;
+# otherwise up to _SORT_ROWS rows by sorting, and larger inputs by hashing.
+_DIRECT_FACTOR = 16
+_DIRECT_SPAN = 4096
+_SORT_ROWS = 100_000
 
 
-def group_rows(code_columns: Sequence[np.ndarray], radices: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+def group_rows(code_columns: Sequence[np.ndarray], radices: Sequence[int],
+               decode: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Group rows by the tuple of their codes.
 
     Args:
         code_columns: one integer array per column, all of the same length.
         radices: for each column, an upper bound (exclusive) on its codes.
+        decode: return the tuples as columns; with ``False`` they may come back packed as one
+            mixed-radix ``int64`` per group (a 1-D array), which is cheaper when few are read.
 
     Returns:
         ``(group, keys)``: the group id of every row, and ``int64 [groups × columns]``, the code
@@ -46,19 +52,25 @@ def group_rows(code_columns: Sequence[np.ndarray], radices: Sequence[int]) -> tu
         return np.zeros(0, dtype=np.int64), np.zeros((0, len(radices)), dtype=np.int64)
     if span >= _KEY_LIMIT:
         return _group_wide(code_columns, radices)
-    key = np.zeros(n, dtype=np.int64)
-    for codes, radix in zip(code_columns, radices):
-        key *= radix
-        key += codes
-    if span <= max(4 * n, _DIRECT_SPAN):
-        # A small key space is addressed directly: no hashing and no sort.
+    key = _mixed_radix(code_columns, radices)
+    if span <= _DIRECT_FACTOR * n + _DIRECT_SPAN:
+        # A small key space is addressed directly: no hashing and no sort. Clearing and summing
+        # a flag per possible key costs about a twentieth of sorting one row.
         present = np.zeros(span, dtype=bool)
         present[key] = True
         uniques = np.flatnonzero(present)
-        group = (np.cumsum(present) - 1)[key]
+        group = (np.cumsum(present, dtype=np.int64) - 1)[key]
+    elif n <= _SORT_ROWS:
+        uniques, group = np.unique(key, return_inverse=True)
     else:
-        group, uniques = pd.factorize(key, sort=True)
-        group = group.astype(np.int64, copy=False)
+        # Hashing, then sorting only the distinct keys, beats sorting every row.
+        codes, distinct = pd.factorize(key, sort=False)
+        order = np.argsort(distinct)
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        group, uniques = rank[codes], distinct[order]
+    if not decode:
+        return group, np.asarray(uniques, dtype=np.int64)
     keys = np.empty((len(uniques), len(radices)), dtype=np.int64)
     rest = np.asarray(uniques, dtype=np.int64)
     for j in range(len(radices) - 1, -1, -1):
@@ -89,6 +101,14 @@ def _group_wide(code_columns: Sequence[np.ndarray], radices: Sequence[int]) -> t
     rank = np.empty_like(order)
     rank[order] = np.arange(len(order))
     return rank[group], keys[order]
+
+
+def _mixed_radix(columns: Sequence[np.ndarray], radices: Sequence[int]) -> np.ndarray:
+    key = np.zeros(len(columns[0]), dtype=np.int64)
+    for codes, radix in zip(columns, radices):
+        key *= max(int(radix), 1)
+        key += codes
+    return key
 
 
 def sum_by_group(group: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
@@ -151,28 +171,74 @@ class EquivalenceClasses:
         keys: ``int32 [classes × quasi-identifiers]``, each class's generalized codes.
     """
 
-    def __init__(self, dataset: Dataset, levels: tuple[int, ...], sizes: np.ndarray, keys: np.ndarray,
+    def __init__(self, dataset: Dataset, levels: tuple[int, ...], sizes: np.ndarray, keys: np.ndarray | None,
                  row_class: np.ndarray | None, counts: dict[str, np.ndarray],
-                 origin: tuple["EquivalenceClasses", np.ndarray] | None = None):
+                 root: "EquivalenceClasses | None" = None,
+                 packed: tuple[np.ndarray, Sequence[int]] | None = None):
         self.dataset = dataset
         self.levels = levels
         self.sizes = sizes
-        self.keys = keys
+        self._keys = keys
+        # (mixed-radix key of each class, radices): the keys, decoded on first use, since a
+        # search only needs the class sizes of most nodes it checks.
+        self._packed = packed
         self._row_class = row_class
         self._counts = counts
         self._sensitive: dict[str, SensitiveCounts] | None = None
-        # A rolled-up node keeps (base classes read from the rows, base class → this class) and
-        # maps the rows only when asked: a lattice search rolls up many more nodes than it
-        # releases. Pointing at the base, not at the finer node, keeps no chain of nodes alive.
-        self._origin = origin
+        # A rolled-up node keeps only the classes that were read from the rows and finds its rows
+        # through them when asked: a lattice search rolls up many more nodes than it releases.
+        self._root = root
+
+    @property
+    def keys(self) -> np.ndarray:
+        """``int32 [classes × quasi-identifiers]``, each class's generalized codes, in sorted order."""
+        if self._keys is None:
+            packed, radices = self._packed
+            keys = np.empty((len(packed), len(radices)), dtype=np.int32)
+            rest = packed
+            for j in range(len(radices) - 1, -1, -1):
+                rest, keys[:, j] = np.divmod(rest, radices[j])
+            self._keys = keys
+        return self._keys
 
     @property
     def row_class(self) -> np.ndarray:
         """The class of every row."""
         if self._row_class is None:
-            base, to_self = self._origin
-            self._row_class = to_self[base.row_class]
+            self._row_class = self.map_from(self._root)[self._root.row_class]
         return self._row_class
+
+    def map_from(self, finer: "EquivalenceClasses") -> np.ndarray:
+        """For each class of ``finer`` (classes of the same dataset at this node or below it),
+        the index of the class here that contains it.
+
+        Raises:
+            ColumnError: ``finer`` is more general than this node in some column.
+        """
+        columns = self._generalized_keys(finer, self.levels)
+        radices = [self.dataset.radix(q, lv) for q, lv in zip(self.dataset.quasi_identifiers, self.levels)]
+        span = 1
+        for radix in radices:
+            span *= max(radix, 1)
+        if span < _KEY_LIMIT:
+            # Keys are sorted tuples, so their mixed-radix numbers are sorted too.
+            here = _mixed_radix([self.keys[:, j] for j in range(len(radices))], radices)
+            wanted = _mixed_radix(columns, radices)
+            return np.searchsorted(here, wanted)
+        here = pd.MultiIndex.from_arrays([self.keys[:, j] for j in range(len(radices))])
+        return here.get_indexer(pd.MultiIndex.from_arrays(columns))
+
+    def _generalized_keys(self, finer: "EquivalenceClasses", target: tuple[int, ...]) -> list[np.ndarray]:
+        """The keys of ``finer``'s classes generalized to the levels ``target``, per column."""
+        columns = []
+        for j, (q, src, dst) in enumerate(zip(self.dataset.quasi_identifiers, finer.levels, target)):
+            if dst < src:
+                raise ColumnError(f"cannot roll up column '{q}' from level {src} down to level {dst}.")
+            codes = finer.keys[:, j]
+            if dst != src:
+                codes = self.dataset.generalizations[q].level_map(src, dst)[codes]
+            columns.append(codes)
+        return columns
 
     def counts(self, name: str) -> np.ndarray:
         """The class × value count matrix of any column (``int64 [classes × values]``).
@@ -249,24 +315,17 @@ class EquivalenceClasses:
             ColumnError: a target level is below the current level of its column.
         """
         target = _resolve_levels(self.dataset, levels)
-        qis = self.dataset.quasi_identifiers
-        columns, radices = [], []
-        for j, (q, src, dst) in enumerate(zip(qis, self.levels, target)):
-            if dst < src:
-                raise ColumnError(f"cannot roll up column '{q}' from level {src} down to level {dst}.")
-            codes = self.keys[:, j]
-            if dst != src:
-                codes = self.dataset.generalizations[q].level_map(src, dst)[codes]
-            columns.append(codes)
-            radices.append(self.dataset.radix(q, dst))
-        parent, keys = group_rows(columns, radices)
+        columns = self._generalized_keys(self, target)
+        radices = [self.dataset.radix(q, lv) for q, lv in zip(self.dataset.quasi_identifiers, target)]
+        root = self if self._root is None else self._root
+        parent, keys = group_rows(columns, radices, decode=False)
         n_parents = len(keys)
-        keys = keys.astype(np.int32)
         sizes = sum_by_group(parent, self.sizes, n_parents)
         counts = {name: sum_by_group(parent, matrix, n_parents) for name, matrix in self._counts.items()}
-        base, to_self = self._origin if self._origin is not None else (self, None)
-        origin = (base, parent if to_self is None else parent[to_self])
-        return EquivalenceClasses(self.dataset, target, sizes, keys, None, counts, origin=origin)
+        if keys.ndim == 1:
+            return EquivalenceClasses(self.dataset, target, sizes, None, None, counts, root=root,
+                                      packed=(keys, radices))
+        return EquivalenceClasses(self.dataset, target, sizes, keys.astype(np.int32), None, counts, root=root)
 
     def subset(self, keep: np.ndarray) -> "EquivalenceClasses":
         """The classes marked in ``keep`` (bool per class), as released after suppressing the rest.

@@ -22,3 +22,8 @@ class HierarchyError(VeilError):
 
 class ParameterError(VeilError):
     """A parameter is out of its valid range (k < 1, c <= 0, ...)."""
+
+
+class ConfigError(VeilError):
+    """A configuration file is malformed or asks for something invalid; the message names the
+    file, the line and the key to fix."""

@@ -66,6 +66,7 @@ class Dataset:
         delimiter: str | None = None,
     ):
         self.table: Table = data if isinstance(data, Table) else read_table(data, delimiter)
+        self._column_set = frozenset(self.table.columns)
         self.quasi_identifiers = _as_list(quasi_identifiers)
         self.sensitive = _as_list(sensitive)
         self.identifying = _as_list(identifying)
@@ -107,7 +108,7 @@ class Dataset:
                 f"sensitive={self.sensitive})")
 
     def _require_column(self, name: str, what: str) -> None:
-        if name not in self.columns:
+        if name not in self._column_set:
             close = difflib.get_close_matches(name, self.columns, n=1, cutoff=0.5)
             hint = f"; did you mean '{close[0]}'?" if close else f"; the columns are {', '.join(self.columns)}."
             raise ColumnError(f"the {what} column '{name}' does not exist{hint}")

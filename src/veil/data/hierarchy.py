@@ -230,10 +230,17 @@ class Generalization:
         return self.lut[:, level][codes]
 
     def level_map(self, source: int, target: int) -> np.ndarray:
-        """For each code at level ``source``, its code at the more general level ``target``."""
-        out = np.zeros(len(self.labels[source]), dtype=np.int32)
-        out[self.lut[:, source]] = self.lut[:, target]
-        return out
+        """For each code at level ``source``, its code at the more general level ``target``.
+
+        Maps are cached: a lattice search asks for the same few thousands of times.
+        """
+        cache = self.__dict__.setdefault("_level_maps", {})
+        if (source, target) not in cache:
+            out = np.zeros(len(self.labels[source]), dtype=np.int32)
+            out[self.lut[:, source]] = self.lut[:, target]
+            out.setflags(write=False)
+            cache[(source, target)] = out
+        return cache[(source, target)]
 
     def radix(self, level: int) -> int:
         return len(self.labels[level])

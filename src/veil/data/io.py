@@ -212,14 +212,38 @@ def _umask() -> int:
     return mask
 
 
-def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename.
+def atomic_write_many(files: dict) -> None:
+    """Write several files so that either all of them appear or none does.
 
-    Nothing is left behind if writing fails, and an existing file is replaced only when the new
-    content is complete.
+    Every file is first written to a temporary file beside its target; only when all are
+    complete are they renamed into place.
 
     Raises:
-        DataError: the folder does not exist or cannot be written.
+        DataError: a folder does not exist or a target is a folder.
+    """
+    pending = []
+    try:
+        for path, text in files.items():
+            path = Path(path)
+            check_target(path)
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            pending.append((tmp, path))
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+                fh.write(text)
+            os.chmod(tmp, path.stat().st_mode & 0o7777 if path.exists() else 0o666 & ~_umask())
+        for tmp, path in pending:
+            os.replace(tmp, path)
+    finally:
+        for tmp, _ in pending:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+
+
+def check_target(path: str | os.PathLike) -> None:
+    """Refuse, before any work is done, an output path that cannot be written.
+
+    Raises:
+        DataError: the path is a folder or its folder does not exist.
     """
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
@@ -227,15 +251,15 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
         raise DataError(f"{str(path)!r} is a folder; give a file name to write.")
     if not folder.is_dir():
         raise DataError(f"folder {str(folder)!r} does not exist; create it or choose another output path.")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        # mkstemp makes the file private (0600); give it the mode a plain open() would, or keep
-        # the mode of the file it replaces.
-        os.chmod(tmp, path.stat().st_mode & 0o7777 if path.exists() else 0o666 & ~_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename.
+
+    Nothing is left behind if writing fails, and an existing file is replaced only when the new
+    content is complete; the file gets the mode a plain ``open`` would give it.
+
+    Raises:
+        DataError: the folder does not exist or the path is a folder.
+    """
+    atomic_write_many({path: text})

@@ -1,0 +1,410 @@
+"""Optimal full-domain generalization with a suppression limit.
+
+Full-domain generalization (Samarati 2001; LeFevre et al., Incognito, 2005) maps every value of a
+quasi-identifier to the same hierarchy level; the solution space is the lattice of level vectors.
+:class:`FullDomain` finds the node with the least information loss among those where the records
+of the classes failing the privacy models fit within a suppression limit.
+
+The search is exact, in two phases:
+
+1. **Predictive tagging** (as in OLA, El Emam et al. 2009, and Flash, Kohlmayer et al. 2012).
+   For the models that are monotonic in the given regime (every model without suppression except
+   δ-disclosure; only k-anonymity and distinct ℓ-diversity when failing classes may be
+   suppressed), feasibility is monotone along any path up the lattice. A binary search along
+   paths from the lowest untagged node finds where each path becomes feasible; a feasible node
+   tags everything above it feasible and an infeasible node everything below it infeasible, so
+   most nodes are never evaluated. Models that are not monotonic are never used to tag.
+2. **Branch and bound** over the nodes not tagged infeasible, from the bottom up. Each utility
+   metric gives a lower bound on its loss at a node and every node above it, under any
+   suppression; a node whose bound reaches the best loss found prunes all nodes above it. The
+   remaining nodes are evaluated in full.
+
+Class statistics of a node are rolled up from the evaluated node below it with the fewest
+classes, never re-read from the rows.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+from veil.anonymize.lattice import Lattice
+from veil.classes import EquivalenceClasses
+from veil.data.dataset import Dataset
+from veil.errors import ParameterError, VeilError
+from veil.models.base import PrivacyModel
+
+# Lattices larger than this are searched heuristically: tagging walks every node's level vector.
+MAX_EXACT_NODES = 2_000_000
+CACHE_NODES = 4096
+HEURISTIC_SECONDS = 30.0
+
+SEARCHES = ("optimal", "heuristic")
+
+
+class InfeasibleError(VeilError):
+    """No generalization satisfies the privacy models within the suppression limit."""
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """The outcome of a lattice search.
+
+    Attributes:
+        levels: the chosen level of each quasi-identifier.
+        loss: the chosen node's loss under the objective metric.
+        suppressed_records: records in classes that fail the models at that node.
+        nodes_total: nodes in the lattice.
+        nodes_checked: nodes whose classes were computed and evaluated.
+        proven_optimal: whether the search proved that no node has a lower loss.
+        seconds: wall-clock time of the search.
+    """
+
+    levels: tuple[int, ...]
+    loss: float
+    suppressed_records: int
+    nodes_total: int
+    nodes_checked: int
+    proven_optimal: bool
+    seconds: float
+
+
+def failing_classes(classes: EquivalenceClasses, models: Sequence[PrivacyModel]) -> np.ndarray:
+    """Mask of the classes that fail at least one model (their records would be suppressed)."""
+    passed = np.ones(classes.n_classes, dtype=bool)
+    for model in models:
+        verdict = model.evaluate(classes).class_passed
+        if verdict is None:
+            raise ParameterError(f"{model.name} needs a threshold to anonymize with.")
+        passed &= verdict
+    return ~passed
+
+
+class FullDomain:
+    """Full-domain generalization with suppression, optimal for a utility metric.
+
+    Args:
+        models: the privacy models every released class must satisfy, each with a threshold.
+        suppression_limit: the largest share of records that may be suppressed, in [0, 1).
+        metric: the utility metric to minimize: a key of :func:`veil.metrics.make_metric` or a
+            metric object.
+        search: ``"optimal"`` (exact, see the module docstring) or ``"heuristic"`` (best-first
+            descent from the top within ``time_limit``; not proven optimal).
+        time_limit: seconds the search may take; when it runs out the best node found so far is
+            returned and reported as not proven optimal.
+
+    Attributes (after :meth:`fit`):
+        result_: the :class:`SearchResult`.
+        levels_: the chosen level per quasi-identifier, as a dict.
+
+    Raises:
+        ParameterError: no model, a model without threshold, a limit outside [0, 1), an unknown
+            search or metric.
+    """
+
+    def __init__(self, models: Sequence[PrivacyModel], *, suppression_limit: float = 0.0, metric="loss",
+                 search: str = "optimal", time_limit: float | None = None):
+        if not models:
+            raise ParameterError("give at least one privacy model to anonymize with.")
+        for model in models:
+            if model.threshold is None:
+                raise ParameterError(f"{model.name} needs a threshold to anonymize with.")
+        if not 0 <= suppression_limit < 1:
+            raise ParameterError(f"the suppression limit is a share of records in [0, 1), not {suppression_limit}.")
+        if search not in SEARCHES:
+            raise ParameterError(f"unknown search {search!r}; use 'optimal' or 'heuristic'.")
+        if time_limit is not None and time_limit <= 0:
+            raise ParameterError(f"the time limit must be positive, not {time_limit}.")
+        self.models = list(models)
+        self.suppression_limit = float(suppression_limit)
+        self.metric = metric
+        self.search = search
+        self.time_limit = time_limit
+
+    def __repr__(self) -> str:
+        return (f"FullDomain(models={self.models}, suppression_limit={self.suppression_limit}, "
+                f"metric={self._metric().key!r}, search={self.search!r})")
+
+    def _metric(self):
+        from veil.metrics import make_metric
+
+        return make_metric(self.metric) if isinstance(self.metric, str) else self.metric
+
+    def fit(self, dataset: Dataset, progress: Callable[[int, int], None] | None = None) -> "FullDomain":
+        """Search the lattice of ``dataset``'s hierarchies for the optimal node.
+
+        Args:
+            dataset: the table; every quasi-identifier needs a hierarchy.
+            progress: called as ``progress(nodes_settled, nodes_total)`` while searching.
+
+        Raises:
+            ParameterError: a quasi-identifier has no hierarchy, or k exceeds the number of rows.
+            InfeasibleError: no node satisfies the models within the suppression limit.
+        """
+        missing = [q for q in dataset.quasi_identifiers if q not in dataset.generalizations]
+        if missing:
+            raise ParameterError(f"quasi-identifier '{missing[0]}' has no hierarchy; full-domain "
+                                 "generalization needs one for every quasi-identifier.")
+        for model in self.models:
+            k = model.threshold if model.key == "k" else getattr(model, "k", None)
+            if k is not None and k > dataset.num_rows:
+                raise ParameterError(f"k = {k:g} is larger than the table's {dataset.num_rows} records.")
+        search = _Search(dataset, self.models, self.suppression_limit, self._metric(), self.time_limit, progress)
+        if self.search == "optimal" and search.lattice_size <= MAX_EXACT_NODES:
+            result = search.optimal()
+        else:
+            result = search.heuristic()
+        self.result_ = result
+        self.levels_ = dict(zip(dataset.quasi_identifiers, result.levels))
+        return self
+
+    def transform(self, dataset: Dataset, *, suppressed: str = "remove", shuffle: bool = False,
+                  rng: np.random.Generator | None = None):
+        """The release of ``dataset`` at the node found by :meth:`fit`.
+
+        Args:
+            suppressed: ``"remove"`` drops suppressed records; ``"star"`` keeps them with every
+                quasi-identifier published as ``*``.
+            shuffle: publish the rows in random order (so row order leaks nothing).
+            rng: the generator for shuffling (default: a fresh unseeded one).
+        """
+        from veil.anonymize.release import Release
+
+        if not hasattr(self, "result_"):
+            raise ParameterError("call fit before transform.")
+        classes = EquivalenceClasses.from_dataset(dataset, self.result_.levels)
+        failing = failing_classes(classes, self.models)
+        return Release(dataset, classes, failing, algorithm="fulldomain", models=self.models,
+                       suppression_limit=self.suppression_limit, metric=self._metric(), search=self.result_,
+                       suppressed=suppressed, shuffle=shuffle, rng=rng)
+
+    def fit_transform(self, dataset: Dataset, **options):
+        """:meth:`fit`, then :meth:`transform` (options as for :meth:`transform`)."""
+        progress = options.pop("progress", None)
+        return self.fit(dataset, progress=progress).transform(dataset, **options)
+
+
+class _Search:
+    """One search over one dataset's lattice (state shared by the two strategies)."""
+
+    def __init__(self, dataset: Dataset, models: Sequence[PrivacyModel], limit: float, metric,
+                 time_limit: float | None, progress):
+        self.dataset = dataset
+        self.models = list(models)
+        self.metric = metric
+        self.progress = progress
+        self.time_limit = time_limit
+        self.deadline = None if time_limit is None else time.perf_counter() + time_limit
+        self.started = time.perf_counter()
+        self.n = dataset.num_rows
+        # The limit in records; a tiny epsilon keeps 0.02 · 30162 = 603.24 from rounding below 603.
+        self.max_suppressed = int(math.floor(limit * self.n + 1e-9))
+        heights = [dataset.generalizations[q].height for q in dataset.quasi_identifiers]
+        self.heights = heights
+        self.lattice_size = Lattice.size(heights)
+        suppressing = self.max_suppressed > 0
+        self.tagging_models = [m for m in self.models
+                               if (m.monotonic_with_suppression if suppressing else m.monotonic)]
+        self.all_tagging = len(self.tagging_models) == len(self.models)
+        track = [name for name in dataset.sensitive if any(m.needs_sensitive for m in self.models)]
+        track += [name for name in getattr(metric, "track", ()) if name not in track]
+        self.base = EquivalenceClasses.from_dataset(dataset, track=track)
+        self.checked_nodes: set = set()
+
+    def timed_out(self) -> bool:
+        return self.deadline is not None and time.perf_counter() > self.deadline
+
+    def feasible(self, failing: np.ndarray, classes: EquivalenceClasses) -> bool:
+        return int(classes.sizes[failing].sum()) <= self.max_suppressed
+
+    def result(self, levels, loss: float, suppressed: int, proven: bool) -> SearchResult:
+        return SearchResult(tuple(int(v) for v in levels), float(loss), int(suppressed), self.lattice_size,
+                            len(self.checked_nodes), proven, time.perf_counter() - self.started)
+
+    def infeasible(self) -> InfeasibleError:
+        """The error for a search with no solution, naming the model to relax and how far."""
+        top = self.base.roll_up(self.heights)
+        for model in self.models:
+            result = model.evaluate(top)
+            failing = int(top.sizes[~result.class_passed].sum())
+            if failing > self.max_suppressed:
+                return InfeasibleError(
+                    f"no generalization satisfies {model.name} at {model.threshold:g} within the suppression "
+                    f"limit ({self.max_suppressed} of {self.n} records): even with every quasi-identifier fully "
+                    f"generalized the table only reaches {result.level:.4g}; relax that threshold.")
+        names = ", ".join(f"{m.name} at {m.threshold:g}" for m in self.models)
+        return InfeasibleError(f"no generalization satisfies {names} together within the suppression limit "
+                               f"({self.max_suppressed} of {self.n} records); raise the limit or relax a threshold.")
+
+    # Exact search -------------------------------------------------------------------------
+
+    def optimal(self) -> SearchResult:
+        lattice = Lattice(self.heights)
+        self.lattice = lattice
+        n_nodes = len(lattice)
+        cache: OrderedDict[int, EquivalenceClasses] = OrderedDict()
+        cache[0] = self.base
+        failing_of: dict[tuple[int, bool], np.ndarray] = {}
+
+        def classes_of(node: int) -> EquivalenceClasses:
+            if node in cache:
+                cache.move_to_end(node)
+                return cache[node]
+            ids = np.fromiter(cache.keys(), dtype=np.int64, count=len(cache))
+            below = np.all(lattice.levels[ids] <= lattice.levels[node], axis=1)
+            sizes = np.array([cache[i].n_classes for i in ids[below]])
+            source = cache[int(ids[below][np.argmin(sizes)])]
+            classes = source.roll_up(lattice.levels[node])
+            cache[node] = classes
+            if len(cache) > CACHE_NODES:
+                oldest = next(k for k in cache if k != 0)
+                del cache[oldest]
+            return classes
+
+        def evaluate(node: int, every_model: bool) -> tuple[EquivalenceClasses, np.ndarray]:
+            """Classes and failing mask under every model or the tagging ones (one cache entry
+            when they are the same)."""
+            classes = classes_of(node)
+            key = (node, every_model or self.all_tagging)
+            if key not in failing_of:
+                self.checked_nodes.add(node)
+                failing_of[key] = failing_classes(classes, self.models if key[1] else self.tagging_models)
+            return classes, failing_of[key]
+
+        # Phase 1: feasibility tags from the monotonic models (+1 feasible, -1 infeasible).
+        tag = np.zeros(n_nodes, dtype=np.int8)
+        if self.tagging_models:
+            for node in np.argsort(lattice.height, kind="stable"):
+                if tag[node]:
+                    continue
+                if self.timed_out():
+                    break
+                self._tag_chain(lattice, lattice.chain_up(int(node)), tag, evaluate)
+                if self.progress:
+                    self.progress(int(np.count_nonzero(tag)), n_nodes)
+            if tag[lattice.top] == -1:
+                raise self.infeasible()
+        # Phase 2: branch and bound over the nodes not known to be infeasible.
+        candidates = np.flatnonzero(tag >= 0) if self.tagging_models else np.arange(n_nodes)
+        candidates = candidates[np.argsort(lattice.height[candidates], kind="stable")]
+        pruned = np.zeros(n_nodes, dtype=bool)
+        best_node, best_loss, best_suppressed = None, math.inf, 0
+        proven = not self.timed_out()
+        for done, node in enumerate(candidates):
+            if pruned[node]:
+                continue
+            if self.timed_out():
+                proven = False
+                break
+            classes = classes_of(int(node))
+            if self.metric.loss_bound(classes) >= best_loss:
+                pruned |= lattice.above(int(node))
+                continue
+            if self.all_tagging and tag[node] == 1 and self.max_suppressed == 0:
+                failing = np.zeros(classes.n_classes, dtype=bool)
+            else:
+                classes, failing = evaluate(int(node), True)
+                if not self.feasible(failing, classes):
+                    continue
+            loss = self.metric.loss(classes, failing)
+            if loss < best_loss:
+                best_node, best_loss, best_suppressed = int(node), loss, int(classes.sizes[failing].sum())
+            if self.progress and done % 64 == 0:
+                self.progress(n_nodes - len(candidates) + done, n_nodes)
+        if self.progress:
+            self.progress(n_nodes, n_nodes)
+        if best_node is None:
+            if not proven:
+                return self.heuristic()
+            raise self.infeasible()
+        return self.result(lattice.levels[best_node], best_loss, best_suppressed, proven)
+
+    def _tag_chain(self, lattice: Lattice, chain: np.ndarray, tag: np.ndarray, evaluate) -> None:
+        """Binary search along a path for where it becomes feasible, tagging what that proves."""
+
+        def check(node) -> bool:
+            node = int(node)
+            if tag[node]:
+                return tag[node] == 1
+            classes, failing = evaluate(node, False)
+            ok = self.feasible(failing, classes)
+            if ok:
+                tag[lattice.above(node) & (tag == 0)] = 1
+            else:
+                tag[lattice.below(node)] = -1
+            return ok
+
+        lo, hi = 0, len(chain) - 1
+        if not check(chain[hi]):
+            return
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if check(chain[mid]):
+                hi = mid
+            else:
+                lo = mid + 1
+
+    # Heuristic search ----------------------------------------------------------------------
+
+    def heuristic(self) -> SearchResult:
+        """Best-first descent from the top: expand the feasible node of least loss found so far.
+
+        Feasibility is checked with every model, so the answer always satisfies them. Without a
+        time limit the descent gets :data:`HEURISTIC_SECONDS`.
+        """
+        if self.deadline is None:
+            self.deadline = time.perf_counter() + HEURISTIC_SECONDS
+        top = tuple(self.heights)
+        cache: dict[tuple, EquivalenceClasses] = {}
+
+        def classes_of(levels: tuple) -> EquivalenceClasses:
+            if levels not in cache:
+                cache[levels] = self.base.roll_up(levels)
+            return cache[levels]
+
+        def evaluate(levels: tuple):
+            classes = classes_of(levels)
+            self.checked_nodes.add(levels)
+            failing = failing_classes(classes, self.models)
+            if not self.feasible(failing, classes):
+                return None
+            return self.metric.loss(classes, failing), int(classes.sizes[failing].sum())
+
+        first = evaluate(top)
+        if first is None:
+            raise self.infeasible()
+        best = (first[0], top, first[1])
+        frontier = [(first[0], top)]
+        seen = {top}
+        exhausted = True
+        while frontier:
+            if self.timed_out():
+                exhausted = False
+                break
+            _, levels = heapq.heappop(frontier)
+            cache.pop(levels, None)
+            for j in range(len(levels)):
+                if levels[j] == 0:
+                    continue
+                lower = levels[:j] + (levels[j] - 1,) + levels[j + 1:]
+                if lower in seen:
+                    continue
+                seen.add(lower)
+                outcome = evaluate(lower)
+                if outcome is None:
+                    continue
+                heapq.heappush(frontier, (outcome[0], lower))
+                if outcome[0] < best[0]:
+                    best = (outcome[0], lower, outcome[1])
+            if self.progress:
+                self.progress(len(seen), max(self.lattice_size, len(seen)))
+        # With monotonic feasibility every feasible node lies on a feasible path down from the
+        # top, so an exhausted frontier has seen them all.
+        proven = exhausted and self.all_tagging
+        return self.result(best[1], best[0], best[2], proven)

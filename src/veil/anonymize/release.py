@@ -1,0 +1,233 @@
+"""What an anonymizer publishes: the table, and a manifest of how it was made.
+
+A :class:`Release` carries the anonymized table, the classes it consists of, which of them were
+suppressed, and a JSON-ready manifest (the transformation per quasi-identifier, the suppression,
+the privacy models' levels on the released records, every utility metric, and the search).
+Metrics, the checker and the attacks read releases from any algorithm the same way.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as _dt
+import io
+import json
+import os
+from typing import Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+
+from veil.classes import EquivalenceClasses
+from veil.data.dataset import Dataset
+from veil.data.io import atomic_write_text
+from veil.errors import ParameterError
+from veil.models.base import PrivacyModel
+
+SUPPRESSED_STYLES = ("remove", "star")
+STAR = "*"
+
+
+class Release:
+    """An anonymized table with its manifest.
+
+    Args:
+        dataset: the original dataset.
+        classes: its equivalence classes at the published generalization.
+        failing: bool per class, the classes whose records are suppressed.
+        algorithm: the name of the algorithm that made the release.
+        models: the privacy models the release was made to satisfy.
+        suppression_limit: the share of records that could be suppressed.
+        metric: the utility metric the algorithm optimized (or ``None``).
+        search: the search result to record (any object with ``__dict__``-like fields), or ``None``.
+        suppressed: ``"remove"`` (drop suppressed records) or ``"star"`` (publish their
+            quasi-identifiers as ``*``).
+        shuffle: publish rows in random order; otherwise the input's order is kept.
+        rng: a ``numpy.random.Generator`` or an integer seed (recorded in the manifest) for
+            shuffling.
+
+    Raises:
+        ParameterError: an unknown ``suppressed`` style.
+    """
+
+    def __init__(self, dataset: Dataset, classes: EquivalenceClasses, failing: np.ndarray, *, algorithm: str,
+                 models: Sequence[PrivacyModel], suppression_limit: float, metric=None, search=None,
+                 suppressed: str = "remove", shuffle: bool = False, rng: np.random.Generator | int | None = None):
+        if suppressed not in SUPPRESSED_STYLES:
+            raise ParameterError(f"suppressed records are 'remove'd or shown as 'star', not {suppressed!r}.")
+        self.dataset = dataset
+        self.classes = classes
+        self.failing = np.asarray(failing, dtype=bool)
+        self.algorithm = algorithm
+        self.models = list(models)
+        self.suppression_limit = suppression_limit
+        self.metric = metric
+        self.search = search
+        self.suppressed_style = suppressed
+        self.seed = int(rng) if isinstance(rng, (int, np.integer)) else None
+        self._rng = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
+        self.shuffled = shuffle
+        self.released_classes = classes.subset(~self.failing)
+        self.table = self._build_table()
+
+    @property
+    def suppressed_records(self) -> int:
+        """Number of records suppressed."""
+        return int(self.classes.sizes[self.failing].sum())
+
+    def _build_table(self) -> pa.Table:
+        ds, classes = self.dataset, self.classes
+        source = ds.table.data
+        row_class = classes.row_class
+        suppressed_row = self.failing[row_class]
+        columns = {}
+        for name in ds.columns:
+            if name in ds.identifying:
+                continue
+            if name in ds.quasi_identifiers:
+                j = ds.quasi_identifiers.index(name)
+                labels = np.asarray(classes.cells(j).labels, dtype=object)
+                codes = classes.keys[row_class, j]
+                values = labels[codes]
+                if self.suppressed_style == "star":
+                    values = np.where(suppressed_row, STAR, values)
+                columns[name] = pa.array(values, type=pa.string())
+            else:
+                columns[name] = source.column(name)
+        table = pa.table(columns)
+        order = np.arange(len(row_class))
+        if self.suppressed_style == "remove":
+            order = order[~suppressed_row]
+        if self.shuffled:
+            order = self._rng.permutation(order)
+        if len(order) != table.num_rows or self.shuffled:
+            table = table.take(pa.array(order))
+        return table
+
+    @property
+    def data(self):
+        """The released table, as the kind of frame the input was (pandas for files)."""
+        if self.dataset.table.kind == "polars":
+            import polars as pl
+
+            return pl.from_arrow(self.table)
+        if self.dataset.table.kind == "arrow":
+            return self.table
+        return self.table.to_pandas()
+
+    def generalization_map(self) -> dict[str, dict[str, str]]:
+        """For each quasi-identifier, each original value (as text) → its published value."""
+        out = {}
+        for j, name in enumerate(self.dataset.quasi_identifiers):
+            cells = self.classes.cells(j)
+            col = self.dataset.column(name)
+            codes = np.arange(col.cardinality)
+            if cells.level is not None:
+                gen = self.dataset.generalizations.get(name)
+                published = cells.labels[gen.lut[codes, cells.level]] if gen is not None else col.labels
+                out[name] = {str(k): str(v) for k, v in zip(col.labels, published)}
+        return out
+
+    def model_levels(self) -> list[dict]:
+        """Each model's level and verdict on the released records."""
+        rows = []
+        for model in self.models:
+            result = model.evaluate(self.released_classes) if self.released_classes.n_classes else None
+            sensitive = (result.sensitive or ", ".join(result.by_sensitive) or None) if result else None
+            rows.append({"model": model.name, "key": model.key, "threshold": model.threshold,
+                         "sensitive": sensitive,
+                         "level": _json_number(result.level) if result else None,
+                         "passed": result.passed if result else None})
+        return rows
+
+    def metrics(self) -> dict[str, float]:
+        """Every utility metric that applies to this release."""
+        from veil.metrics import evaluate_all
+
+        return {k: _json_number(v) for k, v in evaluate_all(self.classes, self.failing).items()}
+
+    @property
+    def manifest(self) -> dict:
+        """A JSON-ready description of how the release was made."""
+        ds = self.dataset
+        manifest = {
+            "veil": _version(),
+            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "algorithm": self.algorithm,
+            "input": {"rows": ds.num_rows, "columns": ds.columns, "kind": ds.table.kind,
+                      "delimiter": ds.table.delimiter if ds.table.kind == "csv" else None},
+            "roles": {"quasi_identifiers": ds.quasi_identifiers, "sensitive": ds.sensitive,
+                      "identifying": ds.identifying, "insensitive": ds.insensitive},
+            "output": {"rows": self.table.num_rows, "columns": self.table.column_names,
+                       "suppressed": self.suppressed_style, "shuffled": self.shuffled, "seed": self.seed},
+            "suppression": {"limit": self.suppression_limit, "records": self.suppressed_records,
+                            "share": self.suppressed_records / ds.num_rows},
+            "classes": {"released": self.released_classes.n_classes,
+                        "smallest": int(self.released_classes.sizes.min()) if self.released_classes.n_classes else 0},
+            "models": self.model_levels(),
+            "metrics": self.metrics(),
+        }
+        levels = {q: self.classes.cells(j).level for j, q in enumerate(ds.quasi_identifiers)}
+        if all(v is not None for v in levels.values()):
+            manifest["node"] = levels
+        manifest["generalization"] = self.generalization_map()
+        if self.search is not None:
+            manifest["search"] = {
+                "metric": getattr(self.metric, "key", None), "loss": _json_number(self.search.loss),
+                "nodes_total": self.search.nodes_total, "nodes_checked": self.search.nodes_checked,
+                "proven_optimal": self.search.proven_optimal, "seconds": round(self.search.seconds, 4)}
+        return manifest
+
+    def csv_text(self, delimiter: str | None = None) -> str:
+        """The released table as CSV text, with the input's delimiter by default."""
+        if delimiter is None:
+            delimiter = self.dataset.table.delimiter if self.dataset.table.kind == "csv" else ","
+        sink = pa.BufferOutputStream()
+        # Arrow quotes every string when asked for "needed" quoting; quote nothing unless some
+        # value holds the delimiter, a quote or a line break, so the output looks like the input.
+        special = "[" + "".join("\\" + c for c in (delimiter, '"', "\n", "\r")) + "]"
+        needs_quotes = any(
+            pc.any(pc.match_substring_regex(column.cast(pa.string()), special)).as_py()
+            for column in self.table.columns
+            if pa.types.is_string(column.type) or pa.types.is_large_string(column.type))
+        options = pacsv.WriteOptions(delimiter=delimiter, include_header=False,
+                                     quoting_style="needed" if needs_quotes else "none")
+        pacsv.write_csv(self.table, sink, write_options=options)
+        header = io.StringIO()
+        csv.writer(header, delimiter=delimiter, lineterminator="\n").writerow(self.table.column_names)
+        return header.getvalue() + sink.getvalue().to_pybytes().decode("utf-8")
+
+    def manifest_text(self, extra: dict | None = None) -> str:
+        """:attr:`manifest` (with ``extra`` entries added) as indented JSON."""
+        return json.dumps({**self.manifest, **(extra or {})}, indent=2, ensure_ascii=False) + "\n"
+
+    def to_csv(self, path: str | os.PathLike, delimiter: str | None = None) -> None:
+        """Write the released table as CSV, atomically, with the input's delimiter by default.
+
+        Raises:
+            DataError: the folder does not exist.
+        """
+        atomic_write_text(path, self.csv_text(delimiter))
+
+    def write_manifest(self, path: str | os.PathLike) -> None:
+        """Write :attr:`manifest` as JSON, atomically."""
+        atomic_write_text(path, self.manifest_text())
+
+
+def _json_number(value):
+    if value is None:
+        return None
+    value = float(value)
+    if np.isinf(value):
+        return "inf"
+    if np.isnan(value):
+        return None
+    return int(value) if value.is_integer() else value
+
+
+def _version() -> str:
+    from veil import __version__
+
+    return __version__
