@@ -54,12 +54,15 @@ def group_rows(code_columns: Sequence[np.ndarray], radices: Sequence[int],
         return _group_wide(code_columns, radices)
     key = _mixed_radix(code_columns, radices)
     if span <= _DIRECT_FACTOR * n + _DIRECT_SPAN:
-        # A small key space is addressed directly: no hashing and no sort. Clearing and summing
-        # a flag per possible key costs about a twentieth of sorting one row.
+        # A small key space is addressed directly: no hashing and no sort. Clearing a flag per
+        # possible key costs about a twentieth of sorting one row.
         present = np.zeros(span, dtype=bool)
         present[key] = True
         uniques = np.flatnonzero(present)
-        group = (np.cumsum(present, dtype=np.int64) - 1)[key]
+        # Only the slots of present keys are written, so the table needs no clearing.
+        index = np.empty(span, dtype=np.int64)
+        index[uniques] = np.arange(len(uniques))
+        group = index[key]
     elif n <= _SORT_ROWS:
         uniques, group = np.unique(key, return_inverse=True)
     else:

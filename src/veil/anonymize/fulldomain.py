@@ -42,7 +42,8 @@ from veil.models.base import PrivacyModel
 
 # Lattices larger than this are searched heuristically: tagging walks every node's level vector.
 MAX_EXACT_NODES = 2_000_000
-CACHE_NODES = 4096
+# Classes kept in memory for roll-ups (about 40 bytes each), oldest nodes dropped first.
+CACHE_CLASSES = 4_000_000
 HEURISTIC_SECONDS = 30.0
 
 SEARCHES = ("optimal", "heuristic")
@@ -250,21 +251,26 @@ class _Search:
         n_nodes = len(lattice)
         cache: OrderedDict[int, EquivalenceClasses] = OrderedDict()
         cache[0] = self.base
+        # Class counts of the cached nodes (a large number elsewhere), to pick the cheapest source.
+        cached_size = np.full(n_nodes, np.iinfo(np.int64).max, dtype=np.int64)
+        cached_size[0] = self.base.n_classes
+        held = [self.base.n_classes]
         failing_of: dict[tuple[int, bool], np.ndarray] = {}
 
         def classes_of(node: int) -> EquivalenceClasses:
             if node in cache:
                 cache.move_to_end(node)
                 return cache[node]
-            ids = np.fromiter(cache.keys(), dtype=np.int64, count=len(cache))
-            below = np.all(lattice.levels[ids] <= lattice.levels[node], axis=1)
-            sizes = np.array([cache[i].n_classes for i in ids[below]])
-            source = cache[int(ids[below][np.argmin(sizes)])]
+            candidates = np.where(lattice.below(node), cached_size, cached_size.max())
+            source = cache[int(np.argmin(candidates))]
             classes = source.roll_up(lattice.levels[node])
             cache[node] = classes
-            if len(cache) > CACHE_NODES:
+            cached_size[node] = classes.n_classes
+            held[0] += classes.n_classes
+            while held[0] > CACHE_CLASSES and len(cache) > 1:
                 oldest = next(k for k in cache if k != 0)
-                del cache[oldest]
+                held[0] -= cache.pop(oldest).n_classes
+                cached_size[oldest] = np.iinfo(np.int64).max
             return classes
 
         def evaluate(node: int, every_model: bool) -> tuple[EquivalenceClasses, np.ndarray]:
