@@ -20,8 +20,9 @@ class Cells:
     """What each cell of one quasi-identifier covers.
 
     Build with :meth:`from_codes` (each original value maps to one cell, as with a hierarchy
-    level) or :meth:`from_ranges` (each cell is a contiguous range of codes of an ordered
-    column).
+    level), :meth:`from_ranges` (each cell is a contiguous range of codes of an ordered column)
+    or :meth:`from_sets` (each cell is any set of codes, e.g. the values a microaggregated group
+    or a Mondrian partition holds).
 
     Attributes:
         column: the encoded original column.
@@ -31,7 +32,8 @@ class Cells:
     """
 
     def __init__(self, column: EncodedColumn, labels: np.ndarray, *, cell_of_code: np.ndarray | None = None,
-                 low: np.ndarray | None = None, high: np.ndarray | None = None, level: int | None = None,
+                 low: np.ndarray | None = None, high: np.ndarray | None = None,
+                 sets: tuple[np.ndarray, np.ndarray] | None = None, level: int | None = None,
                  height: int | None = None):
         self.column = column
         self.labels = labels
@@ -40,6 +42,7 @@ class Cells:
         self._cell_of_code = cell_of_code
         self._low = low
         self._high = high
+        self._sets = sets
 
     @classmethod
     def from_codes(cls, column: EncodedColumn, cell_of_code: np.ndarray, labels: np.ndarray, *,
@@ -52,6 +55,12 @@ class Cells:
         """Cells that each cover the codes ``low[i] .. high[i]`` (inclusive) of an ordered column."""
         return cls(column, labels, low=np.asarray(low), high=np.asarray(high))
 
+    @classmethod
+    def from_sets(cls, column: EncodedColumn, indptr: np.ndarray, indices: np.ndarray, labels: np.ndarray) -> "Cells":
+        """Cells that each cover a set of codes, in compressed-row form: cell ``i`` covers
+        ``indices[indptr[i]:indptr[i+1]]`` (no code twice within one cell; no cell empty)."""
+        return cls(column, labels, sets=(np.asarray(indptr, dtype=np.int64), np.asarray(indices, dtype=np.int64)))
+
     @property
     def n_cells(self) -> int:
         return len(self.labels)
@@ -61,6 +70,9 @@ class Cells:
         weights = np.asarray(weights, dtype=float)
         if self._cell_of_code is not None:
             return np.bincount(self._cell_of_code, weights=weights, minlength=self.n_cells)
+        if self._sets is not None:
+            indptr, indices = self._sets
+            return np.add.reduceat(weights[indices], indptr[:-1]) if len(indices) else np.zeros(self.n_cells)
         cumulative = np.concatenate([[0.0], np.cumsum(weights)])
         return cumulative[self._high + 1] - cumulative[self._low]
 
@@ -78,6 +90,10 @@ class Cells:
         Only for numeric columns; the missing category is ignored.
         """
         values = self.column.numeric
+        if self._sets is not None:
+            indptr, indices = self._sets
+            covered = values[indices]
+            return (np.fmin.reduceat(covered, indptr[:-1]), np.fmax.reduceat(covered, indptr[:-1]))
         if self._cell_of_code is None:
             return values[self._low], values[self._high]
         finite = np.isfinite(values)

@@ -174,12 +174,15 @@ class EquivalenceClasses:
         keys: ``int32 [classes × quasi-identifiers]``, each class's generalized codes.
     """
 
-    def __init__(self, dataset: Dataset, levels: tuple[int, ...], sizes: np.ndarray, keys: np.ndarray | None,
+    def __init__(self, dataset: Dataset, levels: tuple[int, ...] | None, sizes: np.ndarray, keys: np.ndarray | None,
                  row_class: np.ndarray | None, counts: dict[str, np.ndarray],
                  root: "EquivalenceClasses | None" = None,
-                 packed: tuple[np.ndarray, Sequence[int]] | None = None):
+                 packed: tuple[np.ndarray, Sequence[int]] | None = None,
+                 cells: Sequence[Cells] | None = None):
         self.dataset = dataset
         self.levels = levels
+        # Local recoding (Mondrian, microaggregation) gives each quasi-identifier its own cells.
+        self._cells = list(cells) if cells is not None else None
         self.sizes = sizes
         self._keys = keys
         # (mixed-radix key of each class, radices): the keys, decoded on first use, since a
@@ -271,6 +274,8 @@ class EquivalenceClasses:
 
     def cells(self, j: int) -> Cells:
         """The cells of the ``j``-th quasi-identifier; ``keys[:, j]`` indexes them."""
+        if self._cells is not None:
+            return self._cells[j]
         name = self.dataset.quasi_identifiers[j]
         level = self.levels[j]
         col = self.dataset.column(name)
@@ -311,12 +316,36 @@ class EquivalenceClasses:
     def n_rows(self) -> int:
         return int(self.sizes.sum())
 
+    @classmethod
+    def from_partition(cls, dataset: Dataset, row_class: np.ndarray, keys: np.ndarray, cells: Sequence[Cells],
+                       track: Sequence[str] | None = None) -> "EquivalenceClasses":
+        """Classes made by a local-recoding algorithm: each row's class, and each class's cell
+        per quasi-identifier (``keys[c, j]`` indexes ``cells[j]``).
+
+        Args:
+            dataset: the dataset partitioned.
+            row_class: the class of every row, ``0 .. classes-1``.
+            keys: ``[classes × quasi-identifiers]`` cell indices.
+            cells: one :class:`Cells` per quasi-identifier.
+            track: columns whose count matrices to build (default: the sensitive columns).
+        """
+        row_class = np.asarray(row_class, dtype=np.int64)
+        keys = np.asarray(keys, dtype=np.int32)
+        sizes = np.bincount(row_class, minlength=len(keys))
+        classes = cls(dataset, None, sizes, keys, row_class, {}, cells=cells)
+        for name in dataset.sensitive if track is None else track:
+            classes.counts(name)
+        return classes
+
     def roll_up(self, levels: Mapping[str, int] | Sequence[int]) -> "EquivalenceClasses":
         """The classes at a more general node, merged from these classes without reading rows.
 
         Raises:
-            ColumnError: a target level is below the current level of its column.
+            ColumnError: a target level is below the current level of its column, or these
+                classes come from local recoding (they have no levels).
         """
+        if self.levels is None:
+            raise ColumnError("classes made by local recoding have no hierarchy levels to roll up.")
         target = _resolve_levels(self.dataset, levels)
         columns = self._generalized_keys(self, target)
         radices = [self.dataset.radix(q, lv) for q, lv in zip(self.dataset.quasi_identifiers, target)]
@@ -339,13 +368,13 @@ class EquivalenceClasses:
         new_id = np.where(keep, np.cumsum(keep) - 1, -1)
         counts = {name: matrix[keep] for name, matrix in self._counts.items()}
         kept = EquivalenceClasses(self.dataset, self.levels, self.sizes[keep], self.keys[keep],
-                                  new_id[self.row_class], counts)
+                                  new_id[self.row_class], counts, cells=self._cells)
         return kept
 
     def class_labels(self) -> pd.DataFrame:
         """One row per class: the generalized value of each quasi-identifier and the class size."""
-        data = {q: self.dataset.labels(q, lv)[self.keys[:, j]]
-                for j, (q, lv) in enumerate(zip(self.dataset.quasi_identifiers, self.levels))}
+        data = {q: np.asarray(self.cells(j).labels, dtype=object)[self.keys[:, j]]
+                for j, q in enumerate(self.dataset.quasi_identifiers)}
         data["size"] = self.sizes
         return pd.DataFrame(data)
 

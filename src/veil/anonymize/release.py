@@ -47,6 +47,8 @@ class Release:
         shuffle: publish rows in random order; otherwise the input's order is kept.
         rng: a ``numpy.random.Generator`` or an integer seed (recorded in the manifest) for
             shuffling.
+        recoding: algorithm-specific entries for the manifest (e.g. each partition's box or each
+            group's centroid).
 
     Raises:
         ParameterError: an unknown ``suppressed`` style.
@@ -54,7 +56,8 @@ class Release:
 
     def __init__(self, dataset: Dataset, classes: EquivalenceClasses, failing: np.ndarray, *, algorithm: str,
                  models: Sequence[PrivacyModel], suppression_limit: float, metric=None, search=None,
-                 suppressed: str = "remove", shuffle: bool = False, rng: np.random.Generator | int | None = None):
+                 suppressed: str = "remove", shuffle: bool = False, rng: np.random.Generator | int | None = None,
+                 recoding: dict | None = None):
         if suppressed not in SUPPRESSED_STYLES:
             raise ParameterError(f"suppressed records are 'remove'd or shown as 'star', not {suppressed!r}.")
         self.dataset = dataset
@@ -69,6 +72,7 @@ class Release:
         self.seed = int(rng) if isinstance(rng, (int, np.integer)) else None
         self._rng = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
         self.shuffled = shuffle
+        self.recoding = recoding
         self.released_classes = classes.subset(~self.failing)
         self.table = self._build_table()
 
@@ -173,6 +177,8 @@ class Release:
         if all(v is not None for v in levels.values()):
             manifest["node"] = levels
         manifest["generalization"] = self.generalization_map()
+        if self.recoding is not None:
+            manifest["recoding"] = self.recoding
         if self.search is not None:
             manifest["search"] = {
                 "metric": getattr(self.metric, "key", None), "loss": _json_number(self.search.loss),
