@@ -215,6 +215,18 @@ def progress_bar(description: str):
         yield update
 
 
+def refuse_overwriting(inputs: list, outputs: list) -> None:
+    """Refuse outputs that name an input or each other: nothing the user gave may be lost."""
+    seen = []
+    for path in outputs:
+        resolved = Path(path).resolve()
+        if any(resolved == Path(i).resolve() for i in inputs if i is not None):
+            raise ParameterError(f"{str(path)!r} is an input of this run; write the output somewhere else.")
+        if resolved in seen:
+            raise ParameterError(f"{str(path)!r} is given as two outputs; give --out and --manifest different paths.")
+        seen.append(resolved)
+
+
 @app.command("anonymize")
 @fails_cleanly
 def anonymize_command(
@@ -229,6 +241,7 @@ def anonymize_command(
     targets = [out] + ([manifest] if manifest else [])
     for path in targets:
         check_target(path)
+    refuse_overwriting([cfg.data, config], targets)
     ds = cfg.dataset()
     anonymizer = cfg.anonymizer()
     with progress_bar("searching") as progress:

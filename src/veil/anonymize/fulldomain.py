@@ -229,19 +229,17 @@ class _Search:
                             len(self.checked_nodes), proven, time.perf_counter() - self.started)
 
     def infeasible(self) -> InfeasibleError:
-        """The error for a search with no solution, naming the model to relax and how far."""
+        """The error for a search with no solution, naming the model to relax and how far.
+
+        The top node is a single class, always a candidate, so a search without solution has
+        a model that fails there for every record.
+        """
         top = self.base.roll_up(self.heights)
-        for model in self.models:
-            result = model.evaluate(top)
-            failing = int(top.sizes[~result.class_passed].sum())
-            if failing > self.max_suppressed:
-                return InfeasibleError(
-                    f"no generalization satisfies {model.name} at {model.threshold:g} within the suppression "
-                    f"limit ({self.max_suppressed} of {self.n} records): even with every quasi-identifier fully "
-                    f"generalized the table only reaches {result.level:.4g}; relax that threshold.")
-        names = ", ".join(f"{m.name} at {m.threshold:g}" for m in self.models)
-        return InfeasibleError(f"no generalization satisfies {names} together within the suppression limit "
-                               f"({self.max_suppressed} of {self.n} records); raise the limit or relax a threshold.")
+        model, result = next((m, r) for m in self.models for r in [m.evaluate(top)] if not r.passed)
+        return InfeasibleError(
+            f"no generalization satisfies {model.name} at {model.threshold:g} within the suppression "
+            f"limit ({self.max_suppressed} of {self.n} records): even with every quasi-identifier fully "
+            f"generalized the table only reaches {result.level:.4g}; relax that threshold.")
 
     # Exact search -------------------------------------------------------------------------
 
@@ -359,34 +357,35 @@ class _Search:
     # Heuristic search ----------------------------------------------------------------------
 
     def heuristic(self) -> SearchResult:
-        """Best-first descent from the top: expand the feasible node of least loss found so far.
+        """Best-first descent from the top: expand the node of least loss found so far.
 
-        Feasibility is checked with every model, so the answer always satisfies them. Without a
-        time limit the descent gets :data:`HEURISTIC_SECONDS`.
+        Feasibility is checked with every model, so the answer always satisfies them. When every
+        model is monotonic, nothing below an infeasible node is feasible, so only feasible nodes
+        are expanded; otherwise infeasible nodes are expanded too, ranked by their loss bound.
+        Without a time limit the descent gets :data:`HEURISTIC_SECONDS`.
+
+        Raises:
+            InfeasibleError: the models are monotonic and fail at the top, or the time ran out
+                before any feasible node was found.
         """
         if self.deadline is None:
             self.deadline = time.perf_counter() + HEURISTIC_SECONDS
         top = tuple(self.heights)
-        cache: dict[tuple, EquivalenceClasses] = {}
 
-        def classes_of(levels: tuple) -> EquivalenceClasses:
-            if levels not in cache:
-                cache[levels] = self.base.roll_up(levels)
-            return cache[levels]
-
-        def evaluate(levels: tuple):
-            classes = classes_of(levels)
+        def evaluate(levels: tuple) -> tuple[float, bool, int]:
+            """(priority, feasible, suppressed records) of a node."""
+            classes = self.base.roll_up(levels)
             self.checked_nodes.add(levels)
             failing = failing_classes(classes, self.models)
             if not self.feasible(failing, classes):
-                return None
-            return self.metric.loss(classes, failing), int(classes.sizes[failing].sum())
+                return self.metric.loss_bound(classes), False, 0
+            return self.metric.loss(classes, failing), True, int(classes.sizes[failing].sum())
 
-        first = evaluate(top)
-        if first is None:
+        priority, feasible, suppressed = evaluate(top)
+        if not feasible and self.all_tagging:
             raise self.infeasible()
-        best = (first[0], top, first[1])
-        frontier = [(first[0], top)]
+        best = (priority, top, suppressed) if feasible else None
+        frontier = [(priority, top)]
         seen = {top}
         exhausted = True
         while frontier:
@@ -394,7 +393,6 @@ class _Search:
                 exhausted = False
                 break
             _, levels = heapq.heappop(frontier)
-            cache.pop(levels, None)
             for j in range(len(levels)):
                 if levels[j] == 0:
                     continue
@@ -402,15 +400,18 @@ class _Search:
                 if lower in seen:
                     continue
                 seen.add(lower)
-                outcome = evaluate(lower)
-                if outcome is None:
-                    continue
-                heapq.heappush(frontier, (outcome[0], lower))
-                if outcome[0] < best[0]:
-                    best = (outcome[0], lower, outcome[1])
+                priority, feasible, suppressed = evaluate(lower)
+                if feasible or not self.all_tagging:
+                    heapq.heappush(frontier, (priority, lower))
+                if feasible and (best is None or priority < best[0]):
+                    best = (priority, lower, suppressed)
             if self.progress:
                 self.progress(len(seen), max(self.lattice_size, len(seen)))
+        if best is None:
+            if exhausted:
+                raise self.infeasible()
+            raise InfeasibleError("the heuristic search ran out of time before it found a generalization "
+                                  "that satisfies the models; give it a longer time limit.")
         # With monotonic feasibility every feasible node lies on a feasible path down from the
-        # top, so an exhausted frontier has seen them all.
-        proven = exhausted and self.all_tagging
-        return self.result(best[1], best[0], best[2], proven)
+        # top; without it, every node was expanded. Either way an exhausted frontier saw them all.
+        return self.result(best[1], best[0], best[2], exhausted)
