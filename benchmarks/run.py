@@ -1,14 +1,20 @@
-"""Benchmark of veil's privacy-model checker beside pyCANON and a bare polars group-by.
+"""veil's benchmarks, each beside the peers a user would otherwise pick, in one command.
 
 Run from the repository root::
 
-    python benchmarks/run.py [--rows N] [--repeat R] [--skip-pycanon] [--out DIR]
+    python benchmarks/run.py [--only checker|fulldomain] [--rows N] [--repeat R] [--skip-pycanon]
+                             [--skip-anjana] [--skip-exhaustive] [--out DIR]
 
-Every model is measured on the bundled Adult table (7 quasi-identifiers, sensitive occupation)
-and on Adult resampled with replacement to ``--rows`` records. Beside veil's times the same run
-measures pyCANON (on Adult) and ``polars.DataFrame.group_by(QIs).len()``, the least work any
-checker must do (the floor), and prints the ratios. The results go to ``checker.json`` and
-``checker.md`` in the output folder.
+Without ``--only`` both benchmarks run, the checker first.
+
+**checker** (this file): every privacy model is measured on the bundled Adult table
+(7 quasi-identifiers, sensitive occupation) and on Adult resampled with replacement to ``--rows``
+records. Beside veil's times the same run measures pyCANON (on Adult) and
+``polars.DataFrame.group_by(QIs).len()``, the least work any checker must do (the floor), and
+prints the ratios. The results go to ``checker.json`` and ``checker.md`` in the output folder.
+
+**fulldomain** (``fulldomain.py``): optimal full-domain generalization beside ANJANA; see that
+module. The results go to ``fulldomain.json`` and ``fulldomain.md``.
 """
 
 from __future__ import annotations
@@ -16,7 +22,6 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib.metadata
-import json
 import math
 import multiprocessing
 import os
@@ -38,11 +43,14 @@ from veil import (AlphaKAnonymity, BetaLikeness, Dataset, DeltaDisclosure, Disti
                   EntropyLDiversity, EquivalenceClasses, KAnonymity, PrivacyModel,
                   RecursiveCLDiversity, TCloseness)
 from veil.data.bundled import ADULT_QUASI_IDENTIFIERS, adult_csv, adult_hierarchies
-from veil.data.io import atomic_write_text
+
+import fulldomain
+from harness import (SEED, best_of, cpu_model, fmt_ratio, fmt_time, fmt_value, positive_int, progress,
+                     read_adult_polars, resample, wrap, write_results)
 
 QUASI_IDENTIFIERS = list(ADULT_QUASI_IDENTIFIERS)
 SENSITIVE = "occupation"
-SEED = 0
+BENCHMARKS = ("checker", "fulldomain")
 # The issue's goals: every model together on Adult, and each model on the large table.
 ADULT_GOAL_S = 0.2
 FLOOR_GOAL_RATIO = 3.0
@@ -102,43 +110,10 @@ MODELS = (
 
 # ----------------------------------------------------------------------------------- measuring
 
-def progress(message: str) -> None:
-    """Show what is being measured on a terminal (stderr); stay quiet when it is redirected."""
-    if sys.stderr.isatty():
-        sys.stderr.write(f"\r\033[K{message}")
-        sys.stderr.flush()
-
-
-def best_of(fn: Callable[[], object], repeat: int) -> tuple[float, object]:
-    """Run ``fn`` ``repeat`` times; return the fastest wall time in seconds and the last result.
-
-    The minimum is the figure least disturbed by the rest of the machine. A collection runs
-    before each call so that garbage left by one run is not collected inside the next.
-    """
-    best, result = math.inf, None
-    for _ in range(repeat):
-        gc.collect()
-        start = time.perf_counter()
-        result = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, result
-
-
 def make_dataset(source) -> Dataset:
     """veil's Dataset of the benchmark roles over a CSV path or a frame (reads and encodes)."""
     return Dataset(source, quasi_identifiers=QUASI_IDENTIFIERS, sensitive=SENSITIVE,
                    hierarchies={SENSITIVE: adult_hierarchies()[SENSITIVE]}, delimiter=";")
-
-
-def read_adult_polars() -> pl.DataFrame:
-    """Adult as polars reads it, every column kept as text as veil's own CSV reader does."""
-    return pl.read_csv(adult_csv(), separator=";", infer_schema=False)
-
-
-def resample(frame: pl.DataFrame, rows: int, seed: int = SEED) -> pl.DataFrame:
-    """``rows`` records drawn from ``frame`` uniformly with replacement."""
-    rng = np.random.default_rng(seed)
-    return frame[rng.integers(0, frame.height, size=rows)]
 
 
 def measure_floor(frame: pl.DataFrame, repeat: int) -> float:
@@ -269,41 +244,6 @@ def agreement(spec: ModelSpec, models: dict, peer_value) -> str:
 
 # ------------------------------------------------------------------------------- formatting
 
-def fmt_time(seconds: float | None) -> str:
-    if seconds is None:
-        return "—"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3)):
-        if seconds >= scale:
-            break
-    else:
-        unit, scale = "µs", 1e-6
-    value = seconds / scale
-    digits = 0 if value >= 100 else 1 if value >= 10 else 2
-    return f"{value:.{digits}f} {unit}"
-
-
-def fmt_ratio(ratio: float | None) -> str:
-    if ratio is None:
-        return "—"
-    if ratio >= 100:
-        return f"{ratio:,.0f}×"
-    if ratio >= 10:
-        return f"{ratio:.0f}×"
-    return f"{ratio:.1f}×" if ratio >= 0.1 else f"{ratio:.2f}×"
-
-
-def fmt_value(value) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, list):
-        return "(" + ", ".join(fmt_value(v) for v in value) + ")"
-    if math.isinf(value) or math.isnan(value):
-        return str(value)
-    if float(value).is_integer():
-        return str(int(value))
-    return f"{value:.6g}"
-
-
 def fmt_bytes(n: int) -> str:
     return f"{n / 2**20:,.0f} MiB"
 
@@ -348,21 +288,6 @@ def table_rows(block: dict) -> list[dict]:
 def footnotes() -> list[str]:
     """The footnotes of the values table, numbered as :func:`table_rows` marks them."""
     return [f"[{i}] {spec.note}" for i, spec in enumerate((s for s in MODELS if s.note), start=1)]
-
-
-def wrap(text: str, indent: str, width: int = 78) -> list[str]:
-    """Greedy word wrap for the terminal, keeping ``text``'s own leading spaces; continuation
-    lines start with ``indent``."""
-    body = text.lstrip(" ")
-    lines, line = [], text[:len(text) - len(body)]
-    start = len(line)
-    for word in body.split(" "):
-        if len(line) > start and len(line) + 1 + len(word) > width:
-            lines.append(line)
-            line, start = indent + word, len(indent)
-        else:
-            line = f"{line} {word}" if len(line) > start else line + word
-    return lines + [line]
 
 
 def terminal_report(results: dict) -> str:
@@ -463,31 +388,7 @@ def markdown_report(results: dict) -> str:
     return "\n".join(out) + "\n"
 
 
-def json_ready(value):
-    """``value`` with every non-finite float written as the string ``"inf"``, ``"-inf"`` or
-    ``"nan"``, since strict JSON has no such numbers (veil's own JSON does the same)."""
-    if isinstance(value, dict):
-        return {k: json_ready(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_ready(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    return value
-
-
 # ------------------------------------------------------------------------------- the run
-
-def cpu_model() -> str:
-    """The CPU's model name from /proc/cpuinfo (``"unknown"`` elsewhere)."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
 
 def versions(with_pycanon: bool) -> dict[str, str]:
     names = ["veil", "numpy", "pandas", "polars", "pyarrow"] + (["pycanon"] if with_pycanon else [])
@@ -568,32 +469,32 @@ def run(rows: int, repeat: int, skip_pycanon: bool) -> dict:
     return {"meta": meta, "adult": adult, "large": large, "notes": notes, "goals": goals(adult, large)}
 
 
-def positive_int(text: str) -> int:
-    value = int(text.replace("_", "").replace(",", ""))
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
-
-
 def main(argv: list[str] | None = None) -> int:
-    """Parse the options, run the benchmark, print the report and write the result files."""
+    """Parse the options, run the chosen benchmarks, print each report and write its result files."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", choices=BENCHMARKS, help="run this benchmark only (default: all)")
     parser.add_argument("--rows", type=positive_int, default=1_000_000,
                         help="records in the resampled table (default 1,000,000)")
     parser.add_argument("--repeat", type=positive_int, default=5,
                         help="runs per veil and floor figure; the best is kept (default 5)")
-    parser.add_argument("--skip-pycanon", action="store_true", help="do not time pyCANON (the slow peer)")
+    parser.add_argument("--skip-pycanon", action="store_true",
+                        help="checker benchmark: do not time pyCANON (the slow peer)")
+    fulldomain.add_arguments(parser)
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results",
-                        help="folder for checker.json and checker.md (default benchmarks/results)")
+                        help="folder for <benchmark>.json and <benchmark>.md (default benchmarks/results)")
     args = parser.parse_args(argv)
 
-    results = run(args.rows, args.repeat, args.skip_pycanon)
-    print(terminal_report(results))
-    args.out.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(json_ready(results), indent=2, ensure_ascii=False, allow_nan=False)
-    atomic_write_text(args.out / "checker.json", text + "\n")
-    atomic_write_text(args.out / "checker.md", markdown_report(results))
-    print(f"\nwrote {args.out / 'checker.json'}\n  and {args.out / 'checker.md'}")
+    if args.only in (None, "checker"):
+        results = run(args.rows, args.repeat, args.skip_pycanon)
+        print(terminal_report(results))
+        write_results(args.out, "checker", results, markdown_report(results))
+    if args.only in (None, "fulldomain"):
+        if args.only is None:
+            print()
+        results = fulldomain.run(args.rows, args.repeat, args.skip_anjana, args.skip_exhaustive)
+        print(fulldomain.terminal_report(results))
+        write_results(args.out, "fulldomain", fulldomain.for_json(results),
+                      fulldomain.markdown_report(results))
     return 0
 
 

@@ -49,6 +49,24 @@ HEURISTIC_SECONDS = 30.0
 SEARCHES = ("optimal", "heuristic")
 
 
+# Relative slack when a bound is compared with the best loss: separable bounds are sums whose
+# rounding may differ from the metric's own computation in the last bits.
+_TIE = 1e-12
+
+
+class _Best:
+    """The best feasible node found so far (lowest loss; the first found wins ties)."""
+
+    def __init__(self) -> None:
+        self.node: int | None = None
+        self.loss = math.inf
+        self.suppressed = 0
+
+    def offer(self, node: int, loss: float, suppressed: int) -> None:
+        if loss < self.loss:
+            self.node, self.loss, self.suppressed = node, loss, suppressed
+
+
 class InfeasibleError(VeilError):
     """No generalization satisfies the privacy models within the suppression limit."""
 
@@ -281,65 +299,112 @@ class _Search:
                 failing_of[key] = failing_classes(classes, self.models if key[1] else self.tagging_models)
             return classes, failing_of[key]
 
-        # Phase 1: feasibility tags from the monotonic models (+1 feasible, -1 infeasible).
+        best = _Best()
+        bounds = self._node_bounds(lattice)
+
+        def settled(node: int) -> bool:
+            """Whether a node can be skipped: its known loss bound cannot beat the best found."""
+            return bounds is not None and bounds[node] >= best.loss + _TIE * max(abs(best.loss), 1.0)
+
+        def consider(node: int, classes: EquivalenceClasses, failing: np.ndarray) -> None:
+            """Score a node known to be feasible under every model."""
+            best.offer(node, self.metric.loss(classes, failing), int(classes.sizes[failing].sum()))
+
+        # Phase 1: feasibility tags from the monotonic models (+1 feasible, -1 infeasible). Nodes
+        # whose bound cannot beat the best loss found are never checked.
         tag = np.zeros(n_nodes, dtype=np.int8)
+        order = np.argsort(bounds if bounds is not None else lattice.height, kind="stable")
         if self.tagging_models:
-            for node in np.argsort(lattice.height, kind="stable"):
-                if tag[node]:
+            # Without suppression the feasible nodes lie high and a walk up from the bottom finds
+            # them fastest; with suppression they reach far down, and the lowest bounds first
+            # give a good best loss early, which settles most nodes unchecked.
+            starts = order if self.max_suppressed > 0 else np.argsort(lattice.height, kind="stable")
+            for node in starts:
+                if tag[node] or settled(int(node)):
                     continue
                 if self.timed_out():
                     break
-                self._tag_chain(lattice, lattice.chain_up(int(node)), tag, evaluate)
+                self._tag_chain(lattice, lattice.chain_up(int(node)), tag, evaluate, settled,
+                                consider if self.all_tagging else None)
                 if self.progress:
                     self.progress(int(np.count_nonzero(tag)), n_nodes)
             if tag[lattice.top] == -1:
                 raise self.infeasible()
         # Phase 2: branch and bound over the nodes not known to be infeasible.
-        candidates = np.flatnonzero(tag >= 0) if self.tagging_models else np.arange(n_nodes)
-        candidates = candidates[np.argsort(lattice.height[candidates], kind="stable")]
+        candidates = order[tag[order] >= 0] if self.tagging_models else order
+        if bounds is None:
+            candidates = candidates[np.argsort(lattice.height[candidates], kind="stable")]
         pruned = np.zeros(n_nodes, dtype=bool)
-        best_node, best_loss, best_suppressed = None, math.inf, 0
         proven = not self.timed_out()
         for done, node in enumerate(candidates):
-            if pruned[node]:
+            node = int(node)
+            if pruned[node] or (node, True) in failing_of or (self.all_tagging and (node, False) in failing_of):
                 continue
+            if settled(node):
+                break  # candidates are in bound order: none after this one can do better
             if self.timed_out():
                 proven = False
                 break
-            classes = classes_of(int(node))
-            if self.metric.loss_bound(classes) >= best_loss:
-                pruned |= lattice.above(int(node))
+            classes = classes_of(node)
+            if bounds is None and self.metric.loss_bound(classes) >= best.loss:
+                pruned |= lattice.above(node)
                 continue
             if self.all_tagging and tag[node] == 1 and self.max_suppressed == 0:
                 failing = np.zeros(classes.n_classes, dtype=bool)
             else:
-                classes, failing = evaluate(int(node), True)
+                classes, failing = evaluate(node, True)
                 if not self.feasible(failing, classes):
                     continue
-            loss = self.metric.loss(classes, failing)
-            if loss < best_loss:
-                best_node, best_loss, best_suppressed = int(node), loss, int(classes.sizes[failing].sum())
+            consider(node, classes, failing)
             if self.progress and done % 64 == 0:
                 self.progress(n_nodes - len(candidates) + done, n_nodes)
         if self.progress:
             self.progress(n_nodes, n_nodes)
-        if best_node is None:
+        if best.node is None:
             if not proven:
                 return self.heuristic()
             raise self.infeasible()
-        return self.result(lattice.levels[best_node], best_loss, best_suppressed, proven)
+        return self.result(lattice.levels[best.node], best.loss, best.suppressed, proven)
 
-    def _tag_chain(self, lattice: Lattice, chain: np.ndarray, tag: np.ndarray, evaluate) -> None:
-        """Binary search along a path for where it becomes feasible, tagging what that proves."""
+    def _node_bounds(self, lattice: Lattice) -> np.ndarray | None:
+        """The metric's loss bound at every node, for a separable metric, else ``None``.
+
+        A separable bound is a sum of one term per quasi-identifier and level, each read off the
+        node that generalizes only that quasi-identifier.
+        """
+        if not getattr(self.metric, "separable", False):
+            return None
+        terms = []
+        for j, height in enumerate(self.heights):
+            column = [0.0]
+            for level in range(1, height + 1):
+                levels = [0] * len(self.heights)
+                levels[j] = level
+                column.append(self.metric.loss_bound(self.base.roll_up(levels)))
+            terms.append(np.asarray(column))
+        return sum(terms[j][lattice.levels[:, j]] for j in range(len(self.heights)))
+
+    def _tag_chain(self, lattice: Lattice, chain: np.ndarray, tag: np.ndarray, evaluate, settled,
+                   consider) -> None:
+        """Binary search along a path for where it becomes feasible, tagging what that proves.
+
+        A node that cannot beat the best loss (``settled``) is not checked: it and everything
+        above it are pruned anyway, so the search treats it as feasible without tagging it.
+        ``consider``, when given, scores each checked node found feasible.
+        """
 
         def check(node) -> bool:
             node = int(node)
             if tag[node]:
                 return tag[node] == 1
+            if settled(node):
+                return True
             classes, failing = evaluate(node, False)
             ok = self.feasible(failing, classes)
             if ok:
                 tag[lattice.above(node) & (tag == 0)] = 1
+                if consider is not None:
+                    consider(node, classes, failing)
             else:
                 tag[lattice.below(node)] = -1
             return ok

@@ -35,6 +35,9 @@ class UtilityMetric:
         key: the short name used in configurations and the command line, e.g. ``"entropy"``.
         higher_is_better: whether a larger :meth:`value` means a more useful release.
         track: columns whose count matrices the metric reads.
+        separable: for full-domain generalization, :meth:`loss_bound` is a sum of one term per
+            quasi-identifier that depends only on that quasi-identifier's level (and is 0 at
+            level 0), so a search can bound every lattice node without building its classes.
     """
 
     name = "utility metric"
@@ -42,6 +45,7 @@ class UtilityMetric:
     higher_is_better = False
     needs_label = False
     needs_levels = False
+    separable = False
 
     def __init__(self) -> None:
         # id(dataset) -> (weak reference to the dataset, its cache); the weak reference tells a

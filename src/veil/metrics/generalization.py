@@ -21,6 +21,7 @@ class GeneralizationHeight(UtilityMetric):
 
     name = "generalization height"
     key = "height"
+    separable = True
     needs_levels = True
 
     def value(self, classes: EquivalenceClasses, suppressed: np.ndarray | None = None) -> float:
@@ -47,6 +48,7 @@ class Precision(UtilityMetric):
 
     name = "precision"
     key = "precision"
+    separable = True
     higher_is_better = True
     needs_levels = True
 

@@ -55,6 +55,7 @@ class NormalizedCertaintyPenalty(UtilityMetric):
 
     name = "loss (normalized certainty penalty)"
     key = "loss"
+    separable = True
 
     def value(self, classes: EquivalenceClasses, suppressed: np.ndarray | None = None) -> float:
         kept, n_supp = split_sizes(classes, suppressed)
@@ -88,6 +89,7 @@ class NonUniformEntropy(UtilityMetric):
 
     name = "non-uniform entropy"
     key = "entropy"
+    separable = True
 
     def _constant(self, classes: EquivalenceClasses) -> float:
         cache = self._cache(classes.dataset)

@@ -1,0 +1,154 @@
+"""What the benchmarks share: timing, the Adult tables they measure, and report formatting.
+
+The scripts next to this file import it; run them from the repository root as
+``python benchmarks/run.py`` (see the README in this folder).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import math
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import polars as pl
+
+from veil.data.bundled import adult_csv
+from veil.data.io import atomic_write_text
+
+SEED = 0
+
+
+def progress(message: str) -> None:
+    """Show what is being measured on a terminal (stderr); stay quiet when it is redirected."""
+    if sys.stderr.isatty():
+        sys.stderr.write(f"\r\033[K{message}")
+        sys.stderr.flush()
+
+
+def best_of(fn: Callable[[], object], repeat: int) -> tuple[float, object]:
+    """Run ``fn`` ``repeat`` times; return the fastest wall time in seconds and the last result.
+
+    The minimum is the figure least disturbed by the rest of the machine. A collection runs
+    before each call so that garbage left by one run is not collected inside the next.
+    """
+    best, result = math.inf, None
+    for _ in range(repeat):
+        gc.collect()
+        start = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - start)
+    return best, result
+
+
+def read_adult_polars() -> pl.DataFrame:
+    """Adult as polars reads it, every column kept as text as veil's own CSV reader does."""
+    return pl.read_csv(adult_csv(), separator=";", infer_schema=False)
+
+
+def resample(frame: pl.DataFrame, rows: int, seed: int = SEED) -> pl.DataFrame:
+    """``rows`` records drawn from ``frame`` uniformly with replacement."""
+    rng = np.random.default_rng(seed)
+    return frame[rng.integers(0, frame.height, size=rows)]
+
+
+def wrap(text: str, indent: str, width: int = 78) -> list[str]:
+    """Greedy word wrap for the terminal, keeping ``text``'s own leading spaces; continuation
+    lines start with ``indent``."""
+    body = text.lstrip(" ")
+    lines, line = [], text[:len(text) - len(body)]
+    start = len(line)
+    for word in body.split(" "):
+        if len(line) > start and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line, start = indent + word, len(indent)
+        else:
+            line = f"{line} {word}" if len(line) > start else line + word
+    return lines + [line]
+
+
+def fmt_time(seconds: float | None) -> str:
+    """A duration in s, ms or µs with three significant digits (``"—"`` for none)."""
+    if seconds is None:
+        return "—"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3)):
+        if seconds >= scale:
+            break
+    else:
+        unit, scale = "µs", 1e-6
+    value = seconds / scale
+    digits = 0 if value >= 100 else 1 if value >= 10 else 2
+    return f"{value:.{digits}f} {unit}"
+
+
+def fmt_ratio(ratio: float | None) -> str:
+    """A ratio such as ``"2,807×"``, ``"71×"`` or ``"4.4×"`` (``"—"`` for none)."""
+    if ratio is None:
+        return "—"
+    if ratio >= 100:
+        return f"{ratio:,.0f}×"
+    if ratio >= 10:
+        return f"{ratio:.0f}×"
+    return f"{ratio:.1f}×" if ratio >= 0.1 else f"{ratio:.2f}×"
+
+
+def fmt_value(value) -> str:
+    """A measured level: integers as such, other numbers to six significant digits, tuples in
+    parentheses (``"—"`` for none)."""
+    if value is None:
+        return "—"
+    if isinstance(value, list):
+        return "(" + ", ".join(fmt_value(v) for v in value) + ")"
+    if math.isinf(value) or math.isnan(value):
+        return str(value)
+    if float(value).is_integer():
+        return str(int(value))
+    return f"{value:.6g}"
+
+
+def json_ready(value):
+    """``value`` with every non-finite float written as the string ``"inf"``, ``"-inf"`` or
+    ``"nan"``, since strict JSON has no such numbers (veil's own JSON does the same)."""
+    if isinstance(value, dict):
+        return {k: json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_ready(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return value
+
+
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo (``"unknown"`` elsewhere)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1, with ``_`` or ``,`` allowed as separators."""
+    value = int(text.replace("_", "").replace(",", ""))
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def write_results(out: Path, name: str, results: dict, markdown: str) -> None:
+    """Write ``<name>.json`` (every figure) and ``<name>.md`` (the report) into ``out``, each
+    atomically, and say where they went."""
+    out.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(json_ready(results), indent=2, ensure_ascii=False, allow_nan=False)
+    atomic_write_text(out / f"{name}.json", text + "\n")
+    atomic_write_text(out / f"{name}.md", markdown)
+    print(f"\nwrote {out / f'{name}.json'}\n  and {out / f'{name}.md'}")
