@@ -39,7 +39,6 @@ from __future__ import annotations
 import math
 import warnings
 
-import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, assume, given, settings

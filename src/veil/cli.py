@@ -6,72 +6,28 @@ no traceback, and no partial output file.
 
 from __future__ import annotations
 
-import functools
 import json
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, List, Optional
+from typing import List, Optional
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table as RichTable
 
+from veil.attacks.cli import attack_app
+from veil.clitools import EXIT_FAILED_CHECK, fails_cleanly, parse_orders, parse_pairs, split_names
 from veil.check import SUMMARY_KEYS, CheckReport, check
 from veil.config import load_config, write_starter_config
 from veil.data.bundled import ADULT_QUASI_IDENTIFIERS, ADULT_SENSITIVE, load_adult
 from veil.data.dataset import Dataset
 from veil.data.io import atomic_write_many, check_target
-from veil.errors import ParameterError, VeilError
+from veil.errors import ParameterError
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
                   help="Privacy-preserving data publishing: check, anonymize, attack, release.")
-
-EXIT_USAGE = 2
-EXIT_FAILED_CHECK = 1
-
-
-def fails_cleanly(command: Callable) -> Callable:
-    """Turn a VeilError into its sentence on stderr and exit status 2."""
-
-    @functools.wraps(command)
-    def wrapper(*args, **kwargs):
-        try:
-            return command(*args, **kwargs)
-        except VeilError as exc:
-            Console(stderr=True, highlight=False, soft_wrap=True).print(f"error: {exc}", markup=False)
-            raise typer.Exit(EXIT_USAGE) from None
-
-    return wrapper
-
-
-def split_names(text: Optional[str]) -> list[str]:
-    return [part.strip() for part in text.split(",") if part.strip()] if text else []
-
-
-def parse_pairs(items: List[str], option: str) -> dict[str, str]:
-    """``COL=VALUE`` items into a dict, refusing malformed ones."""
-    pairs = {}
-    for item in items or []:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip() or not value.strip():
-            raise ParameterError(f"{option} takes COLUMN=VALUE, not {item!r}.")
-        pairs[name.strip()] = value.strip()
-    return pairs
-
-
-def parse_orders(items: List[str]) -> dict[str, list[str]]:
-    """``COL=v1,v2,…`` or ``COL=FILE`` (one value a line) into value orders."""
-    orders = {}
-    for name, value in parse_pairs(items, "--order").items():
-        path = Path(value)
-        if path.is_file():
-            orders[name] = [line for line in path.read_text(encoding="utf-8").splitlines() if line]
-        else:
-            orders[name] = [v.strip() for v in value.split(",")]
-    return orders
-
 
 FORMATS = {"k": "{:.0f}", "l_distinct": "{:.0f}", "c_l_recursive": "{:.0f}"}
 
@@ -313,6 +269,9 @@ def demo_command(
     console.print(f"veil demo: Adult, {DEMO_MODELS}\n")
     render_release(release, console)
     console.print(f"wrote {out / 'release.csv'} and {out / 'manifest.json'}")
+
+
+app.add_typer(attack_app, name="attack", help="Attack a release as an adversary who knows the algorithm.")
 
 
 def main() -> None:

@@ -27,3 +27,8 @@ class ParameterError(VeilError):
 class ConfigError(VeilError):
     """A configuration file is malformed or asks for something invalid; the message names the
     file, the line and the key to fix."""
+
+
+class InfeasibleError(VeilError):
+    """No release satisfies the privacy models within the given limits; the message names the
+    setting to relax."""

@@ -37,7 +37,7 @@ import numpy as np
 from veil.anonymize.lattice import Lattice
 from veil.classes import EquivalenceClasses
 from veil.data.dataset import Dataset
-from veil.errors import ParameterError, VeilError
+from veil.errors import InfeasibleError, ParameterError
 from veil.models.base import PrivacyModel
 
 # Lattices larger than this are searched heuristically: tagging walks every node's level vector.
@@ -65,10 +65,6 @@ class _Best:
     def offer(self, node: int, loss: float, suppressed: int) -> None:
         if loss < self.loss:
             self.node, self.loss, self.suppressed = node, loss, suppressed
-
-
-class InfeasibleError(VeilError):
-    """No generalization satisfies the privacy models within the suppression limit."""
 
 
 @dataclass(frozen=True)

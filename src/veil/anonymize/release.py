@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import datetime as _dt
+import functools
 import io
 import json
 import os
@@ -152,9 +153,9 @@ class Release:
 
         return {k: _json_number(v) for k, v in evaluate_all(self.classes, self.failing).items()}
 
-    @property
+    @functools.cached_property
     def manifest(self) -> dict:
-        """A JSON-ready description of how the release was made."""
+        """A JSON-ready description of how the release was made (computed once)."""
         ds = self.dataset
         manifest = {
             "veil": _version(),

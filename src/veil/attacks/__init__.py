@@ -1,0 +1,18 @@
+"""veil as the adversary: attacks on releases and the disclosure they measure.
+
+Single-release attacks (:mod:`veil.attacks.single`): homogeneity, background knowledge,
+skewness and similarity. Disclosure measures (:mod:`veil.attacks.disclosure`): Brickell and
+Shmatikov's A_diff, A_quot, A_know, A_acc and δ. Every attack reads the equivalence classes of a
+release, whoever made it: a veil release, or a released table with its column roles.
+"""
+
+from veil.attacks.disclosure import DisclosureResult, disclosure
+from veil.attacks.single import (AttackResult, BackgroundKnowledgeResult, ColumnAttacks, HomogeneityResult,
+                                 SimilarityResult, SingleReleaseReport, SkewnessResult, attack_release,
+                                 background_knowledge, homogeneity, release_classes, similarity, skewness)
+
+__all__ = [
+    "AttackResult", "BackgroundKnowledgeResult", "ColumnAttacks", "DisclosureResult", "HomogeneityResult",
+    "SimilarityResult", "SingleReleaseReport", "SkewnessResult", "attack_release", "background_knowledge",
+    "disclosure", "homogeneity", "release_classes", "similarity", "skewness",
+]
