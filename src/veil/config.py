@@ -416,9 +416,18 @@ ALGORITHMS: dict[str, _AlgorithmSchema] = {
     }, needs_hierarchies=True, what="full-domain generalization"),
     "mondrian": _AlgorithmSchema("Mondrian", {
         "mode": _optional(_choice("strict", "relaxed"), "strict"),
+        # No defaults here: Mondrian's own (hierarchy, false) apply when these are left out.
+        "categorical": _optional(_choice("hierarchy", "order")),
+        "allow_single_class": _optional(_boolean),
     }, needs_hierarchies=False, what="Mondrian"),
     "mdav": _AlgorithmSchema("MDAV", {
         "k": _optional(_int_at_least(1)),
+        # decimals: one whole number for every numeric quasi-identifier, or {column: number}.
+        "decimals": _optional(lambda p, node, where: (
+            {key: p.integer(value, f"{where}.{key}", 0) for key, (_, value) in p.mapping(node, where).items()}
+            if isinstance(node, yaml.MappingNode) else None if p.is_null(node) else p.integer(node, where, 0))),
+        "nominal": _optional(lambda p, node, where: [p.column(item, where) for item in p.items(node, where)]),
+        "missing": _optional(_choice("impute", "refuse")),  # default (MDAV's): impute
     }, needs_hierarchies=False, what="MDAV microaggregation"),
 }
 
@@ -1004,7 +1013,8 @@ class _Parser:
                 options.pop("name")
         schema = ALGORITHMS[name]
         if name == "mdav" and options.get("k") is None:
-            if not any(m.name == "k_anonymity" for m in models):
+            if not any(m.name == "k_anonymity" or (m.name == "alpha_k_anonymity" and m.options.get("k"))
+                       for m in models):
                 raise self.error(line_node or 1, "algorithm mdav needs k: give algorithm.k or a k_anonymity model.")
         if schema.needs_hierarchies:
             missing = [q for q in quasi if q not in self.hierarchies]

@@ -93,12 +93,13 @@ class Release:
                 continue
             if name in ds.quasi_identifiers:
                 j = ds.quasi_identifiers.index(name)
-                labels = np.asarray(classes.cells(j).labels, dtype=object)
-                codes = classes.keys[row_class, j]
-                values = labels[codes]
+                labels = pa.array(np.asarray(classes.cells(j).labels, dtype=object), type=pa.string())
+                codes = classes.keys[:, j][row_class]
                 if self.suppressed_style == "star":
-                    values = np.where(suppressed_row, STAR, values)
-                columns[name] = pa.array(values, type=pa.string())
+                    # One more label, "*", for the rows of suppressed classes.
+                    labels = pa.concat_arrays([labels, pa.array([STAR])])
+                    codes = np.where(suppressed_row, len(labels) - 1, codes)
+                columns[name] = labels.take(pa.array(codes))
             else:
                 columns[name] = source.column(name)
         table = pa.table(columns)

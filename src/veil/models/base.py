@@ -119,13 +119,18 @@ class PrivacyModel:
         """
         if not self.needs_sensitive:
             return self._result(classes, None)
-        targets = self._targets(classes)
+        targets = self.targets(classes)
         results = {name: self._result(classes, classes.sensitive[name]) for name in targets}
         if len(results) == 1:
             return next(iter(results.values()))
         return self._combine(results)
 
-    def _targets(self, classes: EquivalenceClasses) -> list[str]:
+    def targets(self, classes: EquivalenceClasses) -> list[str]:
+        """The sensitive columns this model reads on these classes.
+
+        Raises:
+            ParameterError: the model needs a sensitive column and there is none it applies to.
+        """
         if self.sensitive is not None:
             if self.sensitive not in classes.sensitive:
                 raise ParameterError(f"{self.name} was asked for column '{self.sensitive}', which is "
