@@ -1,0 +1,1 @@
+"""Reproductions of the published experiments, runnable from ``veil experiment``."""
