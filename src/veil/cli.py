@@ -17,7 +17,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table as RichTable
 
-from veil.attacks.cli import attack_app
+from veil.attacks import attack_release
+from veil.attacks.cli import attack_app, render_single
 from veil.clitools import EXIT_FAILED_CHECK, fails_cleanly, parse_orders, parse_pairs, split_names
 from veil.check import SUMMARY_KEYS, CheckReport, check
 from veil.config import load_config, write_starter_config
@@ -241,12 +242,13 @@ def demo_command(
     out: Path = typer.Option(Path("veil-demo"), "--out", help="Folder for release.csv and manifest.json."),
     as_json: bool = typer.Option(False, "--json", help="Print the manifest instead of tables."),
 ) -> None:
-    """Anonymize the bundled Adult census extract (30,162 records) and check the release.
+    """Anonymize the bundled Adult census extract (30,162 records), then attack the release.
 
     Quasi-identifiers: sex, age, race, marital-status, education, native-country, workclass;
     sensitive: occupation. Optimal full-domain generalization for 5-anonymity and entropy
-    3-diversity with at most 2 % of the records suppressed; writes OUT/release.csv (the input's
-    delimiter and column order) and OUT/manifest.json.
+    3-diversity with at most 2 % of the records suppressed, then the homogeneity, background-
+    knowledge, skewness and similarity attacks and the disclosure measures on the release;
+    writes OUT/release.csv (the input's delimiter and column order) and OUT/manifest.json.
     """
     from veil.anonymize import FullDomain
     from veil.models import EntropyLDiversity, KAnonymity
@@ -260,7 +262,8 @@ def demo_command(
         anonymizer.fit(ds, progress=progress)
     release = anonymizer.transform(ds)
     out.mkdir(parents=True, exist_ok=True)
-    manifest_text = release.manifest_text()
+    attacks = attack_release(release)
+    manifest_text = release.manifest_text({"attacks": attacks.to_dict()})
     atomic_write_many({out / "release.csv": release.csv_text(), out / "manifest.json": manifest_text})
     if as_json:
         sys.stdout.write(manifest_text)
@@ -268,6 +271,8 @@ def demo_command(
     console = Console(highlight=False)
     console.print(f"veil demo: Adult, {DEMO_MODELS}\n")
     render_release(release, console)
+    console.print("\n[bold]The adversary's view[/]: attacks on the release itself")
+    render_single(attacks, console)
     console.print(f"wrote {out / 'release.csv'} and {out / 'manifest.json'}")
 
 
