@@ -34,6 +34,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from veil.anonymize.base import Anonymizer
 from veil.anonymize.lattice import Lattice
 from veil.classes import EquivalenceClasses
 from veil.data.dataset import Dataset
@@ -101,7 +102,7 @@ def failing_classes(classes: EquivalenceClasses, models: Sequence[PrivacyModel])
     return ~passed
 
 
-class FullDomain:
+class FullDomain(Anonymizer):
     """Full-domain generalization with suppression, optimal for a utility metric.
 
     Args:
@@ -198,11 +199,6 @@ class FullDomain:
         return Release(dataset, classes, failing, algorithm="fulldomain", models=self.models,
                        suppression_limit=self.suppression_limit, metric=self._metric(), search=self.result_,
                        suppressed=suppressed, shuffle=shuffle, rng=rng)
-
-    def fit_transform(self, dataset: Dataset, **options):
-        """:meth:`fit`, then :meth:`transform` (options as for :meth:`transform`)."""
-        progress = options.pop("progress", None)
-        return self.fit(dataset, progress=progress).transform(dataset, **options)
 
 
 class _Search:

@@ -76,6 +76,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from veil.anonymize.base import Anonymizer
 from veil.anonymize.fulldomain import InfeasibleError
 from veil.cells import Cells
 from veil.classes import EquivalenceClasses, group_rows
@@ -511,7 +512,7 @@ def _sum_rows(values: np.ndarray, new_id: np.ndarray, n_new: int) -> np.ndarray:
 # The anonymizer
 
 
-class MDAV:
+class MDAV(Anonymizer):
     """MDAV microaggregation: groups of at least k records, published as centroids and modes.
 
     See the module docstring for the algorithm, the distance, the published values and the
@@ -814,11 +815,6 @@ class MDAV:
             return int(chosen)
         finite = c.column.numeric[np.isfinite(c.column.numeric)]
         return 0 if np.all(finite == np.floor(finite)) else DEFAULT_DECIMALS
-
-    def fit_transform(self, dataset: Dataset, **options):
-        """:meth:`fit`, then :meth:`transform` (options as for :meth:`transform`, and ``progress``)."""
-        progress = options.pop("progress", None)
-        return self.fit(dataset, progress=progress).transform(dataset, **options)
 
 
 def _light_classes(dataset: Dataset, sizes: np.ndarray, sensitive: dict[str, np.ndarray]) -> EquivalenceClasses:

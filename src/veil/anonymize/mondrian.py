@@ -69,6 +69,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
+from veil.anonymize.base import Anonymizer
 from veil.anonymize.fulldomain import InfeasibleError
 from veil.cells import Cells
 from veil.classes import EquivalenceClasses, SensitiveCounts, group_rows
@@ -216,7 +217,7 @@ def _min_part_size(models: Sequence[PrivacyModel]) -> int:
     return need
 
 
-class Mondrian:
+class Mondrian(Anonymizer):
     """Mondrian multidimensional partitioning (see the module notes).
 
     Args:
@@ -417,11 +418,6 @@ class Mondrian:
         return Release(dataset, classes, nothing, algorithm=self.algorithm, models=self.models,
                        suppression_limit=self.suppression_limit, metric=self._metric(), search=None,
                        suppressed=suppressed, shuffle=shuffle, rng=rng, recoding=self.recoding())
-
-    def fit_transform(self, dataset: Dataset, **options):
-        """:meth:`fit`, then :meth:`transform` (options as for :meth:`transform`)."""
-        progress = options.pop("progress", None)
-        return self.fit(dataset, progress=progress).transform(dataset, **options)
 
     def recoding(self) -> dict:
         """The manifest entry: the settings, and each released class's size and box.
