@@ -8,24 +8,23 @@ from __future__ import annotations
 
 import json
 import sys
-from contextlib import contextmanager
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table as RichTable
 
 from veil.attacks import attack_release
 from veil.attacks.cli import attack_app, render_single
-from veil.clitools import EXIT_FAILED_CHECK, fails_cleanly, parse_orders, parse_pairs, split_names
+from veil.clitools import EXIT_FAILED_CHECK, fails_cleanly, parse_orders, parse_pairs, progress_bar, split_names
 from veil.check import SUMMARY_KEYS, CheckReport, check
 from veil.config import load_config, write_starter_config
 from veil.data.bundled import ADULT_QUASI_IDENTIFIERS, ADULT_SENSITIVE, load_adult
 from veil.data.dataset import Dataset
 from veil.data.io import atomic_write_many, check_target
 from veil.errors import ParameterError
+from veil.experiments.cli import experiment_app
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
                   help="Privacy-preserving data publishing: check, anonymize, attack, release.")
@@ -156,22 +155,6 @@ def render_release(release, console: Console) -> None:
     console.print(metrics)
 
 
-@contextmanager
-def progress_bar(description: str):
-    """A progress callback drawing a bar on a terminal, or ``None`` when stderr is not one."""
-    if not sys.stderr.isatty():
-        yield None
-        return
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task(description, total=None)
-
-        def update(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
-        yield update
-
-
 def refuse_overwriting(inputs: list, outputs: list) -> None:
     """Refuse outputs that name an input or each other: nothing the user gave may be lost."""
     seen = []
@@ -215,7 +198,7 @@ def anonymize_command(
     else:
         console = Console(highlight=False)
         render_release(release, console)
-        console.print(f"wrote {out}" + (f" and {manifest}" if manifest else ""))
+        console.print(f"wrote {out}" + (f" and {manifest}" if manifest else ""), soft_wrap=True)
 
 
 @app.command("init")
@@ -277,6 +260,7 @@ def demo_command(
 
 
 app.add_typer(attack_app, name="attack", help="Attack a release as an adversary who knows the algorithm.")
+app.add_typer(experiment_app, name="experiment", help="Reproduce the published experiments.")
 
 
 def main() -> None:

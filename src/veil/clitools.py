@@ -5,11 +5,14 @@ and parsing the list and ``COLUMN=VALUE`` options.
 from __future__ import annotations
 
 import functools
+import sys
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, List, Optional
 
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from veil.errors import ParameterError, VeilError
 
@@ -56,3 +59,19 @@ def parse_orders(items: List[str]) -> dict[str, list[str]]:
         else:
             orders[name] = [v.strip() for v in value.split(",")]
     return orders
+
+
+@contextmanager
+def progress_bar(description: str):
+    """A progress callback drawing a bar on a terminal, or ``None`` when stderr is not one."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(description, total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update

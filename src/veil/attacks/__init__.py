@@ -2,17 +2,21 @@
 
 Single-release attacks (:mod:`veil.attacks.single`): homogeneity, background knowledge,
 skewness and similarity. Disclosure measures (:mod:`veil.attacks.disclosure`): Brickell and
-Shmatikov's A_diff, A_quot, A_know, A_acc and δ. Every attack reads the equivalence classes of a
-release, whoever made it: a veil release, or a released table with its column roles.
+Shmatikov's A_diff, A_quot, A_know, A_acc and δ. The privacy/utility trade-off
+(:mod:`veil.attacks.tradeoff`): classifier accuracy on the original, the release and trivial
+sanitization. Every attack reads the equivalence classes of a release, whoever made it: a veil
+release, or a released table with its column roles.
 """
 
 from veil.attacks.disclosure import DisclosureResult, disclosure
 from veil.attacks.single import (AttackResult, BackgroundKnowledgeResult, ColumnAttacks, HomogeneityResult,
                                  SimilarityResult, SingleReleaseReport, SkewnessResult, attack_release,
                                  background_knowledge, homogeneity, release_classes, similarity, skewness)
+from veil.attacks.tradeoff import TradeoffResult, TradeoffWorkload, tradeoff
 
 __all__ = [
     "AttackResult", "BackgroundKnowledgeResult", "ColumnAttacks", "DisclosureResult", "HomogeneityResult",
     "SimilarityResult", "SingleReleaseReport", "SkewnessResult", "attack_release", "background_knowledge",
-    "disclosure", "homogeneity", "release_classes", "similarity", "skewness",
+    "disclosure", "homogeneity", "release_classes", "similarity", "skewness", "TradeoffResult",
+    "TradeoffWorkload", "tradeoff",
 ]

@@ -213,7 +213,8 @@ def _umask() -> int:
 
 
 def atomic_write_many(files: dict) -> None:
-    """Write several files so that either all of them appear or none does.
+    """Write several files (text, or bytes for binary ones) so that either all of them appear or
+    none does.
 
     Every file is first written to a temporary file beside its target; only when all are
     complete are they renamed into place.
@@ -228,8 +229,12 @@ def atomic_write_many(files: dict) -> None:
             check_target(path)
             fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
             pending.append((tmp, path))
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-                fh.write(text)
+            if isinstance(text, bytes):
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(text)
+            else:
+                with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+                    fh.write(text)
             os.chmod(tmp, path.stat().st_mode & 0o7777 if path.exists() else 0o666 & ~_umask())
         for tmp, path in pending:
             os.replace(tmp, path)
