@@ -1,6 +1,7 @@
 """veil as the adversary: attacks on releases and the disclosure they measure.
 
-Single-release attacks (:mod:`veil.attacks.single`): homogeneity, background knowledge,
+The intersection (composition) attack of Ganta, Kasiviswanathan and Smith across independent
+releases (:mod:`veil.attacks.intersection`). Single-release attacks (:mod:`veil.attacks.single`): homogeneity, background knowledge,
 skewness and similarity. Disclosure measures (:mod:`veil.attacks.disclosure`): Brickell and
 Shmatikov's A_diff, A_quot, A_know, A_acc and δ. The privacy/utility trade-off
 (:mod:`veil.attacks.tradeoff`): classifier accuracy on the original, the release and trivial
@@ -12,11 +13,14 @@ from veil.attacks.disclosure import DisclosureResult, disclosure
 from veil.attacks.single import (AttackResult, BackgroundKnowledgeResult, ColumnAttacks, HomogeneityResult,
                                  SimilarityResult, SingleReleaseReport, SkewnessResult, attack_release,
                                  background_knowledge, homogeneity, release_classes, similarity, skewness)
+from veil.attacks.intersection import (IntersectionResult, PublishedRelease, ReleaseMismatchError, TargetsError,
+                                       UnreadableValueError, intersection_attack)
 from veil.attacks.tradeoff import TradeoffResult, TradeoffWorkload, tradeoff
 
 __all__ = [
     "AttackResult", "BackgroundKnowledgeResult", "ColumnAttacks", "DisclosureResult", "HomogeneityResult",
     "SimilarityResult", "SingleReleaseReport", "SkewnessResult", "attack_release", "background_knowledge",
     "disclosure", "homogeneity", "release_classes", "similarity", "skewness", "TradeoffResult",
-    "TradeoffWorkload", "tradeoff",
+    "TradeoffWorkload", "tradeoff", "IntersectionResult", "PublishedRelease", "ReleaseMismatchError",
+    "TargetsError", "UnreadableValueError", "intersection_attack",
 ]

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table as RichTable
 
+from veil.attacks.intersection_cli import intersection_command
 from veil.attacks.single import (DEFAULT_LEVEL, DEFAULT_SKEW, DEFAULT_THRESHOLD, ColumnAttacks,
                                  SingleReleaseReport, attack_release)
 from veil.clitools import fails_cleanly, parse_pairs, split_names
@@ -135,3 +136,6 @@ def _render_column(name: str, col: ColumnAttacks, n_rows: int, console: Console)
     console.print(f"disclosure (Brickell & Shmatikov): A_know {d.a_know:.4g}, A_acc {d.a_acc:.4g} "
                   f"(guessing accuracy {d.accuracy_base:.2%} → {d.accuracy_base + d.a_acc:.2%}), "
                   f"δ {d.delta:.4g}, largest A_diff {d.a_diff.max():.4g}, largest A_quot {d.a_quot.max():.4g}")
+
+
+attack_app.command("intersection")(intersection_command)
