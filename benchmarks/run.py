@@ -2,10 +2,10 @@
 
 Run from the repository root::
 
-    python benchmarks/run.py [--only checker|fulldomain] [--rows N] [--repeat R] [--skip-pycanon]
-                             [--skip-anjana] [--skip-exhaustive] [--out DIR]
+    python benchmarks/run.py [--only checker|fulldomain|local] [--rows N] [--repeat R] [--skip-pycanon]
+                             [--skip-anjana] [--skip-exhaustive] [--skip-anonypy] [--out DIR]
 
-Without ``--only`` both benchmarks run, the checker first.
+Without ``--only`` every benchmark runs, in the order below.
 
 **checker** (this file): every privacy model is measured on the bundled Adult table
 (7 quasi-identifiers, sensitive occupation) and on Adult resampled with replacement to ``--rows``
@@ -15,6 +15,10 @@ prints the ratios. The results go to ``checker.json`` and ``checker.md`` in the 
 
 **fulldomain** (``fulldomain.py``): optimal full-domain generalization beside ANJANA; see that
 module. The results go to ``fulldomain.json`` and ``fulldomain.md``.
+
+**local** (``local_recoding.py``): Mondrian and MDAV beside AnonyPy's Mondrian, and Mondrian's
+growth up to 3,000,000 records; see that module. ``--rows`` does not apply to it. The results go
+to ``local_recoding.json`` and ``local_recoding.md``.
 """
 
 from __future__ import annotations
@@ -45,12 +49,13 @@ from veil import (AlphaKAnonymity, BetaLikeness, Dataset, DeltaDisclosure, Disti
 from veil.data.bundled import ADULT_QUASI_IDENTIFIERS, adult_csv, adult_hierarchies
 
 import fulldomain
+import local_recoding
 from harness import (SEED, best_of, cpu_model, fmt_ratio, fmt_time, fmt_value, positive_int, progress,
                      read_adult_polars, resample, wrap, write_results)
 
 QUASI_IDENTIFIERS = list(ADULT_QUASI_IDENTIFIERS)
 SENSITIVE = "occupation"
-BENCHMARKS = ("checker", "fulldomain")
+BENCHMARKS = ("checker", "fulldomain", "local")
 # The issue's goals: every model together on Adult, and each model on the large table.
 ADULT_GOAL_S = 0.2
 FLOOR_GOAL_RATIO = 3.0
@@ -474,12 +479,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", choices=BENCHMARKS, help="run this benchmark only (default: all)")
     parser.add_argument("--rows", type=positive_int, default=1_000_000,
-                        help="records in the resampled table (default 1,000,000)")
+                        help="records in the resampled table of the checker and full-domain benchmarks "
+                             "(default 1,000,000)")
     parser.add_argument("--repeat", type=positive_int, default=5,
                         help="runs per veil and floor figure; the best is kept (default 5)")
     parser.add_argument("--skip-pycanon", action="store_true",
                         help="checker benchmark: do not time pyCANON (the slow peer)")
     fulldomain.add_arguments(parser)
+    local_recoding.add_arguments(parser)
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results",
                         help="folder for <benchmark>.json and <benchmark>.md (default benchmarks/results)")
     args = parser.parse_args(argv)
@@ -495,6 +502,12 @@ def main(argv: list[str] | None = None) -> int:
         print(fulldomain.terminal_report(results))
         write_results(args.out, "fulldomain", fulldomain.for_json(results),
                       fulldomain.markdown_report(results))
+    if args.only in (None, "local"):
+        if args.only is None:
+            print()
+        results = local_recoding.run(args.repeat, args.skip_anonypy)
+        print(local_recoding.terminal_report(results))
+        write_results(args.out, "local_recoding", results, local_recoding.markdown_report(results))
     return 0
 
 
