@@ -2,7 +2,7 @@
 
 Run from the repository root::
 
-    python benchmarks/run.py [--only checker|fulldomain|local] [--rows N] [--repeat R] [--skip-pycanon]
+    python benchmarks/run.py [--only checker|fulldomain|local|attacks] [--rows N] [--repeat R] [--skip-pycanon]
                              [--skip-anjana] [--skip-exhaustive] [--skip-anonypy] [--out DIR]
 
 Without ``--only`` every benchmark runs, in the order below.
@@ -19,6 +19,10 @@ module. The results go to ``fulldomain.json`` and ``fulldomain.md``.
 **local** (``local_recoding.py``): Mondrian and MDAV beside AnonyPy's Mondrian, and Mondrian's
 growth up to 3,000,000 records; see that module. ``--rows`` does not apply to it. The results go
 to ``local_recoding.json`` and ``local_recoding.md``.
+
+**attacks** (``attacks.py``): the intersection attack on pairs of Adult releases over 5,000
+targets, and the composition experiment at its default settings. The results go to
+``attacks.json`` and ``attacks.md``.
 """
 
 from __future__ import annotations
@@ -49,13 +53,14 @@ from veil import (AlphaKAnonymity, BetaLikeness, Dataset, DeltaDisclosure, Disti
 from veil.data.bundled import ADULT_QUASI_IDENTIFIERS, adult_csv, adult_hierarchies
 
 import fulldomain
+import attacks
 import local_recoding
 from harness import (SEED, best_of, cpu_model, fmt_ratio, fmt_time, fmt_value, positive_int, progress,
                      read_adult_polars, resample, wrap, write_results)
 
 QUASI_IDENTIFIERS = list(ADULT_QUASI_IDENTIFIERS)
 SENSITIVE = "occupation"
-BENCHMARKS = ("checker", "fulldomain", "local")
+BENCHMARKS = ("checker", "fulldomain", "local", "attacks")
 # The issue's goals: every model together on Adult, and each model on the large table.
 ADULT_GOAL_S = 0.2
 FLOOR_GOAL_RATIO = 3.0
@@ -508,6 +513,12 @@ def main(argv: list[str] | None = None) -> int:
         results = local_recoding.run(args.repeat, args.skip_anonypy)
         print(local_recoding.terminal_report(results))
         write_results(args.out, "local_recoding", results, local_recoding.markdown_report(results))
+    if args.only in (None, "attacks"):
+        if args.only is None:
+            print()
+        results = attacks.run(args.repeat)
+        print(attacks.terminal_report(results))
+        write_results(args.out, "attacks", results, attacks.markdown_report(results))
     return 0
 
 
