@@ -778,17 +778,21 @@ class MDAV(Anonymizer):
         classes = EquivalenceClasses.from_partition(dataset, group, keys, cells)
         sizes = classes.sizes
         released = np.flatnonzero(~self.suppressed_)
-        groups = [{"size": int(sizes[g]), **{name: published[name][g] for name in published}} for g in released]
-        recoding = {
-            "method": "mdav",
-            "k": self.k,
-            "distance": "squared Euclidean: z-scores of numeric and ordinal quasi-identifiers, plus 1 per "
-                        "nominal quasi-identifier that differs",
-            "missing": self.missing,
-            "standardization": self.space_.describe(),
-            "merge_rounds": self.result_.merge_rounds,
-            "groups": groups,
-        }
+
+        def recoding() -> dict:
+            groups = [{"size": int(sizes[g]), **{name: published[name][g] for name in published}}
+                      for g in released]
+            return {
+                "method": "mdav",
+                "k": self.k,
+                "distance": "squared Euclidean: z-scores of numeric and ordinal quasi-identifiers, plus 1 per "
+                            "nominal quasi-identifier that differs",
+                "missing": self.missing,
+                "standardization": self.space_.describe(),
+                "merge_rounds": self.result_.merge_rounds,
+                "groups": groups,
+            }
+
         return Release(dataset, classes, self.suppressed_, algorithm="mdav", models=self.release_models,
                        suppression_limit=self.suppression_limit, metric=self._metric(), search=None,
                        suppressed=suppressed, shuffle=shuffle, rng=rng, recoding=recoding)

@@ -417,7 +417,7 @@ class Mondrian(Anonymizer):
         nothing = np.zeros(classes.n_classes, dtype=bool)
         return Release(dataset, classes, nothing, algorithm=self.algorithm, models=self.models,
                        suppression_limit=self.suppression_limit, metric=self._metric(), search=None,
-                       suppressed=suppressed, shuffle=shuffle, rng=rng, recoding=self.recoding())
+                       suppressed=suppressed, shuffle=shuffle, rng=rng, recoding=self.recoding)
 
     def recoding(self) -> dict:
         """The manifest entry: the settings, and each released class's size and box.

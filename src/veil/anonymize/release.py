@@ -49,7 +49,8 @@ class Release:
         rng: a ``numpy.random.Generator`` or an integer seed (recorded in the manifest) for
             shuffling.
         recoding: algorithm-specific entries for the manifest (e.g. each partition's box or each
-            group's centroid).
+            group's centroid), or a function that returns them: it is called only when the
+            manifest is read, since a large release has hundreds of thousands of boxes.
 
     Raises:
         ParameterError: an unknown ``suppressed`` style.
@@ -73,9 +74,14 @@ class Release:
         self.seed = int(rng) if isinstance(rng, (int, np.integer)) else None
         self._rng = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
         self.shuffled = shuffle
-        self.recoding = recoding
+        self._recoding = recoding
         self.released_classes = classes.subset(~self.failing)
         self.table = self._build_table()
+
+    @functools.cached_property
+    def recoding(self) -> dict | None:
+        """The algorithm-specific manifest entries (built on first use)."""
+        return self._recoding() if callable(self._recoding) else self._recoding
 
     @property
     def suppressed_records(self) -> int:
