@@ -1,0 +1,23 @@
+"""Differential privacy: mechanisms with secure noise, and a privacy-budget accountant.
+
+Real releases draw their noise through OpenDP's floating-point-safe samplers (the default,
+``noise=None``); a run with a seed or a ``numpy.random.Generator`` is an experiment and its
+:class:`NoisyRelease` says ``fit_for_release=False``.
+"""
+
+from veil.dp.mechanisms import (CountEstimate, ExponentialMechanism, Gaussian, Geometric, KaryRandomizedResponse,
+                                Laplace, PlanarLaplace, NoisyRelease, ReportNoisyMax, WarnerRandomizedResponse,
+                                analytic_gaussian_sigma, classical_gaussian_sigma, gaussian_delta,
+                                planar_radius_cdf, planar_radius_quantile)
+from veil.dp.accountant import (Accountant, Budget, BudgetExceededError, BudgetFileError, TemporalAccountant,
+                                WindowAccountant, advanced_composition)
+from veil.dp.noise import NoiseSource, as_noise_source
+
+__all__ = [
+    "Accountant", "Budget", "BudgetExceededError", "BudgetFileError", "TemporalAccountant", "WindowAccountant",
+    "advanced_composition",
+    "CountEstimate", "ExponentialMechanism", "Gaussian", "Geometric", "KaryRandomizedResponse", "Laplace",
+    "NoiseSource", "PlanarLaplace", "NoisyRelease", "ReportNoisyMax", "WarnerRandomizedResponse",
+    "analytic_gaussian_sigma", "as_noise_source", "classical_gaussian_sigma", "gaussian_delta",
+    "planar_radius_cdf", "planar_radius_quantile",
+]

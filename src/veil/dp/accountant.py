@@ -1,0 +1,1111 @@
+"""The privacy-budget accountant: every differentially private query charges it first.
+
+An accountant holds a budget (ε, δ) for one dataset and a record of every charge made against it.
+A charge is checked *before* it is recorded: a query that would overspend raises
+:class:`BudgetExceededError` and leaves the accountant exactly as it was, so a mechanism that
+charges first and draws noise second never draws noise for a refused query. (If the noise draw
+then fails, the budget stays spent, which errs on the side of privacy.)
+
+Three accountants, one per way of counting (the composition theorems of McSherry 2009, Dwork,
+Rothblum & Vadhan 2010, Farokhi 2020 and Kellaris et al. 2014):
+
+:class:`Accountant`
+    Sequential composition: the ε (and δ) of queries on the same data add up. Parallel
+    composition: queries in one *parallel group* touch disjoint partitions of the data, so the
+    group costs the largest per-partition total, not the sum
+    (``with acc.parallel("by age") as g: g.charge(0.5, partition="age<30")``). Post-processing
+    is free (:meth:`~Accountant.postprocess` records it at cost 0). With
+    ``composition="advanced"`` the accountant also computes the advanced composition bound of
+    Dwork, Rothblum and Vadhan for k-fold ε-DP, ε' = √(2k ln(1/δ')) ε + k ε (e^ε − 1) at the price
+    of an extra δ', and reports (and admits charges under) the better of the two bounds.
+:class:`TemporalAccountant`
+    Time-fading releases: a charge made ``i`` time steps ago counts with weight g(i), for a
+    non-increasing discount g with g(0) = 1, so the effective ε at time t is Σ g(t − t_i) ε_i.
+:class:`WindowAccountant`
+    w-event privacy for streams: the ε spent in any w consecutive time steps stays within ε.
+
+Arithmetic is exact where it can be: every ε and δ is kept as a :class:`fractions.Fraction`, and a
+float is read as the decimal it prints as (``0.1`` is 1/10), so ten charges of 0.1 exhaust a
+budget of 1.0 exactly, with no spurious overspend and no rounding in the user's favour. Only the
+advanced composition bound (a square root and an exponential) is computed in floating point.
+
+Every accountant serializes to JSON (:meth:`to_json`, :meth:`save`; :func:`from_json`,
+:func:`load`) with a schema version, the dataset id, the budget, the options and every charge, so a
+release ledger can keep it. A file that is not valid, was written for another dataset or records
+more spending than its budget allows is refused with one sentence (:class:`BudgetFileError`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
+from fractions import Fraction
+from pathlib import Path
+
+from veil.errors import ParameterError, VeilError
+
+__all__ = [
+    "Accountant", "Budget", "BudgetExceededError", "BudgetFileError", "Charge", "ExponentialDiscount",
+    "HyperbolicDiscount", "ParallelGroup", "Spent", "TemporalAccountant", "WindowAccountant",
+    "advanced_composition", "from_json", "load",
+]
+
+FORMAT = "veil-dp-budget"
+SCHEMA_VERSION = 1
+DISCOUNT_SAMPLE_POINTS = tuple(range(65)) + tuple(2 ** p for p in range(7, 21))
+
+
+class BudgetExceededError(VeilError):
+    """A query asks for more privacy budget than is left; nothing was charged.
+
+    Attributes:
+        label: the query's label.
+        requested: the (ε, δ) the query asked for.
+        remaining: the (ε, δ) that was left when it asked.
+    """
+
+    def __init__(self, message: str, *, label: str, requested: tuple, remaining: tuple):
+        super().__init__(message)
+        self.label = label
+        self.requested = requested
+        self.remaining = remaining
+
+
+class BudgetFileError(VeilError):
+    """A budget file cannot be used: missing, corrupt, or kept for another dataset."""
+
+
+# --------------------------------------------------------------------------- numbers
+
+def _exact(value, name: str) -> Fraction:
+    """``value`` as an exact Fraction; a float is read as the decimal it prints as."""
+    if isinstance(value, bool):
+        raise ParameterError(f"{name} must be a number, got {value!r}.")
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, numbers.Integral):
+        return Fraction(int(value))
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            raise ParameterError(f"{name} must be a finite number, got {value}.")
+        return Fraction(value)
+    if isinstance(value, numbers.Real):
+        value = float(value)
+        if not math.isfinite(value):
+            raise ParameterError(f"{name} must be a finite number, got {value}.")
+        return Fraction(repr(value))
+    if isinstance(value, str):
+        try:
+            return Fraction(value.strip())
+        except (ValueError, ZeroDivisionError):
+            raise ParameterError(f"{name} must be a number, got {value!r}.") from None
+    raise ParameterError(f"{name} must be a number, got {type(value).__name__} {value!r}.")
+
+
+def _epsilon(value, name: str = "epsilon") -> Fraction:
+    eps = _exact(value, name)
+    if eps <= 0:
+        raise ParameterError(f"{name} must be greater than 0, got {_show(eps)}; a cost of 0 is only for "
+                             "post-processing (use postprocess()).")
+    return eps
+
+
+def _delta(value, name: str = "delta") -> Fraction:
+    delta = _exact(value, name)
+    if not 0 <= delta < 1:
+        raise ParameterError(f"{name} must be in [0, 1), got {_show(delta)}.")
+    return delta
+
+
+def _show(x) -> str:
+    """A short human form of a number for messages and reports."""
+    if isinstance(x, Fraction) and x.denominator == 1:
+        return str(x.numerator)
+    return f"{float(x):.10g}"
+
+
+def _dump(x: Fraction) -> str:
+    """The exact text of a Fraction: a decimal when it has one, ``p/q`` otherwise."""
+    den, twos, fives = x.denominator, 0, 0
+    while den % 2 == 0:
+        den, twos = den // 2, twos + 1
+    while den % 5 == 0:
+        den, fives = den // 5, fives + 1
+    if den != 1:
+        return f"{x.numerator}/{x.denominator}"
+    places = max(twos, fives)
+    digits = str(abs(int(x * 10 ** places))).rjust(places + 1, "0")
+    text = f"{digits[:-places]}.{digits[-places:]}" if places else digits
+    return ("-" if x < 0 else "") + text
+
+
+def _label(label, what: str = "label") -> str:
+    if not isinstance(label, str) or not label.strip():
+        if what == "label":
+            raise ParameterError(f"every charge needs a label, a non-empty text naming the query; got {label!r}.")
+        raise ParameterError(f"the {what} must be a non-empty text, got {label!r}.")
+    return label
+
+
+WEIGHT_GRID = 10 ** 18
+
+
+def _round_up(w: Fraction) -> Fraction:
+    """``w`` rounded up to a multiple of 1e-18 (exact when it already is one): a discount weight is
+    never rounded in the user's favour, and sums of weights keep small denominators."""
+    if WEIGHT_GRID % w.denominator == 0:
+        return w
+    return Fraction(-(-w.numerator * WEIGHT_GRID // w.denominator), WEIGHT_GRID)
+
+
+def _step(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ParameterError(f"{name} must be a whole number of time steps, got {value!r}.")
+    return int(value)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def advanced_composition(k: int, epsilon, delta_prime) -> float:
+    """The advanced composition bound of Dwork, Rothblum and Vadhan (2010) for k-fold ε-DP.
+
+    k mechanisms, each ε-differentially private (adaptively chosen), together satisfy
+    (ε', δ')-differential privacy (plus the sum of their own δ's) with
+    ε' = √(2k ln(1/δ')) ε + k ε (e^ε − 1).
+
+    Raises:
+        ParameterError: k < 0, ε < 0, or δ' outside (0, 1).
+    """
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 0:
+        raise ParameterError(f"k must be a whole number >= 0, got {k!r}.")
+    eps = float(_exact(epsilon, "epsilon"))
+    dp = float(_exact(delta_prime, "delta_prime"))
+    if eps < 0:
+        raise ParameterError(f"epsilon must be >= 0, got {eps}.")
+    if not 0 < dp < 1:
+        raise ParameterError(f"delta_prime must be in (0, 1), got {dp}.")
+    if k == 0 or eps == 0:
+        return 0.0
+    return math.sqrt(2 * k * math.log(1 / dp)) * eps + k * eps * math.expm1(eps)
+
+
+# --------------------------------------------------------------------------- records
+
+@dataclass(frozen=True)
+class Budget:
+    """A privacy budget: ε > 0 and 0 <= δ < 1, kept exactly (floats read as the decimal they print as)."""
+
+    epsilon: Fraction
+    delta: Fraction = Fraction(0)
+
+    def __post_init__(self):
+        object.__setattr__(self, "epsilon", _epsilon(self.epsilon, "the budget's epsilon"))
+        object.__setattr__(self, "delta", _delta(self.delta, "the budget's delta"))
+
+    def __str__(self) -> str:
+        return f"ε = {_show(self.epsilon)}, δ = {_show(self.delta)}"
+
+
+@dataclass(frozen=True)
+class Charge:
+    """One recorded charge.
+
+    Attributes:
+        label: what asked (the query's name).
+        epsilon, delta: what it was charged (exact).
+        kind: ``"query"`` or ``"postprocess"`` (free).
+        group, partition: the parallel group and the partition of the data it touched, if any.
+        step: the time step (temporal and window accountants), else ``None``.
+        at: when it was charged (UTC, ISO 8601).
+    """
+
+    label: str
+    epsilon: Fraction
+    delta: Fraction = Fraction(0)
+    kind: str = "query"
+    group: str | None = None
+    partition: str | None = None
+    step: int | None = None
+    at: str = ""
+
+    def to_dict(self) -> dict:
+        return {"label": self.label, "kind": self.kind, "epsilon": _dump(self.epsilon),
+                "delta": _dump(self.delta), "group": self.group, "partition": self.partition,
+                "step": self.step, "at": self.at}
+
+
+@dataclass(frozen=True)
+class Spent:
+    """What has been spent: ``epsilon`` and ``delta`` under the bound named by ``method``.
+
+    ``eps, delta = accountant.spent()`` unpacks the pair. The numbers are exact Fractions for
+    sequential (and parallel, temporal, window) counting and floats for the advanced bound.
+    ``sequential`` is the sequential-composition pair, ``advanced`` the advanced bound (or ``None``
+    when it was not asked for).
+    """
+
+    epsilon: Fraction | float
+    delta: Fraction | float
+    method: str = "sequential"
+    sequential: tuple = ()
+    advanced: tuple | None = None
+
+    def __iter__(self):
+        return iter((self.epsilon, self.delta))
+
+
+# --------------------------------------------------------------------------- base
+
+class _BaseAccountant:
+    """What every accountant shares: the dataset id, the budget, the record, JSON and the report."""
+
+    composition = "sequential"
+
+    def __init__(self, budget: Budget, *, dataset_id: str):
+        if not isinstance(budget, Budget):
+            raise ParameterError(f"budget must be a Budget(epsilon, delta), got {type(budget).__name__}.")
+        if not isinstance(dataset_id, str) or not dataset_id.strip():
+            raise ParameterError(f"dataset_id must be a non-empty text naming the dataset, got {dataset_id!r}.")
+        self.budget = budget
+        self.dataset_id = dataset_id
+        self._charges: list[Charge] = []
+
+    @property
+    def charges(self) -> tuple[Charge, ...]:
+        """Every charge, in the order it was made."""
+        return tuple(self._charges)
+
+    def postprocess(self, label: str, *, step: int | None = None) -> Charge:
+        """Record a post-processing of earlier releases; it costs nothing (ε = δ = 0)."""
+        label = _label(label)
+        if step is not None:
+            step = _step(step, "step")
+        charge = Charge(label, Fraction(0), Fraction(0), kind="postprocess", step=step, at=_now())
+        self._charges.append(charge)
+        return charge
+
+    # subclasses define charge(), can_afford(), spent(), remaining(), _options() and _replay(charge)
+
+    def to_json(self) -> str:
+        """The accountant as JSON text (schema version, dataset id, budget, options, every charge)."""
+        doc = {
+            "format": FORMAT,
+            "version": SCHEMA_VERSION,
+            "dataset_id": self.dataset_id,
+            "composition": self.composition,
+            "budget": {"epsilon": _dump(self.budget.epsilon), "delta": _dump(self.budget.delta)},
+            "options": self._options(),
+            "charges": [c.to_dict() for c in self._charges],
+        }
+        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write :meth:`to_json` to ``path`` atomically (a temporary file, then a rename)."""
+        from veil.data.io import atomic_write_text
+        atomic_write_text(path, self.to_json())
+
+    def _options(self) -> dict:
+        return {}
+
+    def report(self) -> list[dict]:
+        """Rows of what was spent by what, in charge order.
+
+        Each row has ``label``, ``kind`` (``query``, ``postprocess`` or ``parallel``: one row per
+        parallel group, placed where the group first appears), ``epsilon``, ``delta``, ``group``,
+        ``partition``, ``step``, ``at`` and ``counted``: the ε the row adds to the total (a
+        parallel group counts once, at its cost; its members show ``None``).
+        """
+        rows, seen = [], set()
+        costs = self._group_costs()
+        for c in self._charges:
+            if c.group is not None and c.group not in seen:
+                seen.add(c.group)
+                eps, delta = costs[c.group]
+                rows.append({"label": c.group, "kind": "parallel", "epsilon": eps, "delta": delta,
+                             "group": None, "partition": None, "step": c.step, "at": c.at, "counted": eps})
+            rows.append({"label": c.label, "kind": c.kind, "epsilon": c.epsilon, "delta": c.delta,
+                         "group": c.group, "partition": c.partition, "step": c.step, "at": c.at,
+                         "counted": None if c.group is not None else c.epsilon})
+        return rows
+
+    def _group_costs(self) -> dict:
+        return {}
+
+    def format_report(self) -> str:
+        """:meth:`report` as a text table, with the budget, what is spent and what is left."""
+        lines = [f"privacy budget of dataset {self.dataset_id!r}: {self.budget} ({self._counting()})"]
+        rows = self.report()
+        if rows:
+            header = ("label", "kind", "ε", "δ", "counted", "partition", "step")
+            table = [header] + [(("  " if r["group"] else "") + r["label"], r["kind"], _show(r["epsilon"]),
+                                 _show(r["delta"]), "-" if r["counted"] is None else _show(r["counted"]),
+                                 r["partition"] or "", "" if r["step"] is None else str(r["step"]))
+                                for r in rows]
+            widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+            lines += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in table]
+        else:
+            lines.append("nothing charged yet")
+        spent = self.spent()
+        lines.append(f"spent ε = {_show(spent.epsilon)}, δ = {_show(spent.delta)} ({spent.method}); "
+                     f"left {self._left_text()}")
+        return "\n".join(lines)
+
+    def _counting(self) -> str:
+        return "sequential and parallel composition"
+
+    def _left_text(self) -> str:
+        eps, delta = self.remaining()
+        return f"ε = {_show(eps)}, δ = {_show(delta)}"
+
+    def __repr__(self) -> str:
+        spent = self.spent()
+        return (f"{type(self).__name__}(dataset_id={self.dataset_id!r}, budget=({self.budget}), "
+                f"spent=ε {_show(spent.epsilon)} δ {_show(spent.delta)}, charges={len(self._charges)})")
+
+
+# --------------------------------------------------------------------------- sequential, parallel, advanced
+
+@dataclass
+class _State:
+    """Running totals of an :class:`Accountant` (one composition unit per solo charge or group)."""
+
+    eps: Fraction = Fraction(0)        # sequential ε: solo charges + group costs
+    delta: Fraction = Fraction(0)      # sequential δ
+    units: int = 0                     # k, for the advanced bound
+    eps_max: Fraction = Fraction(0)    # the largest unit ε
+    groups: dict = field(default_factory=dict)   # group -> {partition: (ε, δ)}
+    costs: dict = field(default_factory=dict)    # group -> (ε, δ) = per-partition maxima
+
+
+class ParallelGroup:
+    """Charges on disjoint partitions of the data; the group costs the largest partition total.
+
+    Made by :meth:`Accountant.parallel`; usable only inside its ``with`` block. Charging the same
+    partition twice adds up on that partition (sequential composition within it).
+    """
+
+    def __init__(self, accountant: Accountant, name: str):
+        self._accountant = accountant
+        self.name = name
+        self._open = True
+
+    def charge(self, epsilon, delta=0.0, *, partition: str, label: str | None = None) -> Charge:
+        """Charge a query on one partition; ``label`` defaults to ``"<group> [<partition>]"``."""
+        if not self._open:
+            raise ParameterError(f"parallel group {self.name!r} is closed; charge inside its with block "
+                                 "or open a new group.")
+        if label is None:
+            label = f"{self.name} [{partition}]"
+        return self._accountant.charge(epsilon, delta, label=label, partition=partition, group=self.name)
+
+    def can_afford(self, epsilon, delta=0.0, *, partition: str) -> bool:
+        return self._accountant.can_afford(epsilon, delta, partition=partition, group=self.name)
+
+    def spent(self) -> tuple:
+        """The group's cost so far: (max partition ε, max partition δ)."""
+        return self._accountant._state.costs.get(self.name, (Fraction(0), Fraction(0)))
+
+
+class Accountant(_BaseAccountant):
+    """A privacy budget charged under sequential, parallel and (optionally) advanced composition.
+
+    Args:
+        budget: the total (ε, δ) for the dataset.
+        dataset_id: the dataset the budget belongs to; a saved budget is only loaded for it.
+        composition: ``"sequential"`` (sums, exact) or ``"advanced"`` (also the Dwork-Rothblum-Vadhan
+            bound; the better of the two is reported and admits charges).
+        advanced_delta_prime: the δ' the advanced bound spends, 0 < δ' <= the budget's δ; by
+            default half the budget's δ. Only with ``composition="advanced"``.
+
+    The advanced bound is checked before every charge, with k the number of solo charges and
+    parallel groups so far and ε the largest of their costs. Used that way, as a stopping rule for
+    adaptively chosen charges, the theorem is slightly optimistic: Rogers, Roth, Ullman and Vadhan
+    (2016) show a privacy *filter* needs somewhat larger constants; those are not implemented.
+
+    Raises:
+        ParameterError: a bad budget, composition or δ'; advanced composition with a budget δ of 0.
+    """
+
+    def __init__(self, budget: Budget, *, dataset_id: str, composition: str = "sequential",
+                 advanced_delta_prime=None):
+        super().__init__(budget, dataset_id=dataset_id)
+        if composition not in ("sequential", "advanced"):
+            raise ParameterError(f"composition must be 'sequential' or 'advanced', got {composition!r}.")
+        self.composition = composition
+        self.delta_prime: Fraction | None = None
+        if composition == "advanced":
+            if budget.delta == 0:
+                raise ParameterError("advanced composition spends a δ' > 0, so the budget needs a delta > 0; "
+                                     "give Budget(epsilon, delta) or use sequential composition.")
+            dp = budget.delta / 2 if advanced_delta_prime is None else _exact(advanced_delta_prime,
+                                                                              "advanced_delta_prime")
+            if not 0 < dp <= budget.delta:
+                raise ParameterError(f"advanced_delta_prime must be in (0, {_show(budget.delta)}] (the budget's "
+                                     f"delta), got {_show(dp)}.")
+            self.delta_prime = dp
+        elif advanced_delta_prime is not None:
+            raise ParameterError("advanced_delta_prime applies only to composition='advanced'.")
+        self._state = _State()
+        self._open_groups: set[str] = set()
+
+    # -- the arithmetic
+
+    def _prospect(self, eps: Fraction, delta: Fraction, group, partition) -> _State:
+        """The running totals after a charge, without changing anything."""
+        s = self._state
+        new = _State(s.eps, s.delta, s.units, s.eps_max, s.groups, s.costs)
+        if group is None:
+            new.eps, new.delta, new.units = s.eps + eps, s.delta + delta, s.units + 1
+            new.eps_max = max(s.eps_max, eps)
+            return new
+        parts = dict(s.groups.get(group, {}))
+        pe, pd = parts.get(partition, (Fraction(0), Fraction(0)))
+        parts[partition] = (pe + eps, pd + delta)
+        old_e, old_d = s.costs.get(group, (Fraction(0), Fraction(0)))
+        cost_e = max(old_e, pe + eps)
+        cost_d = max(old_d, pd + delta)
+        new.groups = {**s.groups, group: parts}
+        new.costs = {**s.costs, group: (cost_e, cost_d)}
+        new.eps = s.eps - old_e + cost_e
+        new.delta = s.delta - old_d + cost_d
+        new.units = s.units + (group not in s.groups)
+        new.eps_max = max(s.eps_max, cost_e)
+        return new
+
+    def _bounds(self, state: _State, delta_prime=None) -> Spent:
+        """Both bounds and the better one: the smaller ε, except that under this accountant's own
+        advanced composition a bound whose δ does not fit the budget loses to one that does."""
+        seq = (state.eps, state.delta)
+        dp = self.delta_prime if delta_prime is None else delta_prime
+        if dp is None:
+            return Spent(state.eps, state.delta, "sequential", seq, None)
+        adv = (advanced_composition(state.units, state.eps_max, dp), state.delta + dp)
+        better = adv[0] < seq[0]
+        if delta_prime is None and adv[1] > self.budget.delta >= seq[1]:
+            better = False
+        if better:
+            return Spent(adv[0], adv[1], "advanced", seq, adv)
+        return Spent(state.eps, state.delta, "sequential", seq, adv)
+
+    def _fits(self, state: _State) -> bool:
+        b = self.budget
+        if state.delta > b.delta:
+            return False
+        if state.eps <= b.epsilon:
+            return True
+        if self.delta_prime is None:
+            return False
+        adv = advanced_composition(state.units, state.eps_max, self.delta_prime)
+        return adv <= b.epsilon and state.delta + self.delta_prime <= b.delta
+
+    # -- the public API
+
+    def _validate(self, epsilon, delta, group, partition):
+        eps, dlt = _epsilon(epsilon), _delta(delta)
+        if (group is None) != (partition is None):
+            raise ParameterError("a partition needs its parallel group and a group needs the partition charged; "
+                                 "charge inside 'with accountant.parallel(name) as group'.")
+        if group is not None:
+            _label(group, "parallel group name")
+            _label(partition, "partition name")
+        return eps, dlt
+
+    def can_afford(self, epsilon, delta=0.0, *, partition: str | None = None, group: str | None = None) -> bool:
+        """Whether a charge of (ε, δ) would fit in what is left (nothing is recorded)."""
+        eps, dlt = self._validate(epsilon, delta, group, partition)
+        return self._fits(self._prospect(eps, dlt, group, partition))
+
+    def charge(self, epsilon, delta=0.0, *, label: str, partition: str | None = None,
+               group: str | None = None) -> Charge:
+        """Charge a query (ε, δ), checking the budget first; call it before drawing any noise.
+
+        ``group`` and ``partition`` go together: the query touches only that partition of the
+        data, disjoint from the group's other partitions (the caller vouches for disjointness),
+        so the group costs its largest partition total. Prefer :meth:`parallel`.
+
+        Raises:
+            ParameterError: ε <= 0, δ outside [0, 1), a missing label, a partition without a group.
+            BudgetExceededError: the charge would overspend; nothing was recorded.
+        """
+        label = _label(label)
+        eps, dlt = self._validate(epsilon, delta, group, partition)
+        new = self._prospect(eps, dlt, group, partition)
+        if not self._fits(new):
+            self._refuse(label, eps, dlt, group, partition, new)
+        self._state = new
+        charge = Charge(label, eps, dlt, group=group, partition=partition, at=_now())
+        self._charges.append(charge)
+        return charge
+
+    def _refuse(self, label, eps, dlt, group, partition, new):
+        left_e, _left_d = self.remaining(dlt)
+        where = f"query {label!r}"
+        if group is not None:
+            old = self._state.costs.get(group, (Fraction(0), Fraction(0)))[0]
+            where += (f" on partition {partition!r} of parallel group {group!r} (raising the group's cost "
+                      f"from ε = {_show(old)} to ε = {_show(new.costs[group][0])})")
+        if new.delta > self.budget.delta:
+            what = f"δ = {_show(dlt)} but only δ = {_show(self.budget.delta - self._state.delta)} is left"
+        elif left_e <= 0:
+            what = f"ε = {_show(eps)} but no ε is left"
+        else:
+            what = f"ε = {_show(eps)} but only ε = {_show(left_e)} is left"
+        raise BudgetExceededError(
+            f"{where} asks for {what} of the budget {self.budget} for dataset {self.dataset_id!r}; "
+            "ask for less or start a new budget.", label=label, requested=(eps, dlt),
+            remaining=(left_e, self.budget.delta - self._state.delta))
+
+    @contextmanager
+    def parallel(self, name: str) -> Iterator[ParallelGroup]:
+        """A parallel group: queries on disjoint partitions, costing the largest partition total.
+
+        ``with acc.parallel("histogram by age") as g: g.charge(0.5, partition="age<30")``. The name
+        must be new: partitions of two different splits of the data are not disjoint.
+        """
+        name = _label(name, "parallel group name")
+        if name in self._state.groups or name in self._open_groups:
+            raise ParameterError(f"parallel group {name!r} already exists; give the new group another name.")
+        group = ParallelGroup(self, name)
+        self._open_groups.add(name)
+        try:
+            yield group
+        finally:
+            group._open = False
+            self._open_groups.discard(name)
+
+    def spent(self, *, delta_prime=None) -> Spent:
+        """What has been spent, under the better of sequential and (when asked) advanced composition.
+
+        The advanced bound is computed with this accountant's δ' when it uses advanced composition,
+        or with ``delta_prime`` when given; it treats every solo charge and every parallel group as
+        one mechanism and bounds all of them by the largest ε (k-fold ε-DP), at δ = Σ δ_i + δ'.
+        """
+        dp = None if delta_prime is None else _exact(delta_prime, "delta_prime")
+        if dp is not None and not 0 < dp < 1:
+            raise ParameterError(f"delta_prime must be in (0, 1), got {_show(dp)}.")
+        return self._bounds(self._state, dp)
+
+    def remaining(self, delta=0.0) -> tuple:
+        """The largest ε one more (solo) charge with this δ could take, and the δ left.
+
+        Exact under sequential composition; with advanced composition, the larger of the
+        sequential remainder and the advanced one (found by bisection, a float). The δ left is the
+        budget's δ less what :meth:`spent` reports (which includes δ' once the advanced bound is
+        the one in use).
+        """
+        dlt = _delta(delta)
+        b, s = self.budget, self._state
+        left_d = b.delta - self.spent().delta
+        seq_left = max(Fraction(0), b.epsilon - s.eps) if s.delta + dlt <= b.delta else Fraction(0)
+        if self.delta_prime is None or s.delta + dlt + self.delta_prime > b.delta:
+            return seq_left, left_d
+        k, dp = s.units + 1, self.delta_prime
+        if advanced_composition(k, s.eps_max, dp) > b.epsilon:
+            return seq_left, left_d
+        lo, hi = float(s.eps_max), float(b.epsilon)
+        for _ in range(64):
+            if advanced_composition(k, hi, dp) > b.epsilon:
+                break
+            lo, hi = hi, hi * 2
+        else:
+            return max(seq_left, lo), left_d
+        for _ in range(100):
+            mid = (lo + hi) / 2
+            if advanced_composition(k, mid, dp) <= b.epsilon:
+                lo = mid
+            else:
+                hi = mid
+        return (max(seq_left, lo)), left_d
+
+    def _group_costs(self) -> dict:
+        return dict(self._state.costs)
+
+    def _counting(self) -> str:
+        if self.delta_prime is not None:
+            return f"sequential, parallel and advanced composition with δ' = {_show(self.delta_prime)}"
+        return "sequential and parallel composition"
+
+    def _options(self) -> dict:
+        return {"advanced_delta_prime": None if self.delta_prime is None else _dump(self.delta_prime)}
+
+    def _replay(self, c: Charge) -> None:
+        if c.kind == "postprocess":
+            self._charges.append(c)
+            return
+        self._validate(c.epsilon, c.delta, c.group, c.partition)
+        new = self._prospect(c.epsilon, c.delta, c.group, c.partition)
+        if not self._fits(new):
+            raise BudgetExceededError("overspent", label=c.label, requested=(c.epsilon, c.delta), remaining=())
+        self._state = new
+        self._charges.append(c)
+
+    @classmethod
+    def from_json(cls, text: str, *, dataset_id: str) -> Accountant:
+        return _typed(from_json(text, dataset_id=dataset_id), cls)
+
+    @classmethod
+    def load(cls, path, dataset_id: str) -> Accountant:
+        return _typed(load(path, dataset_id), cls)
+
+
+# --------------------------------------------------------------------------- temporal discounting
+
+@dataclass(frozen=True)
+class ExponentialDiscount:
+    """g(i) = base ** i, for 0 < base <= 1 (a release loses a share 1 − base of its weight per step)."""
+
+    base: Fraction
+
+    def __post_init__(self):
+        base = _exact(self.base, "base")
+        if not 0 < base <= 1:
+            raise ParameterError(f"the exponential discount's base must be in (0, 1], got {_show(base)}.")
+        object.__setattr__(self, "base", base)
+
+    def __call__(self, i: int) -> Fraction:
+        if self.base == 1 or i == 0:
+            return Fraction(1)
+        if i <= 64:
+            return _round_up(self.base ** i)
+        # beyond, the exact power is too long to be worth it: a float nudged up one ulp, which
+        # covers pow's rounding error, so the weight is never smaller than base ** i
+        return _round_up(_exact(math.nextafter(float(self.base) ** i, math.inf), "g(i)"))
+
+    def to_dict(self) -> dict:
+        return {"name": "exponential", "base": _dump(self.base)}
+
+    def __str__(self) -> str:
+        return f"exponential discount g(i) = {_show(self.base)}^i"
+
+
+@dataclass(frozen=True)
+class HyperbolicDiscount:
+    """g(i) = 1 / (1 + rate · i), for rate >= 0 (exact)."""
+
+    rate: Fraction
+
+    def __post_init__(self):
+        rate = _exact(self.rate, "rate")
+        if rate < 0:
+            raise ParameterError(f"the hyperbolic discount's rate must be >= 0, got {_show(rate)}.")
+        object.__setattr__(self, "rate", rate)
+
+    def __call__(self, i: int) -> Fraction:
+        return 1 / (1 + self.rate * i)
+
+    def to_dict(self) -> dict:
+        return {"name": "hyperbolic", "rate": _dump(self.rate)}
+
+    def __str__(self) -> str:
+        return f"hyperbolic discount g(i) = 1/(1 + {_show(self.rate)}·i)"
+
+
+_DISCOUNTS = {"exponential": (ExponentialDiscount, "base"), "hyperbolic": (HyperbolicDiscount, "rate")}
+
+
+class TemporalAccountant(_BaseAccountant):
+    """Sequential composition with temporal discounting (Farokhi 2020).
+
+    A charge made at time t_i counts at time t with weight g(t − t_i), so the effective ε at time t
+    is Σ g(t − t_i) ε_i; a charge is admitted when that sum, including it, stays within the budget.
+    Because g is non-increasing the effective ε never grows between charges, so checking at each
+    charge is enough. δ is not discounted (it adds up, as under sequential composition).
+
+    Args:
+        budget: the (ε, δ) budget.
+        dataset_id: the dataset it belongs to.
+        discount: g, a function of the age i = 0, 1, 2, … with g(0) = 1, 0 <= g(i) <= 1 and
+            g non-increasing (checked at sample points up to 2**20). The built-in
+            :class:`ExponentialDiscount` and :class:`HyperbolicDiscount` are saved with the
+            budget; any other function must be given again when the budget is loaded.
+
+    Raises:
+        ParameterError: a bad budget, or a g that breaks the rules at a sample point.
+    """
+
+    composition = "temporal"
+
+    def __init__(self, budget: Budget, *, dataset_id: str, discount: Callable[[int], float]):
+        super().__init__(budget, dataset_id=dataset_id)
+        if not callable(discount):
+            raise ParameterError(f"discount must be a function g(i) of the age i, got {discount!r}.")
+        self.discount = discount
+        self._weights: dict[int, Fraction] = {}
+        self._delta_spent = Fraction(0)
+        previous = None
+        for i in DISCOUNT_SAMPLE_POINTS:
+            g = self._weight(i)
+            if i == 0 and g != 1:
+                raise ParameterError(f"the discount g must give g(0) = 1 (a release counts in full when made), "
+                                     f"got g(0) = {_show(g)}.")
+            if previous is not None and g > previous[1]:
+                raise ParameterError(f"the discount g must be non-increasing, but g({i}) = {_show(g)} is larger "
+                                     f"than g({previous[0]}) = {_show(previous[1])}.")
+            previous = (i, g)
+
+    def _weight(self, age: int) -> Fraction:
+        w = self._weights.get(age)
+        if w is None:
+            try:
+                value = self.discount(age)
+            except Exception as exc:  # noqa: BLE001 - a user function: report, in one sentence, what it did
+                raise ParameterError(f"the discount g failed at g({age}): {exc}.") from None
+            w = _round_up(_exact(value, f"g({age})"))
+            if not 0 <= w <= 1:
+                raise ParameterError(f"the discount g must stay in [0, 1], got g({age}) = {_show(w)}.")
+            if len(self._weights) < 1 << 16:
+                self._weights[age] = w
+        return w
+
+    @property
+    def now(self) -> int | None:
+        """The time of the latest charge, or ``None`` before the first."""
+        steps = [c.step for c in self._charges if c.kind == "query"]
+        return steps[-1] if steps else None
+
+    def _effective(self, time: int) -> Fraction:
+        return sum((self._weight(time - c.step) * c.epsilon for c in self._charges if c.kind == "query"),
+                   Fraction(0))
+
+    def _check_time(self, time) -> int:
+        time = _step(time, "time")
+        now = self.now
+        if now is not None and time < now:
+            raise ParameterError(f"time {time} is before the latest charge at time {now}; time only runs forward.")
+        return time
+
+    def can_afford(self, epsilon, delta=0.0, *, time: int) -> bool:
+        eps, dlt, time = _epsilon(epsilon), _delta(delta), self._check_time(time)
+        return (self._effective(time) + eps <= self.budget.epsilon
+                and self._delta_spent + dlt <= self.budget.delta)
+
+    def charge(self, epsilon, delta=0.0, *, label: str, time: int) -> Charge:
+        """Charge a query at ``time`` (a whole time step, never before the latest charge).
+
+        Raises:
+            ParameterError: bad ε, δ, label or time.
+            BudgetExceededError: the discounted total would exceed the budget; nothing was recorded.
+        """
+        label = _label(label)
+        eps, dlt, time = _epsilon(epsilon), _delta(delta), self._check_time(time)
+        used = self._effective(time)
+        b = self.budget
+        if self._delta_spent + dlt > b.delta:
+            raise BudgetExceededError(
+                f"query {label!r} at time {time} asks for δ = {_show(dlt)} but only δ = "
+                f"{_show(b.delta - self._delta_spent)} is left of the budget {b} for dataset {self.dataset_id!r}; "
+                "ask for less or start a new budget.", label=label, requested=(eps, dlt),
+                remaining=(max(Fraction(0), b.epsilon - used), b.delta - self._delta_spent))
+        if used + eps > b.epsilon:
+            raise BudgetExceededError(
+                f"query {label!r} at time {time} asks for ε = {_show(eps)} but only ε = {_show(b.epsilon - used)} "
+                f"is left of the budget {b} for dataset {self.dataset_id!r} after discounting earlier releases; "
+                "ask for less or wait for older releases to fade.", label=label, requested=(eps, dlt),
+                remaining=(b.epsilon - used, b.delta - self._delta_spent))
+        charge = Charge(label, eps, dlt, step=time, at=_now())
+        self._charges.append(charge)
+        self._delta_spent += dlt
+        return charge
+
+    def spent(self, time: int | None = None) -> Spent:
+        """The discounted ε at ``time`` (default: the latest charge) and the δ spent."""
+        if time is None:
+            time = self.now if self.now is not None else 0
+        else:
+            time = self._check_time(time)
+        eps = self._effective(time)
+        return Spent(eps, self._delta_spent, "temporal", (eps, self._delta_spent), None)
+
+    def remaining(self, time: int | None = None) -> tuple:
+        eps, delta = self.spent(time)
+        return max(Fraction(0), self.budget.epsilon - eps), self.budget.delta - delta
+
+    def _counting(self) -> str:
+        d = self.discount
+        builtin = isinstance(d, (ExponentialDiscount, HyperbolicDiscount))
+        return f"temporal discounting, {d if builtin else 'a custom discount g'}"
+
+    def _options(self) -> dict:
+        d = self.discount
+        return {"discount": d.to_dict() if isinstance(d, (ExponentialDiscount, HyperbolicDiscount))
+                else {"name": "custom"}}
+
+    def _replay(self, c: Charge) -> None:
+        if c.kind == "postprocess":
+            self._charges.append(c)
+            return
+        if c.step is None:
+            raise ParameterError("a temporal charge has no time step.")
+        time = self._check_time(c.step)
+        if self._effective(time) + c.epsilon > self.budget.epsilon or self._delta_spent + c.delta > self.budget.delta:
+            raise BudgetExceededError("overspent", label=c.label, requested=(c.epsilon, c.delta), remaining=())
+        self._charges.append(c)
+        self._delta_spent += c.delta
+
+    @classmethod
+    def from_json(cls, text: str, *, dataset_id: str, discount=None) -> TemporalAccountant:
+        return _typed(from_json(text, dataset_id=dataset_id, discount=discount), cls)
+
+
+# --------------------------------------------------------------------------- w-event windows
+
+class WindowAccountant(_BaseAccountant):
+    """w-event privacy for a stream (Kellaris et al. 2014): the ε (and δ) spent in any w consecutive
+    time steps stays within the budget; charges older than the window are forgotten.
+
+    Steps are whole numbers that never go back, so checking the window that ends at each new
+    charge's step covers every window.
+
+    Args:
+        w: the window length in time steps, w >= 1.
+        epsilon: the budget per window; ``delta`` likewise (default 0).
+        dataset_id: the dataset (stream) it belongs to.
+    """
+
+    composition = "window"
+
+    def __init__(self, w: int, epsilon, *, dataset_id: str, delta=0.0):
+        if isinstance(w, bool) or not isinstance(w, numbers.Integral) or w < 1:
+            raise ParameterError(f"the window length w must be a whole number >= 1, got {w!r}.")
+        super().__init__(Budget(epsilon, delta), dataset_id=dataset_id)
+        self.w = int(w)
+
+    @property
+    def now(self) -> int | None:
+        steps = [c.step for c in self._charges if c.kind == "query"]
+        return steps[-1] if steps else None
+
+    def _check(self, step) -> int:
+        step = _step(step, "step")
+        now = self.now
+        if now is not None and step < now:
+            raise ParameterError(f"step {step} is before the latest charge at step {now}; a stream only moves forward.")
+        return step
+
+    def _window(self, step: int) -> tuple[Fraction, Fraction]:
+        eps, delta = Fraction(0), Fraction(0)
+        for c in reversed(self._charges):
+            if c.kind != "query":
+                continue
+            if c.step <= step - self.w:
+                break
+            if c.step <= step:
+                eps += c.epsilon
+                delta += c.delta
+        return eps, delta
+
+    def can_afford(self, step: int, epsilon, delta=0.0) -> bool:
+        step, eps, dlt = self._check(step), _epsilon(epsilon), _delta(delta)
+        used_e, used_d = self._window(step)
+        return used_e + eps <= self.budget.epsilon and used_d + dlt <= self.budget.delta
+
+    def charge(self, step: int, epsilon, delta=0.0, *, label: str | None = None) -> Charge:
+        """Charge a release at ``step``; ``label`` defaults to ``"step <step>"``.
+
+        Raises:
+            ParameterError: bad step (or one before the latest), ε or δ.
+            BudgetExceededError: the window ending at ``step`` would exceed the budget; nothing recorded.
+        """
+        label = _label(f"step {step}" if label is None else label)
+        step, eps, dlt = self._check(step), _epsilon(epsilon), _delta(delta)
+        used_e, used_d = self._window(step)
+        b = self.budget
+        if used_e + eps > b.epsilon or used_d + dlt > b.delta:
+            what = (f"δ = {_show(dlt)} but only δ = {_show(b.delta - used_d)}" if used_d + dlt > b.delta
+                    else f"ε = {_show(eps)} but only ε = {_show(b.epsilon - used_e)}")
+            raise BudgetExceededError(
+                f"query {label!r} at step {step} asks for {what} is left in the window of steps "
+                f"{step - self.w + 1}..{step} (w = {self.w}, {b} per window) "
+                f"for dataset {self.dataset_id!r}; ask for less or wait for the window to move on.",
+                label=label, requested=(eps, dlt), remaining=(b.epsilon - used_e, b.delta - used_d))
+        charge = Charge(label, eps, dlt, step=step, at=_now())
+        self._charges.append(charge)
+        return charge
+
+    def spent(self, step: int | None = None) -> Spent:
+        """The ε and δ spent in the window of w steps ending at ``step`` (default: the latest charge)."""
+        if step is None:
+            step = self.now if self.now is not None else 0
+        else:
+            step = _step(step, "step")
+        eps, delta = self._window(step)
+        return Spent(eps, delta, "window", (eps, delta), None)
+
+    def remaining(self, step: int | None = None) -> tuple:
+        eps, delta = self.spent(step)
+        return self.budget.epsilon - eps, self.budget.delta - delta
+
+    def _counting(self) -> str:
+        return f"w-event privacy, w = {self.w}"
+
+    def _options(self) -> dict:
+        return {"w": self.w}
+
+    def _replay(self, c: Charge) -> None:
+        if c.kind == "postprocess":
+            self._charges.append(c)
+            return
+        if c.step is None:
+            raise ParameterError("a window charge has no time step.")
+        step = self._check(c.step)
+        used_e, used_d = self._window(step)
+        if used_e + c.epsilon > self.budget.epsilon or used_d + c.delta > self.budget.delta:
+            raise BudgetExceededError("overspent", label=c.label, requested=(c.epsilon, c.delta), remaining=())
+        self._charges.append(c)
+
+    @classmethod
+    def from_json(cls, text: str, *, dataset_id: str) -> WindowAccountant:
+        return _typed(from_json(text, dataset_id=dataset_id), cls)
+
+
+# --------------------------------------------------------------------------- JSON
+
+def _typed(acc, cls):
+    if not isinstance(acc, cls):
+        raise BudgetFileError(f"the budget file keeps a {type(acc).__name__}, not a {cls.__name__}; "
+                              "load it with veil.dp.accountant.load.")
+    return acc
+
+
+def from_json(text: str, *, dataset_id: str, discount=None, source: str | None = None):
+    """An accountant from :meth:`to_json` text, refusing one kept for another dataset.
+
+    Args:
+        text: the JSON text.
+        dataset_id: the dataset the caller is about to query; must match the file's.
+        discount: the g of a temporal budget kept with a custom (unsaved) discount function.
+        source: a file name for messages.
+
+    Raises:
+        BudgetFileError: the text is not a veil budget, is corrupt, belongs to another dataset, or
+            records charges that exceed its own budget.
+    """
+    where = f"budget file {source!r}" if source else "the budget JSON"
+    try:
+        doc = json.loads(text)
+    except (json.JSONDecodeError, TypeError, ValueError) as exc:
+        raise BudgetFileError(f"{where} is not valid JSON ({exc}); restore it from a backup.") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise BudgetFileError(f"{where} is not a veil privacy budget (no \"format\": \"{FORMAT}\").")
+    version = doc.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise BudgetFileError(f"{where} has no valid schema version; it is corrupt.")
+    if version > SCHEMA_VERSION:
+        raise BudgetFileError(f"{where} has schema version {version}, newer than this veil reads "
+                              f"({SCHEMA_VERSION}); upgrade veil.")
+    file_id = doc.get("dataset_id")
+    if file_id != dataset_id:
+        raise BudgetFileError(f"{where} belongs to dataset {file_id!r}, not {dataset_id!r}; use the budget "
+                              "file of this dataset.")
+    try:
+        acc = _build(doc, dataset_id, discount)
+        charges = doc["charges"]
+        if not isinstance(charges, list):
+            raise TypeError("charges is not a list")
+        for entry in charges:
+            acc._replay(_charge_from(entry))
+    except BudgetExceededError:
+        raise BudgetFileError(f"{where} records charges that exceed its own budget; it was edited or is "
+                              "corrupt.") from None
+    except BudgetFileError:
+        raise
+    except KeyError as exc:
+        raise BudgetFileError(f"{where} is corrupt (it has no {exc.args[0]!r} entry); restore it from a "
+                              "backup.") from None
+    except (TypeError, ValueError, AttributeError, ParameterError) as exc:
+        reason = str(exc).split(";")[0].rstrip(".") if str(exc) else type(exc).__name__
+        raise BudgetFileError(f"{where} is corrupt ({reason}); restore it from a backup.") from None
+    return acc
+
+
+def _build(doc: dict, dataset_id: str, discount):
+    budget = doc["budget"]
+    options = doc.get("options") or {}
+    if not isinstance(budget, dict) or not isinstance(options, dict):
+        raise TypeError("budget or options is not an object")
+    kind = doc["composition"]
+    b = Budget(_text_number(budget["epsilon"]), _text_number(budget["delta"]))
+    if kind in ("sequential", "advanced"):
+        dp = options.get("advanced_delta_prime")
+        return Accountant(b, dataset_id=dataset_id, composition=kind,
+                          advanced_delta_prime=None if dp is None else _text_number(dp))
+    if kind == "temporal":
+        spec = options["discount"]
+        name = spec["name"]
+        if name in _DISCOUNTS:
+            cls, param = _DISCOUNTS[name]
+            kept = cls(_text_number(spec[param]))
+            if discount is not None and discount != kept:
+                raise BudgetFileError(f"the budget file keeps the discount {kept}, not the {discount} given; "
+                                      "leave discount out.")
+            discount = kept
+        elif name == "custom":
+            if discount is None:
+                raise BudgetFileError("the budget file was kept with a custom discount function; pass the same "
+                                      "function as discount= when loading it.")
+        else:
+            raise ValueError(f"unknown discount {name!r}")
+        return TemporalAccountant(b, dataset_id=dataset_id, discount=discount)
+    if kind == "window":
+        return WindowAccountant(options["w"], b.epsilon, delta=b.delta, dataset_id=dataset_id)
+    raise ValueError(f"unknown composition {kind!r}")
+
+
+def _text_number(value) -> Fraction:
+    if not isinstance(value, str):
+        raise TypeError(f"number {value!r} is not kept as text")
+    return _exact(value, "a number")
+
+
+def _charge_from(entry) -> Charge:
+    if not isinstance(entry, dict):
+        raise TypeError("a charge is not an object")
+    kind = entry["kind"]
+    if kind not in ("query", "postprocess"):
+        raise ValueError(f"unknown charge kind {kind!r}")
+    eps, delta = _text_number(entry["epsilon"]), _text_number(entry["delta"])
+    if kind == "postprocess" and (eps != 0 or delta != 0):
+        raise ValueError("a post-processing record has a cost")
+    if kind == "query":
+        _epsilon(eps)
+        _delta(delta)
+    step = entry.get("step")
+    if step is not None:
+        step = _step(step, "step")
+    for key in ("group", "partition"):
+        if entry.get(key) is not None and not isinstance(entry[key], str):
+            raise TypeError(f"{key} is not text")
+    at = entry.get("at", "")
+    if not isinstance(at, str):
+        raise TypeError("at is not text")
+    return Charge(_label(entry["label"]), eps, delta, kind=kind, group=entry.get("group"),
+                  partition=entry.get("partition"), step=step, at=at)
+
+
+def load(path: str | os.PathLike, dataset_id: str, *, discount=None):
+    """Read a budget file written by :meth:`save` (see :func:`from_json`).
+
+    Raises:
+        BudgetFileError: the file is missing, unreadable, corrupt, or kept for another dataset.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BudgetFileError(f"budget file {str(path)!r} does not exist; check the path.") from None
+    except IsADirectoryError:
+        raise BudgetFileError(f"{str(path)!r} is a folder, not a budget file.") from None
+    except UnicodeDecodeError:
+        raise BudgetFileError(f"budget file {str(path)!r} is not UTF-8 JSON; it is corrupt.") from None
+    except OSError as exc:
+        raise BudgetFileError(f"budget file {str(path)!r} cannot be read ({exc.strerror}).") from None
+    return from_json(text, dataset_id=dataset_id, discount=discount, source=str(path))

@@ -1,0 +1,654 @@
+"""Differential privacy mechanisms that state their guarantee and their error before they draw.
+
+Each mechanism is a small object built from explicit parameters (``epsilon``, ``delta``,
+``sensitivity``, ...). Before anything is drawn it answers what a release will cost:
+
+* ``guarantee`` — a dict with the privacy model, its parameters and a one-sentence statement;
+* ``variance`` / ``error_bound(alpha)`` / ``confidence_interval(alpha, center)`` — the accuracy.
+
+``release(values, noise=None)`` then draws, vectorized over arrays, and returns a :class:`NoisyRelease`
+that carries ``fit_for_release``: ``noise=None`` (the default) uses the secure OpenDP-backed
+source (see :mod:`veil.dp.noise`); passing a ``numpy.random.Generator`` or an integer seed runs a
+reproducible experiment that is labelled *not fit for release*.
+
+Sensitivities are those of the whole query: an array released by :class:`Laplace` is one vector
+query whose L1 sensitivity is ``sensitivity`` (L2 for :class:`Gaussian`); every coordinate gets
+noise of the same scale.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy import integrate, optimize, special, stats
+
+from veil.dp.noise import NoiseSource, as_noise_source
+from veil.errors import ParameterError
+
+__all__ = [
+    "CountEstimate", "ExponentialMechanism", "Gaussian", "Geometric", "KaryRandomizedResponse", "Laplace",
+    "PlanarLaplace", "NoisyRelease", "ReportNoisyMax", "WarnerRandomizedResponse", "analytic_gaussian_sigma",
+    "classical_gaussian_sigma", "gaussian_delta", "planar_radius_cdf", "planar_radius_quantile",
+]
+
+NoiseArg = NoiseSource | np.random.Generator | int | None
+
+
+# ---------------------------------------------------------------------------------------------
+# results
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class NoisyRelease:
+    """The output of one mechanism run.
+
+    ``fit_for_release`` is True only when the noise came from the secure source; a seeded run is
+    an experiment and must not be published.
+    """
+
+    value: Any
+    mechanism: str
+    guarantee: dict
+    fit_for_release: bool
+    noise_source: str
+
+    @property
+    def label(self) -> str:
+        return ("fit for release" if self.fit_for_release
+                else "seeded experiment: NOT fit for release")
+
+
+@dataclass(frozen=True)
+class CountEstimate:
+    """An unbiased estimate of true count(s) from randomized responses, with its uncertainty."""
+
+    estimate: Any
+    variance: Any
+    n: int
+    alpha: float = 0.05
+    #: copied from the NoisyRelease the responses came in; None when raw responses were given (unknown).
+    fit_for_release: bool | None = None
+    low: Any = field(init=False)
+    high: Any = field(init=False)
+
+    def __post_init__(self) -> None:
+        half = stats.norm.ppf(1 - self.alpha / 2) * np.sqrt(self.variance)
+        object.__setattr__(self, "low", self.estimate - half)
+        object.__setattr__(self, "high", self.estimate + half)
+
+    @property
+    def stderr(self) -> Any:
+        return np.sqrt(self.variance)
+
+
+# ---------------------------------------------------------------------------------------------
+# parameter checks (one sentence each)
+# ---------------------------------------------------------------------------------------------
+def _check_epsilon(epsilon: Any) -> float:
+    try:
+        eps = float(epsilon)
+    except (TypeError, ValueError):
+        raise ParameterError(f"epsilon must be a positive number, got {epsilon!r}.") from None
+    if not (math.isfinite(eps) and eps > 0):
+        raise ParameterError(f"epsilon must be a positive finite number, got {epsilon!r}.")
+    return eps
+
+
+def _check_delta(delta: Any, *, positive: bool = False) -> float:
+    try:
+        d = float(delta)
+    except (TypeError, ValueError):
+        raise ParameterError(f"delta must be a number in [0, 1), got {delta!r}.") from None
+    if not (0.0 <= d < 1.0):
+        raise ParameterError(f"delta must lie in [0, 1), got {delta!r}.")
+    if positive and d == 0.0:
+        raise ParameterError("delta must be greater than 0 for the Gaussian mechanism; use Laplace for pure "
+                             "epsilon-DP.")
+    return d
+
+
+def _check_sensitivity(sensitivity: Any) -> float:
+    try:
+        s = float(sensitivity)
+    except (TypeError, ValueError):
+        raise ParameterError(f"sensitivity must be a positive number, got {sensitivity!r}.") from None
+    if not (math.isfinite(s) and s > 0):
+        raise ParameterError(f"sensitivity must be a positive finite number, got {sensitivity!r}.")
+    return s
+
+
+def _check_alpha(alpha: Any) -> float:
+    a = float(alpha)
+    if not (0.0 < a < 1.0):
+        raise ParameterError(f"alpha (the miss probability of a confidence interval) must lie in (0, 1), "
+                             f"got {alpha!r}.")
+    return a
+
+
+def _scalar_or_array(arr: np.ndarray) -> Any:
+    return arr.item() if arr.ndim == 0 else arr
+
+
+def _pure_guarantee(epsilon: float, statement: str, **extra: Any) -> dict:
+    return {"model": "epsilon-DP", "epsilon": epsilon, "delta": 0.0, "statement": statement, **extra}
+
+
+# ---------------------------------------------------------------------------------------------
+# additive noise
+# ---------------------------------------------------------------------------------------------
+class _Additive:
+    name = "additive"
+
+    def variance(self) -> float:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def error_bound(self, alpha: float = 0.05) -> float:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    @property
+    def std(self) -> float:
+        return math.sqrt(self.variance)
+
+    def confidence_interval(self, alpha: float = 0.05, center: Any = 0.0) -> tuple[Any, Any]:
+        """Interval that holds the true value with probability 1 − alpha, per coordinate.
+
+        With ``center`` = a released value this is a confidence interval for the true value; with
+        the default 0 it is the range the noise stays in.
+        """
+        half = self.error_bound(alpha)
+        c = np.asarray(center, dtype=float)
+        return _scalar_or_array(c - half), _scalar_or_array(c + half)
+
+    def _release(self, noisy: np.ndarray, source: NoiseSource) -> NoisyRelease:
+        return NoisyRelease(_scalar_or_array(noisy), self.name, self.guarantee, source.fit_for_release,
+                       source.description)
+
+
+class Laplace(_Additive):
+    """Laplace mechanism: adds Lap(Δ/ε) noise; ε-DP for a query of L1 sensitivity Δ."""
+
+    name = "laplace"
+
+    def __init__(self, epsilon: float, sensitivity: float = 1.0) -> None:
+        self.epsilon = _check_epsilon(epsilon)
+        self.sensitivity = _check_sensitivity(sensitivity)
+        self.scale = self.sensitivity / self.epsilon
+
+    @property
+    def guarantee(self) -> dict:
+        return _pure_guarantee(self.epsilon, (
+            f"epsilon-DP with epsilon = {self.epsilon:g} for a query whose L1 sensitivity is at most "
+            f"{self.sensitivity:g}: Laplace noise of scale {self.scale:g} per coordinate."), scale=self.scale)
+
+    @property
+    def variance(self) -> float:
+        return 2.0 * self.scale**2
+
+    def error_bound(self, alpha: float = 0.05) -> float:
+        """|noise| ≤ scale·ln(1/alpha) with probability 1 − alpha (per coordinate)."""
+        return self.scale * math.log(1.0 / _check_alpha(alpha))
+
+    def release(self, values: Any, noise: NoiseArg = None) -> NoisyRelease:
+        src = as_noise_source(noise)
+        return self._release(src.laplace(values, self.scale), src)
+
+
+class Geometric(_Additive):
+    """Geometric (discrete Laplace) mechanism for integer queries: P(z) ∝ exp(−ε|z|/Δ); ε-DP."""
+
+    name = "geometric"
+
+    def __init__(self, epsilon: float, sensitivity: float = 1) -> None:
+        self.epsilon = _check_epsilon(epsilon)
+        self.sensitivity = _check_sensitivity(sensitivity)
+        self.scale = self.sensitivity / self.epsilon
+        self.ratio = math.exp(-1.0 / self.scale)  # a = e^{-ε/Δ}
+
+    @property
+    def guarantee(self) -> dict:
+        return _pure_guarantee(self.epsilon, (
+            f"epsilon-DP with epsilon = {self.epsilon:g} for an integer query whose L1 sensitivity is at most "
+            f"{self.sensitivity:g}: discrete Laplace noise with P(z) proportional to exp(-|z|/{self.scale:g})."),
+            scale=self.scale)
+
+    @property
+    def variance(self) -> float:
+        a = self.ratio
+        return 2.0 * a / (1.0 - a) ** 2
+
+    def error_bound(self, alpha: float = 0.05) -> int:
+        """Smallest integer m with P(|noise| > m) ≤ alpha; P(|Z| ≥ j) = 2a^j/(1+a) for j ≥ 1."""
+        alpha = _check_alpha(alpha)
+        a = self.ratio
+        j = math.ceil(math.log(alpha * (1.0 + a) / 2.0) / math.log(a) - 1e-12)  # need j with 2a^j/(1+a) <= alpha
+        m = max(0, j - 1)
+        while m > 0 and 2.0 * a**m / (1.0 + a) <= alpha:  # guard the floating-point ceiling
+            m -= 1
+        while 2.0 * a ** (m + 1) / (1.0 + a) > alpha:
+            m += 1
+        return m
+
+    def pmf(self, z: Any) -> np.ndarray:
+        a = self.ratio
+        return (1.0 - a) / (1.0 + a) * a ** np.abs(np.asarray(z, dtype=float))
+
+    def release(self, values: Any, noise: NoiseArg = None) -> NoisyRelease:
+        src = as_noise_source(noise)
+        return self._release(src.discrete_laplace(values, self.scale), src)
+
+
+def gaussian_delta(epsilon: float, sigma: float, sensitivity: float = 1.0) -> float:
+    """The exact δ(ε) of the Gaussian mechanism N(0, σ²) for L2 sensitivity Δ (Balle & Wang 2018, Thm 8):
+
+    δ = Φ(Δ/(2σ) − εσ/Δ) − e^ε Φ(−Δ/(2σ) − εσ/Δ).
+    """
+    a = sensitivity / (2.0 * sigma)
+    b = epsilon * sigma / sensitivity
+    # log-space for the tails; the difference of two small positives keeps its relative precision.
+    return max(0.0, math.exp(special.log_ndtr(a - b)) - math.exp(epsilon + special.log_ndtr(-a - b)))
+
+
+def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
+    """The smallest σ with gaussian_delta(ε, σ, Δ) ≤ δ (analytic Gaussian mechanism, Balle & Wang, ICML 2018).
+
+    δ(σ) is strictly decreasing in σ, so the root is found by bracketing and Brent's method on log σ.
+    """
+    eps = _check_epsilon(epsilon)
+    dlt = _check_delta(delta, positive=True)
+    sens = _check_sensitivity(sensitivity)
+
+    def gap(log_sigma: float) -> float:
+        return gaussian_delta(eps, math.exp(log_sigma), sens) - dlt
+
+    lo = hi = math.log(sens)
+    while gap(lo) < 0:
+        lo -= 1.0
+    while gap(hi) > 0:
+        hi += 1.0
+    root = optimize.brentq(gap, lo, hi, xtol=1e-14, rtol=1e-14, maxiter=500)
+    sigma = math.exp(root)
+    # brentq may land a hair on the wrong side; step up until the guarantee holds.
+    while gaussian_delta(eps, sigma, sens) > dlt:
+        sigma = math.nextafter(sigma, math.inf) * (1 + 1e-15)
+    return sigma
+
+
+def classical_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
+    """Dwork & Roth's σ = Δ·sqrt(2 ln(1.25/δ))/ε (valid for ε < 1), for comparison with the analytic σ."""
+    eps = _check_epsilon(epsilon)
+    dlt = _check_delta(delta, positive=True)
+    return _check_sensitivity(sensitivity) * math.sqrt(2.0 * math.log(1.25 / dlt)) / eps
+
+
+class Gaussian(_Additive):
+    """Gaussian mechanism with the analytic calibration: (ε, δ)-DP for L2 sensitivity Δ, any ε > 0."""
+
+    name = "gaussian"
+
+    def __init__(self, epsilon: float, delta: float, sensitivity: float = 1.0) -> None:
+        self.epsilon = _check_epsilon(epsilon)
+        self.delta = _check_delta(delta, positive=True)
+        self.sensitivity = _check_sensitivity(sensitivity)
+        self.sigma = analytic_gaussian_sigma(self.epsilon, self.delta, self.sensitivity)
+        self.scale = self.sigma
+
+    @property
+    def guarantee(self) -> dict:
+        return {"model": "(epsilon, delta)-DP", "epsilon": self.epsilon, "delta": self.delta, "sigma": self.sigma,
+                "statement": (f"(epsilon, delta)-DP with epsilon = {self.epsilon:g} and delta = {self.delta:g} for "
+                              f"a query whose L2 sensitivity is at most {self.sensitivity:g}: Gaussian noise with "
+                              f"sigma = {self.sigma:.6g} (analytic calibration, Balle & Wang 2018).")}
+
+    @property
+    def variance(self) -> float:
+        return self.sigma**2
+
+    def error_bound(self, alpha: float = 0.05) -> float:
+        """|noise| ≤ z_{1−α/2}·σ with probability 1 − alpha (per coordinate)."""
+        return float(stats.norm.ppf(1.0 - _check_alpha(alpha) / 2.0)) * self.sigma
+
+    def release(self, values: Any, noise: NoiseArg = None) -> NoisyRelease:
+        src = as_noise_source(noise)
+        return self._release(src.gaussian(values, self.sigma), src)
+
+
+# ---------------------------------------------------------------------------------------------
+# selection
+# ---------------------------------------------------------------------------------------------
+class _Selection:
+    name = "selection"
+
+    def __init__(self, epsilon: float, sensitivity: float = 1.0, candidates: Sequence | None = None, *,
+                 utility: Callable[[Any, Any], float] | None = None, monotonic: bool = False) -> None:
+        self.epsilon = _check_epsilon(epsilon)
+        self.sensitivity = _check_sensitivity(sensitivity)
+        if candidates is not None:
+            candidates = list(candidates)
+            if not candidates:
+                raise ParameterError("The candidate set is empty; give at least one candidate output.")
+        if utility is not None and candidates is None:
+            raise ParameterError("A utility function needs the list of candidates it scores.")
+        self.candidates = candidates
+        self.utility = utility
+        self.monotonic = bool(monotonic)
+        # Exponential mechanism: P ∝ exp(ε u / (2Δ)), i.e. Gumbel-max with scale 2Δ/ε (Δ/ε if monotonic).
+        self.scale = (1.0 if self.monotonic else 2.0) * self.sensitivity / self.epsilon
+
+    def _scores(self, data_or_scores: Any) -> np.ndarray:
+        if self.utility is not None:
+            scores = np.array([self.utility(data_or_scores, c) for c in self.candidates], dtype=float)
+        else:
+            scores = np.asarray(data_or_scores, dtype=float)
+        if scores.ndim == 0 or scores.shape[-1] == 0:
+            raise ParameterError("The candidate set is empty; give at least one score per candidate.")
+        if self.candidates is not None and scores.shape[-1] != len(self.candidates):
+            raise ParameterError(f"Got {scores.shape[-1]} scores for {len(self.candidates)} candidates; give one "
+                                 f"score per candidate.")
+        if not np.all(np.isfinite(scores)):
+            raise ParameterError("The scores must be finite numbers; drop a candidate instead of scoring it -inf.")
+        return scores
+
+    def error_bound(self, alpha: float = 0.05, n_candidates: int | None = None) -> float:
+        """Utility gap: u(output) ≥ max u − scale·(ln|R| + ln(1/alpha)) with probability ≥ 1 − alpha."""
+        n = n_candidates if n_candidates is not None else (len(self.candidates) if self.candidates else None)
+        if n is None or n < 1:
+            raise ParameterError("The number of candidates is unknown or below 1; pass n_candidates.")
+        return self.scale * (math.log(n) + math.log(1.0 / _check_alpha(alpha)))
+
+    def _draw(self, scores: np.ndarray, src: NoiseSource) -> np.ndarray:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def release(self, data_or_scores: Any, noise: NoiseArg = None) -> NoisyRelease:
+        """Select one candidate per score row (the last axis indexes candidates).
+
+        Pass the scores u(x, r) directly, or the data when the mechanism was built with ``utility``.
+        Each row is an independent selection costing the full epsilon.
+        """
+        scores = self._scores(data_or_scores)
+        src = as_noise_source(noise)
+        idx = self._draw(scores, src)
+        if self.candidates is not None:
+            cands = np.empty(len(self.candidates), dtype=object)
+            cands[:] = self.candidates
+            value = _scalar_or_array(np.asarray(cands[idx])) if idx.ndim else self.candidates[int(idx)]
+        else:
+            value = _scalar_or_array(idx)
+        return NoisyRelease(value, self.name, self.guarantee, src.fit_for_release, src.description)
+
+
+class ExponentialMechanism(_Selection):
+    """Exponential mechanism (McSherry & Talwar 2007): outputs r with probability ∝ exp(ε·u(x, r)/(2Δu)).
+
+    ε-DP when the utility's sensitivity is Δu (ε/2 in the exponent's place if ``monotonic``, i.e. every
+    score moves in the same direction between neighbours). Drawn as Gumbel-max, which has exactly
+    these probabilities; in secure mode by OpenDP's ``make_noisy_max`` with Gumbel noise.
+    """
+
+    name = "exponential"
+
+    @property
+    def guarantee(self) -> dict:
+        return _pure_guarantee(self.epsilon, (
+            f"epsilon-DP with epsilon = {self.epsilon:g} for a utility of sensitivity {self.sensitivity:g}: "
+            f"outputs r with probability proportional to exp(u(x, r) / {self.scale:g})."), scale=self.scale)
+
+    def probabilities(self, data_or_scores: Any) -> np.ndarray:
+        """The exact output distribution: the softmax of scores / scale."""
+        return special.softmax(self._scores(data_or_scores) / self.scale, axis=-1)
+
+    def _draw(self, scores: np.ndarray, src: NoiseSource) -> np.ndarray:
+        return src.gumbel_argmax(scores, self.scale)
+
+
+class ReportNoisyMax(_Selection):
+    """Report-noisy-max with exponential noise (McKenna & Sheldon 2020, = permute-and-flip): ε-DP.
+
+    Adds Exponential(2Δ/ε) noise (Δ/ε if ``monotonic``) to each score and reports the arg-max; its
+    expected error is never worse than the exponential mechanism's.
+    """
+
+    name = "report_noisy_max"
+
+    @property
+    def guarantee(self) -> dict:
+        return _pure_guarantee(self.epsilon, (
+            f"epsilon-DP with epsilon = {self.epsilon:g} for scores of sensitivity {self.sensitivity:g}: the "
+            f"arg-max of the scores plus Exponential noise of scale {self.scale:g}."), scale=self.scale)
+
+    def probabilities(self, data_or_scores: Any) -> np.ndarray:
+        """Output distribution for one score vector, by numerical integration (for checks; O(n²))."""
+        s = self._scores(data_or_scores)
+        if s.ndim != 1:
+            raise ParameterError("probabilities() takes one score vector at a time.")
+        b = self.scale
+        hi = s.max() + 60.0 * b
+        out = np.empty(len(s))
+        for i, si in enumerate(s):
+            others = np.delete(s, i)
+
+            def dens(x: float, si: float = si, others: np.ndarray = others) -> float:
+                return math.exp(-(x - si) / b) / b * float(np.prod(-np.expm1(-np.clip(x - others, 0, None) / b)))
+
+            pts = sorted(set(float(v) for v in others if si < v < hi))
+            out[i] = integrate.quad(dens, si, hi, points=pts or None, limit=200)[0]
+        return out / out.sum()
+
+    def _draw(self, scores: np.ndarray, src: NoiseSource) -> np.ndarray:
+        return src.exponential_argmax(scores, self.scale)
+
+
+# ---------------------------------------------------------------------------------------------
+# randomized response
+# ---------------------------------------------------------------------------------------------
+class WarnerRandomizedResponse:
+    """Warner's randomized response on a yes/no answer: truthful with probability p = e^ε/(1+e^ε), else flipped.
+
+    ε-local DP for each respondent. The unbiased count estimate from Y "yes" answers among n is
+    n̂ = (Y − n·q)/(p − q) with q = 1 − p, of variance n·p·q/(p − q)² whatever the true count.
+    """
+
+    name = "warner_rr"
+
+    def __init__(self, epsilon: float) -> None:
+        self.epsilon = _check_epsilon(epsilon)
+        self.p = 1.0 / (1.0 + math.exp(-self.epsilon))
+        self.q = 1.0 - self.p
+
+    @classmethod
+    def from_probability(cls, p: float) -> "WarnerRandomizedResponse":
+        """From the probability of a truthful report (e.g. 0.75 for Warner's 'answer randomly on tails' coin)."""
+        p = float(p)
+        if not (0.5 < p < 1.0):
+            raise ParameterError(f"The probability of a truthful answer must lie in (0.5, 1), got {p!r}.")
+        return cls(math.log(p / (1.0 - p)))
+
+    @property
+    def guarantee(self) -> dict:
+        return {"model": "epsilon-local DP", "epsilon": self.epsilon, "delta": 0.0, "p_truthful": self.p,
+                "statement": (f"epsilon-local DP with epsilon = {self.epsilon:g} for each respondent: the true "
+                              f"answer is reported with probability {self.p:.6g} and flipped otherwise.")}
+
+    def variance(self, n: int) -> float:
+        """Variance of the count estimate from n responses (exact, independent of the true count)."""
+        return n * self.p * self.q / (self.p - self.q) ** 2
+
+    def error_bound(self, alpha: float = 0.05, n: int = 1) -> float:
+        """Normal-approximation half-width of the (1 − alpha) interval for the count from n responses."""
+        return float(stats.norm.ppf(1.0 - _check_alpha(alpha) / 2.0)) * math.sqrt(self.variance(n))
+
+    def release(self, answers: Any, noise: NoiseArg = None) -> NoisyRelease:
+        arr = np.asarray(answers)
+        if arr.dtype != bool and not np.all(np.isin(arr, (0, 1))):
+            raise ParameterError("Warner randomized response takes yes/no answers as booleans or 0/1.")
+        src = as_noise_source(noise)
+        out = src.flip_bits(arr.astype(bool), self.p)
+        return NoisyRelease(_scalar_or_array(out), self.name, self.guarantee, src.fit_for_release, src.description)
+
+    def estimate_count(self, responses: Any, alpha: float = 0.05) -> CountEstimate:
+        """Unbiased estimate of the number of true "yes" answers from the randomized responses."""
+        fit = None
+        if isinstance(responses, NoisyRelease):
+            fit = responses.fit_for_release
+            responses = responses.value
+        r = np.asarray(responses, dtype=bool).ravel()
+        n = r.size
+        est = (float(r.sum()) - n * self.q) / (self.p - self.q)
+        return CountEstimate(est, self.variance(n), n, _check_alpha(alpha), fit)
+
+
+class KaryRandomizedResponse:
+    """k-ary randomized response (direct encoding / generalized RR) over ``categories``.
+
+    Keeps the true category with p = e^ε/(e^ε + k − 1), else reports one of the k − 1 others
+    uniformly (each with q = 1/(e^ε + k − 1)); ε-local DP. The unbiased estimate of category v's
+    count from I_v reports among n is ĉ_v = (I_v − n·q)/(p − q), with variance
+    [c_v·p(1 − p) + (n − c_v)·q(1 − q)]/(p − q)².
+    """
+
+    name = "kary_rr"
+
+    def __init__(self, epsilon: float, categories: Sequence | int) -> None:
+        self.epsilon = _check_epsilon(epsilon)
+        if isinstance(categories, (int, np.integer)) and not isinstance(categories, bool):
+            categories = list(range(int(categories)))
+        categories = list(categories)
+        if len(categories) < 2:
+            raise ParameterError(f"k-ary randomized response needs k >= 2 categories, got {len(categories)}.")
+        if len(set(categories)) != len(categories):
+            raise ParameterError("The categories of k-ary randomized response must be distinct.")
+        self.categories = categories
+        self.k = len(categories)
+        e = math.exp(self.epsilon)
+        self.p = e / (e + self.k - 1)
+        self.q = 1.0 / (e + self.k - 1)
+        self._index = {c: i for i, c in enumerate(categories)}
+
+    @property
+    def guarantee(self) -> dict:
+        return {"model": "epsilon-local DP", "epsilon": self.epsilon, "delta": 0.0, "p_keep": self.p, "q_other": self.q,
+                "statement": (f"epsilon-local DP with epsilon = {self.epsilon:g} for each respondent: the true "
+                              f"category of {self.k} is kept with probability {self.p:.6g}, otherwise another is "
+                              f"reported uniformly.")}
+
+    def variance(self, n: int, count: Any = None) -> Any:
+        """Variance of a category's count estimate from n reports; worst case over the true count if None."""
+        vp, vq = self.p * (1 - self.p), self.q * (1 - self.q)
+        if count is None:
+            count = n if vp > vq else 0
+        c = np.asarray(count, dtype=float)
+        return _scalar_or_array((c * vp + (n - c) * vq) / (self.p - self.q) ** 2)
+
+    def error_bound(self, alpha: float = 0.05, n: int = 1) -> float:
+        """Normal-approximation half-width (worst case over the true count) for one category's count."""
+        return float(stats.norm.ppf(1.0 - _check_alpha(alpha) / 2.0)) * math.sqrt(self.variance(n))
+
+    def encode(self, values: Any) -> np.ndarray:
+        arr = np.asarray(values, dtype=object)
+        try:
+            codes = np.fromiter((self._index[v] for v in arr.ravel()), dtype=np.int64, count=arr.size)
+        except (KeyError, TypeError):
+            bad = next(v for v in arr.ravel() if v not in self._index)
+            raise ParameterError(f"The value {bad!r} is not one of the {self.k} categories of this randomized "
+                                 f"response.") from None
+        return codes.reshape(arr.shape)
+
+    def release(self, values: Any, noise: NoiseArg = None) -> NoisyRelease:
+        codes = self.encode(values)
+        src = as_noise_source(noise)
+        out = src.randomize_categories(codes, self.k, self.p)
+        cats = np.empty(self.k, dtype=object)
+        cats[:] = self.categories
+        value = cats[out]
+        return NoisyRelease(value if value.ndim else value.item(), self.name, self.guarantee, src.fit_for_release,
+                       src.description)
+
+    def estimate_counts(self, responses: Any, alpha: float = 0.05) -> CountEstimate:
+        """Unbiased estimates of every category's true count (in ``categories`` order), plug-in variances."""
+        fit = None
+        if isinstance(responses, NoisyRelease):
+            fit = responses.fit_for_release
+            responses = responses.value
+        codes = self.encode(responses).ravel()
+        n = codes.size
+        observed = np.bincount(codes, minlength=self.k).astype(float)
+        est = (observed - n * self.q) / (self.p - self.q)
+        var = np.asarray(self.variance(n, np.clip(est, 0, n)), dtype=float)
+        return CountEstimate(est, var, n, _check_alpha(alpha), fit)
+
+
+# ---------------------------------------------------------------------------------------------
+# planar Laplace
+# ---------------------------------------------------------------------------------------------
+def planar_radius_cdf(r: Any, epsilon: float) -> np.ndarray:
+    """CDF of the planar Laplace radius: C(r) = 1 − (1 + εr)·e^{−εr}."""
+    x = epsilon * np.asarray(r, dtype=float)
+    return np.where(x > 0, -np.expm1(-x) - x * np.exp(-x), 0.0)
+
+
+def planar_radius_quantile(p: Any, epsilon: float) -> np.ndarray:
+    """Inverse of :func:`planar_radius_cdf`: r = −(W₋₁((p − 1)/e) + 1)/ε (Andrés et al., CCS 2013)."""
+    p = np.asarray(p, dtype=float)
+    w = special.lambertw((p - 1.0) / math.e, k=-1).real
+    return -(w + 1.0) / epsilon
+
+
+class PlanarLaplace:
+    """Planar Laplace mechanism for locations: ε-geo-indistinguishability (Andrés et al., CCS 2013).
+
+    ``epsilon`` is per unit of distance of the (planar, projected) coordinates: any two locations
+    at distance d produce output distributions within a factor e^{ε·d}. Noise: a uniform angle and
+    a radius with density ε²·r·e^{−εr} (Gamma(2, 1/ε)).
+
+    The final polar-to-Cartesian step is ordinary floating point, so unlike the 1-D mechanisms this
+    release is not floating-point-safe; Andrés et al.'s discretization/truncation remedy is not
+    implemented here.
+    """
+
+    name = "planar_laplace"
+
+    def __init__(self, epsilon: float) -> None:
+        self.epsilon = _check_epsilon(epsilon)
+
+    def guarantee_at(self, radius: float) -> float:
+        """The privacy level l = ε·r enjoyed within a protection radius r."""
+        return self.epsilon * float(radius)
+
+    @property
+    def guarantee(self) -> dict:
+        return {"model": "epsilon-geo-indistinguishability", "epsilon_per_unit": self.epsilon, "delta": 0.0,
+                "statement": (f"epsilon*d-privacy with epsilon = {self.epsilon:g} per unit distance: two locations "
+                              f"at distance d are distinguishable by at most a factor exp({self.epsilon:g}*d).")}
+
+    @property
+    def variance(self) -> float:
+        """Variance of each coordinate's noise: E[r²]/2 = 3/ε²."""
+        return 3.0 / self.epsilon**2
+
+    @property
+    def expected_distance(self) -> float:
+        return 2.0 / self.epsilon
+
+    def error_bound(self, alpha: float = 0.05) -> float:
+        """Radius within which the reported location falls with probability 1 − alpha."""
+        return float(planar_radius_quantile(1.0 - _check_alpha(alpha), self.epsilon))
+
+    def confidence_interval(self, alpha: float = 0.05, center: Any = (0.0, 0.0)) -> tuple[np.ndarray, float]:
+        """A confidence disc (center, radius) for the true location around a reported one."""
+        return np.asarray(center, dtype=float), self.error_bound(alpha)
+
+    def release(self, points: Any, noise: NoiseArg = None) -> NoisyRelease:
+        """Perturb each (x, y) point (last axis of length 2)."""
+        pts = np.asarray(points, dtype=float)
+        if pts.ndim == 0 or pts.shape[-1] != 2:
+            raise ParameterError("Planar Laplace takes points as (x, y) pairs: an array whose last axis has length 2.")
+        if not np.all(np.isfinite(pts)):
+            raise ParameterError("The locations must be finite numbers; remove NaN and infinite coordinates.")
+        src = as_noise_source(noise)
+        shape = pts.shape[:-1]
+        r = src.gamma2(shape, 1.0 / self.epsilon)
+        theta = 2.0 * math.pi * src.uniform(shape)
+        out = pts + np.stack([r * np.cos(theta), r * np.sin(theta)], axis=-1)
+        return NoisyRelease(out, self.name, self.guarantee, src.fit_for_release, src.description)
