@@ -1,10 +1,12 @@
-"""Differential privacy: mechanisms with secure noise, and a privacy-budget accountant.
+"""Differential privacy: mechanisms with secure noise, a privacy-budget accountant, and
+continual release of counts over time.
 
 Real releases draw their noise through OpenDP's floating-point-safe samplers (the default,
 ``noise=None``); a run with a seed or a ``numpy.random.Generator`` is an experiment and its
 :class:`NoisyRelease` says ``fit_for_release=False``.
 """
 
+from veil.dp.continual import ContinualRelease, binary_tree_counts, event_level_counts, w_event_counts
 from veil.dp.mechanisms import (CountEstimate, ExponentialMechanism, Gaussian, Geometric, KaryRandomizedResponse,
                                 Laplace, PlanarLaplace, NoisyRelease, ReportNoisyMax, WarnerRandomizedResponse,
                                 analytic_gaussian_sigma, classical_gaussian_sigma, gaussian_delta,
@@ -14,6 +16,7 @@ from veil.dp.accountant import (Accountant, Budget, BudgetExceededError, BudgetF
 from veil.dp.noise import NoiseSource, as_noise_source
 
 __all__ = [
+    "ContinualRelease", "binary_tree_counts", "event_level_counts", "w_event_counts",
     "Accountant", "Budget", "BudgetExceededError", "BudgetFileError", "TemporalAccountant", "WindowAccountant",
     "advanced_composition",
     "CountEstimate", "ExponentialMechanism", "Gaussian", "Geometric", "KaryRandomizedResponse", "Laplace",
