@@ -23,6 +23,7 @@ from veil.config import load_config, write_starter_config
 from veil.data.bundled import ADULT_QUASI_IDENTIFIERS, ADULT_SENSITIVE, load_adult
 from veil.data.dataset import Dataset
 from veil.data.io import atomic_write_many, check_target
+from veil.dp.cli import dp_app
 from veil.errors import ParameterError
 from veil.experiments.cli import experiment_app
 
@@ -261,6 +262,7 @@ def demo_command(
 
 app.add_typer(attack_app, name="attack", help="Attack a release as an adversary who knows the algorithm.")
 app.add_typer(experiment_app, name="experiment", help="Reproduce the published experiments.")
+app.add_typer(dp_app, name="dp", help="Answer queries under differential privacy, charging a budget.")
 
 
 def main() -> None:

@@ -1,5 +1,6 @@
-"""Differential privacy: mechanisms with secure noise, a privacy-budget accountant, and
-continual release of counts over time.
+"""Differential privacy: mechanisms with secure noise, queries over a table (count, sum, mean,
+quantiles, histograms and contingency tables), a privacy-budget accountant, and continual release
+of counts over time.
 
 Real releases draw their noise through OpenDP's floating-point-safe samplers (the default,
 ``noise=None``); a run with a seed or a ``numpy.random.Generator`` is an experiment and its
@@ -14,8 +15,11 @@ from veil.dp.mechanisms import (CountEstimate, ExponentialMechanism, Gaussian, G
 from veil.dp.accountant import (Accountant, Budget, BudgetExceededError, BudgetFileError, TemporalAccountant,
                                 WindowAccountant, advanced_composition)
 from veil.dp.noise import NoiseSource, as_noise_source
+from veil.dp.queries import (QueryResult, dp_contingency, dp_count, dp_histogram, dp_mean, dp_quantile, dp_sum,
+                             postprocess)
 
 __all__ = [
+    "QueryResult", "dp_contingency", "dp_count", "dp_histogram", "dp_mean", "dp_quantile", "dp_sum", "postprocess",
     "ContinualRelease", "binary_tree_counts", "event_level_counts", "w_event_counts",
     "Accountant", "Budget", "BudgetExceededError", "BudgetFileError", "TemporalAccountant", "WindowAccountant",
     "advanced_composition",

@@ -223,6 +223,8 @@ class Geometric(_Additive):
         """Smallest integer m with P(|noise| > m) ≤ alpha; P(|Z| ≥ j) = 2a^j/(1+a) for j ≥ 1."""
         alpha = _check_alpha(alpha)
         a = self.ratio
+        if a == 0.0:
+            return 0  # e^{-ε/Δ} underflows: the noise is 0 with probability 1 − 10^-300 and more
         j = math.ceil(math.log(alpha * (1.0 + a) / 2.0) / math.log(a) - 1e-12)  # need j with 2a^j/(1+a) <= alpha
         m = max(0, j - 1)
         while m > 0 and 2.0 * a**m / (1.0 + a) <= alpha:  # guard the floating-point ceiling
