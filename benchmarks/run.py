@@ -2,8 +2,9 @@
 
 Run from the repository root::
 
-    python benchmarks/run.py [--only checker|fulldomain|local|attacks] [--rows N] [--repeat R] [--skip-pycanon]
-                             [--skip-anjana] [--skip-exhaustive] [--skip-anonypy] [--out DIR]
+    python benchmarks/run.py [--only checker|fulldomain|local|attacks|dp] [--rows N] [--repeat R] [--skip-pycanon]
+                             [--skip-anjana] [--skip-exhaustive] [--skip-anonypy] [--dp-rows N]
+                             [--skip-diffprivlib] [--skip-opendp] [--out DIR]
 
 Without ``--only`` every benchmark runs, in the order below.
 
@@ -23,6 +24,10 @@ to ``local_recoding.json`` and ``local_recoding.md``.
 **attacks** (``attacks.py``): the intersection attack on pairs of Adult releases over 5,000
 targets, and the composition experiment at its default settings. The results go to
 ``attacks.json`` and ``attacks.md``.
+
+**dp** (``dp.py``): a DP histogram and a 3-way contingency table over ``--dp-rows`` rows
+(10,000,000 by default) beside diffprivlib and OpenDP; see that module. The results go to
+``dp.json`` and ``dp.md``.
 """
 
 from __future__ import annotations
@@ -54,13 +59,14 @@ from veil.data.bundled import ADULT_QUASI_IDENTIFIERS, adult_csv, adult_hierarch
 
 import fulldomain
 import attacks
+import dp
 import local_recoding
 from harness import (SEED, best_of, cpu_model, fmt_ratio, fmt_time, fmt_value, positive_int, progress,
                      read_adult_polars, resample, wrap, write_results)
 
 QUASI_IDENTIFIERS = list(ADULT_QUASI_IDENTIFIERS)
 SENSITIVE = "occupation"
-BENCHMARKS = ("checker", "fulldomain", "local", "attacks")
+BENCHMARKS = ("checker", "fulldomain", "local", "attacks", "dp")
 # The issue's goals: every model together on Adult, and each model on the large table.
 ADULT_GOAL_S = 0.2
 FLOOR_GOAL_RATIO = 3.0
@@ -492,6 +498,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="checker benchmark: do not time pyCANON (the slow peer)")
     fulldomain.add_arguments(parser)
     local_recoding.add_arguments(parser)
+    dp.add_arguments(parser)
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results",
                         help="folder for <benchmark>.json and <benchmark>.md (default benchmarks/results)")
     args = parser.parse_args(argv)
@@ -519,6 +526,12 @@ def main(argv: list[str] | None = None) -> int:
         results = attacks.run(args.repeat)
         print(attacks.terminal_report(results))
         write_results(args.out, "attacks", results, attacks.markdown_report(results))
+    if args.only in (None, "dp"):
+        if args.only is None:
+            print()
+        results = dp.run(args.dp_rows, args.repeat, args.skip_diffprivlib, args.skip_opendp)
+        print(dp.terminal_report(results))
+        write_results(args.out, "dp", results, dp.markdown_report(results))
     return 0
 
 
