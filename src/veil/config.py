@@ -956,7 +956,7 @@ class _Parser:
             raise self.error(key_node, "metric needs 'name', like {name: classification, label: salary-class}.")
         name = self.metric_name(entries["name"][1])
         options = {}
-        for key, (option_key, option_node) in entries.items():
+        for key, (_, option_node) in entries.items():
             if key == "name":
                 continue
             if key in METRIC_COLUMN_OPTIONS:

@@ -741,7 +741,7 @@ class MDAV(Anonymizer):
 
     def _centroids(self, dataset: Dataset, space: _Space, group: np.ndarray, n_groups: int) -> pd.DataFrame:
         data = {"size": np.bincount(group, minlength=n_groups)}
-        for j, c in enumerate(space.columns):
+        for c in space.columns:
             data[c.name] = _group_values(c, group, n_groups)[2]
         return pd.DataFrame(data)
 

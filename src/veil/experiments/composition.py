@@ -460,7 +460,7 @@ def figure_png(result: CompositionResult) -> bytes:
     for i, panel in enumerate(panels):
         ax = fig.add_subplot(rows, cols, i + 1)
         if panel == "perfect":
-            for pair, part in base.groupby("pair", sort=False):
+            for _, part in base.groupby("pair", sort=False):
                 ax.plot(part["k"], part["pvp_100"], marker="o", label=part["algorithms"].iloc[0])
             ax.set_title(f"Perfect breach (PVP 100 %), {n0} releases, {title_model}")
             ax.set_ylabel("% of overlap population")
@@ -480,7 +480,7 @@ def figure_png(result: CompositionResult) -> bytes:
             ax.set_title("Class size and effective anonymity")
             ax.set_ylabel("records / distinct values")
         elif panel == "drop":
-            for pair, part in base.groupby("pair", sort=False):
+            for _, part in base.groupby("pair", sort=False):
                 line = ax.plot(part["k"], part["ea_prior"], marker="o", label=f"{part['algorithms'].iloc[0]} prior")
                 ax.plot(part["k"], part["ea_posterior"], marker="s", linestyle="--", color=line[0].get_color(),
                         label=f"{part['algorithms'].iloc[0]} posterior")
