@@ -2,7 +2,7 @@
 
 Run from the repository root::
 
-    python benchmarks/run.py [--only checker|fulldomain|local|attacks|dp] [--rows N] [--repeat R] [--skip-pycanon]
+    python benchmarks/run.py [--only checker|fulldomain|local|attacks|dp|ldp] [--rows N] [--repeat R] [--skip-pycanon]
                              [--skip-anjana] [--skip-exhaustive] [--skip-anonypy] [--dp-rows N]
                              [--skip-diffprivlib] [--skip-opendp] [--out DIR]
 
@@ -28,6 +28,10 @@ targets, and the composition experiment at its default settings. The results go 
 **dp** (``dp.py``): a DP histogram and a 3-way contingency table over ``--dp-rows`` rows
 (10,000,000 by default) beside diffprivlib and OpenDP; see that module. The results go to
 ``dp.json`` and ``dp.md``.
+
+**ldp** (``ldp.py``): local-DP frequency oracles (OUE and OLH) beside pure-LDP at 100,000 users
+over 64 values, and OLH at 1,000,000 users over 1,024 values; see that module. The results go to
+``ldp.json`` and ``ldp.md``.
 """
 
 from __future__ import annotations
@@ -60,13 +64,14 @@ from veil.data.bundled import ADULT_QUASI_IDENTIFIERS, adult_csv, adult_hierarch
 import fulldomain
 import attacks
 import dp
+import ldp
 import local_recoding
 from harness import (SEED, best_of, cpu_model, fmt_ratio, fmt_time, fmt_value, positive_int, progress,
                      read_adult_polars, resample, wrap, write_results)
 
 QUASI_IDENTIFIERS = list(ADULT_QUASI_IDENTIFIERS)
 SENSITIVE = "occupation"
-BENCHMARKS = ("checker", "fulldomain", "local", "attacks", "dp")
+BENCHMARKS = ("checker", "fulldomain", "local", "attacks", "dp", "ldp")
 # The issue's goals: every model together on Adult, and each model on the large table.
 ADULT_GOAL_S = 0.2
 FLOOR_GOAL_RATIO = 3.0
@@ -532,6 +537,12 @@ def main(argv: list[str] | None = None) -> int:
         results = dp.run(args.dp_rows, args.repeat, args.skip_diffprivlib, args.skip_opendp)
         print(dp.terminal_report(results))
         write_results(args.out, "dp", results, dp.markdown_report(results))
+    if args.only in (None, "ldp"):
+        if args.only is None:
+            print()
+        results = ldp.run(args.repeat)
+        print(ldp.terminal_report(results))
+        write_results(args.out, "ldp", results, ldp.markdown_report(results))
     return 0
 
 

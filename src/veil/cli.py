@@ -26,6 +26,7 @@ from veil.data.io import atomic_write_many, check_target
 from veil.dp.cli import dp_app
 from veil.errors import ParameterError
 from veil.experiments.cli import experiment_app
+from veil.ldp.cli import ldp_app
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
                   help="Privacy-preserving data publishing: check, anonymize, attack, release.")
@@ -263,6 +264,7 @@ def demo_command(
 app.add_typer(attack_app, name="attack", help="Attack a release as an adversary who knows the algorithm.")
 app.add_typer(experiment_app, name="experiment", help="Reproduce the published experiments.")
 app.add_typer(dp_app, name="dp", help="Answer queries under differential privacy, charging a budget.")
+app.add_typer(ldp_app, name="ldp", help="Local differential privacy: frequency oracles, simulated or for real.")
 
 
 def main() -> None:
