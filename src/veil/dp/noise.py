@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from veil.randomness import RandomSource
 from veil.errors import ParameterError, VeilError
 
 __all__ = ["NoiseSource", "as_noise_source"]
@@ -111,17 +112,13 @@ def _integers(values: Any, what: str) -> np.ndarray:
     return farr.astype(np.int64)
 
 
-class NoiseSource:
+class NoiseSource(RandomSource):
     """A source of DP noise: ``secure`` (OpenDP, for releases) or ``seeded`` (numpy, experiments).
 
     Every method takes the *true* values and returns the noisy ones, so the secure mode can hand
     the values to OpenDP unchanged (adding OpenDP noise drawn at zero to a float afterwards would
     reintroduce the floating-point leak the safe samplers remove).
     """
-
-    def __init__(self, rng: np.random.Generator | None, *, _secure: bool) -> None:
-        self._rng = rng
-        self._secure = _secure
 
     # ---- construction -------------------------------------------------------------------------
     @classmethod
@@ -130,29 +127,12 @@ class NoiseSource:
         _opendp()  # fail now, with the sentence, if OpenDP is missing
         return cls(None, _secure=True)
 
-    @classmethod
-    def seeded(cls, seed: int | np.random.Generator | np.random.SeedSequence) -> "NoiseSource":
-        """Reproducible noise for experiments, drawn from ``numpy.random.Generator``; never for release."""
-        if isinstance(seed, np.random.Generator):
-            return cls(seed, _secure=False)
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer, np.random.SeedSequence)):
-            raise ParameterError("A seeded noise source needs an integer seed or a numpy.random.Generator.")
-        return cls(np.random.default_rng(seed), _secure=False)
-
     # ---- labels -------------------------------------------------------------------------------
-    @property
-    def fit_for_release(self) -> bool:
-        """True only for the secure source; a seeded run is an experiment."""
-        return self._secure
-
     @property
     def description(self) -> str:
         if self._secure:
             return "secure: OpenDP floating-point-safe samplers with a cryptographically secure RNG"
         return "seeded experiment: numpy.random.Generator, reproducible, NOT fit for release"
-
-    def __repr__(self) -> str:
-        return f"NoiseSource({'secure' if self._secure else 'seeded'})"
 
     # ---- additive noise -----------------------------------------------------------------------
     def laplace(self, values: Any, scale: float) -> np.ndarray:

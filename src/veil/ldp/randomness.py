@@ -31,6 +31,7 @@ import os
 import numpy as np
 
 from veil.errors import ParameterError
+from veil.randomness import RandomSource
 
 __all__ = ["MERSENNE_61", "Randomness", "as_randomness"]
 
@@ -42,40 +43,19 @@ def _shape(size) -> tuple[int, ...]:
     return (int(size),) if isinstance(size, (int, np.integer)) else tuple(int(s) for s in size)
 
 
-class Randomness:
+class Randomness(RandomSource):
     """The client's coins: ``secure`` (OS CSPRNG, for deployments) or ``seeded`` (simulations)."""
-
-    def __init__(self, rng: np.random.Generator | None, *, _secure: bool) -> None:
-        self._rng = rng
-        self._secure = _secure
 
     @classmethod
     def secure(cls) -> Randomness:
         """Coins from ``os.urandom``: cryptographically secure, not reproducible."""
         return cls(None, _secure=True)
 
-    @classmethod
-    def seeded(cls, seed: int | np.random.Generator | np.random.SeedSequence) -> Randomness:
-        """Reproducible coins from ``numpy.random.Generator``: for simulations, never for release."""
-        if isinstance(seed, np.random.Generator):
-            return cls(seed, _secure=False)
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer, np.random.SeedSequence)):
-            raise ParameterError("a seeded source needs an integer seed or a numpy.random.Generator.")
-        return cls(np.random.default_rng(seed), _secure=False)
-
-    @property
-    def fit_for_release(self) -> bool:
-        """True only for the secure source; a seeded run is a simulation."""
-        return self._secure
-
     @property
     def description(self) -> str:
         if self._secure:
             return "secure: os.urandom (cryptographically secure), exact integer thresholds"
         return "seeded simulation: numpy.random.Generator, reproducible, NOT fit for release"
-
-    def __repr__(self) -> str:
-        return f"Randomness({'secure' if self._secure else 'seeded'})"
 
     # ---- raw words ------------------------------------------------------------------------------
     @staticmethod

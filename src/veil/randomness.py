@@ -1,0 +1,40 @@
+"""What every source of randomness in veil shares: a secure mode for real releases and a seeded
+mode for reproducible experiments, which says it is not fit for release."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from veil.errors import ParameterError
+
+
+class RandomSource:
+    """Base of :class:`veil.dp.noise.NoiseSource` and :class:`veil.ldp.randomness.Randomness`.
+
+    Subclasses provide ``secure()`` (their cryptographically secure draws) and ``description``.
+    """
+
+    def __init__(self, rng: np.random.Generator | None, *, _secure: bool) -> None:
+        self._rng = rng
+        self._secure = _secure
+
+    @classmethod
+    def seeded(cls, seed: int | np.random.Generator | np.random.SeedSequence):
+        """Reproducible draws from ``numpy.random.Generator``: for experiments, never for release.
+
+        Raises:
+            ParameterError: ``seed`` is neither an integer, a SeedSequence nor a Generator.
+        """
+        if isinstance(seed, np.random.Generator):
+            return cls(seed, _secure=False)
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer, np.random.SeedSequence)):
+            raise ParameterError("a seeded source needs an integer seed or a numpy.random.Generator.")
+        return cls(np.random.default_rng(seed), _secure=False)
+
+    @property
+    def fit_for_release(self) -> bool:
+        """True only for the secure source; a seeded run is an experiment."""
+        return self._secure
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({'secure' if self._secure else 'seeded'})"
