@@ -84,6 +84,8 @@ CATEGORICAL = ("hierarchy", "order")
 # How a quasi-identifier is split and published.
 _RANGE = "range"          # split on values, published as [min-max]
 _SET = "set"              # split on text order, published as the set of values held
+# Value-set widths are counted exactly while partitions × values stay below this many cells.
+_SET_WIDTH_CELLS = 1 << 24
 _HIERARCHY = "hierarchy"  # split along the hierarchy, published as the lowest common ancestor
 
 VIRTUAL_ROOT = "*"
@@ -635,16 +637,23 @@ class _Splitter:
             level = np.zeros((n_seg, d), dtype=np.int64)
             cuttable = np.empty((n_seg, d), dtype=bool)
             ranks = layout.ranks(data)
+            seg_of_pos = np.repeat(np.arange(n_seg), sizes)
             for j, dim in enumerate(self.dims):
                 low = np.minimum.reduceat(ranks[:, j], starts).astype(np.int64)
                 high[:, j] = np.maximum.reduceat(ranks[:, j], starts)
                 cuttable[:, j] = high[:, j] > low
+                if dim.kind == _SET and n_seg * dim.cardinality <= _SET_WIDTH_CELLS:
+                    # A value set is published as the values it holds, so its width is how many
+                    # there are, (held − 1)/(values − 1), not the span of their text order.
+                    held = np.bincount(seg_of_pos * dim.cardinality + ranks[:, j],
+                                       minlength=n_seg * dim.cardinality).reshape(n_seg, dim.cardinality)
+                    width[:, j] = (np.count_nonzero(held, axis=1) - 1) / max(dim.cardinality - 1, 1)
+                    continue
                 width[:, j], lv = dim.width(low, high[:, j])
                 if lv is not None:
                     level[:, j] = lv
             n_cut = np.where(sizes >= 2 * self.min_part, cuttable.sum(axis=1), 0)
             ranked = np.argsort(np.where(cuttable, -width, np.inf), axis=1, kind="stable")
-            seg_of_pos = np.repeat(np.arange(n_seg), sizes)
 
             accepted = np.zeros(n_seg, dtype=bool)
             blocks, block_sizes, block_parents = [], [], []
