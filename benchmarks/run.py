@@ -508,41 +508,29 @@ def main(argv: list[str] | None = None) -> int:
                         help="folder for <benchmark>.json and <benchmark>.md (default benchmarks/results)")
     args = parser.parse_args(argv)
 
-    if args.only in (None, "checker"):
-        results = run(args.rows, args.repeat, args.skip_pycanon)
-        print(terminal_report(results))
-        write_results(args.out, "checker", results, markdown_report(results))
-    if args.only in (None, "fulldomain"):
-        if args.only is None:
+    # name → (results file, how to run it, the JSON form of its results, its terminal and Markdown reports)
+    benchmarks = {
+        "checker": ("checker", lambda: run(args.rows, args.repeat, args.skip_pycanon), None,
+                    terminal_report, markdown_report),
+        "fulldomain": ("fulldomain",
+                       lambda: fulldomain.run(args.rows, args.repeat, args.skip_anjana, args.skip_exhaustive),
+                       fulldomain.for_json, fulldomain.terminal_report, fulldomain.markdown_report),
+        "local": ("local_recoding", lambda: local_recoding.run(args.repeat, args.skip_anonypy), None,
+                  local_recoding.terminal_report, local_recoding.markdown_report),
+        "attacks": ("attacks", lambda: attacks.run(args.repeat), None, attacks.terminal_report,
+                    attacks.markdown_report),
+        "dp": ("dp", lambda: dp.run(args.dp_rows, args.repeat, args.skip_diffprivlib, args.skip_opendp), None,
+               dp.terminal_report, dp.markdown_report),
+        "ldp": ("ldp", lambda: ldp.run(args.repeat), None, ldp.terminal_report, ldp.markdown_report),
+    }
+    chosen = [args.only] if args.only else list(BENCHMARKS)
+    for i, name in enumerate(chosen):
+        filename, execute, for_json, terminal, markdown = benchmarks[name]
+        if i:
             print()
-        results = fulldomain.run(args.rows, args.repeat, args.skip_anjana, args.skip_exhaustive)
-        print(fulldomain.terminal_report(results))
-        write_results(args.out, "fulldomain", fulldomain.for_json(results),
-                      fulldomain.markdown_report(results))
-    if args.only in (None, "local"):
-        if args.only is None:
-            print()
-        results = local_recoding.run(args.repeat, args.skip_anonypy)
-        print(local_recoding.terminal_report(results))
-        write_results(args.out, "local_recoding", results, local_recoding.markdown_report(results))
-    if args.only in (None, "attacks"):
-        if args.only is None:
-            print()
-        results = attacks.run(args.repeat)
-        print(attacks.terminal_report(results))
-        write_results(args.out, "attacks", results, attacks.markdown_report(results))
-    if args.only in (None, "dp"):
-        if args.only is None:
-            print()
-        results = dp.run(args.dp_rows, args.repeat, args.skip_diffprivlib, args.skip_opendp)
-        print(dp.terminal_report(results))
-        write_results(args.out, "dp", results, dp.markdown_report(results))
-    if args.only in (None, "ldp"):
-        if args.only is None:
-            print()
-        results = ldp.run(args.repeat)
-        print(ldp.terminal_report(results))
-        write_results(args.out, "ldp", results, ldp.markdown_report(results))
+        results = execute()
+        print(terminal(results))
+        write_results(args.out, filename, for_json(results) if for_json else results, markdown(results))
     return 0
 
 

@@ -10,6 +10,7 @@ import pyarrow as pa
 import pytest
 
 import veil
+from helpers import one_sentence_error
 from veil import ColumnError, DataError, Dataset, Hierarchy, HierarchyError, VeilError
 from veil.data.bundled import ADULT_QUASI_IDENTIFIERS, adult_csv as bundled_adult_csv, load_adult
 from veil.data.io import read_table
@@ -18,16 +19,7 @@ ADULT_COLUMNS = ["sex", "age", "race", "marital-status", "education", "native-co
                  "occupation", "salary-class"]
 
 
-def raises(exc_type, call, *words) -> str:
-    """Expect a one-sentence VeilError of ``exc_type`` whose message holds every word."""
-    with pytest.raises(exc_type) as info:
-        call()
-    msg = str(info.value)
-    assert isinstance(info.value, VeilError)
-    assert "\n" not in msg, f"not one sentence: {msg!r}"
-    for word in words:
-        assert word in msg, f"{word!r} not in {msg!r}"
-    return msg
+raises = one_sentence_error
 
 
 @pytest.fixture(scope="module")

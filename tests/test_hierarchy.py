@@ -17,9 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import veil
+from helpers import one_sentence_error
 from veil.data.encoding import encode_column
 from veil.data.hierarchy import Generalization, Hierarchy
-from veil.errors import HierarchyError, VeilError
+from veil.errors import HierarchyError
 
 FAST = settings(max_examples=60, deadline=None)
 
@@ -48,14 +49,7 @@ NO_FINAL_NEWLINE = {"adult/adult_hierarchy_native-country.csv", "arx-toy/test2_h
 
 
 def hierarchy_error(call, *words) -> str:
-    with pytest.raises(HierarchyError) as info:
-        call()
-    msg = str(info.value)
-    assert isinstance(info.value, VeilError)
-    assert "\n" not in msg, f"not one sentence: {msg!r}"
-    for word in words:
-        assert word in msg, f"{word!r} not in {msg!r}"
-    return msg
+    return one_sentence_error(HierarchyError, call, *words)
 
 
 def line_terminator(raw: bytes) -> str:

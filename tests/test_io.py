@@ -11,9 +11,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from helpers import one_sentence_error
 from veil.data.io import SNIFF_BYTES, Table, atomic_write_text, from_frame, read_csv, read_parquet, \
     read_table, sniff_delimiter
-from veil.errors import DataError, VeilError
+from veil.errors import DataError
 
 ADULT_COLUMNS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass",
                  "occupation", "salary-class"]
@@ -26,15 +27,7 @@ def write(tmp_path, name: str, data: bytes):
 
 
 def data_error(call, *words) -> str:
-    """Run ``call``, expect a one-sentence DataError containing every word; return the message."""
-    with pytest.raises(DataError) as info:
-        call()
-    msg = str(info.value)
-    assert isinstance(info.value, VeilError)
-    assert "\n" not in msg, f"not one sentence: {msg!r}"
-    for word in words:
-        assert word in msg, f"{word!r} not in {msg!r}"
-    return msg
+    return one_sentence_error(DataError, call, *words)
 
 
 # --------------------------------------------------------------------------- the Adult file
