@@ -4,7 +4,9 @@ A_know and A_acc, and the ``veil experiment tradeoff`` experiment on an Adult sa
 from __future__ import annotations
 
 import csv
+import errno
 import io
+import os
 
 import numpy as np
 import pandas as pd
@@ -219,16 +221,20 @@ def test_tiny_experiment_writes_csv_markdown_and_png(tmp_path):
     assert experiment.csv_text(again) == files[0].read_text(encoding="utf-8")
 
 
-def test_experiment_writes_nothing_when_a_file_fails(tmp_path, monkeypatch):
+def test_experiment_writes_nothing_when_the_disk_fills(tmp_path, monkeypatch):
     run = run_tradeoff(k=[3], l=[], t=[], sample=300, seed=1, classifiers="bayes")
+    real_fsync, calls = os.fsync, []
 
-    def broken(files):
-        raise DataError("disk full.")
+    def full_on_the_second_file(fd):
+        calls.append(fd)
+        if len(calls) == 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_fsync(fd)
 
-    monkeypatch.setattr("veil.data.io.atomic_write_many", broken)
-    with pytest.raises(DataError):
-        write_tradeoff(run, tmp_path)
-    assert list(tmp_path.iterdir()) == []
+    monkeypatch.setattr(os, "fsync", full_on_the_second_file)
+    with pytest.raises(DataError, match="the disk is full"):
+        write_tradeoff(run, tmp_path / "out")
+    assert list(tmp_path.iterdir()) == []  # no file, no temporary file, not even the folder it made
 
 
 def test_fulldomain_default_is_the_papers_setting():

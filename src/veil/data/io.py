@@ -9,7 +9,6 @@ from __future__ import annotations
 import csv
 import io
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +17,8 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from veil.data.encoding import to_arrow
-from veil.errors import DataError
+from veil.errors import DataError, ParameterError
+from veil.output import check_targets, describe_os_error, write_files
 
 CANDIDATE_DELIMITERS = (";", ",", "\t", "|")
 SNIFF_BYTES = 1 << 16
@@ -72,13 +72,36 @@ def sniff_delimiter(sample: str) -> str:
     return delim if counts[delim] > 0 else ","
 
 
+TAB_NAMES = ("tab", "\\t", "\t")
+
+
+def normalize_delimiter(delimiter: str | None) -> str | None:
+    """A delimiter as given on a command line: one character, with ``tab`` and ``\\t`` meaning the tab.
+
+    Raises:
+        ParameterError: anything else (empty, several characters, a quote or a line break).
+    """
+    if delimiter is None:
+        return None
+    if delimiter.lower() in TAB_NAMES:
+        return "\t"
+    if len(delimiter) != 1 or delimiter in ('"', "\n", "\r"):
+        raise ParameterError(f"the delimiter must be one character such as ',' or ';' (or 'tab'), "
+                             f"not {delimiter!r}.")
+    return delimiter
+
+
 def read_csv(path: str | os.PathLike, delimiter: str | None = None) -> Table:
     """Read a CSV file with a header row; every cell is kept as text.
 
+    ``delimiter`` is one character (``tab`` or ``\\t`` for the tab), or ``None`` to sniff it.
+
     Raises:
+        ParameterError: the delimiter is not one character.
         DataError: the file is missing, not UTF-8, empty, has duplicate or empty column names,
             or a row with a different number of fields than the header (the line is named).
     """
+    delimiter = normalize_delimiter(delimiter)
     path = Path(path)
     if not path.exists():
         raise DataError(f"file {str(path)!r} does not exist; check the path.")
@@ -87,6 +110,9 @@ def read_csv(path: str | os.PathLike, delimiter: str | None = None) -> Table:
     try:
         with open(path, "rb") as fh:
             head = fh.read(SNIFF_BYTES)
+    except OSError as exc:
+        raise DataError(f"cannot read file {str(path)!r}: {describe_os_error(exc)}.") from None
+    try:
         sample = head.decode("utf-8-sig")
     except UnicodeDecodeError:
         try:
@@ -154,13 +180,42 @@ def read_parquet(path: str | os.PathLike) -> Table:
     path = Path(path)
     if not path.exists():
         raise DataError(f"file {str(path)!r} does not exist; check the path.")
+    if path.is_dir():
+        raise DataError(f"{str(path)!r} is a folder, not a table file.")
     try:
         data = pq.read_table(path)
     except (pa.ArrowInvalid, OSError) as exc:
         raise DataError(f"file {str(path)!r} is not a readable Parquet file ({str(exc).splitlines()[0]}).") from None
     if data.num_rows == 0:
         raise DataError(f"file {str(path)!r} has no records; an empty table cannot be published.")
+    refuse_unreadable_types(data, repr(str(path)))
     return Table(data, "parquet")
+
+
+def refuse_unreadable_types(data: pa.Table, where: str) -> None:
+    """Refuse columns whose cells are not single values: lists, structures, maps and raw bytes.
+
+    veil reads every cell as one value (a number, a text, a date, …) and publishes it in a CSV
+    table, where none of those types has a faithful form.
+
+    Raises:
+        DataError: the first such column, named.
+    """
+    for field in data.schema:
+        kind = field.type.value_type if pa.types.is_dictionary(field.type) else field.type
+        if pa.types.is_struct(kind):
+            what = "structures"
+        elif pa.types.is_map(kind):
+            what = "maps"
+        elif pa.types.is_nested(kind):
+            what = "lists" if not pa.types.is_union(kind) else "values of mixed types (a union)"
+        elif pa.types.is_binary(kind) or pa.types.is_large_binary(kind) or pa.types.is_fixed_size_binary(kind) \
+                or getattr(pa.types, "is_binary_view", lambda _: False)(kind):
+            what = "raw bytes"
+        else:
+            continue
+        raise DataError(f"column '{field.name}' of {where} holds {what}, not single values; drop it or convert it "
+                        "to text before using the table.")
 
 
 def from_frame(frame) -> Table:
@@ -181,6 +236,7 @@ def from_frame(frame) -> Table:
         data = frame
     if data.num_rows == 0:
         raise DataError("the table has no records; an empty table cannot be published.")
+    refuse_unreadable_types(data, f"the {kind} table")
     return Table(data, kind, source=frame)
 
 
@@ -206,56 +262,25 @@ def read_table(source, delimiter: str | None = None) -> Table:
     return from_frame(source)
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def atomic_write_many(files: dict) -> None:
+def atomic_write_many(files: dict, reads=()) -> None:
     """Write several files (text, or bytes for binary ones) so that either all of them appear or
-    none does.
-
-    Every file is first written to a temporary file beside its target; only when all are
-    complete are they renamed into place.
+    none does, even if the process is killed (see :class:`veil.output.OutputSet`).
 
     Raises:
-        DataError: a folder does not exist or a target is a folder.
+        DataError: a folder does not exist, a target is a folder, or a file cannot be written
+            (permission, full disk, read-only file system); nothing is left behind.
+        ParameterError: a target is one of ``reads`` or is named twice.
     """
-    pending = []
-    try:
-        for path, text in files.items():
-            path = Path(path)
-            check_target(path)
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-            pending.append((tmp, path))
-            if isinstance(text, bytes):
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(text)
-            else:
-                with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-                    fh.write(text)
-            os.chmod(tmp, path.stat().st_mode & 0o7777 if path.exists() else 0o666 & ~_umask())
-        for tmp, path in pending:
-            os.replace(tmp, path)
-    finally:
-        for tmp, _ in pending:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+    write_files(files, reads=reads)
 
 
 def check_target(path: str | os.PathLike) -> None:
     """Refuse, before any work is done, an output path that cannot be written.
 
     Raises:
-        DataError: the path is a folder or its folder does not exist.
+        DataError: the path is a folder, or its folder does not exist or cannot be written.
     """
-    path = Path(path)
-    folder = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
-        raise DataError(f"{str(path)!r} is a folder; give a file name to write.")
-    if not folder.is_dir():
-        raise DataError(f"folder {str(folder)!r} does not exist; create it or choose another output path.")
+    check_targets([path])
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
@@ -265,6 +290,6 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     content is complete; the file gets the mode a plain ``open`` would give it.
 
     Raises:
-        DataError: the folder does not exist or the path is a folder.
+        DataError: the folder does not exist, the path is a folder, or the file cannot be written.
     """
-    atomic_write_many({path: text})
+    write_files({path: text})

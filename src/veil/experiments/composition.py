@@ -58,8 +58,8 @@ import pandas as pd
 
 from veil.data.bundled import ADULT_QUASI_IDENTIFIERS, ADULT_SENSITIVE, load_adult
 from veil.data.dataset import Dataset
-from veil.data.io import atomic_write_many
 from veil.errors import DataError, ParameterError
+from veil.output import write_files
 
 ALGORITHMS = ("mondrian", "mdav", "fulldomain")
 DEFAULT_K = (5, 10, 15, 20, 25, 30, 40, 50)
@@ -134,6 +134,8 @@ def check_settings(settings: CompositionSettings, rows: int) -> CompositionSetti
             if len(parts) not in (1, 2, n):
                 raise ParameterError(f"pair {pair!r} names {len(parts)} algorithms for {n} releases; name one per "
                                      "release, or two to alternate.")
+    if isinstance(settings.seed, bool) or int(settings.seed) != settings.seed or settings.seed < 0:
+        raise ParameterError(f"the seed must be a whole number 0 or more, not {settings.seed}.")
     if not settings.variants:
         raise ParameterError("give at least one variant: k, l or t.")
     for v in settings.variants:
@@ -212,13 +214,9 @@ class CompositionResult:
         folder = Path(folder)
         if folder.exists() and not folder.is_dir():
             raise DataError(f"{str(folder)!r} is a file; give a folder for the experiment's outputs.")
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise DataError(f"cannot create the folder {str(folder)!r} ({exc.strerror}).") from None
         paths = [folder / name for name in FILES]
-        atomic_write_many({paths[0]: self.csv_text(), paths[1]: self.markdown(), paths[2]: self.png_bytes(),
-                     paths[3]: self.json_text()})
+        write_files({paths[0]: self.csv_text(), paths[1]: self.markdown(), paths[2]: self.png_bytes(),
+                     paths[3]: self.json_text()}, make_folders=True)
         return paths
 
 

@@ -449,19 +449,13 @@ def write_tradeoff(run: TradeoffRun, out: str | os.PathLike) -> list[Path]:
     Raises:
         DataError: ``out`` is a file, or cannot be created.
     """
-    from veil.data.io import atomic_write_many
+    from veil.output import write_files
 
     folder = Path(out)
     if folder.exists() and not folder.is_dir():
         raise DataError(f"{str(folder)!r} is a file; give a folder for the experiment's outputs.")
     texts = {folder / FILES[0]: csv_text(run), folder / FILES[1]: markdown_text(run)}
-    png = figure_png(run)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise DataError(f"cannot create the folder {str(folder)!r}: {exc.strerror or exc}.") from None
-    atomic_write_many({**texts, folder / FILES[2]: png})
-    return [folder / name for name in FILES]
+    return write_files({**texts, folder / FILES[2]: figure_png(run)}, make_folders=True)
 
 
 def tradeoff_experiment(out: str | os.PathLike, **options) -> TradeoffRun:
