@@ -17,19 +17,35 @@ from rich.table import Table as RichTable
 
 from veil.attacks import attack_release
 from veil.attacks.cli import attack_app, render_single
-from veil.clitools import EXIT_FAILED_CHECK, fails_cleanly, parse_orders, parse_pairs, progress_bar, split_names
 from veil.check import SUMMARY_KEYS, CheckReport, check
-from veil.config import load_config, write_starter_config
+from veil.clitools import (EXIT_FAILED_CHECK, command_group, fails_cleanly, parse_orders, parse_pairs,
+                           progress_bar, split_names, stage)
+from veil.config import AnonymizationConfig, load_config, write_starter_config
 from veil.data.bundled import ADULT_QUASI_IDENTIFIERS, ADULT_SENSITIVE, load_adult
 from veil.data.dataset import Dataset
-from veil.data.io import atomic_write_many, check_target
 from veil.dp.cli import dp_app
 from veil.errors import ParameterError
 from veil.experiments.cli import experiment_app
 from veil.ldp.cli import ldp_app
+from veil.output import OutputSet
 
-app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
-                  help="Privacy-preserving data publishing: check, anonymize, attack, release.")
+app = command_group(no_args_is_help=True, help="Privacy-preserving data publishing: check, anonymize, attack, release.")
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from veil import __version__
+
+        typer.echo(f"veil {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_options(
+    version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                 help="Print veil's version and exit."),
+) -> None:
+    """Privacy-preserving data publishing: check, anonymize, attack, release."""
 
 FORMATS = {"k": "{:.0f}", "l_distinct": "{:.0f}", "c_l_recursive": "{:.0f}"}
 
@@ -106,12 +122,15 @@ def check_command(
 
     Exits 1 when a threshold given with --k, --alpha, --l, --t, --delta or --beta is not met.
     """
-    ds = Dataset(data, quasi_identifiers=split_names(qi), sensitive=split_names(sensitive),
-                 identifying=split_names(identifying), hierarchies=parse_pairs(hierarchy, "--hierarchy"),
-                 orders=parse_orders(order), delimiter=delimiter)
-    pop = Dataset(population, quasi_identifiers=ds.quasi_identifiers, delimiter=delimiter) if population else None
-    report = check(ds, c=c, k=k, alpha=alpha, l=l, t=t, delta=delta, beta=beta,
-                   risk_threshold=risk_threshold, population=pop)
+    with stage(f"loading {data.name}"):
+        ds = Dataset(data, quasi_identifiers=split_names(qi), sensitive=split_names(sensitive),
+                     identifying=split_names(identifying), hierarchies=parse_pairs(hierarchy, "--hierarchy"),
+                     orders=parse_orders(order), delimiter=delimiter)
+        pop = Dataset(population, quasi_identifiers=ds.quasi_identifiers, delimiter=delimiter) if population else None
+    with stage("measuring the models and the risk"):
+        report = check(ds, c=c, k=k, alpha=alpha, l=l, t=t, delta=delta, beta=beta,
+                       risk_threshold=risk_threshold, population=pop)
+    report.notes.extend(ds.stray_text_notes())
     emit(report, as_json)
     if report.passed is False:
         raise typer.Exit(EXIT_FAILED_CHECK)
@@ -157,16 +176,9 @@ def render_release(release, console: Console) -> None:
     console.print(metrics)
 
 
-def refuse_overwriting(inputs: list, outputs: list) -> None:
-    """Refuse outputs that name an input or each other: nothing the user gave may be lost."""
-    seen = []
-    for path in outputs:
-        resolved = Path(path).resolve()
-        if any(resolved == Path(i).resolve() for i in inputs if i is not None):
-            raise ParameterError(f"{str(path)!r} is an input of this run; write the output somewhere else.")
-        if resolved in seen:
-            raise ParameterError(f"{str(path)!r} is given as two outputs; give --out and --manifest different paths.")
-        seen.append(resolved)
+def files_read(cfg: AnonymizationConfig, config: Path) -> list[Path]:
+    """Every file an anonymization reads: the configuration, the table and each hierarchy file."""
+    return [config, cfg.data] + [spec.path for spec in cfg.hierarchies.values() if spec.path is not None]
 
 
 @app.command("anonymize")
@@ -175,31 +187,44 @@ def anonymize_command(
     data: Optional[Path] = typer.Argument(None, help="Table to anonymize; overrides the config's data path."),
     config: Path = typer.Option(..., "--config", help="YAML configuration (see `veil init`)."),
     out: Path = typer.Option(..., "--out", help="Where to write the released table (CSV)."),
-    manifest: Optional[Path] = typer.Option(None, "--manifest", help="Where to write the manifest (JSON)."),
+    manifest: Optional[Path] = typer.Option(None, "--manifest", help="Where to write the manifest (JSON), which "
+                                                                     "names the release and its SHA-256."),
     as_json: bool = typer.Option(False, "--json", help="Print the manifest instead of tables."),
 ) -> None:
-    """Anonymize a table as a configuration says, writing the release and its manifest."""
+    """Anonymize a table as a configuration says, writing the release and its manifest.
+
+    The release and the manifest appear together or not at all; no output may replace a file the
+    run reads (the table, the configuration, a hierarchy file).
+    """
     cfg = load_config(config, data=data)
-    targets = [out] + ([manifest] if manifest else [])
-    for path in targets:
-        check_target(path)
-    refuse_overwriting([cfg.data, config], targets)
-    ds = cfg.dataset()
+    outputs = OutputSet([out] + ([manifest] if manifest else []), reads=files_read(cfg, config))
+    with stage(f"loading {cfg.data.name}"):
+        ds = cfg.dataset()
     anonymizer = cfg.anonymizer()
     with progress_bar("searching") as progress:
         anonymizer.fit(ds, progress=progress)
-    release = anonymizer.transform(ds, suppressed=cfg.output.suppressed, shuffle=cfg.output.shuffle,
-                                   rng=cfg.output.seed)
-    manifest_text = release.manifest_text({"config": cfg.to_dict()})
-    files = {out: release.csv_text()}
-    if manifest:
-        files[manifest] = manifest_text
-    atomic_write_many(files)
+    with stage("transforming"):
+        release = anonymizer.transform(ds, suppressed=cfg.output.suppressed, shuffle=cfg.output.shuffle,
+                                       rng=cfg.output.seed)
+        # Full-domain generalization reads a column through its hierarchy only; the other
+        # algorithms treat a text column as nominal, which a stray text value makes silently.
+        notes = ds.stray_text_notes() if cfg.algorithm.name != "fulldomain" else []
+        document = {**release.manifest, "config": cfg.to_dict(), **({"notes": notes} if notes else {})}
+    with stage(f"writing {out}"), outputs:
+        outputs.put(out, release.csv_text())
+        if manifest:
+            manifest_text = outputs.put_manifest(manifest, document, describes={"release": out})
+        else:
+            manifest_text = json.dumps({**document, "release": outputs.describe(out)}, indent=2,
+                                       ensure_ascii=False) + "\n"
+        outputs.commit()
     if as_json:
         sys.stdout.write(manifest_text)
     else:
         console = Console(highlight=False)
         render_release(release, console)
+        for note in notes:
+            console.print(f"note: {note}", markup=False)
         console.print(f"wrote {out}" + (f" and {manifest}" if manifest else ""), soft_wrap=True)
 
 
@@ -211,9 +236,13 @@ def init_command(
     delimiter: Optional[str] = typer.Option(None, "--delimiter", help="CSV delimiter (default: sniffed)."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing configuration."),
 ) -> None:
-    """Write a commented starter configuration for a table, guessing roles and hierarchies."""
+    """Write a commented starter configuration for a table, guessing roles and hierarchies.
+
+    The configuration never replaces the table itself, even with --force.
+    """
     target = out if out is not None else data.with_suffix(".yaml")
-    write_starter_config(data, target, delimiter=delimiter, overwrite=force)
+    with stage(f"reading {data.name}"):
+        write_starter_config(data, target, delimiter=delimiter, overwrite=force)
     Console(highlight=False).print(f"wrote {target}; every role and hierarchy marked '# guessed' is a guess: "
                                    "review them before anonymizing.")
 
@@ -240,16 +269,22 @@ def demo_command(
 
     if out.exists() and not out.is_dir():
         raise ParameterError(f"{str(out)!r} is a file; give a folder for the demo's outputs.")
-    ds = load_adult(ADULT_QUASI_IDENTIFIERS, ADULT_SENSITIVE)
+    release_path, manifest_path = out / "release.csv", out / "manifest.json"
+    outputs = OutputSet([release_path, manifest_path], make_folders=True)
+    with stage("loading the bundled Adult table"):
+        ds = load_adult(ADULT_QUASI_IDENTIFIERS, ADULT_SENSITIVE)
     anonymizer = FullDomain([KAnonymity(5), EntropyLDiversity(3, sensitive="occupation")],
                             suppression_limit=0.02, metric="loss")
     with progress_bar("searching") as progress:
         anonymizer.fit(ds, progress=progress)
-    release = anonymizer.transform(ds)
-    out.mkdir(parents=True, exist_ok=True)
-    attacks = attack_release(release)
-    manifest_text = release.manifest_text({"attacks": attacks.to_dict()})
-    atomic_write_many({out / "release.csv": release.csv_text(), out / "manifest.json": manifest_text})
+    with stage("transforming and attacking"):
+        release = anonymizer.transform(ds)
+        attacks = attack_release(release)
+    with stage(f"writing {out}"), outputs:
+        outputs.put(release_path, release.csv_text())
+        manifest_text = outputs.put_manifest(manifest_path, {**release.manifest, "attacks": attacks.to_dict()},
+                                             describes={"release": release_path})
+        outputs.commit()
     if as_json:
         sys.stdout.write(manifest_text)
         return
@@ -258,7 +293,7 @@ def demo_command(
     render_release(release, console)
     console.print("\n[bold]The adversary's view[/]: attacks on the release itself")
     render_single(attacks, console)
-    console.print(f"wrote {out / 'release.csv'} and {out / 'manifest.json'}")
+    console.print(f"wrote {release_path} and {manifest_path}")
 
 
 app.add_typer(attack_app, name="attack", help="Attack a release as an adversary who knows the algorithm.")

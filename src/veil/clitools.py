@@ -1,37 +1,106 @@
-"""What every ``veil`` command shares: turning user errors into one sentence and exit status 2,
-and parsing the list and ``COLUMN=VALUE`` options.
+"""What every ``veil`` command shares: turning user errors (its own and Click's usage errors) into
+one sentence and exit status 2, parsing the list and ``COLUMN=VALUE`` options, and showing
+progress on a terminal.
 """
 
 from __future__ import annotations
 
+import errno
 import functools
+import re
 import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, List, Optional
 
+import click
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from typer.core import TyperGroup
 
 from veil.errors import ParameterError, VeilError
+from veil.output import describe_os_error
 
 EXIT_USAGE = 2
 EXIT_FAILED_CHECK = 1
 
 
+def print_error(sentence: str) -> None:
+    """``error: <sentence>`` on standard error, on one line."""
+    Console(stderr=True, highlight=False, soft_wrap=True).print(f"error: {sentence}", markup=False)
+
+
 def fails_cleanly(command: Callable) -> Callable:
-    """Turn a VeilError into its sentence on stderr and exit status 2."""
+    """Turn a VeilError, or an operating-system error no check foresaw, into one sentence on
+    stderr and exit status 2."""
 
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
         try:
             return command(*args, **kwargs)
         except VeilError as exc:
-            Console(stderr=True, highlight=False, soft_wrap=True).print(f"error: {exc}", markup=False)
+            print_error(str(exc))
+            raise typer.Exit(EXIT_USAGE) from None
+        except OSError as exc:
+            if exc.errno == errno.EPIPE:
+                raise
+            where = f" ({exc.filename})" if exc.filename else ""
+            print_error(f"the system refused an operation{where}: {describe_os_error(exc)}.")
             raise typer.Exit(EXIT_USAGE) from None
 
     return wrapper
+
+
+def _lower_first(text: str) -> str:
+    return text[0].lower() + text[1:] if text[:1].isupper() and not text[1:2].isupper() else text
+
+
+def usage_sentence(exc: click.UsageError) -> str:
+    """Click's usage error (``No such option '--x'. Did you mean '--y'?``) as one sentence that
+    points to the command's help."""
+    message = re.sub(r"\s*\((Did you mean[^)]*)\)", r". \1", exc.format_message().strip())
+    parts = [p for p in re.split(r"(?<=[.?!])\s+", message) if p]
+    sentence = "; ".join(_lower_first(p.rstrip(".")) if i < len(parts) - 1 else _lower_first(p)
+                         for i, p in enumerate(parts))
+    if sentence.endswith("?"):
+        return sentence
+    where = f"; see '{exc.ctx.command_path} --help'" if exc.ctx is not None else ""
+    return sentence.rstrip(".") + where + "."
+
+
+class VeilGroup(TyperGroup):
+    """A command group whose usage errors (an unknown or missing option, a value of the wrong
+    type) are printed like every other error: ``error: <one sentence>`` and exit status 2.
+
+    It works for the ``veil`` process and for ``typer.testing.CliRunner`` alike, since both call
+    :meth:`main`; errors of sub-groups reach the top group's :meth:`main`.
+    """
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            result = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.UsageError as exc:
+            if type(exc).__name__ != "NoArgsIsHelpError":  # the help was printed already
+                print_error(usage_sentence(exc))
+            sys.exit(EXIT_USAGE)
+        except click.ClickException as exc:
+            print_error(_lower_first(exc.format_message()))
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            print_error("aborted.")
+            sys.exit(1)
+        sys.exit(result if isinstance(result, int) else 0)
+
+
+def command_group(**options) -> typer.Typer:
+    """A ``typer.Typer`` group as every veil group is made: usage errors as one sentence, no
+    completion commands, no pretty tracebacks, and Click's own suggestion of a mistyped command
+    only (Typer would add the same one again)."""
+    return typer.Typer(cls=VeilGroup, add_completion=False, pretty_exceptions_enable=False,
+                       suggest_commands=False, **options)
 
 
 def split_names(text: Optional[str]) -> list[str]:
@@ -50,15 +119,39 @@ def parse_pairs(items: List[str], option: str) -> dict[str, str]:
 
 
 def parse_orders(items: List[str]) -> dict[str, list[str]]:
-    """``COL=v1,v2,…`` or ``COL=FILE`` (one value a line) into value orders."""
+    """``COL=v1,v2,…`` or ``COL=FILE`` (one value a line) into value orders.
+
+    Raises:
+        ParameterError: a malformed item, or a folder given as the file.
+    """
     orders = {}
     for name, value in parse_pairs(items, "--order").items():
         path = Path(value)
+        if path.is_dir():
+            raise ParameterError(f"--order {name}={value}: {value!r} is a folder; give a file with one value a line.")
         if path.is_file():
             orders[name] = [line for line in path.read_text(encoding="utf-8").splitlines() if line]
         else:
             orders[name] = [v.strip() for v in value.split(",")]
     return orders
+
+
+def files_named(items: List[str], option: str) -> list[Path]:
+    """The files among the values of ``COL=VALUE`` items (what a run reads, for output checks)."""
+    return [Path(value) for value in parse_pairs(items, option).values() if Path(value).is_file()]
+
+
+@contextmanager
+def stage(description: str):
+    """A spinner with the time elapsed while one step runs (loading, transforming, writing) on a
+    terminal; nothing when stderr is not one."""
+    if not sys.stderr.isatty():
+        yield
+        return
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        bar.add_task(description, total=None)
+        yield
 
 
 @contextmanager

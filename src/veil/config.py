@@ -826,6 +826,9 @@ class _Parser:
 
     def hierarchy_file(self, node: yaml.Node, where: str) -> Path:
         path = self.path(node, where)
+        if path.is_dir():
+            raise self.error(node, f"hierarchy {str(path)!r} ({where}) is a folder, not a hierarchy file; give the "
+                             "CSV file inside it.")
         if not path.is_file():
             raise self.error(node, f"hierarchy file {str(path)!r} ({where}) does not exist (a relative path is "
                              f"read from the folder of {self.name}); check the path.")
@@ -1124,6 +1127,17 @@ def _nice_width(x: float) -> float:
     return 10.0 ** (exponent + 1)
 
 
+def _band_widths(nums) -> list[float]:
+    """About 15 bands over the range at the first level, then twice and four times as wide (only
+    widths narrower than the range; whole numbers get bands wider than 1)."""
+    lo, hi = float(min(nums)), float(max(nums))
+    integral = all(float(x).is_integer() for x in nums)
+    base = _nice_width((hi - lo) / 15)
+    if integral:
+        base = max(base, 1.0)
+    return [w for w in (base, 2 * base, 4 * base) if w < hi - lo and not (integral and w <= 1)]
+
+
 def _number_text(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:.12g}"
 
@@ -1138,7 +1152,9 @@ class _Guess:
 
 
 def _guess(name: str, values) -> _Guess:
-    from veil.data.encoding import encode_column
+    import pandas as pd
+
+    from veil.data.encoding import encode_column, stray_texts
 
     column = encode_column(name, values)
     present = [i for i in range(column.cardinality) if i != column.missing_code]
@@ -1153,7 +1169,8 @@ def _guess(name: str, values) -> _Guess:
         return _Guess(name, "identifying", "every value is missing, so the column is dropped")
     if _has_word(tokens, SENSITIVE_WORDS):
         return _Guess(name, "sensitive", "the name suggests a sensitive attribute")
-    if not column.is_numeric and non_missing > 1 and len(labels) == non_missing:
+    stray = stray_texts(column)
+    if not column.is_numeric and not stray and non_missing > 1 and len(labels) == non_missing:
         return _Guess(name, "identifying", "every value is different text, as in a name or a record number")
 
     guess = _Guess(name, "quasi_identifiers", "neither identifying nor sensitive by its name")
@@ -1175,13 +1192,9 @@ def _guess(name: str, values) -> _Guess:
         return guess
     if column.is_numeric and len(labels) > 2:
         nums = column.numeric[:len(present)] if column.missing_code is not None else column.numeric
-        lo, hi = float(min(nums)), float(max(nums))
-        integral = all(float(x).is_integer() for x in nums)
-        base = _nice_width((hi - lo) / 15)  # about 15 bands at the first level
-        if integral:
-            base = max(base, 1.0)
-        widths = [w for w in (base, 2 * base, 4 * base) if w < hi - lo and not (integral and w <= 1)]
+        widths = _band_widths(nums)
         if widths:
+            lo, hi = float(min(nums)), float(max(nums))
             shown = ", ".join(_number_text(w) for w in widths)
             guess.hierarchy = f"{{intervals: {{widths: [{shown}]}}}}"
             rest = "".join(f", then {_number_text(w)}" for w in widths[1:])
@@ -1189,6 +1202,15 @@ def _guess(name: str, values) -> _Guess:
                                    f"{_number_text(widths[0])}-wide bands{rest}, then *")
             return guess
     guess.hierarchy = "{flat: {}}"
+    if stray:
+        shown = ", ".join(f"{value!r} ({count:,} row{'s' if count != 1 else ''})" for value, count in stray.items())
+        numbers = pd.to_numeric(pd.Series(labels, dtype=object), errors="coerce").dropna().to_numpy(dtype=float)
+        widths = _band_widths(numbers)
+        bands = (f" and give {{intervals: {{widths: [{', '.join(_number_text(w) for w in widths)}]}}}}"
+                 if widths else "")
+        guess.hierarchy_why = (f"numbers, but read as text because of {shown}: correct those values, or list them "
+                               f"under a top-level missing_values key{bands}; as text, either kept or suppressed to *")
+        return guess
     kind = "numeric with few values" if column.is_numeric else "text"
     guess.hierarchy_why = f"{kind}, so either kept or suppressed to * (replace with a hierarchy file for finer steps)"
     return guess
@@ -1315,13 +1337,17 @@ def write_starter_config(data_path: str | os.PathLike, out_path: str | os.PathLi
 
     Raises:
         ConfigError: ``out_path`` exists and ``overwrite`` is false.
-        DataError: the table cannot be read or the folder does not exist.
+        ParameterError: ``out_path`` is the table itself (even with ``overwrite``).
+        DataError: the table cannot be read, or ``out_path`` cannot be written (see
+            :class:`veil.output.OutputSet`).
     """
-    from veil.data.io import atomic_write_text
+    from veil.output import OutputSet
 
     out_path = Path(out_path)
+    outputs = OutputSet([out_path], reads=[data_path])
     if out_path.exists() and not overwrite:
         raise ConfigError(f"{str(out_path)!r} already exists; choose another file name or allow overwriting it.")
-    folder = out_path.parent if str(out_path.parent) else Path(".")
-    text = starter_config(data_path, delimiter=delimiter, sample_rows=sample_rows, relative_to=folder)
-    atomic_write_text(out_path, text)
+    text = starter_config(data_path, delimiter=delimiter, sample_rows=sample_rows, relative_to=out_path.parent)
+    with outputs:
+        outputs.put(out_path, text)
+        outputs.commit()

@@ -19,11 +19,10 @@ from rich.table import Table as RichTable
 from veil.attacks.intersection_cli import intersection_command
 from veil.attacks.single import (DEFAULT_LEVEL, DEFAULT_SKEW, DEFAULT_THRESHOLD, ColumnAttacks,
                                  SingleReleaseReport, attack_release)
-from veil.clitools import fails_cleanly, parse_pairs, split_names
+from veil.clitools import command_group, fails_cleanly, parse_pairs, split_names, stage
 from veil.errors import ParameterError
 
-attack_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
-                         help="Attack a release the way an adversary would.")
+attack_app = command_group(no_args_is_help=True, help="Attack a release the way an adversary would.")
 
 # How many values or groups a summary line names before saying "and N more".
 SHOWN = 3
@@ -43,7 +42,8 @@ def single_command(
     threshold: float = typer.Option(DEFAULT_THRESHOLD, "--threshold",
                                     help="Posterior at or above which a record counts as exposed, in (0, 1]."),
     skew: float = typer.Option(DEFAULT_SKEW, "--skew", help="Skewness factor (> 1): class share ÷ table share."),
-    level: int = typer.Option(DEFAULT_LEVEL, "--level", help="Hierarchy level of the similarity groups."),
+    level: Optional[int] = typer.Option(None, "--level", help="Hierarchy level of the similarity groups "
+                                                               f"(default {DEFAULT_LEVEL}); needs --hierarchy."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
 ) -> None:
     """Run the homogeneity, background-knowledge, skewness and similarity attacks on a release,
@@ -60,8 +60,14 @@ def single_command(
     unused = [name for name in hierarchies if name in qis]
     for name in unused:
         del hierarchies[name]
-    report = attack_release(data, quasi_identifiers=qis, sensitive=sens, hierarchies=hierarchies,
-                            delimiter=delimiter, max_m=m, threshold=threshold, skew=skew, level=level)
+    # A level out of range is refused by attack_release itself, with the range.
+    if level is not None and level >= 1 and not hierarchies:
+        raise ParameterError("--level sets the similarity attack's hierarchy level, which needs a sensitive "
+                             "column's hierarchy; give --hierarchy COL=FILE or leave --level out.")
+    with stage(f"attacking {data.name}"):
+        report = attack_release(data, quasi_identifiers=qis, sensitive=sens, hierarchies=hierarchies,
+                                delimiter=delimiter, max_m=m, threshold=threshold, skew=skew,
+                                level=DEFAULT_LEVEL if level is None else level)
     for name in unused:
         report.notes.append(f"the hierarchy of quasi-identifier '{name}' was not used: the single-release "
                             "attacks read the released values as they are.")

@@ -507,6 +507,10 @@ class ReleaseLocation:
     evaluated: bool = False
 
 
+# How many of the most frequent intersections the summary lists.
+OUTCOMES_SHOWN = 10
+
+
 @dataclass(frozen=True, eq=False)
 class IntersectionResult:
     """The intersection attack's outcome, per target (see the module for the definitions).
@@ -621,8 +625,36 @@ class IntersectionResult:
                 correct = int(self.correct_breaches(level).sum())
                 entry["correct"] = correct
                 entry["correct_percent"] = 100.0 * correct / n
+        out["outcomes"] = self.outcomes(OUTCOMES_SHOWN)
         out["notes"] = list(self.notes)
         return out
+
+    def outcomes(self, limit: int | None = None) -> list[dict]:
+        """The distinct intersections (the values left to the adversary), most frequent first.
+
+        Returns:
+            ``[{"values": [...], "targets": n}, ...]``: each set of values left and how many
+            targets it was left for, at most ``limit`` of them (all when ``None``); ties keep the
+            order of the smaller intersection first.
+        """
+        if self.n_targets == 0:
+            return []
+        n_values = self.posterior.shape[1]
+        if n_values == 0:
+            return [{"values": [], "targets": self.n_targets}]
+        packed = np.ascontiguousarray(np.packbits(self.posterior, axis=1))
+        rows = packed.view(np.dtype((np.void, packed.shape[1]))).ravel()
+        _, first, counts = np.unique(rows, return_index=True, return_counts=True)
+        sizes = self.ea_posterior[first]
+        order = np.lexsort((sizes, -counts))[:limit]
+        labels = [str(v) for v in self.values]
+        return [{"values": [labels[c] for c in np.flatnonzero(self.posterior[first[i]])], "targets": int(counts[i])}
+                for i in order]
+
+    def values_left(self) -> list[list[str]]:
+        """Per target, the sensitive values its intersection leaves (in the order of ``values``)."""
+        labels = np.array([str(v) for v in self.values], dtype=object)
+        return [labels[row].tolist() for row in self.posterior]
 
     def per_target(self) -> pd.DataFrame:
         """One row per target: EA and class size per release, the posterior, the drop, the

@@ -12,6 +12,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import List, Optional
 
+import pandas as pd
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -19,9 +20,14 @@ from rich.table import Table as RichTable
 
 from veil.attacks.intersection import (GENERALIZED, MICROAGGREGATED, IntersectionResult, PublishedRelease,
                                        intersection_attack)
-from veil.clitools import fails_cleanly, parse_orders, parse_pairs, split_names
-from veil.data.io import atomic_write_text, check_target
+from veil.clitools import fails_cleanly, files_named, parse_orders, parse_pairs, split_names, stage
 from veil.errors import ParameterError
+from veil.output import OutputSet
+
+# A terminal summary lists the values left per target up to this many targets, and the most
+# frequent intersections beyond (the JSON and --out list every target).
+TARGETS_LISTED = 10
+OUTCOMES_LISTED = 5
 
 DEFAULT_LEVELS = "1,1/2,1/3,1/4,1/5"
 
@@ -101,12 +107,12 @@ def intersection_command(
     levels = parse_levels(confidence)
     if len(releases) < 2:
         raise ParameterError(f"the intersection attack needs at least two releases, not {len(releases)}.")
-    if out is not None:
-        check_target(out)
-        inputs = [Path(p).resolve() for p in releases] + [targets.resolve()]
-        if out.resolve() in inputs:
-            raise ParameterError(f"{str(out)!r} is an input of this run; write the per-target table elsewhere.")
     manifests = _positions(manifest, "--manifest", releases)
+    outputs = None
+    if out is not None:
+        reads = [*releases, targets, *manifests.values(), *files_named(hierarchy, "--hierarchy"),
+                 *files_named(order, "--order")]
+        outputs = OutputSet([out], reads=reads)
     micro = {_position(key, "--microaggregated", releases) for key in split_names(microaggregated)}
     hierarchies = parse_pairs(hierarchy, "--hierarchy")
     orders = parse_orders(order)
@@ -116,13 +122,21 @@ def intersection_command(
     sens = split_names(sensitive)
     if len(sens) > 1:
         raise ParameterError("--sensitive names one column; run the attack once per sensitive column.")
-    result = intersection_attack(published, targets, quasi_identifiers=split_names(qi) or None,
-                                 sensitive=sens[0] if sens else None, confidence=levels, hierarchies=hierarchies,
-                                 orders=orders, id_column=id_column, delimiter=delimiter)
-    if out is not None:
-        atomic_write_text(out, result.per_target().to_csv(index=False))
+    with stage("locating the targets and intersecting"):
+        result = intersection_attack(published, targets, quasi_identifiers=split_names(qi) or None,
+                                     sensitive=sens[0] if sens else None, confidence=levels,
+                                     hierarchies=hierarchies, orders=orders, id_column=id_column,
+                                     delimiter=delimiter)
+    if outputs is not None:
+        with stage(f"writing {out}"), outputs:
+            outputs.put(out, result.per_target().to_csv(index=False))
+            outputs.commit()
     if as_json:
-        sys.stdout.write(json.dumps(result.summary(), indent=2, ensure_ascii=False) + "\n")
+        ids = json.loads(pd.Series(result.targets).to_json(orient="values"))
+        per_target = [{"target": target, "ea_posterior": int(ea), "values_left": left}
+                      for target, ea, left in zip(ids, result.ea_posterior, result.values_left())]
+        sys.stdout.write(json.dumps({**result.summary(), "per_target": per_target}, indent=2,
+                                    ensure_ascii=False) + "\n")
     else:
         render_intersection(result, Console(highlight=False))
         if out is not None:
@@ -175,5 +189,37 @@ def render_intersection(result: IntersectionResult, console: Console) -> None:
     if truth:
         console.print(f"the true value survives the intersection for {s['true_value_kept']:,} of {s['targets']:,} "
                       "targets.")
+    _render_values_left(result, console)
     for note in s["notes"]:
         console.print(f"note: {note}", markup=False)
+
+
+def _values(values: list[str]) -> str:
+    return "{" + ", ".join(escape(v or "(missing)") for v in values) + "}" if values else "nothing (empty)"
+
+
+def _render_values_left(result: IntersectionResult, console: Console) -> None:
+    """The values the adversary is left with: per target for a few targets, else the most
+    frequent intersections."""
+    n = result.n_targets
+    if n == 0:
+        return
+    if n <= TARGETS_LISTED:
+        table = RichTable(title="Values left to the adversary, per target", title_justify="left")
+        for head in ("target", "values left", "EA"):
+            table.add_column(head, justify="right" if head == "EA" else "left")
+        for target, left, ea in zip(result.targets, result.values_left(), result.ea_posterior):
+            table.add_row(escape(str(target)), _values(left), f"{int(ea):,}")
+        console.print(table)
+        return
+    outcomes = result.outcomes()
+    table = RichTable(title="Values left to the adversary: the most frequent intersections", title_justify="left")
+    for head in ("values left", "targets", "share"):
+        table.add_column(head, justify="left" if head == "values left" else "right")
+    for outcome in outcomes[:OUTCOMES_LISTED]:
+        table.add_row(_values(outcome["values"]), f"{outcome['targets']:,}", _pct(100 * outcome["targets"] / n))
+    console.print(table)
+    rest = len(outcomes) - OUTCOMES_LISTED
+    if rest > 0:
+        console.print(f"… and {rest:,} other intersections; --out FILE or --json lists every target's values.",
+                      markup=False)

@@ -16,11 +16,10 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from veil.data.encoding import EncodedColumn, encode_column
+from veil.data.encoding import EncodedColumn, encode_column, stray_texts
 from veil.data.hierarchy import Generalization, Hierarchy
-from veil.data.io import Table, read_table
+from veil.data.io import CANDIDATE_DELIMITERS, Table, read_table
 from veil.errors import ColumnError
-
 
 
 def _as_list(value: str | Iterable[str] | None) -> list[str]:
@@ -109,9 +108,42 @@ class Dataset:
 
     def _require_column(self, name: str, what: str) -> None:
         if name not in self._column_set:
+            delimiter = self._likely_delimiter(name)
             close = difflib.get_close_matches(name, self.columns, n=1, cutoff=0.5)
-            hint = f"; did you mean '{close[0]}'?" if close else f"; the columns are {', '.join(self.columns)}."
+            if delimiter is not None:
+                shown = "tab" if delimiter == "\t" else delimiter
+                hint = (f"; the header was split at {self.table.delimiter!r} but seems to be delimited by "
+                        f"{delimiter!r}: give that delimiter (--delimiter {shown!r}, or 'delimiter:' in a "
+                        "configuration).")
+            elif close:
+                hint = f"; did you mean '{close[0]}'?"
+            else:
+                hint = f"; the columns are {', '.join(self.columns)}."
             raise ColumnError(f"the {what} column '{name}' does not exist{hint}")
+
+    def _likely_delimiter(self, name: str) -> str | None:
+        """The delimiter a CSV header seems to use when ``name`` is a piece of one of its columns."""
+        if self.table.kind != "csv":
+            return None
+        for delimiter in CANDIDATE_DELIMITERS:
+            if delimiter != self.table.delimiter and any(name in column.split(delimiter) for column in self.columns):
+                return delimiter
+        return None
+
+    def stray_text_notes(self) -> list[str]:
+        """One sentence for each quasi-identifier or sensitive column that holds numbers but for a
+        few text values, and is therefore read as a text column (see
+        :func:`veil.data.encoding.stray_texts`)."""
+        notes = []
+        for role, names in (("quasi-identifier", self.quasi_identifiers), ("sensitive column", self.sensitive)):
+            for name in names:
+                stray = stray_texts(self.column(name))
+                if stray:
+                    shown = ", ".join(f"{value!r} ({count:,} record{'s' if count != 1 else ''})"
+                                      for value, count in stray.items())
+                    notes.append(f"{role} '{name}' holds numbers but is read as text because of {shown}; "
+                                 "correct those values or mark them missing to have it read as numbers.")
+        return notes
 
     def _check_roles(self) -> None:
         if not self.quasi_identifiers:

@@ -223,3 +223,36 @@ def _parse_numeric(texts: np.ndarray) -> np.ndarray | None:
     if not np.all(np.isfinite(parsed)):
         return None
     return parsed
+
+
+# A column is "numbers with stray text" when at most this many distinct values are not numbers.
+STRAY_TEXT_VALUES = 5
+
+
+def stray_texts(column: EncodedColumn) -> dict[str, int]:
+    """The few values that keep a column of numbers from being read as numeric.
+
+    A text column without a given order holds *numbers with stray text* when at least two
+    distinct values are finite numbers, at most :data:`STRAY_TEXT_VALUES` distinct values are
+    not, and those hold fewer records than the numbers do (``age`` with one ``unknown``). Such a
+    column is encoded as text (nominal, in text order), which changes what every algorithm and
+    ordered measure does with it, so callers say so.
+
+    Returns:
+        Each stray value → its number of records, most frequent first; empty for a numeric
+        column, an ordered one, or a text column that is not mostly numbers.
+    """
+    if column.is_numeric or column.ordered:
+        return {}
+    present = np.array([i for i in range(column.cardinality) if i != column.missing_code], dtype=np.intp)
+    if len(present) < 3:
+        return {}
+    parsed = pd.to_numeric(pd.Series(column.labels[present], dtype=object), errors="coerce").to_numpy(dtype=float)
+    is_number = np.isfinite(parsed)
+    counts = column.counts()[present]
+    stray = present[~is_number]
+    if not 0 < len(stray) <= STRAY_TEXT_VALUES or is_number.sum() < 2 \
+            or counts[~is_number].sum() >= counts[is_number].sum():
+        return {}
+    order = np.argsort(-counts[~is_number], kind="stable")
+    return {str(column.labels[stray[i]]): int(counts[~is_number][i]) for i in order}

@@ -23,6 +23,7 @@ import pandas as pd
 
 from veil.data.encoding import MISSING_LABEL, EncodedColumn, canonical_numeric_texts
 from veil.data.io import atomic_write_text
+from veil.output import describe_os_error
 from veil.errors import HierarchyError
 
 # Leaf texts that stand for a missing value in a hierarchy file (ARX writes missing as NULL).
@@ -114,8 +115,13 @@ class Hierarchy:
                 text = fh.read()
         except FileNotFoundError:
             raise HierarchyError(f"hierarchy file {str(path)!r} does not exist; check the path.") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise HierarchyError(f"hierarchy file {str(path)!r} cannot be read as UTF-8 text ({exc}).") from None
+        except IsADirectoryError:
+            raise HierarchyError(f"hierarchy {str(path)!r} is a folder, not a hierarchy file; give the CSV file "
+                                 "inside it.") from None
+        except UnicodeDecodeError:
+            raise HierarchyError(f"hierarchy file {str(path)!r} is not UTF-8 text; save it as UTF-8 CSV.") from None
+        except OSError as exc:
+            raise HierarchyError(f"hierarchy file {str(path)!r} cannot be read: {describe_os_error(exc)}.") from None
         rows = [row for row in csv.reader(io.StringIO(text, newline=""), delimiter=delimiter) if row]
         hierarchy = cls(rows, name=f"hierarchy file {path.name!r}")
         hierarchy.newline = "\r\n" if "\r\n" in text else "\n"

@@ -15,11 +15,12 @@ import typer
 from rich.console import Console
 
 from veil.attacks.intersection_cli import parse_levels
-from veil.clitools import fails_cleanly, split_names
+from veil.clitools import fails_cleanly, progress_bar, split_names, stage
 from veil.data.bundled import ADULT_QUASI_IDENTIFIERS, ADULT_SENSITIVE, load_adult
 from veil.errors import ParameterError
-from veil.experiments.composition import (DEFAULT_K, DEFAULT_PAIRS, CompositionSettings, check_settings,
+from veil.experiments.composition import (DEFAULT_K, DEFAULT_PAIRS, FILES, CompositionSettings, check_settings,
                                           run_composition)
+from veil.output import check_targets
 
 
 def _integers(text: str, option: str) -> tuple[int, ...]:
@@ -68,13 +69,13 @@ def composition_command(
         k=_integers(k, "--k"), releases=_integers(releases, "--releases"), pairs=tuple(split_names(pairs)),
         overlap=overlap, size=size, seed=seed, variants=tuple(split_names(variants)), l=l, t=t,
         confidence=tuple(parse_levels(confidence)))
+    check_targets([out / name for name in FILES], make_folders=True)
     dataset = load_adult(ADULT_QUASI_IDENTIFIERS, ADULT_SENSITIVE)
     check_settings(settings, dataset.num_rows)  # refuse bad settings before any work
-    from veil.cli import progress_bar
-
     with progress_bar("composition experiment") as progress:
         result = run_composition(settings, progress=progress, dataset=dataset)
-    paths = result.write(out)
+    with stage(f"writing {out}"):
+        paths = result.write(out)
     if as_json:
         sys.stdout.write(json.dumps({"info": result.info, "rows": result.rows}, indent=2, ensure_ascii=False) + "\n")
         return

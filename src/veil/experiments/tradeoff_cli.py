@@ -14,10 +14,11 @@ from typing import Optional
 import typer
 from rich.console import Console
 
-from veil.clitools import fails_cleanly, progress_bar, split_names
+from veil.clitools import fails_cleanly, progress_bar, split_names, stage
 from veil.errors import DataError, ParameterError
 from veil.experiments.tradeoff import (DEFAULT_K, DEFAULT_L, DEFAULT_SEED, DEFAULT_SUPPRESSION, DEFAULT_T, FILES,
                                        SYMBOLS, run_tradeoff, write_tradeoff)
+from veil.output import check_targets
 
 
 def _joined(values) -> str:
@@ -77,6 +78,7 @@ def tradeoff_command(
     """
     if out.exists() and not out.is_dir():
         raise DataError(f"{str(out)!r} is a file; give a folder for the experiment's outputs.")
+    check_targets([out / name for name in FILES], make_folders=True)
     ks = parse_values(k, "--k", whole=True)
     ls = parse_values(l, "--l", whole=False)
     ts = parse_values(t, "--t", whole=False)
@@ -85,7 +87,8 @@ def tradeoff_command(
         run = run_tradeoff(k=ks, l=ls, t=ts, seed=seed, classifiers=split_names(classifiers) or [""],
                            algorithm=algorithm.strip().lower(), suppression=suppression, sample=sample,
                            progress=progress)
-    written = write_tradeoff(run, out)
+    with stage(f"writing {out}"):
+        written = write_tradeoff(run, out)
     console = Console(highlight=False)
     families = ", ".join(f"{len(run.config[p])} {SYMBOLS[p]}" for p in ("k", "l", "t") if run.config[p])
     console.print(f"tradeoff: {run.config['records']:,} Adult records, {families}, seed {run.config['seed']}: "
