@@ -59,7 +59,8 @@ def _lower_first(text: str) -> str:
 def usage_sentence(exc: click.UsageError) -> str:
     """Click's usage error (``No such option '--x'. Did you mean '--y'?``) as one sentence that
     points to the command's help."""
-    message = re.sub(r"\s*\((Did you mean[^)]*)\)", r". \1", exc.format_message().strip())
+    message = " ".join(exc.format_message().split())
+    message = re.sub(r"\s*\((Did you mean[^)]*)\)", r". \1", message)
     parts = [p for p in re.split(r"(?<=[.?!])\s+", message) if p]
     sentence = "; ".join(_lower_first(p.rstrip(".")) if i < len(parts) - 1 else _lower_first(p)
                          for i, p in enumerate(parts))

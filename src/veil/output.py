@@ -214,11 +214,15 @@ def _folders_to_settle(folders: set[Path]) -> set[Path]:
     return more
 
 
-def _roll_forward(record: Path) -> None:
-    """Complete a committed set: the renames it lists, then remove its links and the record."""
+def _roll_forward(record: Path) -> bool:
+    """Complete a committed set: the renames it lists, then remove its links and the record.
+
+    Returns ``False``, touching nothing, for a record veil cannot have written (a record is
+    renamed into place only once complete): it is left for a person to look at.
+    """
     doc = _read_json(record)
-    if not isinstance(doc, dict):
-        return  # not a record veil wrote whole; left for a person to look at
+    if not isinstance(doc, dict) or not isinstance(doc.get("renames"), list):
+        return False
     for temporary, target in doc.get("renames", []):
         if os.path.lexists(temporary):
             os.replace(temporary, target)
@@ -227,6 +231,7 @@ def _roll_forward(record: Path) -> None:
     for link in doc.get("links", []):
         _unlink(Path(link))
     _unlink(record)
+    return True
 
 
 def _unlink(path: Path) -> None:
@@ -243,8 +248,8 @@ def _settle_folder(folder: Path) -> None:
             continue
         try:
             record = _record_of(folder, txid, names)
-            if record is not None:
-                _roll_forward(record)
+            if record is not None and not _roll_forward(record):
+                continue
             for name in names:
                 _unlink(folder / name)
         except OSError:
