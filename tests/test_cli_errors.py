@@ -82,8 +82,10 @@ def test_usage_errors_are_one_sentence_with_exit_2_in_every_group(table, args, w
 def test_a_mistyped_command_is_suggested_once():
     message = assert_one_sentence(invoke("chek"), "no such command 'chek'; did you mean 'check'?")
     assert message.count("did you mean") == 1
-    message = assert_one_sentence(invoke("attack", "sngle"), "did you mean 'single'?")
-    assert message.count("did you mean") == 1
+    for group, typo, command in (("attack", "sngle", "single"), ("dp", "cnt", "count"),
+                                 ("experiment", "tradof", "tradeoff")):
+        message = assert_one_sentence(invoke(group, typo), f"did you mean '{command}'?")
+        assert message.count("did you mean") == 1
     assert "did you mean one of" in assert_one_sentence(invoke("dp", "count", "x", "--epsilonx", "1"))
 
 

@@ -291,6 +291,31 @@ def test_a_reader_that_does_not_settle_rejects_the_half_renamed_pair(tmp_path):
     assert leftovers(tmp_path) == []
 
 
+def test_settling_the_other_folder_of_a_committed_set_completes_the_whole_set(tmp_path):
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir()
+    two.mkdir()
+    release, manifest = one / "release.csv", two / "manifest.json"
+    write_pair(release, manifest, "v1")
+
+    def killed_at_the_commit():
+        real = os.replace
+
+        def replace(source, target):
+            real(source, target)
+            if str(target).endswith(".commit"):
+                os.kill(os.getpid(), signal.SIGKILL)
+
+        os.replace = replace
+        write_pair(release, manifest, "v2")
+
+    assert not run_child_killed_at(0, killed_at_the_commit)
+    assert sorted(n.rsplit(".", 1)[1] for n in leftovers(one)) == ["link", "tmp"]
+    settle(one)  # only the release's folder is touched: the record in the other is found through the link
+    assert leftovers(one, two) == []
+    assert _verified(manifest, release, PAIR_KEY)["tag"] == "v2"
+
+
 def test_leftovers_of_a_recycled_pid_are_removed_and_a_live_writers_are_kept(tmp_path):
     recycled = tmp_path / f".veil-{os.getpid()}-1-abcd.0.release.csv.tmp"  # our pid, another start time
     recycled.write_text("half a release")

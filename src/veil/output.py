@@ -8,9 +8,10 @@ tables and figure, a budget file) is written through :class:`OutputSet`:
    twice, or is a file the run reads (compared by resolved path and by inode, so symbolic and
    hard links, ``./x`` and ``x`` are all caught).
 2. **Put** each file: its bytes go to a temporary file beside the target,
-   ``.veil-<txid>.<name>.tmp`` (``txid`` is ``<pid>-<process start>-<random>``), flushed to disk,
-   and its SHA-256 is kept. A manifest is put with :meth:`OutputSet.put_manifest`: it names and
-   hashes the files it describes, and it is renamed into place last.
+   ``.veil-<txid>.<n>.<name>.tmp`` (``txid`` is ``<pid>-<process start>-<random>``, ``n`` the
+   target's position), flushed to disk, and its SHA-256 is kept. A manifest is put with
+   :meth:`OutputSet.put_manifest`: it names and hashes the files it describes, and it is renamed
+   into place last.
 3. **Commit**: under an exclusive lock on every target folder (``flock`` on the folder itself, so
    no lock file is left behind), a commit record ``.veil-<txid>.commit`` listing every rename is
    written atomically in the folder of the last target. Writing it is the moment the set is
@@ -278,7 +279,7 @@ def settle(folder: PathLike) -> None:
     of any other dead process are removed. Files of running processes are left alone. Errors
     (a folder that may not be changed) are ignored: it is left as it is.
     """
-    _settled([_folder_of(Path(folder) / "x")])
+    _settled([Path(os.path.realpath(folder))])
 
 
 # --------------------------------------------------------------------------------------------
