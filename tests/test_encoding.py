@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from veil.data.encoding import (MISSING_LABEL, canonical_number, canonical_numeric_texts,
-                                encode_column)
+                                encode_column, stray_texts)
 from veil.errors import ColumnError, VeilError
 
 FAST = settings(max_examples=80, deadline=None)
@@ -333,3 +333,23 @@ def test_plain_list_with_mixed_types():
     col = encode_column("x", ["a", 1, None])
     assert col.labels.tolist() == ["1", "a", ""]
     assert col.codes.tolist() == [1, 0, 2]
+
+
+# --------------------------------------------------------------------------- numbers with stray text
+
+@pytest.mark.parametrize("values, expected", [
+    ([str(a) for a in range(20, 60)] + ["unknown"] * 2 + ["n/a"], {"unknown": 2, "n/a": 1}),
+    (["30", "40", "", "unknown"], {"unknown": 1}),              # missing cells are not stray text
+    ([30, 40, 50], {}),                                         # numeric
+    (["a", "b", "c", "1", "2"], {}),                            # mostly text
+    (["1", "x", "y"], {}),                                      # a single number
+    ([str(i) for i in range(10)] + list("abcdef"), {}),         # six distinct texts: too many
+    (["1", "2"] * 3 + ["x"] * 7, {}),                           # the texts hold more records
+])
+def test_stray_texts_in_a_column_of_numbers(values, expected):
+    assert stray_texts(encode_column("c", pd.Series(values, dtype=object))) == expected
+
+
+def test_an_ordered_column_has_no_stray_text():
+    column = encode_column("c", pd.Series(["1", "2", "3", "x"]), order=["1", "2", "3", "x"])
+    assert stray_texts(column) == {}

@@ -244,10 +244,16 @@ def stray_texts(column: EncodedColumn) -> dict[str, int]:
     """
     if column.is_numeric or column.ordered:
         return {}
-    present = np.array([i for i in range(column.cardinality) if i != column.missing_code], dtype=np.intp)
+    present = np.arange(column.cardinality, dtype=np.intp)
+    if column.missing_code is not None:
+        present = present[present != column.missing_code]
     if len(present) < 3:
         return {}
-    parsed = pd.to_numeric(pd.Series(column.labels[present], dtype=object), errors="coerce").to_numpy(dtype=float)
+    # More than the allowed stray values among a few labels rules out a long text column cheaply.
+    probe = present[np.linspace(0, len(present) - 1, min(len(present), 64)).astype(np.intp)]
+    if (~np.isfinite(_numbers(column.labels[probe]))).sum() > STRAY_TEXT_VALUES:
+        return {}
+    parsed = _numbers(column.labels[present])
     is_number = np.isfinite(parsed)
     counts = column.counts()[present]
     stray = present[~is_number]
@@ -256,3 +262,8 @@ def stray_texts(column: EncodedColumn) -> dict[str, int]:
         return {}
     order = np.argsort(-counts[~is_number], kind="stable")
     return {str(column.labels[stray[i]]): int(counts[~is_number][i]) for i in order}
+
+
+def _numbers(texts: np.ndarray) -> np.ndarray:
+    """Each text as a number, NaN where it is not one."""
+    return pd.to_numeric(pd.Series(texts, dtype=object), errors="coerce").to_numpy(dtype=float)
