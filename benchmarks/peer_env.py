@@ -82,8 +82,11 @@ def results(module: str, function: str, timeout: float | None = None, **kwargs) 
     process = subprocess.Popen([str(python()), str(Path(__file__).resolve()), module, function],
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:
-        process.stdin.write(json.dumps(kwargs).encode())
-        process.stdin.close()
+        try:
+            process.stdin.write(json.dumps(kwargs).encode())
+            process.stdin.close()
+        except BrokenPipeError:
+            pass  # the peer ended before reading its arguments; what it wrote says why
         for message in _lines(process.stdout, timeout):
             if "error" in message:
                 raise PeerError(message["error"])
