@@ -13,7 +13,8 @@ import time
 
 import numpy as np
 
-from harness import SEED, best_of, cpu_model, fmt_time, progress
+from harness import SEED, cpu_model, fmt_time
+from timing import best_of, progress
 
 PAIRS = (("Mondrian + Mondrian", ("mondrian", "mondrian")), ("Mondrian + MDAV", ("mondrian", "mdav")),
          ("MDAV + MDAV", ("mdav", "mdav")), ("full-domain + Mondrian", ("fulldomain", "mondrian")))

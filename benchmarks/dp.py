@@ -24,26 +24,30 @@ pipeline (``Context`` with a ``Margin`` whose keys are public, ``group_by(...).a
 ``with_keys``) is tried too; when it cannot run the report says why.
 
 The peers start from integer codes, veil from its encoded Dataset: both are the tools' ready
-input. veil's encoding from the text columns is reported beside them.
+input. veil's encoding from the text columns is reported beside them. The peers run in the peer
+environment (``peer_env.py``; its code is ``peers/dp.py``), which pins the polars OpenDP's
+polars plugin reads; veil and its own OpenDP sampler run here.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.metadata
-import itertools
 import math
 import os
 import platform
-import re
-import sys
+import tempfile
 import time
 from datetime import datetime, timezone
+from pathlib import Path
 
 import numpy as np
 import polars as pl
 
-from harness import SEED, best_of, cpu_model, fmt_ratio, fmt_time, positive_int, progress, wrap
+import peer_env
+from harness import SEED, cpu_model, fmt_ratio, fmt_time, positive_int, with_peer_versions, wrap
+from peers.dp import labels, true_counts
+from timing import best_of, progress
 
 ROWS = 10_000_000
 EPSILON = 1.0
@@ -60,10 +64,6 @@ TOOL_LABELS = {"veil_secure": "veil secure", "veil_seeded": "veil seeded", "diff
 
 # ------------------------------------------------------------------------------- the table
 
-def labels(name: str, k: int) -> list[str]:
-    return [f"{name}{i:02d}" for i in range(k)]
-
-
 def make_table(rows: int, seed: int = SEED) -> tuple[pl.DataFrame, dict[str, np.ndarray]]:
     """The polars frame of text columns and, per column, the int64 codes it was drawn from."""
     rng = np.random.default_rng(seed)
@@ -73,19 +73,6 @@ def make_table(rows: int, seed: int = SEED) -> tuple[pl.DataFrame, dict[str, np.
         codes[name] = rng.choice(k, size=rows, p=p / p.sum()).astype(np.int64)
         series[name] = pl.Series(name, labels(name, k)).gather(codes[name])
     return pl.DataFrame(series), codes
-
-
-def true_counts(codes: dict[str, np.ndarray], names: tuple[str, ...]) -> np.ndarray:
-    shape = tuple(dict(COLUMNS)[n] for n in names)
-    return np.bincount(mixed_key(codes, names), minlength=math.prod(shape)).reshape(shape)
-
-
-def mixed_key(codes: dict[str, np.ndarray], names: tuple[str, ...]) -> np.ndarray:
-    """Row by row, the index of its cell in the C-ordered table over ``names``."""
-    key = codes[names[0]]
-    for name in names[1:]:
-        key = key * dict(COLUMNS)[name] + codes[name]
-    return key
 
 
 # ------------------------------------------------------------------------------- accuracy
@@ -131,7 +118,7 @@ def measure_veil(frame: pl.DataFrame, codes: dict, repeat: int) -> dict:
             cats = {n: known[n] for n in names}
             seconds, result = best_of(lambda: dp_histogram(dataset, list(names), EPSILON, categories=cats,
                                                            noise=noise), repeat)
-            truth = true_counts(codes, names)
+            truth = true_counts(codes, list(names), dict(COLUMNS))
             source = NoiseSource.secure() if noise is None else NoiseSource.seeded(SEED)
             noise_s, _ = best_of(lambda: Geometric(EPSILON).release(truth.ravel(), noise=source), repeat)
             out["queries"][f"{mode}/{query}"] = {
@@ -142,134 +129,39 @@ def measure_veil(frame: pl.DataFrame, codes: dict, repeat: int) -> dict:
     return out
 
 
-def measure_diffprivlib(codes: dict, repeat: int) -> dict:
-    from diffprivlib.accountant import BudgetAccountant
-    from diffprivlib.mechanisms import GeometricTruncated
-    from diffprivlib.tools import histogram, histogramdd
+def measure_peer(peer: str, codes: dict, repeat: int) -> dict:
+    """diffprivlib's or OpenDP's answers to the same queries on the same codes, in the peer
+    environment (``peers/dp.py``), with their accuracy checked here.
 
-    hist_input = codes["a"]
-    k = dict(COLUMNS)
-    dd_input = np.column_stack([codes[n] for n in CONTINGENCY_COLUMNS])  # its (N, D) input, built untimed
-    dd_bins = [k[n] for n in CONTINGENCY_COLUMNS]
-    dd_range = [(-0.5, k[n] - 0.5) for n in CONTINGENCY_COLUMNS]
-    out = {"queries": {}}
-    calls = {
-        "histogram": (lambda: histogram(hist_input, epsilon=EPSILON, bins=k["a"], range=(-0.5, k["a"] - 0.5),
-                                        accountant=BudgetAccountant())[0],
-                      lambda: np.histogram(hist_input, bins=k["a"], range=(-0.5, k["a"] - 0.5))[0],
-                      HIST_COLUMNS),
-        "contingency": (lambda: histogramdd(dd_input, epsilon=EPSILON, bins=dd_bins, range=dd_range,
-                                            accountant=BudgetAccountant())[0],
-                        lambda: np.histogramdd(dd_input, bins=dd_bins, range=dd_range)[0],
-                        CONTINGENCY_COLUMNS),
-    }
-    def noise_only(truth):
-        # What histogram/histogramdd do after counting: one GeometricTruncated draw per cell.
-        mech = GeometricTruncated(epsilon=EPSILON, sensitivity=1, lower=0, upper=sys.maxsize)
-        return [mech.randomise(int(x)) for x in truth.ravel()]
+    The codes are handed over as ``.npy`` files in a temporary folder, so that every tool counts
+    the very same rows.
 
-    for query, (call, count_only, names) in calls.items():
-        progress(f"diffprivlib: {query}")
-        seconds, noisy = best_of(call, repeat)
-        _, counted = best_of(count_only, 1)
-        truth = true_counts(codes, names)
-        assert np.array_equal(np.asarray(counted).astype(np.int64), truth), "diffprivlib's bins miss the codes"
-        noise_s, _ = best_of(lambda: noise_only(truth), repeat)
-        count_s = max(seconds - noise_s, 0.0)
-        out["queries"][query] = {"seconds": seconds, "count_s": count_s, "noise_s": noise_s,
-                                 "noise_per_cell_s": noise_s / truth.size, "cells": truth.size,
-                                 "accuracy": error_check(noisy, truth)}
-    return out
-
-
-def measure_opendp(codes: dict, repeat: int) -> dict:
-    import opendp.prelude as dp
-
-    dp.enable_features("contrib")
-    k = dict(COLUMNS)
-    out = {"queries": {}}
-    for query, names in (("histogram", HIST_COLUMNS), ("contingency", CONTINGENCY_COLUMNS)):
-        progress(f"OpenDP: {query}")
-        cells = math.prod(k[n] for n in names)
-
-        def build():
-            count = dp.t.make_count_by_categories(dp.vector_domain(dp.atom_domain(T="i64")), dp.symmetric_distance(),
-                                                  categories=list(range(cells)), null_category=False, TOA="i64")
-            return count, count >> dp.m.then_laplace(scale=1.0 / EPSILON)
-
-        build_s, (count, meas) = best_of(build, repeat)
-        # The key is part of the work: OpenDP's vector API counts one column, so three become one.
-        seconds, noisy = best_of(lambda: meas(mixed_key(codes, names)), repeat)
-        _, counted = best_of(lambda: count(mixed_key(codes, names)), 1)
-        truth = true_counts(codes, names)
-        assert np.array_equal(np.asarray(counted, dtype=np.int64).reshape(truth.shape), truth)
-        # The noise step alone: the same discrete Laplace measurement on the true counts.
-        laplace = dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T="i64")), dp.l1_distance(T="i64"),
-                                    scale=1.0 / EPSILON)
-        noise_s, _ = best_of(lambda: laplace(truth.ravel()), repeat)
-        count_s = max(seconds - noise_s, 0.0)
-        out["queries"][query] = {"seconds": seconds, "build_s": build_s, "count_s": count_s, "noise_s": noise_s,
-                                 "noise_per_cell_s": noise_s / cells, "cells": cells,
-                                 "privacy_map_epsilon": float(meas.map(1)),
-                                 "accuracy": error_check(noisy, truth)}
-    out["polars"] = measure_opendp_polars(codes, repeat)
-    return out
-
-
-def measure_opendp_polars(codes: dict, repeat: int) -> dict:
-    """OpenDP's polars pipeline with public keys; on failure, the reason in one line."""
-    import opendp.prelude as dp
-
-    k = dict(COLUMNS)
-    frame = pl.DataFrame({n: pl.Series(n, labels(n, k[n])).gather(codes[n]) for n in k})
-    out = {"queries": {}}
-    try:
-        for query, names in (("histogram", HIST_COLUMNS), ("contingency", CONTINGENCY_COLUMNS)):
-            progress(f"OpenDP polars: {query}")
-            by = list(names)
-            keys = pl.DataFrame(list(itertools.product(*(labels(n, k[n]) for n in by))), schema=by,
-                                orient="row").lazy()
-
-            def release():
-                context = dp.Context.compositor(
-                    data=frame.lazy(), privacy_unit=dp.unit_of(contributions=1),
-                    privacy_loss=dp.loss_of(epsilon=EPSILON), split_evenly_over=1,
-                    margins=[dp.polars.Margin(by=by, invariant="keys")])
-                query_ = context.query().group_by(by).agg(dp.len()).with_keys(keys)
-                return query_.release().collect()
-
-            seconds, released = best_of(release, repeat)
-            truth = true_counts(codes, names)
-            index = {n: {v: i for i, v in enumerate(labels(n, k[n]))} for n in by}
-            noisy = np.full(truth.shape, np.nan)
-            count_col = [c for c in released.columns if c not in by][0]
-            for row in released.iter_rows(named=True):
-                noisy[tuple(index[n][row[n]] for n in by)] = row[count_col]
-            out["queries"][query] = {"seconds": seconds, "cells": truth.size,
-                                     "accuracy": error_check(noisy, truth)}
-    except Exception as exc:  # noqa: BLE001 - any failure is reported, the rest of the run goes on
-        text = " ".join(str(exc).split())
-        found = re.search(r"Installed python polars version \([^)]*\) != expected version \([^)]*\)", text)
-        out = {"error": f"{type(exc).__name__}: {found.group(0) if found else text[:300]}"}
-        if found:
-            out["error"] += (" — OpenDP's polars plugin only reads query plans of the polars it was built "
-                             "against; this environment's polars is another version.")
-    return out
+    Raises:
+        peer_env.PeerError: the peer environment could not be made or the peer failed.
+    """
+    sizes = dict(COLUMNS)
+    queries = {"histogram": list(HIST_COLUMNS), "contingency": list(CONTINGENCY_COLUMNS)}
+    with tempfile.TemporaryDirectory(prefix="veil-dp-codes-") as folder:
+        for name, column in codes.items():
+            np.save(Path(folder) / f"{name}.npy", column)
+        answer = peer_env.call("dp", f"{peer}_queries", folder=folder, sizes=sizes, queries=queries,
+                               epsilon=EPSILON, repeat=repeat)
+    blocks = [answer["queries"]] + ([answer["polars"]["queries"]] if "queries" in answer.get("polars", {}) else [])
+    for block in blocks:
+        for query, entry in block.items():
+            truth = true_counts(codes, queries[query], sizes)
+            entry["cells"] = truth.size
+            entry["accuracy"] = error_check(entry.pop("noisy"), truth)
+            if "noise_s" in entry:
+                entry["count_s"] = max(entry["seconds"] - entry["noise_s"], 0.0)
+                entry["noise_per_cell_s"] = entry["noise_s"] / truth.size
+    return answer
 
 
 # ------------------------------------------------------------------------------- the run
 
 def versions(names: list[str]) -> dict[str, str]:
     return {name: importlib.metadata.version(name) for name in names}
-
-
-def available(module: str) -> str | None:
-    """None when ``module`` imports, else why not."""
-    try:
-        __import__(module)
-    except Exception as exc:  # noqa: BLE001
-        return f"cannot be imported ({type(exc).__name__}: {exc})"
-    return None
 
 
 def ratios(results: dict) -> dict:
@@ -322,20 +214,20 @@ def run(rows: int, repeat: int, skip_diffprivlib: bool, skip_opendp: bool) -> di
     results: dict = {}
     names = ["veil", "numpy", "polars", "pyarrow", "opendp"]
     results["veil"] = measure_veil(frame, codes, repeat)
-    for peer, skip, module in (("diffprivlib", skip_diffprivlib, "diffprivlib"), ("opendp", skip_opendp, "opendp")):
-        why = "skipped on request (--skip-" + peer + ")." if skip else available(module)
-        if why:
-            results[peer] = {"skipped": why}
+    peer_versions = {}
+    for peer, skip in (("diffprivlib", skip_diffprivlib), ("opendp", skip_opendp)):
+        if skip:
+            results[peer] = {"skipped": f"skipped on request (--skip-{peer})."}
             continue
         try:
-            results[peer] = measure_diffprivlib(codes, repeat) if peer == "diffprivlib" else measure_opendp(codes, repeat)
-            if peer == "diffprivlib":
-                names.append("diffprivlib")
-        except Exception as exc:  # noqa: BLE001 - the report says why; the rest still runs
-            results[peer] = {"skipped": f"failed: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"}
+            results[peer] = measure_peer(peer, codes, repeat)
+            peer_versions |= results[peer].pop("versions")
+        except peer_env.PeerError as exc:  # the report says why; the rest still runs
+            results[peer] = {"skipped": f"failed: {exc}"}
     progress("")
     meta = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "cpu": cpu_model(),
-            "cores": os.cpu_count(), "python": platform.python_version(), "versions": versions(names),
+            "cores": os.cpu_count(), "python": platform.python_version(),
+            "versions": with_peer_versions(versions(names), peer_versions),
             "repeat": repeat, "rows": rows, "seed": SEED, "epsilon": EPSILON, "delta": 0.0,
             "columns": {n: k for n, k in COLUMNS}, "distribution": f"Zipf({ZIPF_EXPONENT:g}), independent columns",
             "table_build_s": build_s}
@@ -478,7 +370,7 @@ def markdown_report(results: dict) -> str:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """This benchmark's own options, added to the shared command line."""
-    parser.add_argument("--dp-rows", type=positive_int, default=ROWS,
+    parser.add_argument("--dp-rows", type=positive_int,
                         help=f"DP benchmark: rows of the synthetic table (default {ROWS:,})")
     parser.add_argument("--skip-diffprivlib", action="store_true",
                         help="DP benchmark: do not time diffprivlib")

@@ -18,10 +18,8 @@ scores every node of Adult's lattice to confirm each optimum veil reports. The r
 from __future__ import annotations
 
 import argparse
-import contextlib
 import gc
 import importlib.metadata
-import io
 import math
 import os
 import platform
@@ -31,7 +29,6 @@ from datetime import datetime, timezone
 from typing import Iterator
 
 import numpy as np
-import pandas as pd
 
 from veil import Dataset, EquivalenceClasses, KAnonymity
 from veil.anonymize import FullDomain
@@ -40,8 +37,10 @@ from veil.anonymize.lattice import Lattice
 from veil.data.bundled import ADULT_QUASI_IDENTIFIERS, adult_csv, adult_hierarchies
 from veil.metrics import make_metric
 
-from harness import (SEED, best_of, cpu_model, fmt_ratio, fmt_time, fmt_value, progress,
-                     read_adult_polars, resample, wrap)
+import peer_env
+from harness import (SEED, cpu_model, fmt_ratio, fmt_time, fmt_value, read_adult_polars, resample,
+                     split_versions, with_peer_versions, wrap)
+from timing import best_of, progress
 
 # Every Adult column but the sensitive one is a quasi-identifier here, unlike in the checker
 # benchmark, which leaves salary-class out.
@@ -52,8 +51,6 @@ LIMITS = (0.0, 0.04)
 # veil's default metric first: the issue's goal is stated for it.
 METRICS = ("loss", "discernibility", "entropy")
 GOAL_METRIC = "loss"
-# Packages versioned in the results as the peers, apart from veil and its own dependencies.
-PEERS = ("anjana", "pycanon")
 ADULT_GOAL_S = 0.3
 LARGE_GOAL_S = 10.0
 # Two sums of the same floating-point terms in different orders (a metric at one node reached
@@ -176,62 +173,27 @@ def exhaustive(dataset: Dataset) -> Exhaustive:
     return Exhaustive(time.perf_counter() - start, lattice, values)
 
 
-def anjana_frame() -> pd.DataFrame:
-    """Adult as pandas reads it for ANJANA (age as integers, as in the hierarchy file)."""
-    return pd.read_csv(adult_csv(), sep=";", keep_default_na=False)
-
-
-def anjana_hierarchies() -> dict:
-    """The ARX hierarchy files in ANJANA's format: per quasi-identifier, ``{level: column}``, as
-    ``dict(pd.read_csv(file, header=None))`` makes it (ANJANA's README)."""
-    files = adult_hierarchies()
-    return {q: dict(pd.read_csv(files[q], sep=";", header=None, keep_default_na=False))
-            for q in QUASI_IDENTIFIERS}
-
-
 def measure_anjana(dataset: Dataset) -> dict:
-    """Time ANJANA's k-anonymity once per limit on Adult and score its result with veil.
+    """Time ANJANA's k-anonymity once per limit on Adult, in the peer environment
+    (``peers/fulldomain.py``), and score its result with veil.
 
-    ``k_anonymity_inner`` is the function ANJANA's ``k_anonymity`` wraps (after a type check);
-    it is called because it also returns the levels it chose and the records it suppressed. What
-    ANJANA prints (it does when the table needs no generalization or k cannot be reached) is
-    captured and recorded.
+    ANJANA gets the pandas frame ``pd.read_csv`` makes of the same file and the same hierarchy
+    files. At the node ANJANA stops at, veil's count of the records failing k-anonymity must be
+    the records ANJANA suppressed, and ANJANA must publish the rest.
+
+    Raises:
+        peer_env.PeerError: the peer environment could not be made or ANJANA failed.
     """
-    from anjana.anonymity import k_anonymity_inner
-
-    frame = anjana_frame()
-    runs = []
-    for limit in LIMITS:
-        progress(f"ANJANA: {pct(limit)} (slow)")
-        hierarchies = anjana_hierarchies()  # ANJANA converts its entries in place; start afresh
-        printed = io.StringIO()
-        gc.collect()
-        start = time.perf_counter()
-        with contextlib.redirect_stdout(printed):
-            released, suppressed, chosen = k_anonymity_inner(frame, [], QUASI_IDENTIFIERS, K, limit * 100,
-                                                             hierarchies)
-        run = {"limit": limit, "seconds": time.perf_counter() - start, "rows_out": len(released),
-               "suppressed": int(suppressed), "printed": printed.getvalue().strip()}
-        if len(released) and all(q in chosen for q in QUASI_IDENTIFIERS):
-            run["levels"] = [int(chosen[q]) for q in QUASI_IDENTIFIERS]
+    files = adult_hierarchies()
+    answer = peer_env.call("fulldomain", "anjana_k_anonymity", csv=str(adult_csv()),
+                           hierarchies={q: str(files[q]) for q in QUASI_IDENTIFIERS},
+                           quasi_identifiers=QUASI_IDENTIFIERS, k=K, limits=list(LIMITS))
+    for run in answer["runs"]:
+        if "levels" in run:
             veil_suppressed, run["values"] = score_node(dataset, run["levels"])
-            # ANJANA drops the classes below k at the node it stops at: veil's count of the records
-            # failing k-anonymity there must be the same, and so must the rows it publishes.
             run["agree"] = (veil_suppressed == run["suppressed"]
                             and run["rows_out"] == dataset.num_rows - run["suppressed"])
-        runs.append(run)
-    return {"function": "anjana.anonymity.k_anonymity_inner", "runs": runs}
-
-
-def anjana_status(skip: bool) -> str | None:
-    """Why ANJANA will not be timed, or ``None`` when it will."""
-    if skip:
-        return "skipped on request (--skip-anjana)."
-    try:
-        import anjana.anonymity  # noqa: F401
-    except ImportError as exc:
-        return f'could not be imported ({exc}); install the peers with pip install -e ".[bench]".'
-    return None
+    return answer
 
 
 # ------------------------------------------------------------------------------- formatting
@@ -331,8 +293,7 @@ def terminal_report(results: dict) -> str:
     """The results as plain text that fits an 80-column terminal."""
     meta, adult, large = results["meta"], results["adult"], results["large"]
     check = results.get("_exhaustive")
-    own = {k: v for k, v in meta["versions"].items() if k not in PEERS}
-    peers = {k: v for k, v in meta["versions"].items() if k in PEERS}
+    own, peers = split_versions(meta["versions"], ("anjana", "pycanon"))
     out = [f"veil full-domain anonymization benchmark, {meta['date']}",
            f"{meta['cpu']}, {meta['cores']} cores, Python {meta['python']}",
            ", ".join(f"{k} {v}" for k, v in own.items()),
@@ -535,17 +496,16 @@ def run(rows: int, repeat: int, skip_anjana: bool, skip_exhaustive: bool) -> dic
             "feasible": {pct(limit): check.feasible(limit) for limit in LIMITS},
             "optimum": {pct(limit): {m: check.optimum(limit, m) for m in METRICS} for limit in LIMITS}}
 
-    reason = anjana_status(skip_anjana)
-    if reason is None:
+    if skip_anjana:
+        results["anjana_skipped"] = "skipped on request (--skip-anjana)."
+    else:
         try:
             results["anjana"] = measure_anjana(dataset)
         # A peer that fails (an API change, a crash inside it) is reported, not fatal: veil's own
         # figures are still worth writing.
-        except Exception as exc:  # noqa: BLE001
-            reason = f"failed: {type(exc).__name__}: {exc}"
-    if reason is not None:
-        results["anjana_skipped"] = reason
-    elif "_exhaustive" in results:
+        except peer_env.PeerError as exc:
+            results["anjana_skipped"] = f"failed: {exc}"
+    if "anjana" in results and "_exhaustive" in results:
         check = results["_exhaustive"]
         adult["exhaustive"]["better_than_anjana"] = {
             pct(r["limit"]): {m: check.better_than(r["limit"], m, r["values"][m]) for m in METRICS}
@@ -589,7 +549,7 @@ def run(rows: int, repeat: int, skip_anjana: bool, skip_exhaustive: bool) -> dic
                      f"work it does on Adult, on classes {draws:,.0f} times larger.")
     meta = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "cpu": cpu_model(),
             "cores": os.cpu_count(), "python": platform.python_version(),
-            "versions": versions("anjana" in results), "repeat": repeat, "rows": rows,
+            "versions": versions(results.get("anjana")), "repeat": repeat, "rows": rows,
             "quasi_identifiers": QUASI_IDENTIFIERS, "sensitive": SENSITIVE, "k": K,
             "nodes_total": adult["runs"][0]["nodes_total"]}
     ordered = {"meta": meta, "adult": adult}
@@ -600,10 +560,11 @@ def run(rows: int, repeat: int, skip_anjana: bool, skip_exhaustive: bool) -> dic
     return ordered
 
 
-def versions(with_anjana: bool) -> dict[str, str]:
-    """The installed version of veil, its dependencies that matter here, and the peers timed."""
-    names = ["veil", "numpy", "pandas", "polars", "pyarrow"] + (list(PEERS) if with_anjana else [])
-    return {name: importlib.metadata.version(name) for name in names}
+def versions(anjana: dict | None) -> dict[str, str]:
+    """The installed version of veil and its dependencies that matter here, then the peer
+    environment's (ANJANA and what it runs on) when ANJANA was timed."""
+    own = {name: importlib.metadata.version(name) for name in ("veil", "numpy", "pandas", "polars", "pyarrow")}
+    return with_peer_versions(own, anjana["versions"]) if anjana else own
 
 
 def for_json(value):

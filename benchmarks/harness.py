@@ -1,20 +1,17 @@
-"""What the benchmarks share: timing, the Adult tables they measure, and report formatting.
+"""What veil's side of the benchmarks shares: the Adult tables they measure and report formatting.
 
 The scripts next to this file import it; run them from the repository root as
-``python benchmarks/run.py`` (see the README in this folder).
+``python benchmarks/run.py`` (see the README in this folder). Timing is in ``timing.py``, which
+the peers' side uses too.
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import math
 import platform
-import sys
-import time
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import polars as pl
@@ -23,28 +20,6 @@ from veil.data.bundled import adult_csv
 from veil.data.io import atomic_write_text
 
 SEED = 0
-
-
-def progress(message: str) -> None:
-    """Show what is being measured on a terminal (stderr); stay quiet when it is redirected."""
-    if sys.stderr.isatty():
-        sys.stderr.write(f"\r\033[K{message}")
-        sys.stderr.flush()
-
-
-def best_of(fn: Callable[[], object], repeat: int) -> tuple[float, object]:
-    """Run ``fn`` ``repeat`` times; return the fastest wall time in seconds and the last result.
-
-    The minimum is the figure least disturbed by the rest of the machine. A collection runs
-    before each call so that garbage left by one run is not collected inside the next.
-    """
-    best, result = math.inf, None
-    for _ in range(repeat):
-        gc.collect()
-        start = time.perf_counter()
-        result = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, result
 
 
 def read_adult_polars() -> pl.DataFrame:
@@ -122,6 +97,19 @@ def json_ready(value):
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
     return value
+
+
+def with_peer_versions(own: dict[str, str], peer: dict[str, str]) -> dict[str, str]:
+    """veil's environment's versions, then the peer environment's; a package found in both is
+    named ``"<package> (peer env)"`` the second time."""
+    return own | {f"{name} (peer env)" if name in own else name: version for name, version in peer.items()}
+
+
+def split_versions(versions: dict[str, str], peers: tuple[str, ...]) -> tuple[dict[str, str], dict[str, str]]:
+    """The versions of veil's environment and those of the peer environment (``peers`` and the
+    names :func:`with_peer_versions` marked), apart."""
+    theirs = {k: v for k, v in versions.items() if k in peers or k.endswith(" (peer env)")}
+    return {k: v for k, v in versions.items() if k not in theirs}, theirs
 
 
 def cpu_model() -> str:

@@ -12,20 +12,22 @@
 
 The users' values are Zipf-like, P(v) ∝ 1/(v + 1), drawn with the benchmark seed; veil's coins are
 seeded (a simulation); pure-LDP draws from ``random`` and ``numpy.random``, seeded the same.
+pure-LDP runs in the peer environment (``peer_env.py``) on the same values, passed to it.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import importlib.metadata
 import math
 import os
 import platform
-import random
 import time
 
 import numpy as np
-from harness import SEED, best_of, cpu_model, fmt_ratio, fmt_time, progress
+
+import peer_env
+from harness import SEED, cpu_model, fmt_ratio, fmt_time, with_peer_versions
+from timing import best_of, progress
 
 EPSILON = 1.0
 SMALL_N, SMALL_D = 100_000, 64
@@ -68,86 +70,20 @@ def _veil(name: str, n: int, d: int, repeat: int) -> dict:
             **_accuracy(est, truth, proto.variance(n, truth))}
 
 
-def _pure_ldp_class(module: str, cls: str):
-    """A class from one of pure-LDP's modules, loaded from its file.
-
-    ``pure_ldp.frequency_oracles/__init__.py`` imports every oracle, RAPPOR's among them, which
-    needs statsmodels (not a dependency pure-LDP declares); loading the four modules used here by
-    path runs the same code without it.
-    """
-    import importlib.util
-    import sys
-    from pathlib import Path
-
-    root = Path(importlib.util.find_spec("pure_ldp").submodule_search_locations[0])
-    key = f"_veil_bench_pure_ldp_{module.replace('/', '_')}"
-    if key not in sys.modules:
-        spec = importlib.util.spec_from_file_location(key, root / "frequency_oracles" / f"{module}.py")
-        sys.modules[key] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[key])
-        if hasattr(sys.modules[key], "xxhash"):
-            sys.modules[key].xxhash = _XXHashShim
-    return getattr(sys.modules[key], cls)
-
-
-class _XXHashShim:
-    """pure-LDP 1.2.0 hashes ``str`` with ``xxhash.xxh32``, which xxhash 4 refuses ("Strings must
-    be encoded before hashing"); this encodes the text first (what xxhash 1.x did in C). Only the
-    modules loaded above see it. Its own cost is measured and taken off pure-LDP's time."""
-
-    @staticmethod
-    def xxh32(data, seed=0):
-        import xxhash
-
-        return xxhash.xxh32(data.encode() if isinstance(data, str) else data, seed=seed)
-
-
-def _shim_overhead_per_call(calls: int = 300_000) -> float:
-    """Seconds the shim adds to one hash call (its Python call and import), measured here."""
-    import xxhash
-
-    texts = [str(i % 1024) for i in range(calls)]
-    start = time.perf_counter()
-    for i, text in enumerate(texts):
-        xxhash.xxh32(text.encode(), seed=i).intdigest()
-    direct = time.perf_counter() - start
-    start = time.perf_counter()
-    for i, text in enumerate(texts):
-        _XXHashShim.xxh32(text, seed=i).intdigest()
-    shimmed = time.perf_counter() - start
-    return max(shimmed - direct, 0.0) / calls
-
-
 def _pure_ldp(name: str, n: int, d: int) -> dict:
-    UEClient = _pure_ldp_class("unary_encoding/ue_client", "UEClient")
-    UEServer = _pure_ldp_class("unary_encoding/ue_server", "UEServer")
-    LHClient = _pure_ldp_class("local_hashing/lh_client", "LHClient")
-    LHServer = _pure_ldp_class("local_hashing/lh_server", "LHServer")
-    identity = lambda x: x
-    if name == "oue":
-        client = UEClient(EPSILON, d, use_oue=True, index_mapper=identity)
-        server = UEServer(EPSILON, d, use_oue=True, index_mapper=identity)
-    else:
-        client = LHClient(EPSILON, d, use_olh=True, index_mapper=identity)
-        server = LHServer(EPSILON, d, use_olh=True, index_mapper=identity)
-    values = _values(n, d).tolist()
-    truth = np.bincount(values, minlength=d)
-    random.seed(SEED)
-    np.random.seed(SEED)
-    progress(f"pure-LDP {name.upper()}: n = {n:,}, d = {d:,} (slow)")
-    start = time.perf_counter()
-    for value in values:
-        server.aggregate(client.privatise(value))
-    est = np.array([server.estimate(v, suppress_warnings=True) for v in range(d)], dtype=float)
-    measured = time.perf_counter() - start
-    shim = 0.0
-    if name == "olh":  # one hash per user on the client, d per user on the server
-        shim = _shim_overhead_per_call() * (n + n * d)
+    """pure-LDP's oracle on the same users' values, in the peer environment, with the accuracy
+    of its estimates measured as veil's are (the shim's cost taken off its time)."""
     from veil.ldp import make_protocol
 
+    values = _values(n, d)
+    truth = np.bincount(values, minlength=d)
+    peer = peer_env.call("ldp", "frequency_oracle", name=name, values=values.tolist(), d=d, epsilon=EPSILON,
+                         seed=SEED)
     proto = make_protocol(name, EPSILON, d)
-    return {"protocol": name.upper(), "n": n, "d": d, "seconds": measured - shim, "measured_s": measured,
-            "shim_overhead_s": shim, **_accuracy(est, truth, proto.variance(n, truth))}
+    return {"protocol": name.upper(), "n": n, "d": d, "seconds": peer["measured_s"] - peer["shim_overhead_s"],
+            "measured_s": peer["measured_s"], "shim_overhead_s": peer["shim_overhead_s"],
+            "versions": peer["versions"],
+            **_accuracy(np.asarray(peer["estimates"]), truth, proto.variance(n, truth))}
 
 
 def run(repeat: int) -> dict:
@@ -167,8 +103,8 @@ def run(repeat: int) -> dict:
     return {
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "cpu": cpu_model(), "cores": os.cpu_count(), "python": platform.python_version(),
-        "versions": {"veil": veil.__version__, "numpy": np.__version__,
-                     "pure-ldp": importlib.metadata.version("pure-ldp")},
+        "versions": with_peer_versions({"veil": veil.__version__, "numpy": np.__version__},
+                                       pairs[0]["pure_ldp"]["versions"]),
         "epsilon": EPSILON, "seed": SEED, "repeat": repeat,
         "side_by_side": pairs,
         "large": {"veil": large, "pure_ldp_extrapolated_s": extrapolated, "extrapolation_factor": scale,

@@ -2,20 +2,22 @@
 
 Run from the repository root with the other benchmarks, or alone::
 
-    python benchmarks/run.py --only local [--repeat R] [--skip-anonypy] [--out DIR]
+    python benchmarks/run.py --only local [--repeat R] [--skip-anonypy] [--curve-rows N] [--out DIR]
 
 veil's :class:`~veil.anonymize.mondrian.Mondrian` partitions the bundled Adult table
 (7 quasi-identifiers, age numeric, occupation sensitive) into 5-anonymous classes, strict and
 relaxed, with the categorical columns split along their ARX hierarchies (the default) and on
 their order (``categorical="order"``, the setting closest to AnonyPy's). In the same run AnonyPy's
-Mondrian partitions the same table, in a process of its own so that it can be stopped at a time
-cap; veil scores AnonyPy's partition with its own utility metrics. veil's
+Mondrian partitions the same table, in the peer environment (``peer_env.py``; its code is
+``peers/local_recoding.py``), in a process of its own so that it can be stopped at a time cap;
+veil scores AnonyPy's partition with its own utility metrics. veil's
 :class:`~veil.anonymize.mdav.MDAV` microaggregates the same table (AnonyPy has no MDAV).
 
 The growth of Mondrian's cost with the number of records is measured on Adult resampled with
 replacement to 0.1, 0.3, 1 and 3 million records, and, because resampling keeps Adult's distinct
 tuples (so the partitions stop splitting at a fixed number), on a harder variant with a numeric
-quasi-identifier of 100,000 distinct values added, up to a million records. The results go to
+quasi-identifier of 100,000 distinct values added, up to a million records (``--curve-rows``
+stops both curves sooner). The results go to
 ``local_recoding.json`` and ``local_recoding.md`` in the output folder.
 """
 
@@ -25,14 +27,11 @@ import argparse
 import gc
 import importlib.metadata
 import math
-import multiprocessing
 import os
 import platform
-import time
 from datetime import datetime, timezone
 
 import numpy as np
-import pandas as pd
 import polars as pl
 
 from veil import Dataset, EquivalenceClasses, KAnonymity
@@ -42,7 +41,10 @@ from veil.cells import Cells
 from veil.data.bundled import ADULT_QUASI_IDENTIFIERS, adult_csv, adult_hierarchies
 from veil.metrics import make_metric
 
-from harness import SEED, best_of, cpu_model, fmt_ratio, fmt_time, progress, read_adult_polars, resample, wrap
+import peer_env
+from harness import (SEED, cpu_model, fmt_ratio, fmt_time, positive_int, read_adult_polars, resample,
+                     split_versions, with_peer_versions, wrap)
+from timing import best_of, progress
 
 QUASI_IDENTIFIERS = list(ADULT_QUASI_IDENTIFIERS)
 SENSITIVE = "occupation"
@@ -152,96 +154,38 @@ def measure_adult(repeat: int) -> tuple[dict, Dataset]:
 
 # ------------------------------------------------------------------------------------- AnonyPy
 
-def anonypy_frame() -> pd.DataFrame:
-    """Adult as AnonyPy needs it: a pandas frame whose text columns have the ``category`` dtype
-    (AnonyPy treats a column of any other dtype as numeric), age as integers."""
-    frame = pd.read_csv(adult_csv(), sep=";", keep_default_na=False)
-    for name in frame.columns:
-        if name != "age":
-            frame[name] = frame[name].astype("category")
-    return frame
-
-
-def anonypy_child(conn, k: int) -> None:
-    """AnonyPy's Mondrian on Adult, in a process of its own: report on ``conn`` when the frame is
-    ready, then each step's time as it ends.
-
-    The two steps are what ``anonypy.Preserver.anonymize_k_anonymity`` runs: the partitioning
-    (``anonypy.mondrian.Mondrian.partition``), sent with the group of every row, and the release
-    (``anonypy.anonymize``), sent with its number of rows. A failure is sent as its message.
-    """
-    try:
-        import anonypy
-        from anonypy.mondrian import Mondrian as AnonyPyMondrian
-
-        frame = anonypy_frame()
-        mondrian = AnonyPyMondrian(frame, QUASI_IDENTIFIERS, SENSITIVE)
-        conn.send(("ready",))
-        gc.collect()
-        start = time.perf_counter()
-        partitions = mondrian.partition(k=k)
-        seconds = time.perf_counter() - start
-        group = np.empty(len(frame), dtype=np.int64)
-        for i, rows in enumerate(partitions):
-            group[rows.to_numpy()] = i  # the frame's index is its row numbers
-        conn.send(("partition", seconds, group))
-        gc.collect()
-        start = time.perf_counter()
-        released = anonypy.anonymize(frame, partitions, QUASI_IDENTIFIERS, SENSITIVE)
-        conn.send(("anonymize", time.perf_counter() - start, len(released)))
-    # Whatever goes wrong inside the peer is reported to the parent, which carries on.
-    except Exception as exc:  # noqa: BLE001
-        conn.send(("error", f"{type(exc).__name__}: {exc}"))
-    finally:
-        conn.close()
-
-
 def measure_anonypy(dataset: Dataset, cap_s: float) -> dict:
-    """Time AnonyPy's two steps once, each stopped after ``cap_s`` seconds, and score its
-    partition with veil's metrics.
+    """Time AnonyPy's two steps once in the peer environment (``peers/local_recoding.py``), each
+    stopped after ``cap_s`` seconds, and score its partition with veil's metrics.
 
-    AnonyPy runs in a fresh interpreter (``spawn``), so that a step past the cap can be ended by
-    terminating that process and its memory is its own.
+    AnonyPy runs in a process of its own, so that a step past the cap is ended by ending that
+    process; the steps it finished are kept.
 
     Raises:
-        RuntimeError: AnonyPy failed or its process ended without a result (the caller reports it).
+        peer_env.PeerError: the peer environment could not be made, AnonyPy failed, or reading
+            Adult took longer than the cap (the caller reports it).
     """
-    context = multiprocessing.get_context("spawn")
-    receive, send = context.Pipe(duplex=False)
-    process = context.Process(target=anonypy_child, args=(send, K), name="anonypy")
-    process.start()
-    send.close()  # the child holds the only sending end, so its exit ends every wait below
     out = {"function": "anonypy.mondrian.Mondrian.partition, then anonypy.anonymize", "cap_s": cap_s,
            "partition_s": None, "anonymize_s": None, "capped": None}
+    steps = iter(("partition", "anonymize"))
+    step = None  # the step under way; None while the peer reads Adult
+    progress("AnonyPy: reading Adult (peer environment)")
     try:
-        progress("AnonyPy: reading Adult (separate process)")
-        steps = iter(("partition", "anonymize"))
-        step = None
-        while True:
-            # Preparing the frame is not timed, so it is not capped either.
-            if step is not None and not receive.poll(cap_s):
-                out["capped"] = step
-                break
-            try:
-                message = receive.recv()
-            except EOFError:
-                raise RuntimeError(f"its process ended without a result (exit code "
-                                   f"{process.exitcode})") from None
-            if message[0] == "error":
-                raise RuntimeError(message[1])
-            if message[0] == "partition":
-                out["partition_s"], group = message[1], message[2]
-            elif message[0] == "anonymize":
+        for message in peer_env.results("local_recoding", "anonypy_mondrian", timeout=cap_s, csv=str(adult_csv()),
+                                        quasi_identifiers=QUASI_IDENTIFIERS, sensitive=SENSITIVE, k=K):
+            if message[0] == "ready":
+                out["versions"] = message[1]
+            elif message[0] == "partition":
+                out["partition_s"], group = message[1], np.asarray(message[2], dtype=np.int64)
+            else:
                 out["anonymize_s"], out["release_rows"] = message[1], message[2]
             step = next(steps, None)
-            if step is None:
-                break
-            progress(f"AnonyPy: {step} (slow, capped at {cap_s:g} s)")
-    finally:
-        if process.is_alive():
-            process.terminate()
-        process.join()
-        receive.close()
+            if step is not None:
+                progress(f"AnonyPy: {step} (slow, capped at {cap_s:g} s)")
+    except peer_env.PeerTimeout:
+        if step is None:
+            raise
+        out["capped"] = step
     if out["partition_s"] is not None:
         # Scored once AnonyPy is done, so that veil's work does not share the cores with it.
         out.update(partition_scores(dataset, group))
@@ -253,17 +197,6 @@ def partition_scores(dataset: Dataset, group: np.ndarray) -> dict:
     sizes = np.bincount(group)
     return {"partitions": len(sizes), "smallest": int(sizes.min()),
             **score(partition_classes(dataset, group))}
-
-
-def anonypy_status(skip: bool) -> str | None:
-    """Why AnonyPy will not be timed, or ``None`` when it will."""
-    if skip:
-        return "skipped on request (--skip-anonypy)."
-    try:
-        import anonypy.mondrian  # noqa: F401
-    except ImportError as exc:
-        return f'could not be imported ({exc}); install the peers with pip install -e ".[bench]".'
-    return None
 
 
 # ----------------------------------------------------------------------------------- the curve
@@ -377,12 +310,12 @@ CURVE_WIDTHS = [10, 8, 8, 10, 8, 9, 7, 9, 9]
 def terminal_report(results: dict) -> str:
     """The results as plain text that fits an 80-column terminal."""
     meta, adult = results["meta"], results["adult"]
-    own = {k: v for k, v in meta["versions"].items() if k != "anonypy"}
+    own, theirs = split_versions(meta["versions"], ("anonypy",))
     peer = results.get("anonypy")
     out = [f"veil local-recoding benchmark, {meta['date']}",
            f"{meta['cpu']}, {meta['cores']} cores, Python {meta['python']}",
            ", ".join(f"{k} {v}" for k, v in own.items()),
-           *([f"peer: anonypy {meta['versions']['anonypy']}"] if "anonypy" in meta["versions"] else []),
+           *([f"peer: {', '.join(f'{k} {v}' for k, v in theirs.items())}"] if theirs else []),
            *wrap(f"QIs: {', '.join(QUASI_IDENTIFIERS)} (age numeric)", "     "),
            f"sensitive: {SENSITIVE} (declared); {K}-anonymity; veil: best of {meta['repeat']} "
            f"run{'s' if meta['repeat'] > 1 else ''}"]
@@ -512,22 +445,24 @@ def goals(adult: dict, curve: list[dict], noise_curve: list[dict]) -> list[dict]
     """The issue's three goals, checked against this run's figures."""
     slowest = max(adult["mondrian"], key=lambda r: r["fit_s"] + r["transform_s"])
     adult_s = slowest["fit_s"] + slowest["transform_s"]
-    large = [(name, next(p for p in points if p["rows"] == LARGE_GOAL_ROWS))
-             for name, points in (("Adult resampled", curve), (f"with '{NOISE_COLUMN}'", noise_curve))]
-    large_s = {name: p["load_encode_s"] + p["fit_s"] + p["transform_s"] for name, p in large}
     mdav = adult["mdav"]
     mdav_s = mdav["fit_s"] + mdav["transform_s"]
-    return [
+    out = [
         {"goal": f"Mondrian k = {K} on Adult under {ADULT_GOAL_S} s (fit + transform, every setting)",
          "measured": f"slowest {fmt_time(adult_s)} ({setting_label(slowest).rstrip(' *')})",
          "met": adult_s < ADULT_GOAL_S},
-        {"goal": f"{LARGE_GOAL_ROWS:,} rows under {LARGE_GOAL_S:g} s (load + encode + fit + transform, "
-                 f"Mondrian strict)",
-         "measured": "; ".join(f"{name} {fmt_time(s)}" for name, s in large_s.items()),
-         "met": all(s < LARGE_GOAL_S for s in large_s.values())},
         {"goal": f"MDAV k = {K} on Adult under {MDAV_GOAL_S:g} s (fit + transform)",
          "measured": fmt_time(mdav_s), "met": mdav_s < MDAV_GOAL_S},
     ]
+    large = [(name, p) for name, points in (("Adult resampled", curve), (f"with '{NOISE_COLUMN}'", noise_curve))
+             for p in points if p["rows"] == LARGE_GOAL_ROWS]
+    if large:  # a run whose curves stop short of the goal's size (--curve-rows) leaves it out
+        large_s = {name: p["load_encode_s"] + p["fit_s"] + p["transform_s"] for name, p in large}
+        out.insert(1, {"goal": f"{LARGE_GOAL_ROWS:,} rows under {LARGE_GOAL_S:g} s (load + encode + fit + "
+                               f"transform, Mondrian strict)",
+                       "measured": "; ".join(f"{name} {fmt_time(s)}" for name, s in large_s.items()),
+                       "met": all(s < LARGE_GOAL_S for s in large_s.values())})
+    return out
 
 
 def ratios(adult: dict, peer: dict | None) -> list[dict]:
@@ -610,36 +545,38 @@ def notes(adult: dict, peer: dict | None, curve: list[dict], noise_curve: list[d
     return out
 
 
-def versions(with_anonypy: bool) -> dict[str, str]:
-    """The installed version of veil, its dependencies that matter here, and the peer timed."""
-    names = ["veil", "numpy", "pandas", "polars", "pyarrow"] + (["anonypy"] if with_anonypy else [])
-    return {name: importlib.metadata.version(name) for name in names}
+def versions(peer: dict | None) -> dict[str, str]:
+    """The installed version of veil and its dependencies that matter here, then the peer
+    environment's (AnonyPy and what it runs on) when AnonyPy was timed."""
+    own = {name: importlib.metadata.version(name) for name in ("veil", "numpy", "pandas", "polars", "pyarrow")}
+    return with_peer_versions(own, peer["versions"]) if peer else own
 
 
-def run(repeat: int, skip_anonypy: bool) -> dict:
-    """Measure everything and return the results (times in seconds)."""
+def run(repeat: int, skip_anonypy: bool, curve_rows: int = CURVE_ROWS[-1]) -> dict:
+    """Measure everything and return the results (times in seconds); the curves stop at
+    ``curve_rows`` records."""
     adult, dataset = measure_adult(repeat)
     results = {"adult": adult}
-    reason = anonypy_status(skip_anonypy)
-    if reason is None:
+    if skip_anonypy:
+        results["anonypy_skipped"] = "skipped on request (--skip-anonypy)."
+    else:
         try:
             results["anonypy"] = measure_anonypy(dataset, ANONYPY_CAP_S)
         # A peer that fails (an API change, a crash inside it) is reported, not fatal: veil's own
         # figures are still worth writing.
-        except Exception as exc:  # noqa: BLE001
-            reason = f"failed: {type(exc).__name__}: {exc}"
-    if reason is not None:
-        results["anonypy_skipped"] = reason
+        except peer_env.PeerError as exc:
+            results["anonypy_skipped"] = f"failed: {exc}"
     peer = results.get("anonypy")
 
-    sort_s = {rows: measure_sort(rows, repeat) for rows in CURVE_ROWS}
+    sizes = tuple(n for n in CURVE_ROWS if n <= curve_rows)
+    sort_s = {rows: measure_sort(rows, repeat) for rows in sizes}
     frame = read_adult_polars()
-    curve = measure_curve(frame, CURVE_ROWS, False, sort_s, repeat)
-    noise_curve = measure_curve(frame, NOISE_ROWS, True, sort_s, repeat)
+    curve = measure_curve(frame, sizes, False, sort_s, repeat)
+    noise_curve = measure_curve(frame, tuple(n for n in NOISE_ROWS if n <= curve_rows), True, sort_s, repeat)
     progress("")
     meta = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "cpu": cpu_model(),
             "cores": os.cpu_count(), "python": platform.python_version(),
-            "versions": versions(peer is not None),
+            "versions": versions(peer),
             "repeat": repeat, "quasi_identifiers": QUASI_IDENTIFIERS, "sensitive": SENSITIVE, "k": K,
             "seed": SEED, "noise_seed": NOISE_SEED, "anonypy_cap_s": ANONYPY_CAP_S}
     ordered = {"meta": meta, "adult": adult}
@@ -653,3 +590,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """This benchmark's own options, added to the shared command line."""
     parser.add_argument("--skip-anonypy", action="store_true",
                         help="local-recoding benchmark: do not time AnonyPy (the slow peer)")
+    parser.add_argument("--curve-rows", type=largest_curve_table,
+                        help=f"local-recoding benchmark: the largest table of the n log n curves "
+                             f"(default {CURVE_ROWS[-1]:,}; at least {CURVE_ROWS[1]:,}, so that each curve "
+                             f"keeps two sizes)")
+
+
+def largest_curve_table(text: str) -> int:
+    """An argparse type: a number of records that leaves each curve at least two sizes."""
+    rows = positive_int(text)
+    if rows < CURVE_ROWS[1]:
+        raise argparse.ArgumentTypeError(f"must be at least {CURVE_ROWS[1]:,}, not {rows:,}")
+    return rows

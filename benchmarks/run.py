@@ -2,24 +2,33 @@
 
 Run from the repository root::
 
-    python benchmarks/run.py [--only checker|fulldomain|local|attacks|dp|ldp] [--rows N] [--repeat R] [--skip-pycanon]
-                             [--skip-anjana] [--skip-exhaustive] [--skip-anonypy] [--dp-rows N]
-                             [--skip-diffprivlib] [--skip-opendp] [--out DIR]
+    python benchmarks/run.py [--only checker|fulldomain|local|attacks|dp|ldp] [--quick] [--rows N] [--repeat R]
+                             [--skip-pycanon] [--skip-anjana] [--skip-exhaustive] [--skip-anonypy]
+                             [--curve-rows N] [--dp-rows N] [--skip-diffprivlib] [--skip-opendp] [--out DIR]
 
-Without ``--only`` every benchmark runs, in the order below.
+Without ``--only`` every benchmark runs, in the order below. ``--quick`` checks that a run works
+end to end in a few minutes: smaller tables, every veil figure measured once, the peers as in a
+full run, and the files written to ``benchmarks/results-quick`` instead.
+
+The peers run in an environment of their own (``peer_env.py``), which the first run that needs
+it makes in ``benchmarks/.peers-venv`` from ``peers-requirements.txt``; each is measured by a
+function of the ``peers`` package in a subprocess of that environment, and veil in this one, in
+the same run.
 
 **checker** (this file): every privacy model is measured on the bundled Adult table
 (7 quasi-identifiers, sensitive occupation) and on Adult resampled with replacement to ``--rows``
 records. Beside veil's times the same run measures pyCANON (on Adult) and
 ``polars.DataFrame.group_by(QIs).len()``, the least work any checker must do (the floor), and
-prints the ratios. The results go to ``checker.json`` and ``checker.md`` in the output folder.
+prints the ratios; it also asks pyCANON again for every value stored in veil's agreement fixture
+(``pycanon_fixture.py``). The results go to ``checker.json`` and ``checker.md`` in the output
+folder.
 
 **fulldomain** (``fulldomain.py``): optimal full-domain generalization beside ANJANA; see that
 module. The results go to ``fulldomain.json`` and ``fulldomain.md``.
 
 **local** (``local_recoding.py``): Mondrian and MDAV beside AnonyPy's Mondrian, and Mondrian's
-growth up to 3,000,000 records; see that module. ``--rows`` does not apply to it. The results go
-to ``local_recoding.json`` and ``local_recoding.md``.
+growth up to ``--curve-rows`` records (3,000,000 by default); see that module. ``--rows`` does not
+apply to it. The results go to ``local_recoding.json`` and ``local_recoding.md``.
 
 **attacks** (``attacks.py``): the intersection attack on pairs of Adult releases over 5,000
 targets, and the composition experiment at its default settings. The results go to
@@ -44,7 +53,6 @@ import multiprocessing
 import os
 import platform
 import sys
-import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -52,7 +60,6 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
-import pandas as pd
 import polars as pl
 
 import veil
@@ -66,8 +73,11 @@ import attacks
 import dp
 import ldp
 import local_recoding
-from harness import (SEED, best_of, cpu_model, fmt_ratio, fmt_time, fmt_value, positive_int, progress,
-                     read_adult_polars, resample, wrap, write_results)
+import peer_env
+import pycanon_fixture
+from harness import (SEED, cpu_model, fmt_ratio, fmt_time, fmt_value, positive_int, read_adult_polars, resample,
+                     with_peer_versions, wrap, write_results)
+from timing import best_of, progress
 
 QUASI_IDENTIFIERS = list(ADULT_QUASI_IDENTIFIERS)
 SENSITIVE = "occupation"
@@ -75,6 +85,12 @@ BENCHMARKS = ("checker", "fulldomain", "local", "attacks", "dp", "ldp")
 # The issue's goals: every model together on Adult, and each model on the large table.
 ADULT_GOAL_S = 0.2
 FLOOR_GOAL_RATIO = 3.0
+RESULTS = Path(__file__).resolve().parent / "results"
+# The sizes and repeats of a full run, and of a --quick one.
+DEFAULTS = {"rows": 1_000_000, "repeat": 5, "dp_rows": dp.ROWS, "curve_rows": local_recoding.CURVE_ROWS[-1],
+            "out": RESULTS}
+QUICK = {"rows": 50_000, "repeat": 1, "dp_rows": 500_000, "curve_rows": 300_000,
+         "out": RESULTS.parent / "results-quick"}
 # Relative tolerance when veil's and pyCANON's floating-point levels are compared: both sum the
 # same fractions in a different order.
 AGREEMENT_RTOL = 1e-9
@@ -181,32 +197,18 @@ def measure_veil(source, repeat: int) -> dict:
             "classes_s": classes_s, "check_s": check_s, "models": models}
 
 
-def measure_pycanon(frame: pd.DataFrame) -> dict:
-    """Time each pyCANON function once on a pandas frame; return its time and raw value."""
-    from pycanon import anonymity
+def measure_pycanon() -> dict:
+    """Time each pyCANON function once on Adult, in the peer environment (``peers/checker.py``),
+    on the pandas frame ``pd.read_csv`` makes of the bundled file; return its versions and, per
+    model, the function's time and raw value.
 
-    out = {}
-    for spec in MODELS:
-        if spec.peer is None:
-            continue
-        progress(f"pyCANON: {spec.peer} (slow)")
-        function = getattr(anonymity, spec.peer)
-        needs_sensitive = spec.make().needs_sensitive  # pyCANON's k-anonymity takes no SA list
-        args = (frame, QUASI_IDENTIFIERS, [SENSITIVE]) if needs_sensitive else (frame, QUASI_IDENTIFIERS)
-        gc.collect()
-        start = time.perf_counter()
-        value = function(*args)
-        seconds = time.perf_counter() - start
-        out[spec.key] = {"function": spec.peer, "seconds": seconds, "value": _plain(value)}
-    return out
-
-
-def _plain(value):
-    """pyCANON's return value (a number or a tuple of numbers) as JSON-ready Python numbers."""
-    if isinstance(value, tuple):
-        return [_plain(v) for v in value]
-    number = float(value)
-    return int(number) if number.is_integer() else number
+    Raises:
+        peer_env.PeerError: the peer environment could not be made or pyCANON failed.
+    """
+    functions = [[spec.key, spec.peer, spec.make().needs_sensitive]  # pyCANON's k-anonymity takes no SA list
+                 for spec in MODELS if spec.peer is not None]
+    return peer_env.call("checker", "time_on_csv", csv=str(adult_csv()), quasi_identifiers=QUASI_IDENTIFIERS,
+                         sensitive=[SENSITIVE], functions=functions)
 
 
 def _proc_status_kib(field: str) -> int:
@@ -311,6 +313,20 @@ def footnotes() -> list[str]:
     return [f"[{i}] {spec.note}" for i, spec in enumerate((s for s in MODELS if s.note), start=1)]
 
 
+def fixture_summary(fixture: dict) -> str:
+    """Whether pyCANON, asked again, still gives every value stored in veil's agreement fixture."""
+    where = pycanon_fixture.FIXTURE.relative_to(pycanon_fixture.FIXTURE.parents[2])
+    head = (f"pyCANON agreement fixture ({where}, stored by pyCANON {fixture['stored_versions']['pycanon']}): "
+            f"pyCANON {fixture['live_versions']['pycanon']} asked again for its {fixture['values']:,} values "
+            f"on {fixture['tables']} tables")
+    if not fixture["changed"]:
+        return f"{head} gives every one again, so veil's tests, which meet those values, hold against it."
+    shown = "; ".join(fixture["changed"][:5])
+    return (f"{head} gives {len(fixture['changed']):,} of them DIFFERENTLY ({shown}"
+            f"{', …' if len(fixture['changed']) > 5 else ''}): run python benchmarks/pycanon_fixture.py "
+            "and look at what changed.")
+
+
 def terminal_report(results: dict) -> str:
     """The results as plain text that fits an 80-column terminal."""
     meta = results["meta"]
@@ -353,6 +369,8 @@ def terminal_report(results: dict) -> str:
             out.append(f"  {row['label']:<26}{row['value']:>14}{row['peer_value']:>16}  "
                        f"{row['agree']} {row['mark']}".rstrip())
         out += [""] + [line for note in footnotes() for line in wrap("  " + note, "      ")]
+    if results["fixture"]:
+        out += [""] + wrap(fixture_summary(results["fixture"]), "  ")
     out += ["", "Notes"] + [line for note in results["notes"] for line in wrap("  - " + note, "    ")]
     out += ["", "Goals"]
     for goal in results["goals"]:
@@ -403,6 +421,8 @@ def markdown_report(results: dict) -> str:
     if results["adult"].get("pycanon"):
         out += ["", "Where veil's and pyCANON's values are defined differently:", ""]
         out += [f"- {note}" for note in footnotes()]
+    if results["fixture"]:
+        out += ["", fixture_summary(results["fixture"])]
     out += ["", "Notes:", ""] + [f"- {note}" for note in results["notes"]]
     out += ["", "Goals:", ""] + [f"- {g['goal']}: {g['measured']}, **{'met' if g['met'] else 'not met'}**"
                                  for g in results["goals"]]
@@ -411,17 +431,10 @@ def markdown_report(results: dict) -> str:
 
 # ------------------------------------------------------------------------------- the run
 
-def versions(with_pycanon: bool) -> dict[str, str]:
-    names = ["veil", "numpy", "pandas", "polars", "pyarrow"] + (["pycanon"] if with_pycanon else [])
-    return {name: importlib.metadata.version(name) for name in names}
-
-
-def pycanon_available() -> bool:
-    try:
-        import pycanon  # noqa: F401
-    except ImportError:
-        return False
-    return True
+def versions(peer: dict[str, str]) -> dict[str, str]:
+    """veil's environment's versions, then the peer environment's (``{}`` when pyCANON did not run)."""
+    own = {name: importlib.metadata.version(name) for name in ("veil", "numpy", "pandas", "polars", "pyarrow")}
+    return with_peer_versions(own, peer)
 
 
 def goals(adult: dict, large: dict) -> list[dict]:
@@ -443,13 +456,18 @@ def run(rows: int, repeat: int, skip_pycanon: bool) -> dict:
     adult_polars = read_adult_polars()
     adult = {"name": "Adult", "source": "CSV file", "veil": measure_veil(adult_csv(), repeat),
              "floor_s": measure_floor(adult_polars, repeat)}
-    with_pycanon = not skip_pycanon and pycanon_available()
-    if with_pycanon:
-        adult["pycanon"] = measure_pycanon(pd.read_csv(adult_csv(), sep=";"))
-    elif skip_pycanon:
+    peer_versions, fixture = {}, None
+    if skip_pycanon:
         adult["pycanon_skipped"] = "skipped on request (--skip-pycanon)."
     else:
-        adult["pycanon_skipped"] = 'is not installed; install the peers with pip install -e ".[bench]".'
+        try:
+            timed = measure_pycanon()
+            adult["pycanon"], peer_versions = timed["models"], timed["versions"]
+            progress("pyCANON: the agreement fixture, again")
+            fixture = pycanon_fixture.recheck()
+        except peer_env.PeerError as exc:
+            adult["pycanon_skipped"] = f"failed in the peer environment: {exc}"
+    with_pycanon = "pycanon" in adult
 
     progress(f"building {rows:,} rows")
     frame = resample(adult_polars, rows)
@@ -485,28 +503,37 @@ def run(rows: int, repeat: int, skip_pycanon: bool) -> dict:
         notes.append("Peak memory was not measured: this system does not let a process reset its "
                      "high-water mark (/proc/self/clear_refs).")
     meta = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "cpu": cpu_model(),
-            "cores": os.cpu_count(), "python": platform.python_version(), "versions": versions(with_pycanon),
+            "cores": os.cpu_count(), "python": platform.python_version(), "versions": versions(peer_versions),
             "repeat": repeat, "rows": rows, "quasi_identifiers": QUASI_IDENTIFIERS, "sensitive": SENSITIVE}
-    return {"meta": meta, "adult": adult, "large": large, "notes": notes, "goals": goals(adult, large)}
+    return {"meta": meta, "adult": adult, "large": large, "fixture": fixture, "notes": notes,
+            "goals": goals(adult, large)}
 
 
 def main(argv: list[str] | None = None) -> int:
     """Parse the options, run the chosen benchmarks, print each report and write its result files."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", choices=BENCHMARKS, help="run this benchmark only (default: all)")
-    parser.add_argument("--rows", type=positive_int, default=1_000_000,
+    parser.add_argument("--quick", action="store_true",
+                        help="check that the run works: smaller tables (--rows 50,000, --dp-rows 500,000, "
+                             "--curve-rows 300,000), every veil figure measured once, the peers as always; "
+                             "the files go to benchmarks/results-quick (not for the README)")
+    parser.add_argument("--rows", type=positive_int,
                         help="records in the resampled table of the checker and full-domain benchmarks "
                              "(default 1,000,000)")
-    parser.add_argument("--repeat", type=positive_int, default=5,
+    parser.add_argument("--repeat", type=positive_int,
                         help="runs per veil and floor figure; the best is kept (default 5)")
     parser.add_argument("--skip-pycanon", action="store_true",
                         help="checker benchmark: do not time pyCANON (the slow peer)")
     fulldomain.add_arguments(parser)
     local_recoding.add_arguments(parser)
     dp.add_arguments(parser)
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results",
+    parser.add_argument("--out", type=Path,
                         help="folder for <benchmark>.json and <benchmark>.md (default benchmarks/results)")
     args = parser.parse_args(argv)
+    # An option given on the command line wins over both sets of defaults.
+    for name, value in (QUICK if args.quick else DEFAULTS).items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
 
     # name → (results file, how to run it, the JSON form of its results, its terminal and Markdown reports)
     benchmarks = {
@@ -515,8 +542,8 @@ def main(argv: list[str] | None = None) -> int:
         "fulldomain": ("fulldomain",
                        lambda: fulldomain.run(args.rows, args.repeat, args.skip_anjana, args.skip_exhaustive),
                        fulldomain.for_json, fulldomain.terminal_report, fulldomain.markdown_report),
-        "local": ("local_recoding", lambda: local_recoding.run(args.repeat, args.skip_anonypy), None,
-                  local_recoding.terminal_report, local_recoding.markdown_report),
+        "local": ("local_recoding", lambda: local_recoding.run(args.repeat, args.skip_anonypy, args.curve_rows),
+                  None, local_recoding.terminal_report, local_recoding.markdown_report),
         "attacks": ("attacks", lambda: attacks.run(args.repeat), None, attacks.terminal_report,
                     attacks.markdown_report),
         "dp": ("dp", lambda: dp.run(args.dp_rows, args.repeat, args.skip_diffprivlib, args.skip_opendp), None,

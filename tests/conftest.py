@@ -1,7 +1,10 @@
 """Shared fixtures: where the reference data lives, and a tiny frame.
 
-The reference data (``/work/shared/data``, see its README.md) sits next to the repository, not in
-it: ``<repo>/../shared/data``. Tests that need it are skipped, with the reason, when it is absent.
+Every file a test reads is in the repository, so the suite runs, whole, on a bare clone: Adult
+and its ARX hierarchies are the copies veil bundles (``src/veil/resources/adult``), and the
+other reference tables (ARX's textbook examples, Adult's research subset) are byte-exact copies
+in ``tests/data``, whose README.md says where each comes from. The paths are in ``helpers.py``
+(modules that need one at import time take it from there); the fixtures below hand them out.
 Only general fixtures belong here; fixtures used by one test module live in that module.
 """
 
@@ -12,74 +15,52 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-DATA_DIR = Path(__file__).parents[1].parent / "shared" / "data"
+from helpers import ADULT_DIR, ADULT_SUBSET_CSV, ARX_TOY_DIR
 
 ADULT_COLUMNS = ("sex", "age", "race", "marital-status", "education", "native-country", "workclass",
                  "occupation", "salary-class")
-ADULT_ROWS = 30_162
-
-
-def _require(path: Path) -> Path:
-    if not path.exists():
-        pytest.skip(f"reference data {path} is absent (expected the shared data folder at {DATA_DIR})")
-    return path
 
 
 @pytest.fixture(scope="session")
-def data_dir() -> Path:
-    """The shared reference data folder ``<repo>/../shared/data``."""
-    return _require(DATA_DIR)
-
-
-@pytest.fixture(scope="session")
-def adult_dir(data_dir) -> Path:
-    return _require(data_dir / "adult")
-
-
-@pytest.fixture(scope="session")
-def adult_csv(adult_dir) -> Path:
+def adult_csv() -> Path:
     """ARX's Adult: 30,162 rows, 9 columns, ``;``-separated, CRLF line endings."""
-    return _require(adult_dir / "adult.csv")
+    return ADULT_DIR / "adult.csv"
 
 
 @pytest.fixture(scope="session")
-def adult_subset_csv(adult_dir) -> Path:
-    return _require(adult_dir / "adult_subset.csv")
+def adult_subset_csv() -> Path:
+    """ARX's research subset of Adult: 3,016 of its rows, in the same format."""
+    return ADULT_SUBSET_CSV
 
 
 @pytest.fixture(scope="session")
-def adult_hierarchy_paths(adult_dir) -> dict[str, Path]:
+def adult_hierarchy_paths() -> dict[str, Path]:
     """Column name -> ARX hierarchy file, for each of Adult's 9 columns."""
-    return {c: _require(adult_dir / f"adult_hierarchy_{c}.csv") for c in ADULT_COLUMNS}
+    return {c: ADULT_DIR / f"adult_hierarchy_{c}.csv" for c in ADULT_COLUMNS}
 
 
 @pytest.fixture(scope="session")
-def arx_toy_dir(data_dir) -> Path:
-    return _require(data_dir / "arx-toy")
-
-
-@pytest.fixture(scope="session")
-def arx_toy_csv(arx_toy_dir) -> Path:
+def arx_toy_csv() -> Path:
     """ARX "Example 1": 7 rows, ``age;gender;zipcode``."""
-    return _require(arx_toy_dir / "test.csv")
+    return ARX_TOY_DIR / "test.csv"
 
 
 @pytest.fixture(scope="session")
-def arx_toy_hierarchy_paths(arx_toy_dir) -> dict[str, Path]:
+def arx_toy_hierarchy_paths() -> dict[str, Path]:
     """Column of ``test.csv`` -> its hierarchy file."""
-    return {c: _require(arx_toy_dir / f"test_hierarchy_{c}.csv") for c in ("age", "gender", "zipcode")}
+    return {c: ARX_TOY_DIR / f"test_hierarchy_{c}.csv" for c in ("age", "gender", "zipcode")}
 
 
 @pytest.fixture(scope="session")
-def arx_toy2_csv(arx_toy_dir) -> Path:
+def arx_toy2_csv() -> Path:
     """Li et al.'s t-closeness table: 9 rows, ``ZIPCode;Age;Salary;Disease``."""
-    return _require(arx_toy_dir / "test2.csv")
+    return ARX_TOY_DIR / "test2.csv"
 
 
 @pytest.fixture(scope="session")
-def arx_toy2_hierarchy_paths(arx_toy_dir) -> dict[str, Path]:
+def arx_toy2_hierarchy_paths() -> dict[str, Path]:
     """Column of ``test2.csv`` -> its hierarchy file (no ``Salary`` hierarchy is shipped)."""
-    return {c: _require(arx_toy_dir / f"test2_hierarchy_{c}.csv") for c in ("ZIPCode", "Age", "Disease")}
+    return {c: ARX_TOY_DIR / f"test2_hierarchy_{c}.csv" for c in ("ZIPCode", "Age", "Disease")}
 
 
 @pytest.fixture

@@ -1,10 +1,27 @@
-"""Helpers shared by the test modules."""
+"""Helpers shared by the test modules, and where the reference data is (see conftest.py)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from veil.data.bundled import adult_folder
 from veil.errors import VeilError
+
+# Every file a test reads is in the repository. Adult and its ARX hierarchies are the copies veil
+# bundles; the other reference tables are byte-exact copies in tests/data (its README.md).
+TEST_DATA = Path(__file__).resolve().parent / "data"
+ADULT_DIR = adult_folder()
+ADULT_SUBSET_CSV = TEST_DATA / "adult_subset.csv"
+ARX_TOY_DIR = TEST_DATA / "arx-toy"
+
+
+def reference_file(name: str) -> Path:
+    """A reference file by its name in the ARX data folder: ``adult/<file>`` (veil's bundled
+    copy) or ``arx-toy/<file>`` (the copy in tests/data)."""
+    folder, _, file = name.partition("/")
+    return {"adult": ADULT_DIR, "arx-toy": ARX_TOY_DIR}[folder] / file
 
 
 def one_sentence_error(exc_type, call, *words) -> str:

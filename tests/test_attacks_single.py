@@ -192,8 +192,7 @@ def test_skewness_by_hand():
 def li_table_3(arx_toy2_csv: Path, arx_toy2_hierarchy_paths: dict) -> EquivalenceClasses:
     """Li et al.'s Table 3 (the 3-diverse version of test2.csv), generalized here by hand.
 
-    The data come from conftest's fixtures (``<repo>/../shared/data/arx-toy``), which skip the
-    test when the shared data folder is absent."""
+    The data come from conftest's fixtures (the copy of ARX's ``test2.csv`` in ``tests/data``)."""
     raw = pd.read_csv(arx_toy2_csv, sep=";", dtype=str)
     released = raw.assign(ZIPCode=["476**", "476**", "476**", "4790*", "4790*", "4790*", "476**", "476**", "476**"],
                           Age=["2*", "2*", "2*", "≥40", "≥40", "≥40", "3*", "3*", "3*"])

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -21,14 +20,6 @@ REQUIRED = ("rows", "classes", "k", "alpha", "l_distinct", "l_entropy", "c_l_rec
 MODEL_KEYS = REQUIRED[2:13]
 ALL_QIS = ("sex", "age", "race", "marital-status", "education", "native-country", "workclass",
            "occupation", "salary-class")
-
-
-def shared_data() -> Path:
-    """The shared reference data folder (``/work/shared/data``), or skip when it is absent."""
-    path = Path(__file__).parents[1].parent / "shared" / "data"
-    if not (path / "adult" / "adult_subset.csv").is_file():
-        pytest.skip(f"shared reference data not found at {path}")
-    return path
 
 
 def separate_models(c: float = 2.0) -> dict:
@@ -187,16 +178,15 @@ def test_check_rejects_bad_parameters(adult):
             veil.check(adult, **kwargs)
 
 
-def test_check_with_a_population_reports_journalist_risk():
-    folder = shared_data() / "adult"
+def test_check_with_a_population_reports_journalist_risk(adult_subset_csv, adult_csv):
     qis = ("sex", "age", "race")
-    sample = Dataset(folder / "adult_subset.csv", quasi_identifiers=qis, delimiter=";")
+    sample = Dataset(adult_subset_csv, quasi_identifiers=qis, delimiter=";")
     population = veil.load_adult(quasi_identifiers=qis, sensitive=())
     d = veil.check(sample, population=population).to_dict()
     json.dumps(d, allow_nan=False)
     # by hand with pandas: F = population size of each sample class
-    sample_table = pd.read_csv(folder / "adult_subset.csv", sep=";")
-    pop_table = pd.read_csv(folder / "adult.csv", sep=";")
+    sample_table = pd.read_csv(adult_subset_csv, sep=";")
+    pop_table = pd.read_csv(adult_csv, sep=";")
     f = sample_table.groupby(list(qis)).size()
     big_f = pop_table.groupby(list(qis)).size().reindex(f.index)
     assert not big_f.isna().any()

@@ -12,18 +12,11 @@ from typer.testing import CliRunner
 
 from veil.cli import app
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-TOY = SHARED / "arx-toy"
 REQUIRED_KEYS = {"rows", "classes", "k", "alpha", "l_distinct", "l_entropy", "c_l_recursive", "t_equal",
                  "t_ordered", "t_hierarchical", "delta", "beta_basic", "beta_enhanced", "prosecutor_risk_max",
                  "prosecutor_risk_avg", "marketer_risk"}
 
 runner = CliRunner()
-
-
-def needs_shared():
-    if not TOY.is_dir():
-        pytest.skip(f"shared data not found at {SHARED}")
 
 
 def invoke(*args: str):
@@ -71,10 +64,9 @@ def test_threshold_failure_exits_1_and_success_exits_0(table: Path):
     assert "pass" in passing.stdout
 
 
-def test_hierarchy_and_order_options():
-    needs_shared()
-    result = invoke("check", str(TOY / "test2.csv"), "--qi", "ZIPCode,Age", "--sensitive", "Salary,Disease",
-                    "--hierarchy", f"Disease={TOY / 'test2_hierarchy_Disease.csv'}", "--json")
+def test_hierarchy_and_order_options(arx_toy2_csv, arx_toy2_hierarchy_paths):
+    result = invoke("check", str(arx_toy2_csv), "--qi", "ZIPCode,Age", "--sensitive", "Salary,Disease",
+                    "--hierarchy", f"Disease={arx_toy2_hierarchy_paths['Disease']}", "--json")
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     assert out["rows"] == 9 and out["k"] == 1

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import pandas as pd
 import polars as pl
@@ -10,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 import veil
-from helpers import one_sentence_error
+from helpers import TEST_DATA, one_sentence_error
 from veil import ColumnError, DataError, Dataset, Hierarchy, HierarchyError, VeilError
 from veil.data.bundled import ADULT_QUASI_IDENTIFIERS, adult_csv as bundled_adult_csv, load_adult
 from veil.data.io import read_table
@@ -332,8 +334,17 @@ def test_every_error_is_a_veil_error():
 
 # --------------------------------------------------------------------------- the bundled Adult
 
-def test_bundled_adult_is_the_shared_file(adult_csv):
-    assert bundled_adult_csv().read_bytes() == adult_csv.read_bytes()
+def test_reference_data_are_byte_exact_copies():
+    # tests/data/SHA256SUMS holds the hash of each file as ARX ships it (tests/data/README.md): the
+    # Adult veil bundles with its hierarchies, and the copies the tests read.
+    def sha256(path) -> str:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+
+    lines = (TEST_DATA / "SHA256SUMS").read_text(encoding="ascii").splitlines()
+    sums = {name: digest for digest, name in (line.split("  ") for line in lines)}
+    for name, digest in sums.items():
+        assert sha256(TEST_DATA.parents[1] / name) == digest, name
+    assert sha256(bundled_adult_csv()) == sums["src/veil/resources/adult/adult.csv"]
 
 
 def test_load_adult():

@@ -21,7 +21,6 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -37,7 +36,6 @@ from veil.metrics import METRICS, make_metric
 from veil.models import (DeltaDisclosure, DistinctLDiversity, EntropyLDiversity, KAnonymity,
                          RecursiveCLDiversity, TCloseness)
 
-DATA_DIR = Path(__file__).parents[1].parent / "shared" / "data"
 PROPERTY = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 MAX_NODES = 100
 

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import veil
-from helpers import one_sentence_error
+from helpers import one_sentence_error, reference_file
 from veil.data.encoding import encode_column
 from veil.data.hierarchy import Generalization, Hierarchy
 from veil.errors import HierarchyError
@@ -64,8 +64,8 @@ def parse_by_hand(raw: bytes) -> list[list[str]]:
 # --------------------------------------------------------------------------- shipped files
 
 @pytest.mark.parametrize("name", sorted(SHIPPED))
-def test_read_shipped_hierarchy(data_dir, name):
-    path = data_dir / name
+def test_read_shipped_hierarchy(name):
+    path = reference_file(name)
     raw = path.read_bytes()
     h = Hierarchy.read_csv(path)
     leaves, levels = SHIPPED[name]
@@ -76,31 +76,31 @@ def test_read_shipped_hierarchy(data_dir, name):
     assert Path(name).name in h.name
 
 
-def test_shipped_rows_spot_checks(data_dir):
-    age = Hierarchy.read_csv(data_dir / "adult/adult_hierarchy_age.csv")
+def test_shipped_rows_spot_checks():
+    age = Hierarchy.read_csv(reference_file("adult/adult_hierarchy_age.csv"))
     assert age.rows()[0] == ["1", "0-4", "0-9", "0-19", "*"]
     assert age.level_labels[4].tolist() == ["*"]
-    edu = {r[0]: r for r in Hierarchy.read_csv(data_dir / "adult/adult_hierarchy_education.csv").rows()}
+    edu = {r[0]: r for r in Hierarchy.read_csv(reference_file("adult/adult_hierarchy_education.csv")).rows()}
     assert edu["Bachelors"] == ["Bachelors", "Undergraduate", "Higher education", "*"]
-    zips = {r[0]: r for r in Hierarchy.read_csv(data_dir / "arx-toy/test_hierarchy_zipcode.csv").rows()}
+    zips = {r[0]: r for r in Hierarchy.read_csv(reference_file("arx-toy/test_hierarchy_zipcode.csv")).rows()}
     assert zips["81667"] == ["81667", "8166*", "816**", "81***", "8****", "*"]
-    disease = Hierarchy.read_csv(data_dir / "arx-toy/test2_hierarchy_Disease.csv")
+    disease = Hierarchy.read_csv(reference_file("arx-toy/test2_hierarchy_Disease.csv"))
     assert disease.level_labels[3].tolist() == ["respiratory&digestive disease"]
     assert sorted(disease.level_labels[2].tolist()) == ["digestive system disease", "vascular lung disease"]
-    age2 = {r[0]: r for r in Hierarchy.read_csv(data_dir / "arx-toy/test2_hierarchy_Age.csv").rows()}
+    age2 = {r[0]: r for r in Hierarchy.read_csv(reference_file("arx-toy/test2_hierarchy_Age.csv")).rows()}
     assert age2["29"] == ["29", "[20,30[", "*"]
 
 
 @pytest.mark.parametrize("name", sorted(SHIPPED))
-def test_write_shipped_hierarchy_byte_for_byte(data_dir, tmp_path, name):
-    raw = (data_dir / name).read_bytes()
+def test_write_shipped_hierarchy_byte_for_byte(tmp_path, name):
+    raw = reference_file(name).read_bytes()
     out = tmp_path / "out.csv"
-    Hierarchy.read_csv(data_dir / name).to_csv(out, newline=line_terminator(raw))
+    Hierarchy.read_csv(reference_file(name)).to_csv(out, newline=line_terminator(raw))
     assert out.read_bytes() == raw
 
 
-def test_arx_toy_hierarchies_use_crlf(data_dir, tmp_path):
-    path = data_dir / "arx-toy/test_hierarchy_gender.csv"
+def test_arx_toy_hierarchies_use_crlf(tmp_path):
+    path = reference_file("arx-toy/test_hierarchy_gender.csv")
     raw = path.read_bytes()
     assert raw.count(b"\r\n") == 2
     # By default the file's own line endings are kept; an explicit newline overrides them.
@@ -274,11 +274,11 @@ def test_hierarchy_file_that_does_not_cover_the_data(tmp_path, toy_frame):
                     "age.csv", "'70'")
 
 
-def test_extra_leaves_are_allowed(data_dir):
+def test_extra_leaves_are_allowed():
     # Adult's workclass hierarchy lists 'Never-worked', which the data lacks
     frame = pd.DataFrame({"workclass": ["Private", "State-gov", "Private"]})
     ds = veil.Dataset(frame, quasi_identifiers="workclass",
-                      hierarchies={"workclass": data_dir / "adult/adult_hierarchy_workclass.csv"})
+                      hierarchies={"workclass": reference_file("adult/adult_hierarchy_workclass.csv")})
     assert ds.labels("workclass").tolist() == ["Private", "State-gov"]
     gen = ds.generalizations["workclass"]
     lvl1 = gen.labels[1][gen.generalize(ds.column("workclass").codes, 1)]
@@ -439,9 +439,9 @@ def test_level_map_composes(case):
                                       gen.level_map(b, c)[gen.level_map(a, b)][gen.lut[:, a]])
 
 
-def test_level_map_by_hand(data_dir):
+def test_level_map_by_hand():
     col = encode_column("age", pd.Series([17, 23, 39, 62]))
-    gen = Hierarchy.read_csv(data_dir / "adult/adult_hierarchy_age.csv").align(col)
+    gen = Hierarchy.read_csv(reference_file("adult/adult_hierarchy_age.csv")).align(col)
     m01, m12, m02 = gen.level_map(0, 1), gen.level_map(1, 2), gen.level_map(0, 2)
     assert gen.labels[1][m01].tolist() == ["15-19", "20-24", "35-39", "60-64"]
     assert gen.labels[2][m02].tolist() == ["10-19", "20-29", "30-39", "60-69"]
@@ -451,5 +451,5 @@ def test_level_map_by_hand(data_dir):
 
 
 @pytest.mark.parametrize("name", sorted(SHIPPED))
-def test_reading_remembers_whether_the_file_ends_with_a_newline(data_dir, name):
-    assert Hierarchy.read_csv(data_dir / name).final_newline is (name not in NO_FINAL_NEWLINE)
+def test_reading_remembers_whether_the_file_ends_with_a_newline(name):
+    assert Hierarchy.read_csv(reference_file(name)).final_newline is (name not in NO_FINAL_NEWLINE)

@@ -2,7 +2,7 @@
 
 1. Every metric by hand on ARX's "Example 1" table (7 rows, age / gender / zipcode) with a class
    label added, at two nodes and with a suppressed class; the arithmetic is in the comments.
-2. The same values with ARX's own hierarchy files (skipped when the shared data is absent).
+2. The same values with ARX's own hierarchy files (the copies in tests/data).
 3. Property tests on random small tables: each metric against a brute-force computation over the
    rows written from its docstring, the lower bounds (below the loss of every more general node
    under any suppression, never decreasing under roll-up) and the ranges of the values.
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -25,7 +24,6 @@ from veil import Dataset, EquivalenceClasses, Hierarchy, ParameterError, builder
 from veil.errors import ColumnError
 from veil.metrics import METRICS, UtilityMetric, evaluate_all, make_metric
 
-DATA_DIR = Path(__file__).parents[1].parent / "shared" / "data"
 ln, log2 = math.log, math.log2
 
 
@@ -188,13 +186,9 @@ def test_values_at_the_bottom():
     assert values["ig_pl"] == pytest.approx(H(4 / 7, 3 / 7) / 7)
 
 
-def test_with_the_arx_hierarchy_files():
-    folder = DATA_DIR / "arx-toy"
-    if not (folder / "test.csv").exists():
-        pytest.skip(f"reference data {folder} is absent")
-    files = {c: folder / f"test_hierarchy_{c}.csv" for c in ("age", "gender", "zipcode")}
+def test_with_the_arx_hierarchy_files(arx_toy_csv, arx_toy_hierarchy_paths):
     ours = toy_dataset()
-    arx = Dataset(folder / "test.csv", quasi_identifiers=["age", "gender", "zipcode"], hierarchies=files,
+    arx = Dataset(arx_toy_csv, quasi_identifiers=["age", "gender", "zipcode"], hierarchies=arx_toy_hierarchy_paths,
                   delimiter=";")
     for node in ([1, 1, 2], [2, 0, 3], [0, 1, 4]):
         mine = EquivalenceClasses.from_dataset(ours, node)

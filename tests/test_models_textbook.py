@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 import warnings
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -22,14 +21,6 @@ import veil
 from veil import (AlphaKAnonymity, BetaLikeness, Dataset, DeltaDisclosure, DistinctLDiversity,
                   EntropyLDiversity, EquivalenceClasses, KAnonymity, ParameterError, RecursiveCLDiversity,
                   TCloseness)
-
-
-def shared_data() -> Path:
-    """The shared reference data folder (``/work/shared/data``), or skip when it is absent."""
-    path = Path(__file__).parents[1].parent / "shared" / "data"
-    if not (path / "arx-toy" / "test2.csv").is_file():
-        pytest.skip(f"shared reference data not found at {path}")
-    return path
 
 
 def by_label(classes: EquivalenceClasses, column: str, values) -> dict:
@@ -69,12 +60,11 @@ def classes_of(column: str, values, sensitive: dict[str, list], **kwargs) -> Equ
 
 
 @pytest.fixture(scope="module")
-def toy():
-    folder = shared_data() / "arx-toy"
-    hierarchies = {name: folder / f"test2_hierarchy_{name}.csv" for name in ("ZIPCode", "Age", "Disease")}
-    table4 = Dataset(folder / "test2.csv", quasi_identifiers=["ZIPCode"], sensitive=["Salary", "Disease"],
+def toy(arx_toy2_csv, arx_toy2_hierarchy_paths):
+    hierarchies = arx_toy2_hierarchy_paths
+    table4 = Dataset(arx_toy2_csv, quasi_identifiers=["ZIPCode"], sensitive=["Salary", "Disease"],
                      hierarchies={k: v for k, v in hierarchies.items() if k != "Age"}, delimiter=";")
-    table3 = Dataset(folder / "test2.csv", quasi_identifiers=["ZIPCode", "Age"],
+    table3 = Dataset(arx_toy2_csv, quasi_identifiers=["ZIPCode", "Age"],
                      sensitive=["Salary", "Disease"], hierarchies=hierarchies, delimiter=";")
     return (EquivalenceClasses.from_dataset(table4, {"ZIPCode": 1}),
             EquivalenceClasses.from_dataset(table3, {"ZIPCode": 2, "Age": 1}))

@@ -46,7 +46,6 @@ from veil.metrics import make_metric
 from veil.models import (AlphaKAnonymity, BetaLikeness, DeltaDisclosure, DistinctLDiversity, EntropyLDiversity,
                          KAnonymity, RecursiveCLDiversity, TCloseness)
 
-DATA_DIR = Path(__file__).parents[1].parent / "shared" / "data"
 REPO = Path(__file__).resolve().parents[1]
 PROPERTY = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 LOSS = make_metric("loss")
@@ -324,11 +323,8 @@ def test_loss_is_no_worse_than_a_single_median_cut(case: Case):
 # 2. Hand-checked examples
 
 @pytest.fixture
-def toy2() -> Dataset:
-    path = DATA_DIR / "arx-toy" / "test2.csv"
-    if not path.exists():
-        pytest.skip(f"reference data {path} is absent")
-    return Dataset(path, quasi_identifiers=["ZIPCode", "Age"], sensitive=["Disease"], delimiter=";")
+def toy2(arx_toy2_csv) -> Dataset:
+    return Dataset(arx_toy2_csv, quasi_identifiers=["ZIPCode", "Age"], sensitive=["Disease"], delimiter=";")
 
 
 def _classes_by_rows(release) -> dict[tuple, tuple]:
@@ -340,7 +336,7 @@ def _classes_by_rows(release) -> dict[tuple, tuple]:
     return {k: tuple(v) for k, v in out.items()}
 
 
-def test_t_closeness_paper_table_strict_k3(toy2: Dataset):
+def test_t_closeness_paper_table_strict_k3(toy2: Dataset, arx_toy2_csv):
     # Both columns span their whole range, so ZIPCode (listed first) is cut at its median 47677:
     # rows 1, 2, 7, 8, 9 (zip <= 47677) and rows 3, 4, 5, 6. Neither half can be cut again:
     # every median cut of 5 records on either column leaves 2 on one side, and of 4 records 2.
@@ -349,8 +345,7 @@ def test_t_closeness_paper_table_strict_k3(toy2: Dataset):
                                          ("[47678-47909]", "[27-52]"): (3, 4, 5, 6)}
     boxes = [p["box"] for p in release.recoding["partitions"]]
     assert {"ZIPCode": {"min": 47602, "max": 47677}, "Age": {"min": 22, "max": 36}} in boxes
-    assert release.data["Disease"].tolist() == pd.read_csv(DATA_DIR / "arx-toy" / "test2.csv", sep=";")[
-        "Disease"].tolist()
+    assert release.data["Disease"].tolist() == pd.read_csv(arx_toy2_csv, sep=";")["Disease"].tolist()
 
 
 def test_t_closeness_paper_table_relaxed_k3(toy2: Dataset):
