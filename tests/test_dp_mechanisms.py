@@ -356,6 +356,9 @@ def test_guarantees_are_stated_before_drawing():
     lambda: ReportNoisyMax(1e-300), lambda: PlanarLaplace(1e-300), lambda: WarnerRandomizedResponse(1e-300),
     lambda: WarnerRandomizedResponse(40.0), lambda: KaryRandomizedResponse(1e-300, 3),
     lambda: KaryRandomizedResponse(800.0, 3), lambda: KaryRandomizedResponse(45.0, 2),
+    lambda: NoiseSource.secure().laplace([1.0], float("inf")), lambda: NoiseSource.seeded(1).laplace([1.0], -1.0),
+    lambda: NoiseSource.secure().discrete_laplace([1], 0.0), lambda: NoiseSource.secure().gaussian([1.0], "x"),
+    lambda: NoiseSource.secure().gumbel_argmax([0.0, 1.0], float("inf")), lambda: NoiseSource.seeded(-1),
 ])
 def test_bad_input_raises_parameter_error_with_one_sentence(make):
     with pytest.raises(veil.ParameterError) as info:
