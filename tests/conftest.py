@@ -63,6 +63,15 @@ def arx_toy2_hierarchy_paths() -> dict[str, Path]:
     return {c: ARX_TOY_DIR / f"test2_hierarchy_{c}.csv" for c in ("ZIPCode", "Age", "Disease")}
 
 
+@pytest.fixture(autouse=True)
+def budget_key_file(tmp_path_factory, monkeypatch) -> Path:
+    """Every test seals DP budget files with a key in a temporary folder, never the user's own
+    (``$XDG_CONFIG_HOME/veil/budget.key``); subprocesses inherit it through the environment."""
+    path = tmp_path_factory.getbasetemp() / "veil-budget.key"
+    monkeypatch.setenv("VEIL_KEY_FILE", str(path))
+    return path
+
+
 @pytest.fixture
 def toy_frame() -> pd.DataFrame:
     """ARX "Example 1" as a pandas DataFrame (no file needed); a fresh copy for every test."""

@@ -253,10 +253,12 @@ def test_planar_laplace_radius_and_angle_seeded():
     assert out.value.var(axis=0) == pytest.approx([mech.variance] * 2, rel=0.06)
 
 
-def test_planar_laplace_secure_radius():
+def test_planar_laplace_secure_radius_and_never_fit_for_release():
     mech = PlanarLaplace(epsilon=2.0)
     out = mech.release(np.full((3000, 2), 5.0))
-    assert out.fit_for_release
+    # the last step is plain floating point (audit, issue 10 item 3): secure noise does not make it fit
+    assert not out.fit_for_release and out.not_fit_because == (PlanarLaplace.NOT_FIT_REASON,)
+    assert "floating point" in out.label and "seeded" not in out.label
     r = np.hypot(*(out.value - 5.0).T)
     assert stats.kstest(r, lambda x: planar_radius_cdf(x, 2.0)).pvalue > SECURE_LEVEL
 
@@ -290,7 +292,7 @@ def test_secure_runs_are_not_reproducible_and_fit_for_release():
                        (Geometric(0.1), np.zeros(50, dtype=int)),
                        (ExponentialMechanism(0.01), np.zeros((50, 10))), (ReportNoisyMax(0.01), np.zeros((50, 10))),
                        (WarnerRandomizedResponse(0.1), np.zeros(50, dtype=bool)),
-                       (KaryRandomizedResponse(0.1, 5), np.zeros(50, dtype=int)), (PlanarLaplace(1.0), np.zeros((50, 2)))]:
+                       (KaryRandomizedResponse(0.1, 5), np.zeros(50, dtype=int))]:
         a, b = mech.release(data), mech.release(data, noise=NoiseSource.secure())
         assert a.fit_for_release and b.fit_for_release and a.label == "fit for release"
         assert not np.array_equal(a.value, b.value), mech.name
@@ -348,9 +350,34 @@ def test_guarantees_are_stated_before_drawing():
     lambda: Geometric(1.0).release([1.5], noise=1),
     lambda: PlanarLaplace(1.0).release([1.0, 2.0, 3.0], noise=1),
     lambda: Laplace(1.0).error_bound(0.0), lambda: Laplace(1.0).release([1.0], noise="secure"),
+    # noise scales whose variance or error bar would overflow or underflow (issue 10, item 10)
+    lambda: Laplace(1e-300), lambda: Laplace(1e300, sensitivity=1e-10), lambda: Geometric(1e-300),
+    lambda: Geometric(1e-17), lambda: Gaussian(1e-300, 1e-5, sensitivity=1e149), lambda: ExponentialMechanism(5e-324),
+    lambda: ReportNoisyMax(1e-300), lambda: PlanarLaplace(1e-300), lambda: WarnerRandomizedResponse(1e-300),
+    lambda: WarnerRandomizedResponse(40.0), lambda: KaryRandomizedResponse(1e-300, 3),
+    lambda: KaryRandomizedResponse(800.0, 3), lambda: KaryRandomizedResponse(45.0, 2),
+    lambda: NoiseSource.secure().laplace([1.0], float("inf")), lambda: NoiseSource.seeded(1).laplace([1.0], -1.0),
+    lambda: NoiseSource.secure().discrete_laplace([1], 0.0), lambda: NoiseSource.secure().gaussian([1.0], "x"),
+    lambda: NoiseSource.secure().gumbel_argmax([0.0, 1.0], float("inf")), lambda: NoiseSource.seeded(-1),
 ])
 def test_bad_input_raises_parameter_error_with_one_sentence(make):
     with pytest.raises(veil.ParameterError) as info:
         make()
     msg = str(info.value)
     assert msg.endswith(".") and msg.count(". ") == 0 and "\n" not in msg
+
+
+def test_extreme_but_computable_scales_give_finite_figures():
+    """At the edges of the accepted range every figure a mechanism states is a finite number."""
+    additive = (Laplace(1e-150), Laplace(1e150), Geometric(2.3e-16), Geometric(1e3), Gaussian(1e-300, 1e-5),
+                PlanarLaplace(1e-149))
+    figures = [(m, m.variance, m.error_bound(0.05)) for m in additive]
+    figures += [(m, m.variance(100), m.error_bound(0.05, 100)) for m in (
+        WarnerRandomizedResponse(1e-9), WarnerRandomizedResponse(36.0), KaryRandomizedResponse(1e-9, 10))]
+    figures += [(ExponentialMechanism(1e-149), 0.0, ExponentialMechanism(1e-149).error_bound(0.05, 10))]
+    for mech, variance, bound in figures:
+        assert math.isfinite(variance) and variance >= 0 and math.isfinite(bound) and bound >= 0, mech
+    huge = Geometric(1e-15)  # scale 10^15: e^(-1/scale) is 1 in floating point, the variance is not infinite
+    assert huge.variance == pytest.approx(2e30, rel=1e-6)
+    assert huge.error_bound(0.05) == pytest.approx(1e15 * math.log(1 / 0.05), rel=1e-6)
+    assert Geometric(1e3).error_bound(0.05) == 0 and Geometric(1e3).variance == 0.0

@@ -21,11 +21,13 @@ from veil.dp import (
     BudgetFileError,
     NoiseSource,
 )
+from veil.dp.budget_file import BudgetFile
 from veil.dp.cli import dp_app
+from veil.dp.fingerprint import dataset_id
 from veil.dp.queries import (
+    DEFAULT_GRID,
     QueryResult,
     consistent_total,
-    dataset_id_of,
     dp_contingency,
     dp_count,
     dp_histogram,
@@ -34,6 +36,7 @@ from veil.dp.queries import (
     dp_sum,
     integral,
     postprocess,
+    quantile_grid,
     sum_sensitivity,
 )
 from veil.errors import ColumnError, ParameterError, VeilError
@@ -81,6 +84,9 @@ def accountant(eps=1.0, delta=0.0) -> Accountant:
     return Accountant(Budget(eps, delta), dataset_id="frame")
 
 
+CATEGORIES = {"sex": ["F", "M"], "race": ["a", "b", "c"]}
+
+
 # --------------------------------------------------------------------------- sensitivities
 
 
@@ -105,17 +111,17 @@ def test_sum_clamps_and_is_near_truth_at_large_epsilon(frame):
 
 
 def test_histogram_sensitivity_one_and_every_cell(frame):
-    r = dp_histogram(frame, ["sex", "race"], 1.0, noise=4)
+    r = dp_histogram(frame, ["sex", "race"], 1.0, categories=CATEGORIES, noise=4)
     assert r.sensitivity == 1.0 and r.value.shape == (2, 3)
     assert r.categories == (("F", "M"), ("a", "b", "c"))
     exact = pd.crosstab(frame.sex, frame.race).to_numpy()
-    big = dp_histogram(frame, ["sex", "race"], 1e6, noise=4)
+    big = dp_histogram(frame, ["sex", "race"], 1e6, categories=CATEGORIES, noise=4)
     np.testing.assert_array_equal(big.value, exact)
     assert dp_contingency is dp_histogram
 
 
 def test_gaussian_when_delta_positive(frame):
-    r = dp_histogram(frame, "race", 1.0, 1e-6, noise=5)
+    r = dp_histogram(frame, "race", 1.0, 1e-6, categories={"race": CATEGORIES["race"]}, noise=5)
     assert r.mechanism == "gaussian" and r.delta == 1e-6
     assert np.all(r.low < r.value) and np.all(r.value < r.high)
 
@@ -125,15 +131,17 @@ def test_user_categories_avoid_disclosing_the_category_set(frame):
     assert r.categories == (("a", "b", "z"),)
     np.testing.assert_array_equal(r.value, [(frame.race == "a").sum(), (frame.race == "b").sum(), 0])
     assert not r.notes  # no disclosure warning when every axis has given categories
-    assert dp_histogram(frame, "race", 1.0, noise=6).notes  # data-derived categories are flagged
+    flagged = dp_histogram(frame, "race", 1.0, data_categories=True)  # secure noise, categories from the data
+    assert flagged.notes and not flagged.fit_for_release and "from the data" in flagged.not_fit_because[0]
 
 
 def test_histogram_accepts_a_dataset_and_a_csv(frame, tmp_path):
     ds = Dataset(frame, quasi_identifiers=["sex"])
     path = tmp_path / "t.csv"
     frame.to_csv(path, index=False)
-    a = dp_histogram(ds, "race", 1e6, noise=1).value
-    b = dp_histogram(path, "race", 1e6, noise=1).value
+    race = {"race": CATEGORIES["race"]}
+    a = dp_histogram(ds, "race", 1e6, categories=race, noise=1).value
+    b = dp_histogram(path, "race", 1e6, categories=race, noise=1).value
     np.testing.assert_array_equal(a, b)
 
 
@@ -143,7 +151,7 @@ def test_ten_million_row_histogram_is_fast():
     ds = Dataset(frame, quasi_identifiers=["x"])
     ds.column("x")  # encoding is the table's load, not the query
     start = time.perf_counter()
-    r = dp_histogram(ds, "x", 1.0, noise=NoiseSource.seeded(0))
+    r = dp_histogram(ds, "x", 1.0, categories={"x": range(50)}, noise=NoiseSource.seeded(0))
     assert time.perf_counter() - start < 3.0
     assert r.value.shape == (50,) and abs(int(r.value.sum()) - 10_000_000) < 2_000
 
@@ -204,7 +212,7 @@ def test_least_squares_without_clipping_shifts_evenly():
 
 def test_histogram_totals_consistent_after_postprocessing(frame):
     acc = accountant(1.0)
-    r = dp_histogram(frame, ["sex", "race"], 0.05, accountant=acc, noise=10)
+    r = dp_histogram(frame, ["sex", "race"], 0.05, categories=CATEGORIES, accountant=acc, noise=10)
     before = acc.to_json()
     p = postprocess(r, nonnegative=True, integral=True, consistent=True, total=len(frame))
     assert p.value.sum() == len(frame) and np.all(p.value >= 0) and p.value.dtype.kind == "i"
@@ -226,15 +234,21 @@ BAD_CALLS = [
     lambda d, a, n: dp_sum(d, "age", (5, 5), 1.0, accountant=a, noise=n),
     lambda d, a, n: dp_sum(d, "age", (0, float("inf")), 1.0, accountant=a, noise=n),
     lambda d, a, n: dp_mean(d, "age", None, 1.0, accountant=a, noise=n),
-    lambda d, a, n: dp_mean(d, "sex", (0, 1), 1.0, accountant=a, noise=n),
     lambda d, a, n: dp_sum(d, "agee", (0, 1), 1.0, accountant=a, noise=n),
     lambda d, a, n: dp_quantile(d, "age", 1.5, (0, 100), 1.0, accountant=a, noise=n),
     lambda d, a, n: dp_quantile(d, "age", 0.5, (0, 100), 1.0, delta=1e-6, accountant=a, noise=n),
     lambda d, a, n: dp_histogram(d, [], 1.0, accountant=a, noise=n),
     lambda d, a, n: dp_histogram(d, ["sex", "sex"], 1.0, accountant=a, noise=n),
     lambda d, a, n: dp_histogram(d, "sex", 1.0, categories={"race": ["a"]}, accountant=a, noise=n),
+    lambda d, a, n: dp_histogram(d, "sex", 1.0, accountant=a, noise=n),    # categories not public
+    lambda d, a, n: dp_histogram(d, "sex", 1.0, categories={"sex": []}, accountant=a, noise=n),
+    lambda d, a, n: dp_histogram(d, "sex", 1.0, categories={"sex": "FM"}, accountant=a, noise=n),
+    lambda d, a, n: dp_quantile(d, "age", 0.5, (0, 100), 1.0, grid=0, accountant=a, noise=n),
+    lambda d, a, n: dp_quantile(d, "age", 0.5, (1e15, 1e15 + 1), 1.0, grid=1000, accountant=a, noise=n),
+    lambda d, a, n: dp_count(d, 1e-300, accountant=a, noise=n),            # noise scale 10^300
+    lambda d, a, n: dp_sum(d, "age", (0, 100), 1e-300, accountant=a, noise=n),
     lambda d, a, n: dp_count(d, 5.0, accountant=a, noise=n),               # overspends
-    lambda d, a, n: dp_histogram(d, "sex", 1.5, accountant=a, noise=n),    # overspends
+    lambda d, a, n: dp_histogram(d, "sex", 1.5, categories={"sex": ["F", "M"]}, accountant=a, noise=n),  # overspends
 ]
 
 
@@ -298,7 +312,8 @@ def test_cli_answers_with_error_bars(cli, csv):
     assert r.exit_code == 0 and "interval" in r.output
     r = cli("quantile", csv, "--epsilon", "1", "--columns", "age", "--q", "0.5", "--bounds", "0,120")
     assert r.exit_code == 0 and "answer:" in r.output
-    r = cli("histogram", csv, "--epsilon", "1", "--columns", "sex,race")
+    r = cli("histogram", csv, "--epsilon", "1", "--columns", "sex,race", "--categories", "sex=F,M",
+            "--categories", "race=a,b,c")
     assert r.exit_code == 0 and "noisy count" in r.output and "post-processing" in r.output
 
 
@@ -308,9 +323,10 @@ def test_cli_json_and_seed_warning(cli, csv):
     assert "NOT fit for release" in r.stderr
     doc = json.loads(r.stdout)
     assert doc["fit_for_release"] is False and 0 <= doc["value"] <= 120 and doc["low"] <= doc["high"]
-    r = cli("histogram", csv, "--epsilon", "1", "--columns", "race", "--json")
+    r = cli("histogram", csv, "--epsilon", "1", "--columns", "race", "--data-categories", "--json")
     doc = json.loads(r.stdout)
     assert doc["categories"] == [["a", "b", "c"]] and sum(doc["value"]) >= 0
+    assert doc["fit_for_release"] is False and "from the data" in r.stderr
     assert doc["sensitivity"] == 1.0
 
 
@@ -322,7 +338,7 @@ def test_cli_budget_file_create_charge_report(cli, csv, tmp_path):
     assert r.exit_code == 0 and json.loads(r.stdout)["budget"]["left"]["epsilon"] == 0.5
     r = cli("sum", csv, "--epsilon", "0.25", "--columns", "age", "--bounds", "0,120", "--budget-file", budget)
     assert r.exit_code == 0
-    acc = Accountant.load(budget, dataset_id_of(csv))
+    acc = BudgetFile(budget).read(dataset_id(csv))
     assert [c.label for c in acc.charges] == ["count", "sum(age)"]
     r = cli("budget", budget)
     assert r.exit_code == 0 and "sum(age)" in r.stdout and "left ε = 0.25" in r.stdout
@@ -339,7 +355,16 @@ BAD_CLI = [
     ("sum", "--epsilon", "0.1", "--columns", "age"),
     ("mean", "--epsilon", "0.1", "--columns", "age"),
     ("mean", "--epsilon", "0.1", "--columns", "age", "--bounds", "5"),
-    ("mean", "--epsilon", "0.1", "--columns", "sex", "--bounds", "0,1"),
+    ("histogram", "--epsilon", "0.1", "--columns", "race"),           # categories not public
+    ("histogram", "--epsilon", "0.1", "--columns", "race", "--categories", "race=nope.txt"),
+    ("histogram", "--epsilon", "0.1", "--columns", "race", "--categories", "race=a", "--hierarchy", "race=h.csv"),
+    ("quantile", "--epsilon", "0.1", "--columns", "age", "--bounds", "0,9", "--grid", "0"),
+    ("count", "--epsilon", "1e-300"),                                # noise scale 10^300
+    ("sum", "--epsilon", "1e-300", "--columns", "age", "--bounds", "0,100"),
+    ("quantile", "--epsilon", "1e-300", "--columns", "age", "--bounds", "0,100"),
+    ("histogram", "--epsilon", "1e-300", "--columns", "race", "--categories", "race=a,b"),
+    ("mean", "--epsilon", "1e-300", "--columns", "age", "--bounds", "0,100"),
+    ("count", "--epsilon", "0.1", "--seed", "-1"),
     ("quantile", "--epsilon", "0.1", "--columns", "age", "--bounds", "0,9", "--q", "2"),
     ("histogram", "--epsilon", "0.1", "--columns", "nope"),
     ("count", "--epsilon", "5"),                                     # overspends
@@ -376,10 +401,150 @@ def test_cli_refuses_budget_file_of_another_dataset_and_corrupt_files(cli, csv, 
         assert r.exit_code == 2 and len(r.stderr.strip().splitlines()) == 1
         assert bad.read_text(encoding="utf-8") == "{not json"
     with pytest.raises(BudgetFileError):
-        Accountant.load(budget, dataset_id_of(csv))
+        BudgetFile(budget).read(dataset_id(csv))
 
 
 def test_library_errors_are_parameter_errors(frame):
     with pytest.raises(ParameterError, match="bounds"):
         dp_sum(frame, "age", None, 1.0, noise=1)
     assert isinstance(dp_count(frame, 1.0, noise=1), QueryResult)
+
+
+# --------------------------------------------------------------------------- quantiles on a public grid
+
+
+def test_quantile_grid_is_exact_and_public():
+    assert quantile_grid((0, 0.3), 3).tolist() == [0.0, 0.1, 0.2, 0.3]  # 3 × 0.1 would be 0.30000000000000004
+    assert quantile_grid((17, 90), 73).tolist() == list(range(17, 91))
+    assert len(quantile_grid((0, 1))) == DEFAULT_GRID + 1
+    with pytest.raises(ParameterError, match="floating point"):
+        quantile_grid((1e15, 1e15 + 1), 1000)
+
+
+def test_the_audits_quantile_case_reaches_the_same_outputs_on_neighbours():
+    """D = [1,3,3,3] and D' = [3,3,3], bounds (0, 3), q = 0: the textbook last step (a uniform point in
+    a data-dependent interval) reaches values under D that it never reaches under D'. On the grid,
+    both reach exactly the grid, every point with a probability within e^ε of the other's."""
+    eps, grid = 1.0, 30
+    points = quantile_grid((0, 3), grid)
+    probabilities = []
+    for data in ([1, 3, 3, 3], [3, 3, 3]):
+        x = np.array(data, dtype=float)
+        u = -np.abs((x[None, :] < points[:, None]).sum(axis=1) - 0.0 * len(x))  # by definition, row by row
+        p = np.exp(eps * (u - u.max()) / 2)
+        probabilities.append(p / p.sum())
+        frame = pd.DataFrame({"x": data})
+        drawn = {dp_quantile(frame, "x", 0.0, (0, 3), eps, grid=grid, noise=seed).value for seed in range(300)}
+        assert drawn <= set(points.tolist())
+    d, d2 = probabilities
+    assert np.all(d > 0) and np.all(d2 > 0)                      # the same support: the whole grid
+    assert np.all(np.abs(np.log(d / d2)) <= eps + 1e-12)        # and ε-DP point by point
+
+
+@SETTINGS
+@given(values=st.lists(st.integers(-20, 120), min_size=1, max_size=60), q=st.floats(0, 1),
+       grid=st.integers(1, 200))
+def test_quantile_scores_match_the_definition(values, q, grid):
+    from veil.dp.queries import _clamped_values, _quantile_scores
+
+    frame = pd.DataFrame({"v": values})
+    points = quantile_grid((0, 100), grid)
+    clamped = np.clip(np.array(values, dtype=float), 0, 100)
+    expected = -np.abs((clamped[None, :] < points[:, None]).sum(axis=1) - q * len(values))
+    np.testing.assert_allclose(_quantile_scores(*_clamped_values(frame, "v", 0, 100), points, q), expected)
+
+
+# --------------------------------------------------------------------------- column types never come from values
+
+
+@pytest.fixture
+def with_unknown(frame, tmp_path):
+    """The frame as CSV, and again with one more record whose age is 'unknown'."""
+    plain, odd = tmp_path / "plain.csv", tmp_path / "odd.csv"
+    frame.to_csv(plain, index=False)
+    frame.astype({"age": str}).pipe(lambda f: pd.concat([f, f.head(1).assign(age="unknown")])).to_csv(odd,
+                                                                                                     index=False)
+    return plain, odd
+
+
+@pytest.mark.parametrize("query", [
+    lambda d: dp_sum(d, "age", (0, 120), 1e6, noise=1).value,
+    lambda d: dp_mean(d, "age", (0, 120), 1e6, noise=1).value,
+    lambda d: dp_quantile(d, "age", 0.5, (0, 120), 1e3, noise=1).value,
+])
+def test_a_text_cell_in_a_numeric_query_is_missing_never_a_refusal(with_unknown, query):
+    plain, odd = with_unknown
+    assert query(odd) == pytest.approx(query(plain), abs=1e-6)
+
+
+def test_schema_types_are_used_as_they_are(frame, tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    typed, text = tmp_path / "typed.parquet", tmp_path / "text.parquet"
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), typed)
+    as_text = frame.astype({"age": str})
+    as_text.loc[0, "age"] = "unknown"
+    pq.write_table(pa.Table.from_pandas(as_text, preserve_index=False), text)
+    exact = float(frame.age.sum())
+    assert dp_sum(typed, "age", (0, 120), 1e6, noise=2).value == pytest.approx(exact, abs=1e-3)
+    assert dp_sum(text, "age", (0, 120), 1e6, noise=2).value == pytest.approx(exact - frame.age[0], abs=1e-3)
+    # a text column holds no numbers: the sum runs over no values, it is not refused
+    assert dp_sum(frame, "sex", (0, 1), 1e6, noise=2).value == pytest.approx(0.0, abs=1e-3)
+
+
+def test_cli_numeric_queries_run_with_an_unknown_cell(cli, with_unknown):
+    _, odd = with_unknown
+    for args in (("mean", "--bounds", "0,120"), ("quantile", "--bounds", "0,120", "--grid", "120")):
+        r = cli(args[0], odd, "--epsilon", "1", "--columns", "age", *args[1:], "--json")
+        assert r.exit_code == 0, r.output
+        assert 0 <= json.loads(r.stdout)["value"] <= 120
+
+
+# --------------------------------------------------------------------------- public categories
+
+
+def test_one_record_with_a_new_value_changes_no_cell(frame):
+    """The audit's Martian: with public categories the released cells are the same with or without him."""
+    martian = pd.concat([frame, frame.head(1).assign(race="Martian")], ignore_index=True)
+    a = dp_histogram(frame, "race", 1e6, categories={"race": ["a", "b", "c"]}, noise=3)
+    b = dp_histogram(martian, "race", 1e6, categories={"race": ["a", "b", "c"]}, noise=3)
+    assert a.categories == b.categories and np.array_equal(a.value, b.value) and b.fit_for_release is False
+    assert dp_histogram(martian, "race", 1.0, categories={"race": ["a", "b", "c"]}).fit_for_release
+    with pytest.raises(ParameterError, match="must be public"):
+        dp_histogram(martian, "race", 1.0)
+
+
+def test_categories_from_a_hierarchy_match_numbers_and_count_missing_cells(tmp_path):
+    from veil.data.hierarchy import Hierarchy
+
+    frame = pd.DataFrame({"age": [25.0, 25.0, 30.0, np.nan, 99.0], "sex": ["f", "m", "f", None, "x"]})
+    ages = Hierarchy([["25", "20-29"], ["30", "30-39"], ["40", "40-49"], ["NULL", "?"]])
+    r = dp_histogram(frame, ["age", "sex"], 1e6, categories={"age": ages, "sex": ["f", "m", ""]}, noise=1)
+    assert r.categories == (("25", "30", "40", "NULL"), ("f", "m", ""))
+    # 99 is not a leaf and 'x' not a category: that record is left out; the missing age counts under NULL
+    assert r.value.tolist() == [[1, 1, 0], [1, 0, 0], [0, 0, 0], [0, 0, 1]]
+
+
+def test_cli_categories_from_lists_files_and_hierarchies(cli, csv, tmp_path):
+    races = tmp_path / "races.txt"
+    races.write_text("a\nb\nc\nMartian\n")
+    hierarchy = tmp_path / "sex.csv"
+    hierarchy.write_text("F;*\nM;*\n")
+    r = cli("histogram", csv, "--epsilon", "1", "--columns", "race,sex", "--categories", f"race={races}",
+            "--hierarchy", f"sex={hierarchy}", "--json")
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc["categories"] == [["a", "b", "c", "Martian"], ["F", "M"]] and doc["fit_for_release"] is True
+    r = cli("histogram", csv, "--epsilon", "1", "--columns", "race", "--categories", "race=a,b", "--json")
+    assert json.loads(r.stdout)["categories"] == [["a", "b"]]
+    r = cli("histogram", csv, "--epsilon", "1", "--columns", "race")
+    assert r.exit_code == 2 and "--categories race=" in r.stderr and "--data-categories" in r.stderr
+
+
+def test_numbers_match_categories_by_value_whatever_the_other_cells_hold():
+    numbers = pd.DataFrame({"age": ["25", "25", "30"]})
+    with_text = pd.DataFrame({"age": ["25", "25", "30", "unknown"]})
+    for frame in (numbers, with_text):
+        r = dp_histogram(frame, "age", 1e6, categories={"age": ["25.0", "30", "40"]}, noise=1)
+        assert r.value.tolist() == [2, 1, 0]

@@ -241,7 +241,7 @@ def _one_sentence(exc_info):
 
 @pytest.mark.parametrize("cls", ALL)
 def test_bad_parameters_are_refused_with_one_sentence(cls):
-    for eps in (0, -1, float("nan"), float("inf")):
+    for eps in (0, -1, float("nan"), float("inf"), 1e-300, 1e-10, 701):
         with pytest.raises(veil.ParameterError) as exc:
             cls(eps, 10)
         assert "epsilon" in _one_sentence(exc)
@@ -258,6 +258,43 @@ def test_bad_parameters_are_refused_with_one_sentence(cls):
         proto.perturb([1.5, 2], rng=0)
     with pytest.raises(veil.ParameterError):
         proto.perturb(np.zeros((3, 2), dtype=int), rng=0)
+    with pytest.raises(veil.ParameterError):
+        proto.perturb(10, rng=0)
+
+
+@pytest.mark.parametrize("cls, eps, d", [(GRR, 40.0, 2), (SUE, 80.0, 8), (BLH, 40.0, 8)])
+def test_an_epsilon_that_would_send_values_unrandomized_is_refused(cls, eps, d):
+    """At such an ε a keep probability rounds to 1: the coin would never flip (no noise at all)."""
+    with pytest.raises(veil.ParameterError) as exc:
+        cls(eps, d)
+    assert "not be randomized" in _one_sentence(exc)
+    assert choose_protocol(eps, d).p < 1  # the chooser skips what cannot run
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_the_smallest_and_largest_epsilon_give_finite_figures(cls):
+    for eps in (1e-9, 20.0):
+        proto = cls(eps, 1 << 20)
+        assert 0 < proto.q < proto.p < 1
+        assert math.isfinite(proto.variance(1000)) and proto.variance(1000) > 0
+        assert np.all(np.isfinite(proto.estimate(np.zeros(1 << 20), n=1000)))
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_a_client_randomizes_a_single_value(cls):
+    proto = cls(1.0, 16)
+    one = proto.perturb(5, rng=3)
+    assert isinstance(one, Reports) and one.single and len(one) == 1
+    shape = {"GRR": (), "SUE": (16,), "OUE": (16,)}.get(cls.name)
+    if shape is None:
+        assert isinstance(one.data, tuple) and all(np.ndim(part) == 0 for part in one.data)
+    else:
+        assert np.shape(one.data) == shape
+    assert proto.output_probability(one.data, 5) > 0
+    assert proto.aggregate(one).sum() >= 0 and proto.aggregate(one).shape == (16,)
+    assert np.array_equal(proto.aggregate(one), proto.aggregate(proto.perturb([5], rng=3)))  # the same coins
+    assert proto.estimate(one).shape == (16,)
+    assert proto.perturb(np.int64(5)).fit_for_release  # the secure source by default
 
 
 def test_reports_of_the_wrong_shape_are_refused():
@@ -299,6 +336,7 @@ def test_cli_simulate_prints_mse_beside_variance(cli):
     doc = json.loads(result.stdout)
     assert [r["protocol"] for r in doc["protocols"]] == ["GRR", "OUE", "OLH", "OUE"]  # 3e + 2 < 32
     assert doc["fit_for_release"] is False and doc["users"] == 20000
+    assert "true counts" in doc["not_fit_because"][0] and "NOT fit for release" in result.stderr
     for row in doc["protocols"]:
         assert 0.5 < row["mse_over_variance"] < 2.0
     text = cli("simulate", "--protocol", "all", "--epsilon", "2", "--domain", "16", "--users", "5000")
@@ -311,6 +349,10 @@ def test_cli_reads_a_column_and_names_values_outside_the_domain(cli, tmp_path):
     ok = cli("simulate", "--protocol", "olh", "--epsilon", "1", "--data", str(path), "--column", "job", "--json")
     assert ok.exit_code == 0, ok.output
     assert json.loads(ok.stdout)["domain"] == 5
+    assert any("from the data" in why for why in json.loads(ok.stdout)["not_fit_because"])
+    secure = cli("simulate", "--protocol", "grr", "--epsilon", "1", "--domain", "5", "--data", str(path),
+                 "--column", "job", "--secure", "--json")
+    assert secure.exit_code == 0 and json.loads(secure.stdout)["fit_for_release"] is False  # never a release
     bad = cli("simulate", "--protocol", "grr", "--epsilon", "1", "--domain", "32", "--data", str(path),
               "--column", "age")
     assert bad.exit_code == 2 and "outside the declared domain" in bad.stderr and "32, 33" in bad.stderr
@@ -324,6 +366,9 @@ def test_cli_reads_a_column_and_names_values_outside_the_domain(cli, tmp_path):
     (("--epsilon", "1", "--domain", "1", "--users", "10"), "domain"),
     (("--epsilon", "1", "--domain", "8", "--users", "10", "--protocol", "xyz"), "unknown protocol"),
     (("--epsilon", "1", "--users", "10"), "--domain"),
+    (("--epsilon", "1e-300", "--domain", "8", "--users", "10"), "epsilon"),
+    (("--epsilon", "1", "--domain", "8", "--users", "10", "--seed", "-1"), "seed"),
+    (("--epsilon", "60", "--domain", "2", "--users", "10", "--protocol", "grr"), "not be randomized"),
 ])
 def test_cli_bad_input_exits_2_with_a_sentence(cli, args, words):
     result = cli("simulate", *args)

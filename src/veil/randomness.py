@@ -23,12 +23,15 @@ class RandomSource:
         """Reproducible draws from ``numpy.random.Generator``: for experiments, never for release.
 
         Raises:
-            ParameterError: ``seed`` is neither an integer, a SeedSequence nor a Generator.
+            ParameterError: ``seed`` is neither a whole number >= 0, a SeedSequence nor a Generator.
         """
         if isinstance(seed, np.random.Generator):
             return cls(seed, _secure=False)
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer, np.random.SeedSequence)):
             raise ParameterError("a seeded source needs an integer seed or a numpy.random.Generator.")
+        if isinstance(seed, (int, np.integer)) and seed < 0:
+            # numpy's SeedSequence takes only non-negative entropy
+            raise ParameterError(f"a seed must be a whole number >= 0, got {int(seed)}.")
         return cls(np.random.default_rng(seed), _secure=False)
 
     @property

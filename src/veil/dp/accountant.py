@@ -29,10 +29,12 @@ float is read as the decimal it prints as (``0.1`` is 1/10), so ten charges of 0
 budget of 1.0 exactly, with no spurious overspend and no rounding in the user's favour. Only the
 advanced composition bound (a square root and an exponential) is computed in floating point.
 
-Every accountant serializes to JSON (:meth:`to_json`, :meth:`save`; :func:`from_json`,
-:func:`load`) with a schema version, the dataset id, the budget, the options and every charge, so a
-release ledger can keep it. A file that is not valid, was written for another dataset or records
-more spending than its budget allows is refused with one sentence (:class:`BudgetFileError`).
+Every accountant serializes to JSON (:meth:`to_json`; :func:`from_json`) with a schema version,
+the dataset id, the budget, the options and every charge, so a budget file or a release ledger can
+keep it. A text that is not valid, was written for another dataset or records more spending than
+its budget allows is refused with one sentence (:class:`BudgetFileError`). Keeping that text in a
+file that many processes share, sealed against hand edits, is :mod:`veil.dp.budget_file`'s job: an
+accountant it opens saves every charge there before the charge returns (a *sink*).
 """
 
 from __future__ import annotations
@@ -40,25 +42,24 @@ from __future__ import annotations
 import json
 import math
 import numbers
-import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
 from fractions import Fraction
-from pathlib import Path
 
 from veil.errors import ParameterError, VeilError
 
 __all__ = [
     "Accountant", "Budget", "BudgetExceededError", "BudgetFileError", "Charge", "ExponentialDiscount",
     "HyperbolicDiscount", "ParallelGroup", "Spent", "TemporalAccountant", "WindowAccountant",
-    "advanced_composition", "from_json", "load",
+    "advanced_composition", "from_document", "from_json",
 ]
 
 FORMAT = "veil-dp-budget"
-SCHEMA_VERSION = 1
+#: 2: the dataset id is a fingerprint of the parsed data and files carry a seal (1: bytes, no seal)
+SCHEMA_VERSION = 2
 DISCOUNT_SAMPLE_POINTS = tuple(range(65)) + tuple(2 ** p for p in range(7, 21))
 
 
@@ -278,6 +279,9 @@ class _BaseAccountant:
         self.budget = budget
         self.dataset_id = dataset_id
         self._charges: list[Charge] = []
+        # Called with the accountant after every new charge, before the charge returns; a budget
+        # file uses it to save the charge before any noise is drawn (see veil.dp.budget_file).
+        self._sink: Callable[[_BaseAccountant], None] | None = None
 
     @property
     def charges(self) -> tuple[Charge, ...]:
@@ -289,15 +293,28 @@ class _BaseAccountant:
         label = _label(label)
         if step is not None:
             step = _step(step, "step")
-        charge = Charge(label, Fraction(0), Fraction(0), kind="postprocess", step=step, at=_now())
+        return self._record(Charge(label, Fraction(0), Fraction(0), kind="postprocess", step=step, at=_now()))
+
+    def _record(self, charge: Charge, undo: Callable[[], None] | None = None) -> Charge:
+        """Append ``charge`` and hand the accountant to its sink; if the sink fails, take the charge
+        back (``undo`` restores the running totals) and let the error through, so a charge that
+        was not saved is not spent and the query that asked for it draws no noise."""
         self._charges.append(charge)
+        if self._sink is not None:
+            try:
+                self._sink(self)
+            except BaseException:
+                self._charges.pop()
+                if undo is not None:
+                    undo()
+                raise
         return charge
 
     # subclasses define charge(), can_afford(), spent(), remaining(), _options() and _replay(charge)
 
-    def to_json(self) -> str:
-        """The accountant as JSON text (schema version, dataset id, budget, options, every charge)."""
-        doc = {
+    def to_document(self) -> dict:
+        """The accountant as a JSON-ready dict (schema version, dataset id, budget, options, every charge)."""
+        return {
             "format": FORMAT,
             "version": SCHEMA_VERSION,
             "dataset_id": self.dataset_id,
@@ -306,12 +323,10 @@ class _BaseAccountant:
             "options": self._options(),
             "charges": [c.to_dict() for c in self._charges],
         }
-        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
-    def save(self, path: str | os.PathLike) -> None:
-        """Write :meth:`to_json` to ``path`` atomically (a temporary file, then a rename)."""
-        from veil.data.io import atomic_write_text
-        atomic_write_text(path, self.to_json())
+    def to_json(self) -> str:
+        """:meth:`to_document` as JSON text."""
+        return json.dumps(self.to_document(), indent=2, ensure_ascii=False) + "\n"
 
     def _options(self) -> dict:
         return {}
@@ -541,10 +556,9 @@ class Accountant(_BaseAccountant):
         new = self._prospect(eps, dlt, group, partition)
         if not self._fits(new):
             self._refuse(label, eps, dlt, group, partition, new)
-        self._state = new
-        charge = Charge(label, eps, dlt, group=group, partition=partition, at=_now())
-        self._charges.append(charge)
-        return charge
+        old, self._state = self._state, new
+        return self._record(Charge(label, eps, dlt, group=group, partition=partition, at=_now()),
+                            undo=lambda: setattr(self, "_state", old))
 
     def _refuse(self, label, eps, dlt, group, partition, new):
         left_e, _left_d = self.remaining(dlt)
@@ -651,10 +665,6 @@ class Accountant(_BaseAccountant):
     @classmethod
     def from_json(cls, text: str, *, dataset_id: str) -> Accountant:
         return _typed(from_json(text, dataset_id=dataset_id), cls)
-
-    @classmethod
-    def load(cls, path, dataset_id: str) -> Accountant:
-        return _typed(load(path, dataset_id), cls)
 
 
 # --------------------------------------------------------------------------- temporal discounting
@@ -811,10 +821,10 @@ class TemporalAccountant(_BaseAccountant):
                 f"is left of the budget {b} for dataset {self.dataset_id!r} after discounting earlier releases; "
                 "ask for less or wait for older releases to fade.", label=label, requested=(eps, dlt),
                 remaining=(b.epsilon - used, b.delta - self._delta_spent))
-        charge = Charge(label, eps, dlt, step=time, at=_now())
-        self._charges.append(charge)
+        old = self._delta_spent
         self._delta_spent += dlt
-        return charge
+        return self._record(Charge(label, eps, dlt, step=time, at=_now()),
+                            undo=lambda: setattr(self, "_delta_spent", old))
 
     def spent(self, time: int | None = None) -> Spent:
         """The discounted ε at ``time`` (default: the latest charge) and the δ spent."""
@@ -927,9 +937,7 @@ class WindowAccountant(_BaseAccountant):
                 f"{step - self.w + 1}..{step} (w = {self.w}, {b} per window) "
                 f"for dataset {self.dataset_id!r}; ask for less or wait for the window to move on.",
                 label=label, requested=(eps, dlt), remaining=(b.epsilon - used_e, b.delta - used_d))
-        charge = Charge(label, eps, dlt, step=step, at=_now())
-        self._charges.append(charge)
-        return charge
+        return self._record(Charge(label, eps, dlt, step=step, at=_now()))
 
     def spent(self, step: int | None = None) -> Spent:
         """The ε and δ spent in the window of w steps ending at ``step`` (default: the latest charge)."""
@@ -981,7 +989,7 @@ def from_json(text: str, *, dataset_id: str, discount=None, source: str | None =
 
     Args:
         text: the JSON text.
-        dataset_id: the dataset the caller is about to query; must match the file's.
+        dataset_id: the dataset the caller is about to query; must match the text's.
         discount: the g of a temporal budget kept with a custom (unsaved) discount function.
         source: a file name for messages.
 
@@ -989,7 +997,20 @@ def from_json(text: str, *, dataset_id: str, discount=None, source: str | None =
         BudgetFileError: the text is not a veil budget, is corrupt, belongs to another dataset, or
             records charges that exceed its own budget.
     """
-    where = f"budget file {source!r}" if source else "the budget JSON"
+    return from_document(parse_document(text, source), dataset_id=dataset_id, discount=discount, source=source)
+
+
+def _where(source: str | None) -> str:
+    return f"budget file {source!r}" if source else "the budget JSON"
+
+
+def parse_document(text: str, source: str | None = None) -> dict:
+    """The JSON object of a budget text, checked to be a veil budget of a version this veil reads.
+
+    Raises:
+        BudgetFileError: not JSON, not a veil budget, or no valid schema version.
+    """
+    where = _where(source)
     try:
         doc = json.loads(text)
     except (json.JSONDecodeError, TypeError, ValueError) as exc:
@@ -1002,7 +1023,23 @@ def from_json(text: str, *, dataset_id: str, discount=None, source: str | None =
     if version > SCHEMA_VERSION:
         raise BudgetFileError(f"{where} has schema version {version}, newer than this veil reads "
                               f"({SCHEMA_VERSION}); upgrade veil.")
+    return doc
+
+
+def from_document(doc: dict, *, dataset_id: str | None, discount=None, source: str | None = None):
+    """An accountant from a parsed budget document (:func:`parse_document`).
+
+    ``dataset_id=None`` takes the document's own id (to show a budget without its data).
+
+    Raises:
+        BudgetFileError: see :func:`from_json`.
+    """
+    where = _where(source)
     file_id = doc.get("dataset_id")
+    if not isinstance(file_id, str) or not file_id.strip():
+        raise BudgetFileError(f"{where} names no dataset; it is corrupt.")
+    if dataset_id is None:
+        dataset_id = file_id
     if file_id != dataset_id:
         raise BudgetFileError(f"{where} belongs to dataset {file_id!r}, not {dataset_id!r}; use the budget "
                               "file of this dataset.")
@@ -1089,23 +1126,3 @@ def _charge_from(entry) -> Charge:
         raise TypeError("at is not text")
     return Charge(_label(entry["label"]), eps, delta, kind=kind, group=entry.get("group"),
                   partition=entry.get("partition"), step=step, at=at)
-
-
-def load(path: str | os.PathLike, dataset_id: str, *, discount=None):
-    """Read a budget file written by :meth:`save` (see :func:`from_json`).
-
-    Raises:
-        BudgetFileError: the file is missing, unreadable, corrupt, or kept for another dataset.
-    """
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise BudgetFileError(f"budget file {str(path)!r} does not exist; check the path.") from None
-    except IsADirectoryError:
-        raise BudgetFileError(f"{str(path)!r} is a folder, not a budget file.") from None
-    except UnicodeDecodeError:
-        raise BudgetFileError(f"budget file {str(path)!r} is not UTF-8 JSON; it is corrupt.") from None
-    except OSError as exc:
-        raise BudgetFileError(f"budget file {str(path)!r} cannot be read ({exc.strerror}).") from None
-    return from_json(text, dataset_id=dataset_id, discount=discount, source=str(path))

@@ -4,16 +4,18 @@
 [--bounds LO,HI] [--budget-file B.json [--budget E[,D]]] [--seed N] [--json]`` prints the noisy
 answer with its 95 % error bar; ``veil dp budget B.json`` shows what was spent by what.
 
-The budget file is tied to the data file by its **dataset id**: ``sha256:`` followed by the
-SHA-256 of the file's bytes (:func:`veil.dp.queries.dataset_id_of`). Copying or renaming the file
-keeps its budget; changing a single byte makes it another dataset, whose budget file must be a new
-one. A missing budget file is created when ``--budget E[,D]`` says how much may be spent.
+The budget file is tied to the data by its **dataset id**, a fingerprint of the table's content
+as parsed (:func:`veil.dp.fingerprint.dataset_id`): line ends, quoting, the order of rows and of
+columns do not change it; any changed value, row or column does, and then the budget file is
+refused as another dataset's. A missing budget file is created when ``--budget E[,D]`` says how
+much may be spent. The file is sealed and shared safely between processes (:mod:`veil.dp.budget_file`).
 
-Order of work, so that a failing query charges nothing and writes nothing: every option is
-checked, the data read and the budget file loaded; then the query charges the in-memory accountant
-(refusing an overspend before any noise is drawn) and draws its noise; then the budget file is
-saved atomically (temporary file, rename); only then is the answer printed. If the save fails, the
-answer is not shown.
+Order of work, so that a failing query charges nothing and every answer shown is paid for: every
+option is checked and the data read (nothing locked yet); then the budget file is locked, re-read
+and verified; the query checks its parameters, charges, and the charge is saved to the file
+before any noise is drawn; the lock is released; only then is the answer printed. A query refused
+before its charge leaves the file as it was; if the noise draw fails after it, the budget stays
+spent (the safe side).
 
 ``--seed N`` makes a reproducible experiment, labelled NOT fit for release; it is still charged.
 """
@@ -23,21 +25,24 @@ from __future__ import annotations
 import json
 import math
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Optional
+from typing import Iterator, List, Optional
 
 import numpy as np
 import typer
 from rich.console import Console
 
-from veil.clitools import fails_cleanly, split_names
-from veil.dp.accountant import Accountant, Budget, BudgetFileError, _show
-from veil.dp.accountant import load as load_any_budget
+from veil.clitools import fails_cleanly, parse_pairs, split_names
+from veil.data.hierarchy import Hierarchy
+from veil.dp.accountant import Accountant, Budget, _show
+from veil.dp.budget_file import BudgetFile
+from veil.dp.fingerprint import dataset_id
 from veil.dp.noise import NoiseSource
 from veil.dp.queries import (
+    DEFAULT_GRID,
     QueryResult,
     _Columns,
-    dataset_id_of,
     dp_count,
     dp_histogram,
     dp_mean,
@@ -57,7 +62,7 @@ EPSILON = typer.Option(..., "--epsilon", help="Privacy loss ε > 0 this query sp
 DELTA = typer.Option(0.0, "--delta", help="δ in [0, 1); δ > 0 switches to Gaussian noise.")
 BUDGET_FILE = typer.Option(None, "--budget-file", help="Budget file (JSON) to charge; created when missing.")
 BUDGET = typer.Option(None, "--budget", help="E[,D]: the total budget when --budget-file is created.")
-SEED = typer.Option(None, "--seed", help="Seeded noise for experiments: NOT fit for release.")
+SEED = typer.Option(None, "--seed", help="Seeded noise for experiments (a whole number >= 0): NOT fit for release.")
 JSON = typer.Option(False, "--json", help="Print one JSON object.")
 DELIMITER = typer.Option(None, "--delimiter", help="CSV delimiter (default: sniffed).")
 BOUNDS = typer.Option(None, "--bounds", help="LO,HI: the public clamping range (never from the data).")
@@ -98,6 +103,32 @@ def _one_column(columns: Optional[str], query: str) -> str:
     return names[0]
 
 
+def _category_list(name: str, value: str) -> list[str]:
+    """``v1,v2,…`` or the path of a file with one value a line."""
+    path = Path(value)
+    if "," not in value and path.is_dir():
+        raise DataError(f"the categories of '{name}' name {value!r}, a folder; give a file with one value a line.")
+    if "," not in value and path.is_file():
+        try:
+            return [line.strip() for line in path.read_text(encoding="utf-8-sig").splitlines() if line.strip()]
+        except (OSError, UnicodeDecodeError) as exc:
+            raise DataError(f"the categories file {value!r} cannot be read as UTF-8 text ({exc}).") from None
+    if "," not in value and ("/" in value or path.suffix.lower() in (".txt", ".csv")):
+        raise DataError(f"the categories file {value!r} of '{name}' does not exist; check the path, or list the "
+                        f"values as {name}=v1,v2,….")
+    return [v.strip() for v in value.split(",")]
+
+
+def _categories(items: Optional[List[str]], hierarchies: Optional[List[str]]) -> dict:
+    """The public categories per column from ``--categories`` and ``--hierarchy`` (its leaves)."""
+    out: dict = {name: _category_list(name, value) for name, value in parse_pairs(items, "--categories").items()}
+    for name, value in parse_pairs(hierarchies, "--hierarchy").items():
+        if name in out:
+            raise ParameterError(f"column '{name}' has both --categories and --hierarchy; give one.")
+        out[name] = Hierarchy.read_csv(value)
+    return out
+
+
 class _Run:
     """What a query command prepares before it charges anything."""
 
@@ -108,42 +139,38 @@ class _Run:
         if not 0.0 <= delta < 1.0:
             raise ParameterError(f"--delta must lie in [0, 1), got {delta:g}.")
         self.noise = NoiseSource.seeded(seed) if seed is not None else NoiseSource.secure()
-        new_budget = _budget(budget) if budget is not None else None
+        self.new_budget = _budget(budget) if budget is not None else None
+        if budget_file is None and self.new_budget is not None:
+            raise ParameterError("--budget applies only with --budget-file.")
         if not data.is_file():
             raise DataError(f"data file {str(data)!r} does not exist; check the path.")
-        self.budget_file = budget_file
-        self.accountant: Optional[Accountant] = None
-        if budget_file is not None:
-            from veil.data.io import check_target
-            check_target(budget_file)
-            dataset_id = dataset_id_of(data)
-            if budget_file.exists():
-                self.accountant = Accountant.load(budget_file, dataset_id)
-                if new_budget is not None and new_budget != self.accountant.budget:
-                    raise ParameterError(f"budget file {str(budget_file)!r} already holds the budget "
-                                         f"{self.accountant.budget}; leave --budget out.")
-            elif new_budget is None:
-                raise BudgetFileError(f"budget file {str(budget_file)!r} does not exist; pass --budget E[,D] "
-                                      "to create it.")
-            else:
-                self.accountant = Accountant(new_budget, dataset_id=dataset_id)
-        elif new_budget is not None:
-            raise ParameterError("--budget applies only with --budget-file.")
+        self.budget_file = None if budget_file is None else BudgetFile(budget_file)
+        if self.budget_file is not None:
+            self.budget_file.check_place()
         self.columns = _Columns(data, delimiter)
+        self.dataset_id = None if self.budget_file is None else dataset_id(self.columns.table)
+        self.accountant: Optional[Accountant] = None
+
+    @contextmanager
+    def charging(self) -> Iterator[Optional[Accountant]]:
+        """The accountant to charge, its file locked and every charge saved before it returns."""
+        if self.budget_file is None:
+            yield None
+            return
+        with self.budget_file.open(self.dataset_id, create=self.new_budget) as accountant:
+            self.accountant = accountant
+            yield accountant
 
     def finish(self, result: QueryResult, as_json: bool) -> None:
-        """Save the budget file (atomically), then print: the answer is shown only once it is recorded."""
-        if self.accountant is not None:
-            self.accountant.save(self.budget_file)
+        """Print the answer; it was saved to the budget file (when one is given) before its noise was drawn."""
         if not result.fit_for_release:
-            Console(stderr=True, highlight=False).print(
-                "warning: seeded noise (--seed): a reproducible experiment, NOT fit for release.", markup=False)
+            Console(stderr=True, highlight=False, soft_wrap=True).print(f"warning: {result.label}.", markup=False)
         if as_json:
             doc = result.to_dict()
             if self.accountant is not None:
                 spent = self.accountant.spent()
                 left = self.accountant.remaining()
-                doc["budget"] = {"file": str(self.budget_file), "dataset_id": self.accountant.dataset_id,
+                doc["budget"] = {"file": str(self.budget_file.path), "dataset_id": self.accountant.dataset_id,
                                  "total": {"epsilon": float(self.accountant.budget.epsilon),
                                            "delta": float(self.accountant.budget.delta)},
                                  "spent": {"epsilon": float(spent.epsilon), "delta": float(spent.delta)},
@@ -155,8 +182,9 @@ class _Run:
         if self.accountant is not None:
             eps, dlt = self.accountant.remaining()
             spent = self.accountant.spent()
-            console.print(f"budget {self.budget_file}: spent ε = {_show(spent.epsilon)}, δ = {_show(spent.delta)} "
-                          f"of {self.accountant.budget}; left ε = {_show(eps)}, δ = {_show(dlt)}", markup=False)
+            console.print(f"budget {self.budget_file.path}: spent ε = {_show(spent.epsilon)}, "
+                          f"δ = {_show(spent.delta)} of {self.accountant.budget}; left ε = {_show(eps)}, "
+                          f"δ = {_show(dlt)}", markup=False)
 
 
 def _fmt(x) -> str:
@@ -208,8 +236,9 @@ def count_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DE
     if len(names) > 1:
         raise ParameterError("count reads at most one column; give one name with --columns.")
     run = _Run(data, epsilon, delta, budget_file, budget, seed, delimiter)
-    result = dp_count(run.columns, epsilon, delta, column=names[0] if names else None,
-                      accountant=run.accountant, noise=run.noise)
+    with run.charging() as accountant:
+        result = dp_count(run.columns, epsilon, delta, column=names[0] if names else None,
+                          accountant=accountant, noise=run.noise)
     run.finish(result, as_json)
 
 
@@ -220,11 +249,15 @@ def sum_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DELT
                 bounds: Optional[str] = BOUNDS, budget_file: Optional[Path] = BUDGET_FILE,
                 budget: Optional[str] = BUDGET, seed: Optional[int] = SEED, delimiter: Optional[str] = DELIMITER,
                 as_json: bool = JSON) -> None:
-    """The noisy sum of a column clamped to --bounds (sensitivity max(|LO|, |HI|))."""
+    """The noisy sum of a column clamped to --bounds (sensitivity max(|LO|, |HI|)).
+
+    Cells that are not finite numbers (empty, text such as 'unknown') are left out.
+    """
     column = _one_column(columns, "sum")
     lohi = _bounds(bounds, "sum")
     run = _Run(data, epsilon, delta, budget_file, budget, seed, delimiter)
-    result = dp_sum(run.columns, column, lohi, epsilon, delta, accountant=run.accountant, noise=run.noise)
+    with run.charging() as accountant:
+        result = dp_sum(run.columns, column, lohi, epsilon, delta, accountant=accountant, noise=run.noise)
     run.finish(result, as_json)
 
 
@@ -235,11 +268,15 @@ def mean_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DEL
                  bounds: Optional[str] = BOUNDS, budget_file: Optional[Path] = BUDGET_FILE,
                  budget: Optional[str] = BUDGET, seed: Optional[int] = SEED, delimiter: Optional[str] = DELIMITER,
                  as_json: bool = JSON) -> None:
-    """The noisy mean of a column clamped to --bounds: noisy sum / noisy count, ε split in half."""
+    """The noisy mean of a column clamped to --bounds: noisy sum / noisy count, ε split in half.
+
+    Cells that are not finite numbers (empty, text such as 'unknown') are left out.
+    """
     column = _one_column(columns, "mean")
     lohi = _bounds(bounds, "mean")
     run = _Run(data, epsilon, delta, budget_file, budget, seed, delimiter)
-    result = dp_mean(run.columns, column, lohi, epsilon, delta, accountant=run.accountant, noise=run.noise)
+    with run.charging() as accountant:
+        result = dp_mean(run.columns, column, lohi, epsilon, delta, accountant=accountant, noise=run.noise)
     run.finish(result, as_json)
 
 
@@ -248,18 +285,26 @@ def mean_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DEL
 def quantile_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DELTA,
                      columns: Optional[str] = typer.Option(None, "--columns", help="The numeric column."),
                      q: str = typer.Option("0.5", "--q", help="Quantile(s) in [0, 1], comma-separated; ε is split."),
-                     bounds: Optional[str] = BOUNDS, budget_file: Optional[Path] = BUDGET_FILE,
+                     bounds: Optional[str] = BOUNDS,
+                     grid: int = typer.Option(DEFAULT_GRID, "--grid",
+                                              help="Steps of the public output grid between the bounds."),
+                     budget_file: Optional[Path] = BUDGET_FILE,
                      budget: Optional[str] = BUDGET, seed: Optional[int] = SEED,
                      delimiter: Optional[str] = DELIMITER, as_json: bool = JSON) -> None:
-    """Noisy quantile(s) of a column clamped to --bounds, by the exponential mechanism (pure ε-DP)."""
+    """Noisy quantile(s) of a column clamped to --bounds, by the exponential mechanism (pure ε-DP).
+
+    The answer is a point of a public grid: LO + i·(HI − LO)/GRID, i = 0 … GRID. Cells that are not
+    finite numbers are left out.
+    """
     column = _one_column(columns, "quantile")
     lohi = _bounds(bounds, "quantile")
     qs = [_number(part, "--q") for part in split_names(q)]
     if delta != 0.0:
         raise ParameterError("quantiles are pure epsilon-DP (exponential mechanism); leave --delta out.")
     run = _Run(data, epsilon, delta, budget_file, budget, seed, delimiter)
-    result = dp_quantile(run.columns, column, qs if len(qs) != 1 else qs[0], lohi, epsilon,
-                         accountant=run.accountant, noise=run.noise)
+    with run.charging() as accountant:
+        result = dp_quantile(run.columns, column, qs if len(qs) != 1 else qs[0], lohi, epsilon, grid=grid,
+                             accountant=accountant, noise=run.noise)
     run.finish(result, as_json)
 
 
@@ -268,21 +313,41 @@ def quantile_command(data: Path = DATA, epsilon: float = EPSILON, delta: float =
 def histogram_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DELTA,
                       columns: Optional[str] = typer.Option(None, "--columns",
                                                             help="Column(s), comma-separated: a contingency table."),
+                      categories: Optional[List[str]] = typer.Option(
+                          None, "--categories", help="COL=v1,v2,… or COL=FILE (one value a line): the public "
+                                                     "categories of a column (repeatable)."),
+                      hierarchy: Optional[List[str]] = typer.Option(
+                          None, "--hierarchy", help="COL=FILE: an ARX hierarchy whose leaves are the column's "
+                                                    "public categories (repeatable)."),
+                      data_categories: bool = typer.Option(
+                          False, "--data-categories", help="Take the other columns' categories from the data: "
+                                                           "the answer is then NOT fit for release."),
                       budget_file: Optional[Path] = BUDGET_FILE, budget: Optional[str] = BUDGET,
                       seed: Optional[int] = SEED, delimiter: Optional[str] = DELIMITER,
                       raw: bool = typer.Option(False, "--raw", help="No post-processing: noisy cells as drawn."),
                       as_json: bool = JSON) -> None:
-    """Noisy counts over every combination of the columns' categories (sensitivity 1).
+    """Noisy counts over every combination of the columns' public categories (sensitivity 1).
 
-    By default the cells are post-processed for free: clipped at 0, rounded, and made to add up
-    to their own noisy total. The categories come from the data: publishing them is a
-    disclosure unless they are public.
+    Each column's categories come from --categories or --hierarchy, never from the data (which
+    categories occur is itself a disclosure); rows with any other value are left out. By default
+    the cells are post-processed for free: clipped at 0, rounded, and made to add up to their own
+    noisy total.
     """
     names = split_names(columns)
     if not names:
         raise ParameterError("histogram needs --columns with at least one column.")
+    given = _categories(categories, hierarchy)
+    missing = [name for name in names if name not in given]
+    if missing and not data_categories:
+        first = missing[0]
+        raise ParameterError(f"the categories of {', '.join(repr(n) for n in missing)} must be public, not read "
+                             f"from the data: give --categories {first}=v1,v2,… (or {first}=FILE, one value a line) "
+                             f"or --hierarchy {first}=FILE, or pass --data-categories, which makes the answer not "
+                             "fit for release.")
     run = _Run(data, epsilon, delta, budget_file, budget, seed, delimiter)
-    result = dp_histogram(run.columns, names, epsilon, delta, accountant=run.accountant, noise=run.noise)
+    with run.charging() as accountant:
+        result = dp_histogram(run.columns, names, epsilon, delta, categories=given, data_categories=data_categories,
+                              accountant=accountant, noise=run.noise)
     if not raw:
         result = postprocess(result, nonnegative=True, integral=True, consistent=True)
     run.finish(result, as_json)
@@ -292,15 +357,11 @@ def histogram_command(data: Path = DATA, epsilon: float = EPSILON, delta: float 
 @fails_cleanly
 def budget_command(budget_file: Path = typer.Argument(..., help="Budget file (JSON) to show."),
                    data: Optional[Path] = typer.Option(None, "--data", help="Check the file belongs to this table."),
-                   as_json: bool = JSON) -> None:
-    """Show what was spent by what, and what is left."""
-    if data is not None:
-        if not data.is_file():
-            raise DataError(f"data file {str(data)!r} does not exist; check the path.")
-        dataset_id = dataset_id_of(data)
-    else:
-        dataset_id = _peek_dataset_id(budget_file)
-    acc = load_any_budget(budget_file, dataset_id)
+                   delimiter: Optional[str] = DELIMITER, as_json: bool = JSON) -> None:
+    """Show what was spent by what, and what is left (the file's seal is checked)."""
+    if data is not None and not data.is_file():
+        raise DataError(f"data file {str(data)!r} does not exist; check the path.")
+    acc = BudgetFile(budget_file).read(None if data is None else dataset_id(data, delimiter))
     if as_json:
         spent = acc.spent()
         rows = [{**row, "epsilon": float(row["epsilon"]), "delta": float(row["delta"]),
@@ -312,15 +373,3 @@ def budget_command(budget_file: Path = typer.Argument(..., help="Budget file (JS
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
         return
     Console(highlight=False, soft_wrap=True).print(acc.format_report(), markup=False)
-
-
-def _peek_dataset_id(path: Path) -> str:
-    """The dataset id a budget file names, so it can be read without its data; load() checks the rest."""
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return "?"  # load() gives the sentence for a missing, unreadable or corrupt file
-    dataset_id = doc.get("dataset_id") if isinstance(doc, dict) else None
-    if isinstance(doc, dict) and doc.get("format") == "veil-dp-budget" and not isinstance(dataset_id, str):
-        raise BudgetFileError(f"budget file {str(path)!r} names no dataset; it is corrupt.")
-    return dataset_id if isinstance(dataset_id, str) else "?"

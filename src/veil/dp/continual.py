@@ -75,7 +75,7 @@ import numpy as np
 from scipy import optimize, special
 
 from veil.dp.accountant import Accountant, WindowAccountant, _exact
-from veil.dp.mechanisms import _check_alpha, _check_epsilon
+from veil.dp.mechanisms import _check_alpha, _check_epsilon, check_scale, release_label
 from veil.dp.noise import NoiseSource, as_noise_source
 from veil.errors import ParameterError
 
@@ -145,7 +145,7 @@ class ContinualRelease:
 
     @property
     def label(self) -> str:
-        return "fit for release" if self.fit_for_release else "seeded experiment: NOT fit for release"
+        return release_label(self.fit_for_release, ())
 
     def to_frame(self):
         """The series as a pandas DataFrame, one row per step (step numbers start at 1)."""
@@ -319,8 +319,8 @@ def event_level_counts(counts: Any, epsilon: float, *, w: int = 1, alpha: float 
     alpha = _check_alpha(alpha)
     T = c.shape[0]
     src = as_noise_source(noise)
+    scale = check_scale(1.0 / eps, "Laplace", eps, 1.0)
     _charge_window(accountant, T, eps_exact, start, label)
-    scale = 1.0 / eps
     values = src.laplace(c.astype(float), scale)
     guarantee = {"model": "epsilon-DP", "level": "event", "epsilon": eps, "delta": 0.0, "scale": scale,
                  "statement": (f"event-level epsilon-DP with epsilon = {eps:g}: streams that differ by one event "
@@ -372,11 +372,11 @@ def binary_tree_counts(counts: Any, epsilon: float, *, horizon: int | None = Non
     if accountant is not None and not isinstance(accountant, Accountant):
         raise ParameterError(f"accountant must be a sequential Accountant, got {type(accountant).__name__}.")
     src = as_noise_source(noise)
+    L = T.bit_length()
+    scale = check_scale(m * L / eps, "Laplace", eps, float(m * L))
     if accountant is not None:
         accountant.charge(eps_exact, label=label)
 
-    L = T.bit_length()
-    scale = m * L / eps
     # level j: the complete blocks of 2^j steps that end by the last step seen (prefix sums make it one gather)
     csum = np.concatenate([[0], np.cumsum(c)])
     sizes = [n >> j for j in range(L)]  # complete nodes available so far at each level
@@ -457,8 +457,8 @@ def w_event_counts(counts: Any, epsilon: float, w: int, *, alpha: float = 0.05,
                              "kept for the same window.")
     src = as_noise_source(noise)
     per_step = eps_exact / w
+    scale = check_scale(w / eps, "Laplace", eps, float(w))
     steps = _charge_window(accountant, T, per_step, start, label)
-    scale = w / eps
     values = src.laplace(c.astype(float), scale)
     guarantee = {"model": "epsilon-DP", "level": "w-event", "epsilon": eps, "delta": 0.0, "w": w, "scale": scale,
                  "strategy": "uniform",

@@ -14,6 +14,12 @@ reproducible experiment that is labelled *not fit for release*.
 Sensitivities are those of the whole query: an array released by :class:`Laplace` is one vector
 query whose L1 sensitivity is ``sensitivity`` (L2 for :class:`Gaussian`); every coordinate gets
 noise of the same scale.
+
+Noise scales are checked when a mechanism is built: a scale outside [``MIN_SCALE``, ``MAX_SCALE``]
+(10^-150 to 10^150; 2^52 for integer noise, which must stay within 64-bit integers) is refused with
+a :class:`~veil.errors.ParameterError`, because its variance would overflow to infinity or
+underflow to 0 and the error bar with it (``epsilon=1e-300`` asks for Laplace noise of scale
+10^300).
 """
 
 from __future__ import annotations
@@ -30,12 +36,23 @@ from veil.dp.noise import NoiseSource, as_noise_source
 from veil.errors import ParameterError
 
 __all__ = [
+    "MAX_INTEGER_SCALE", "MAX_SCALE", "MIN_SCALE", "MIN_RR_EPSILON", "MAX_RR_EPSILON",
     "CountEstimate", "ExponentialMechanism", "Gaussian", "Geometric", "KaryRandomizedResponse", "Laplace",
     "PlanarLaplace", "NoisyRelease", "ReportNoisyMax", "WarnerRandomizedResponse", "analytic_gaussian_sigma",
     "classical_gaussian_sigma", "gaussian_delta", "planar_radius_cdf", "planar_radius_quantile",
 ]
 
 NoiseArg = NoiseSource | np.random.Generator | int | None
+
+#: The noise scales veil computes with: beyond them a variance overflows or underflows a float.
+MIN_SCALE, MAX_SCALE = 1e-150, 1e150
+#: Integer (discrete Laplace) noise of a larger scale would routinely leave the 64-bit integers.
+MAX_INTEGER_SCALE = float(2**52)
+#: Randomized response needs 0 < q < p < 1 in floating point: below MIN_RR_EPSILON, e^ε − 1 keeps
+#: too few digits to tell p from q; above MAX_RR_EPSILON, e^ε overflows and q becomes 0 (no noise).
+MIN_RR_EPSILON, MAX_RR_EPSILON = 1e-9, 700.0
+
+SEEDED_REASON = "seeded noise: a reproducible experiment"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -54,11 +71,24 @@ class NoisyRelease:
     guarantee: dict
     fit_for_release: bool
     noise_source: str
+    #: why the release is not fit for publishing (empty when it is)
+    not_fit_because: tuple = ()
 
     @property
     def label(self) -> str:
-        return ("fit for release" if self.fit_for_release
-                else "seeded experiment: NOT fit for release")
+        return release_label(self.fit_for_release, self.not_fit_because)
+
+
+def release_label(fit: bool, reasons: tuple) -> str:
+    """``"fit for release"``, or ``"NOT fit for release: "`` and the reasons."""
+    if fit:
+        return "fit for release"
+    return "NOT fit for release: " + "; ".join(reasons or (SEEDED_REASON,))
+
+
+def unfit_reasons(source: NoiseSource) -> tuple:
+    """The reasons a release drawn from ``source`` is not fit for publishing (none for the secure source)."""
+    return () if source.fit_for_release else (SEEDED_REASON,)
 
 
 @dataclass(frozen=True)
@@ -128,6 +158,46 @@ def _check_alpha(alpha: Any) -> float:
     return a
 
 
+def check_scale(scale: float, mechanism: str, epsilon: float, factor: float | None,
+                highest: float = MAX_SCALE) -> float:
+    """Refuse a noise scale whose variance would overflow or underflow (see the module notes).
+
+    ``factor`` is the numerator of ``scale = factor / epsilon`` (the sensitivity, or 2·sensitivity for
+    the exponential mechanism), used to say which ε would do; ``None`` when the scale has no such form.
+
+    Raises:
+        ParameterError: the scale is not within [MIN_SCALE, ``highest``].
+    """
+    if MIN_SCALE <= scale <= highest:
+        return float(scale)
+    large = not scale < MIN_SCALE  # NaN counts as too large
+    if factor is None:
+        fix = "use a larger epsilon or delta" if large else "use a smaller epsilon"
+    elif large:
+        fix = f"use epsilon >= {factor / highest:.3g}"
+    else:
+        fix = f"use epsilon <= {factor / MIN_SCALE:.3g}"
+    raise ParameterError(f"epsilon = {epsilon:g} gives {mechanism} noise of scale {scale:g}, outside the scales veil "
+                         f"computes with ({MIN_SCALE:.3g} to {highest:.3g}); {fix}.")
+
+
+def _check_rr_epsilon(epsilon: Any, what: str) -> float:
+    eps = _check_epsilon(epsilon)
+    if not MIN_RR_EPSILON <= eps <= MAX_RR_EPSILON:
+        raise ParameterError(f"{what} needs epsilon between {MIN_RR_EPSILON:g} and {MAX_RR_EPSILON:g}, got "
+                             f"{eps:g}: beyond, its report probabilities are not distinct numbers in floating "
+                             "point.")
+    return eps
+
+
+def _check_rr_probabilities(p: float, q: float, what: str, epsilon: float) -> None:
+    """Randomized response must keep 0 < q < p < 1: p = 1 would never randomize (no noise at all)."""
+    if not 0.0 < q < p < 1.0:
+        raise ParameterError(f"epsilon = {epsilon:g} is too large for {what}: the probability of a truthful "
+                             "report rounds to 1 in floating point, so nothing would be randomized; use a smaller "
+                             "epsilon.")
+
+
 def _scalar_or_array(arr: np.ndarray) -> Any:
     return arr.item() if arr.ndim == 0 else arr
 
@@ -164,7 +234,7 @@ class _Additive:
 
     def _release(self, noisy: np.ndarray, source: NoiseSource) -> NoisyRelease:
         return NoisyRelease(_scalar_or_array(noisy), self.name, self.guarantee, source.fit_for_release,
-                       source.description)
+                            source.description, unfit_reasons(source))
 
 
 class Laplace(_Additive):
@@ -175,7 +245,7 @@ class Laplace(_Additive):
     def __init__(self, epsilon: float, sensitivity: float = 1.0) -> None:
         self.epsilon = _check_epsilon(epsilon)
         self.sensitivity = _check_sensitivity(sensitivity)
-        self.scale = self.sensitivity / self.epsilon
+        self.scale = check_scale(self.sensitivity / self.epsilon, "Laplace", self.epsilon, self.sensitivity)
 
     @property
     def guarantee(self) -> dict:
@@ -204,8 +274,10 @@ class Geometric(_Additive):
     def __init__(self, epsilon: float, sensitivity: float = 1) -> None:
         self.epsilon = _check_epsilon(epsilon)
         self.sensitivity = _check_sensitivity(sensitivity)
-        self.scale = self.sensitivity / self.epsilon
-        self.ratio = math.exp(-1.0 / self.scale)  # a = e^{-ε/Δ}
+        self.scale = check_scale(self.sensitivity / self.epsilon, "discrete Laplace", self.epsilon,
+                                 self.sensitivity, highest=MAX_INTEGER_SCALE)
+        self.ratio = math.exp(-1.0 / self.scale)  # a = e^{-ε/Δ}; 1 in floating point for a large scale
+        self._one_minus_ratio = -math.expm1(-1.0 / self.scale)  # 1 − a, accurate whatever the scale
 
     @property
     def guarantee(self) -> dict:
@@ -216,20 +288,23 @@ class Geometric(_Additive):
 
     @property
     def variance(self) -> float:
-        a = self.ratio
-        return 2.0 * a / (1.0 - a) ** 2
+        return 2.0 * self.ratio / self._one_minus_ratio**2
+
+    def _tail(self, j: int) -> float:
+        """P(|Z| ≥ j) = 2a^j/(1+a) for j ≥ 1, with a^j = e^{−j/scale} (never a power of a rounded a)."""
+        return 2.0 * math.exp(-j / self.scale) / (1.0 + self.ratio)
 
     def error_bound(self, alpha: float = 0.05) -> int:
         """Smallest integer m with P(|noise| > m) ≤ alpha; P(|Z| ≥ j) = 2a^j/(1+a) for j ≥ 1."""
         alpha = _check_alpha(alpha)
-        a = self.ratio
-        if a == 0.0:
+        if self.ratio == 0.0:
             return 0  # e^{-ε/Δ} underflows: the noise is 0 with probability 1 − 10^-300 and more
-        j = math.ceil(math.log(alpha * (1.0 + a) / 2.0) / math.log(a) - 1e-12)  # need j with 2a^j/(1+a) <= alpha
+        # need j with 2a^j/(1+a) <= alpha, i.e. j >= scale·ln(2/(alpha(1+a)))
+        j = math.ceil(self.scale * math.log(2.0 / (alpha * (1.0 + self.ratio))) - 1e-9)
         m = max(0, j - 1)
-        while m > 0 and 2.0 * a**m / (1.0 + a) <= alpha:  # guard the floating-point ceiling
+        while m > 0 and self._tail(m) <= alpha:  # guard the floating-point ceiling
             m -= 1
-        while 2.0 * a ** (m + 1) / (1.0 + a) > alpha:
+        while self._tail(m + 1) > alpha:
             m += 1
         return m
 
@@ -294,7 +369,8 @@ class Gaussian(_Additive):
         self.epsilon = _check_epsilon(epsilon)
         self.delta = _check_delta(delta, positive=True)
         self.sensitivity = _check_sensitivity(sensitivity)
-        self.sigma = analytic_gaussian_sigma(self.epsilon, self.delta, self.sensitivity)
+        self.sigma = check_scale(analytic_gaussian_sigma(self.epsilon, self.delta, self.sensitivity), "Gaussian",
+                                 self.epsilon, None)
         self.scale = self.sigma
 
     @property
@@ -337,7 +413,8 @@ class _Selection:
         self.utility = utility
         self.monotonic = bool(monotonic)
         # Exponential mechanism: P ∝ exp(ε u / (2Δ)), i.e. Gumbel-max with scale 2Δ/ε (Δ/ε if monotonic).
-        self.scale = (1.0 if self.monotonic else 2.0) * self.sensitivity / self.epsilon
+        factor = (1.0 if self.monotonic else 2.0) * self.sensitivity
+        self.scale = check_scale(factor / self.epsilon, self.name.replace("_", "-"), self.epsilon, factor)
 
     def _scores(self, data_or_scores: Any) -> np.ndarray:
         if self.utility is not None:
@@ -378,7 +455,8 @@ class _Selection:
             value = _scalar_or_array(np.asarray(cands[idx])) if idx.ndim else self.candidates[int(idx)]
         else:
             value = _scalar_or_array(idx)
-        return NoisyRelease(value, self.name, self.guarantee, src.fit_for_release, src.description)
+        return NoisyRelease(value, self.name, self.guarantee, src.fit_for_release, src.description,
+                            unfit_reasons(src))
 
 
 class ExponentialMechanism(_Selection):
@@ -455,9 +533,10 @@ class WarnerRandomizedResponse:
     name = "warner_rr"
 
     def __init__(self, epsilon: float) -> None:
-        self.epsilon = _check_epsilon(epsilon)
+        self.epsilon = _check_rr_epsilon(epsilon, "Warner randomized response")
         self.p = 1.0 / (1.0 + math.exp(-self.epsilon))
-        self.q = 1.0 - self.p
+        self.q = 1.0 / (1.0 + math.exp(self.epsilon))
+        _check_rr_probabilities(self.p, self.q, "Warner randomized response", self.epsilon)
 
     @classmethod
     def from_probability(cls, p: float) -> "WarnerRandomizedResponse":
@@ -487,7 +566,8 @@ class WarnerRandomizedResponse:
             raise ParameterError("Warner randomized response takes yes/no answers as booleans or 0/1.")
         src = as_noise_source(noise)
         out = src.flip_bits(arr.astype(bool), self.p)
-        return NoisyRelease(_scalar_or_array(out), self.name, self.guarantee, src.fit_for_release, src.description)
+        return NoisyRelease(_scalar_or_array(out), self.name, self.guarantee, src.fit_for_release, src.description,
+                            unfit_reasons(src))
 
     def estimate_count(self, responses: Any, alpha: float = 0.05) -> CountEstimate:
         """Unbiased estimate of the number of true "yes" answers from the randomized responses."""
@@ -513,7 +593,7 @@ class KaryRandomizedResponse:
     name = "kary_rr"
 
     def __init__(self, epsilon: float, categories: Sequence | int) -> None:
-        self.epsilon = _check_epsilon(epsilon)
+        self.epsilon = _check_rr_epsilon(epsilon, "k-ary randomized response")
         if isinstance(categories, (int, np.integer)) and not isinstance(categories, bool):
             categories = list(range(int(categories)))
         categories = list(categories)
@@ -526,6 +606,7 @@ class KaryRandomizedResponse:
         e = math.exp(self.epsilon)
         self.p = e / (e + self.k - 1)
         self.q = 1.0 / (e + self.k - 1)
+        _check_rr_probabilities(self.p, self.q, "k-ary randomized response", self.epsilon)
         self._index = {c: i for i, c in enumerate(categories)}
 
     @property
@@ -565,7 +646,7 @@ class KaryRandomizedResponse:
         cats[:] = self.categories
         value = cats[out]
         return NoisyRelease(value if value.ndim else value.item(), self.name, self.guarantee, src.fit_for_release,
-                       src.description)
+                            src.description, unfit_reasons(src))
 
     def estimate_counts(self, responses: Any, alpha: float = 0.05) -> CountEstimate:
         """Unbiased estimates of every category's true count (in ``categories`` order), plug-in variances."""
@@ -604,15 +685,24 @@ class PlanarLaplace:
     at distance d produce output distributions within a factor e^{ε·d}. Noise: a uniform angle and
     a radius with density ε²·r·e^{−εr} (Gamma(2, 1/ε)).
 
-    The final polar-to-Cartesian step is ordinary floating point, so unlike the 1-D mechanisms this
-    release is not floating-point-safe; Andrés et al.'s discretization/truncation remedy is not
-    implemented here.
+    **Not fit for release, whatever the noise source.** The guarantee above holds for the
+    mechanism over the reals. The radius comes from OpenDP's sampler, but the angle is a 53-bit
+    uniform and the final step x + r·cos θ, y + r·sin θ is ordinary floating point, so which
+    outputs are reachable depends on the true location, the same weakness Mironov (CCS 2012)
+    exploited in textbook Laplace noise. Andrés et al. (CCS 2013) repair it by snapping the output
+    to a grid and truncating it to a bounded area, at the price of a larger ε that their
+    discretization theorem states; veil does not implement that step, so every release says
+    ``fit_for_release=False`` with this reason (:attr:`NOT_FIT_REASON`). Use it for experiments
+    and for the error figures (variance, confidence disc), not to publish locations.
     """
 
     name = "planar_laplace"
+    NOT_FIT_REASON = ("planar Laplace's last step (polar to Cartesian) is plain floating point, not "
+                      "floating-point-safe")
 
     def __init__(self, epsilon: float) -> None:
         self.epsilon = _check_epsilon(epsilon)
+        check_scale(1.0 / self.epsilon, "planar Laplace", self.epsilon, 1.0)
 
     def guarantee_at(self, radius: float) -> float:
         """The privacy level l = ε·r enjoyed within a protection radius r."""
@@ -653,4 +743,5 @@ class PlanarLaplace:
         r = src.gamma2(shape, 1.0 / self.epsilon)
         theta = 2.0 * math.pi * src.uniform(shape)
         out = pts + np.stack([r * np.cos(theta), r * np.sin(theta)], axis=-1)
-        return NoisyRelease(out, self.name, self.guarantee, src.fit_for_release, src.description)
+        return NoisyRelease(out, self.name, self.guarantee, False, src.description,
+                            unfit_reasons(src) + (self.NOT_FIT_REASON,))

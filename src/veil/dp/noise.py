@@ -33,6 +33,7 @@ Two modes, one interface (:class:`NoiseSource`):
 
 from __future__ import annotations
 
+import math
 import secrets
 from functools import lru_cache
 from typing import Any
@@ -95,6 +96,21 @@ def _rr_cat(k: int, prob: float):
     return _opendp().m.make_randomized_response(list(range(k)), prob, T="i64")
 
 
+def _check_scale(scale: Any) -> float:
+    """A noise scale as a float; OpenDP would fail on an infinite one, numpy silently on a negative one.
+
+    (The mechanisms refuse scales outside what they can compute with before they draw; this guards
+    direct use of a NoiseSource.)
+    """
+    try:
+        value = float(scale)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ParameterError(f"The noise scale must be a positive finite number, got {scale!r}.")
+    return value
+
+
 def _finite_floats(values: Any, what: str) -> np.ndarray:
     arr = np.asarray(values, dtype=float)
     if not np.all(np.isfinite(arr)):
@@ -137,7 +153,7 @@ class NoiseSource(RandomSource):
     # ---- additive noise -----------------------------------------------------------------------
     def laplace(self, values: Any, scale: float) -> np.ndarray:
         """``values`` + Laplace(0, ``scale``) noise, element-wise; same shape, float."""
-        arr = _finite_floats(values, "values to release")
+        arr, scale = _finite_floats(values, "values to release"), _check_scale(scale)
         if self._secure:
             out = _laplace_float(float(scale))(arr.ravel().tolist())
             return np.asarray(out, dtype=float).reshape(arr.shape)
@@ -145,7 +161,7 @@ class NoiseSource(RandomSource):
 
     def discrete_laplace(self, values: Any, scale: float) -> np.ndarray:
         """``values`` + discrete Laplace noise, P(z) ∝ exp(−|z|/``scale``); int64, same shape."""
-        arr = _integers(values, "values to release")
+        arr, scale = _integers(values, "values to release"), _check_scale(scale)
         if self._secure:
             out = _geometric_int(float(scale))(arr.ravel().tolist())
             return np.asarray(out, dtype=np.int64).reshape(arr.shape)
@@ -157,7 +173,7 @@ class NoiseSource(RandomSource):
 
     def gaussian(self, values: Any, scale: float) -> np.ndarray:
         """``values`` + N(0, ``scale``²) noise, element-wise; same shape, float."""
-        arr = _finite_floats(values, "values to release")
+        arr, scale = _finite_floats(values, "values to release"), _check_scale(scale)
         if self._secure:
             out = _gaussian_float(float(scale))(arr.ravel().tolist())
             return np.asarray(out, dtype=float).reshape(arr.shape)
@@ -165,7 +181,7 @@ class NoiseSource(RandomSource):
 
     # ---- selection ----------------------------------------------------------------------------
     def _argmax_rows(self, scores: Any, scale: float, gumbel: bool) -> np.ndarray:
-        arr = _finite_floats(scores, "scores")
+        arr, scale = _finite_floats(scores, "scores"), _check_scale(scale)
         rows = arr.reshape(-1, arr.shape[-1])
         if self._secure:
             meas = _noisy_max(float(scale), gumbel)
@@ -229,9 +245,10 @@ class NoiseSource(RandomSource):
         with the −1 branch of Lambert W (Andrés et al., CCS 2013).
         """
         shape = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
+        scale = _check_scale(scale)
         if self._secure:
             n = int(np.prod(shape, dtype=np.int64))
-            lap = np.abs(np.asarray(_laplace_float(float(scale))([0.0] * (2 * n)), dtype=float))
+            lap = np.abs(np.asarray(_laplace_float(scale)([0.0] * (2 * n)), dtype=float))
             return (lap[:n] + lap[n:]).reshape(shape)
         from veil.dp.mechanisms import planar_radius_quantile  # the one inverse CDF, kept with the mechanism
         return planar_radius_quantile(self._rng.random(shape), 1.0 / scale)

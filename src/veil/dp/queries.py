@@ -3,8 +3,11 @@
 Every query follows the same three steps, in this order:
 
 1. **Check everything** a user can get wrong (ε ≤ 0, δ outside [0, 1), missing or inverted
-   bounds, an unknown or non-numeric column, a bad ``noise=`` argument) and compute the true
-   answer. Any error here raises a :class:`veil.VeilError` with nothing charged and no noise drawn.
+   bounds, an unknown column, categories that are not public, a bad ``noise=`` argument) and
+   compute the true answer. Any error here raises a :class:`veil.VeilError` with nothing charged
+   and no noise drawn. Whether a query runs, and the shape of its answer, never depend on the
+   values in the data (that would itself disclose them): only on the parameters, the column names
+   and the schema.
 2. **Charge** the accountant (when one is given) with the query's (ε, δ). A charge that would
    overspend raises :class:`~veil.dp.accountant.BudgetExceededError` before anything is recorded,
    so no noise is drawn for a refused query.
@@ -23,9 +26,15 @@ neighbours when one is the other with one record added or removed. Then
   adds or removes 1 in exactly one cell. (Under *substitution* it would be 2.)
 * the quantile utility −|rank − q·n| changes by at most max(q, 1 − q) ≤ 1.
 
-Missing cells (veil's one missing category, see :mod:`veil.data.encoding`) are left out of sums,
-means and quantiles; they are a category of their own in histograms. Dropping them is a fixed
-per-record rule, so the sensitivities above still hold.
+Column types
+------------
+A sum, mean or quantile declares its column numeric; the values never decide it. A cell counts
+as the number it holds when its type is numeric (Parquet, a frame) or when its text parses as a
+finite number (CSV cells are text; so are text columns of any table); any other cell — empty,
+``unknown``, ``NaN``, ``inf`` — is *missing* and left out. One record with age ``unknown`` only
+drops out of the sum; the query runs either way. Dropping is a fixed per-record rule, so the
+sensitivities above still hold. In histograms a missing cell counts where the categories say
+(see :func:`dp_histogram`).
 
 Bounds
 ------
@@ -37,8 +46,9 @@ but bounds the sensitivity.
 Noise
 -----
 ``noise=None`` (the default) draws from the secure OpenDP-backed source and the result is
-``fit_for_release=True``; an integer seed, a ``numpy.random.Generator`` or a seeded
-:class:`~veil.dp.noise.NoiseSource` makes a reproducible experiment that is *not* fit for release.
+``fit_for_release=True`` (unless categories came from the data); an integer seed, a
+``numpy.random.Generator`` or a seeded :class:`~veil.dp.noise.NoiseSource` makes a reproducible
+experiment that is *not* fit for release. ``not_fit_because`` says why.
 With δ = 0 counts and histograms get discrete Laplace (geometric) noise and sums Laplace noise;
 with δ > 0 they get Gaussian noise (analytic calibration, L2 sensitivity).
 
@@ -51,14 +61,16 @@ from __future__ import annotations
 
 import difflib
 import math
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
-from veil.data.encoding import EncodedColumn, encode_column
+from veil.data.encoding import EncodedColumn, canonical_numeric_texts, encode_column
+from veil.data.hierarchy import MISSING_LEAVES, Hierarchy
 from veil.dp.accountant import Accountant
 from veil.dp.mechanisms import (
     ExponentialMechanism,
@@ -68,17 +80,22 @@ from veil.dp.mechanisms import (
     _check_alpha,
     _check_delta,
     _check_epsilon,
+    release_label,
+    unfit_reasons,
 )
 from veil.dp.noise import NoiseSource, as_noise_source
 from veil.errors import ColumnError, ParameterError
 
 __all__ = [
-    "MAX_CELLS", "QueryResult", "consistent_total", "dp_contingency", "dp_count", "dp_histogram", "dp_mean",
-    "dp_quantile", "dp_sum", "integral", "nonnegative", "postprocess", "sum_sensitivity",
+    "DEFAULT_GRID", "MAX_CELLS", "MAX_GRID", "QueryResult", "consistent_total", "dp_contingency", "dp_count",
+    "dp_histogram", "dp_mean", "dp_quantile", "dp_sum", "integral", "nonnegative", "postprocess",
+    "quantile_grid", "sum_sensitivity",
 ]
 
 #: The largest contingency table (number of cells) a histogram query builds.
 MAX_CELLS = 50_000_000
+#: The number of steps of a quantile's public output grid, by default and at most.
+DEFAULT_GRID, MAX_GRID = 1000, 100_000
 
 NoiseArg = NoiseSource | np.random.Generator | int | None
 
@@ -101,13 +118,15 @@ class QueryResult:
         epsilon, delta: what the query was charged.
         sensitivity: the sensitivity the noise was calibrated to (see the module's neighbouring relation).
         mechanism: the mechanism that drew the noise.
-        fit_for_release: True only when the noise came from the secure source.
+        fit_for_release: True only when the noise came from the secure source and nothing in the
+            answer's shape came from the data.
         noise_source: a description of the noise source.
         columns: the columns read.
         categories: for histograms, the categories of each axis (the labels, in cell order).
         bounds: the clamping range of a sum, mean or quantile.
         postprocessing: the free post-processing steps applied, in order.
         notes: anything the reader of the answer should know.
+        not_fit_because: why the answer is not fit for release (empty when it is).
     """
 
     query: str
@@ -126,12 +145,13 @@ class QueryResult:
     bounds: tuple | None = None
     postprocessing: tuple = ()
     notes: tuple = ()
+    not_fit_because: tuple = ()
     #: per-cell noise variance (for post-processing and tests); not part of the published answer
     variance: float | None = field(default=None, repr=False)
 
     @property
     def label(self) -> str:
-        return "fit for release" if self.fit_for_release else "seeded experiment: NOT fit for release"
+        return release_label(self.fit_for_release, self.not_fit_because)
 
     def to_dict(self) -> dict:
         """A JSON-ready dict (arrays become nested lists)."""
@@ -150,7 +170,8 @@ class QueryResult:
             "query": self.query, "value": plain(self.value), "low": plain(self.low), "high": plain(self.high),
             "confidence": 1.0 - self.alpha, "epsilon": self.epsilon, "delta": self.delta,
             "sensitivity": self.sensitivity, "mechanism": self.mechanism,
-            "fit_for_release": self.fit_for_release, "noise_source": self.noise_source,
+            "fit_for_release": self.fit_for_release, "not_fit_because": list(self.not_fit_because),
+            "noise_source": self.noise_source,
             "columns": list(self.columns),
             "categories": None if self.categories is None else [list(map(str, c)) for c in self.categories],
             "bounds": None if self.bounds is None else list(self.bounds),
@@ -174,9 +195,9 @@ class _Columns:
             self.num_rows = data.num_rows
             return
         self._dataset = None
-        self._table = data if isinstance(data, Table) else read_table(data, delimiter)
-        self.names = list(self._table.columns)
-        self.num_rows = self._table.num_rows
+        self.table = data if isinstance(data, Table) else read_table(data, delimiter)
+        self.names = list(self.table.columns)
+        self.num_rows = self.table.num_rows
         self._cache: dict[str, EncodedColumn] = {}
 
     def column(self, name: str) -> EncodedColumn:
@@ -187,15 +208,20 @@ class _Columns:
         if self._dataset is not None:
             return self._dataset.column(name)
         if name not in self._cache:
-            self._cache[name] = encode_column(name, self._table.data.column(name))
+            self._cache[name] = encode_column(name, self.table.data.column(name))
         return self._cache[name]
 
-    def numeric(self, name: str) -> EncodedColumn:
+    def numbers(self, name: str) -> tuple[EncodedColumn, np.ndarray]:
+        """The column and the number each of its categories holds (NaN: missing, see the module notes).
+
+        Read by a query that declares the column numeric; never refused for what the values are.
+        """
         col = self.column(name)
-        if not col.is_numeric:
-            raise ColumnError(f"column '{name}' is not numeric, so it has no sum, mean or quantile; "
-                              "pick a numeric column or use a histogram.")
-        return col
+        if col.is_numeric:
+            values = np.asarray(col.numeric, dtype=float)
+        else:  # text cells (CSV, or a text type): parsed one category at a time
+            values = pd.to_numeric(pd.Series(col.labels, dtype=object), errors="coerce").to_numpy(dtype=float)
+        return col, np.where(np.isfinite(values), values, np.nan)
 
 
 def _as_columns(data: Any) -> _Columns:
@@ -239,14 +265,13 @@ def _charge(accountant: Accountant | None, epsilon: float, delta: float, label: 
     accountant.charge(epsilon, delta, label=label)
 
 
-def _clamped_values(col: EncodedColumn, lo: float, hi: float) -> tuple[np.ndarray, np.ndarray]:
-    """Per category: the clamped value and the number of rows; the missing category has 0 rows."""
+def _clamped_values(data: Any, column: str, lo: float, hi: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per category: the clamped value and the number of rows; missing categories have 0 rows."""
+    col, numbers = _as_columns(data).numbers(column)
     counts = np.bincount(col.codes, minlength=col.cardinality).astype(np.int64)
-    values = np.clip(np.asarray(col.numeric, dtype=float), lo, hi)
-    missing = ~np.isfinite(np.asarray(col.numeric, dtype=float))
+    missing = np.isnan(numbers)
     counts[missing] = 0
-    values[missing] = 0.0
-    return values, counts
+    return np.where(missing, 0.0, np.clip(numbers, lo, hi)), counts
 
 
 def _half_width(mech, alpha: float) -> float:
@@ -265,7 +290,8 @@ def _result(query, noisy, mech, src, alpha, epsilon, delta, half, **kw) -> Query
     if c.ndim == 0:
         low, high = low.item(), high.item()
     return QueryResult(query, noisy, low, high, alpha, epsilon, delta, mech.sensitivity, mech.name,
-                       src.fit_for_release, src.description, variance=mech.variance, **kw)
+                       src.fit_for_release, src.description, variance=mech.variance,
+                       not_fit_because=unfit_reasons(src), **kw)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -297,12 +323,12 @@ def dp_sum(data: Any, column: str, bounds: Sequence[float] | None, epsilon: floa
            accountant: Accountant | None = None, noise: NoiseArg = None, alpha: float = 0.05) -> QueryResult:
     """The sum of ``column`` with every value clamped to ``bounds`` = (lo, hi); sensitivity max(|lo|, |hi|).
 
-    ``bounds`` must come from public knowledge, never from the data. Missing cells are left out.
+    ``bounds`` must come from public knowledge, never from the data. Cells that are not numbers
+    are missing and left out (see the module notes).
     """
     eps, dlt, alpha = _check_epsilon(epsilon), _check_delta(delta), _check_alpha(alpha)
     lo, hi = _check_bounds(bounds, f"the sum of '{column}'")
-    col = _as_columns(data).numeric(column)
-    values, counts = _clamped_values(col, lo, hi)
+    values, counts = _clamped_values(data, column, lo, hi)
     true = float(counts @ values)
     mech = _additive(eps, dlt, sum_sensitivity(lo, hi), integer=False)
     half = _half_width(mech, alpha)
@@ -335,8 +361,7 @@ def dp_mean(data: Any, column: str, bounds: Sequence[float] | None, epsilon: flo
     split = float(split)
     if not 0.0 < split < 1.0:
         raise ParameterError(f"split (the share of epsilon for the sum) must lie in (0, 1), got {split!r}.")
-    col = _as_columns(data).numeric(column)
-    values, counts = _clamped_values(col, lo, hi)
+    values, counts = _clamped_values(data, column, lo, hi)
     mid = (lo + hi) / 2.0
     true_sum = float(counts @ np.where(counts > 0, values - mid, 0.0))
     true_count = int(counts.sum())
@@ -360,6 +385,7 @@ def dp_mean(data: Any, column: str, bounds: Sequence[float] | None, epsilon: flo
     return QueryResult(query, mean, float(low), float(high), alpha, eps, dlt, sum_mech.sensitivity,
                        f"{sum_mech.name} sum / {count_mech.name} count", src.fit_for_release, src.description,
                        columns=(column,), bounds=(lo, hi), postprocessing=("clamped to bounds",),
+                       not_fit_because=unfit_reasons(src),
                        notes=((f"epsilon split {split:g} for the centred sum (sensitivity {(hi - lo) / 2:g}) and "
                                f"{1 - split:g} for the count (sensitivity 1)"),))
 
@@ -367,25 +393,62 @@ def dp_mean(data: Any, column: str, bounds: Sequence[float] | None, epsilon: flo
 # ---------------------------------------------------------------------------------------------
 # quantiles
 # ---------------------------------------------------------------------------------------------
-def dp_quantile(data: Any, column: str, q: float | Sequence[float], bounds: Sequence[float] | None,
-                epsilon: float, *, delta: float = 0.0, accountant: Accountant | None = None,
-                noise: NoiseArg = None, alpha: float = 0.05) -> QueryResult:
-    """The q-quantile (or several) of ``column`` clamped to ``bounds``, by the exponential mechanism.
+def quantile_grid(bounds: Sequence[float], grid: int = DEFAULT_GRID) -> np.ndarray:
+    """The public candidate outputs of :func:`dp_quantile`: g_i = lo + i·(hi − lo)/grid, i = 0 … grid.
 
-    The algorithm (Smith 2011; the one in OpenDP, diffprivlib and Google's DP library): sort the
-    n clamped values z_1 ≤ … ≤ z_n and add z_0 = lo, z_{n+1} = hi. They cut [lo, hi] into n + 1
-    intervals I_i = [z_i, z_{i+1}], i = 0 … n; every point of I_i has i values below it, so its
-    utility is u_i = −|i − q·n| (sensitivity ≤ 1 under add/remove-one). The mechanism picks
-    interval i with probability ∝ (z_{i+1} − z_i)·exp(ε·u_i / 2), i.e. it draws a *point* of [lo, hi]
-    with density ∝ exp(ε·u(x)/2), and returns a uniform point of the chosen interval. Empty
-    intervals (repeated values) have probability 0 and are dropped, so the work is over the distinct
-    values (one bincount over the encoded codes), not over the rows.
+    Each point is computed exactly (as a fraction, the bounds read as the decimals they print as:
+    0.1 is 1/10) and rounded once to the nearest float, so the set depends on ``bounds`` and
+    ``grid`` alone, never on the data.
+
+    Raises:
+        ParameterError: bad bounds; ``grid`` not a whole number in [1, MAX_GRID]; a step below the
+            floating-point resolution at these bounds (two points would coincide).
+    """
+    lo, hi = _check_bounds(bounds, "a quantile grid")
+    if isinstance(grid, bool) or not isinstance(grid, (int, np.integer)) or not 1 <= grid <= MAX_GRID:
+        raise ParameterError(f"grid (the number of steps between the bounds) must be a whole number from 1 to "
+                             f"{MAX_GRID:,}, got {grid!r}.")
+    first, last = Fraction(repr(lo)), Fraction(repr(hi))
+    step = (last - first) / int(grid)
+    points = np.array([float(first + i * step) for i in range(int(grid) + 1)])
+    if not np.all(np.diff(points) > 0):
+        raise ParameterError(f"a grid of {grid} steps between {lo:g} and {hi:g} is finer than floating point can "
+                             "tell apart; use a smaller grid.")
+    return points
+
+
+def _quantile_scores(values: np.ndarray, counts: np.ndarray, points: np.ndarray, q: float) -> np.ndarray:
+    """u(g) = −|#{x < g} − q·n| for every grid point g, from the clamped values per category."""
+    keep = counts > 0
+    distinct, inverse = np.unique(values[keep], return_inverse=True)
+    weights = np.bincount(inverse, weights=counts[keep], minlength=len(distinct)).astype(np.int64)
+    below = np.concatenate(([0], np.cumsum(weights)))       # below[j]: values smaller than distinct[j]
+    n = int(below[-1])
+    return -np.abs(below[np.searchsorted(distinct, points, side="left")] - q * n)
+
+
+def dp_quantile(data: Any, column: str, q: float | Sequence[float], bounds: Sequence[float] | None,
+                epsilon: float, *, delta: float = 0.0, grid: int = DEFAULT_GRID,
+                accountant: Accountant | None = None, noise: NoiseArg = None, alpha: float = 0.05) -> QueryResult:
+    """The q-quantile (or several) of ``column`` clamped to ``bounds``, by the exponential mechanism
+    over a public grid.
+
+    The candidates are the ``grid`` + 1 points of :func:`quantile_grid` (lo, hi and the points
+    between, 1,000 steps by default), fixed before the data is read; the answer is one of them,
+    so which answers are reachable never depends on the data (a uniform draw inside a
+    data-dependent interval, the textbook last step, is plain floating point whose reachable
+    values do). Each point g scores u(g) = −|#{x < g} − q·n| over the n clamped values, of
+    sensitivity ≤ max(q, 1 − q) ≤ 1 under add/remove-one, and the exponential mechanism (McSherry
+    and Talwar 2007) picks g with probability ∝ exp(ε·u(g)/2), drawn by OpenDP's noisy-max sampler
+    (Gumbel). The counts #{x < g} for all points are one ``searchsorted`` over the distinct values.
 
     Several quantiles split ε evenly (sequential composition); the accountant is charged once with
-    the whole ε. The answer always lies in [lo, hi]. Quantiles are pure ε-DP: δ must be 0.
+    the whole ε. Cells that are not numbers are missing and left out. Quantiles are pure ε-DP: δ
+    must be 0.
 
     Error bar: none in value units (``low`` and ``high`` are ``None``). The mechanism's accuracy is
-    about ranks, and turning it into an interval of values would need the data.
+    about ranks, and turning it into an interval of values would need the data. The grid adds at
+    most one step, (hi − lo)/grid, of rounding.
     """
     eps, alpha = _check_epsilon(epsilon), _check_alpha(alpha)
     if _check_delta(delta) != 0.0:
@@ -398,54 +461,67 @@ def dp_quantile(data: Any, column: str, q: float | Sequence[float], bounds: Sequ
         if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not 0.0 <= v <= 1.0:
             raise ParameterError(f"a quantile q must be a number in [0, 1], got {v!r}.")
     lo, hi = _check_bounds(bounds, f"the quantile of '{column}'")
-    col = _as_columns(data).numeric(column)
-    values, counts = _clamped_values(col, lo, hi)
-    keep = counts > 0
-    distinct, inverse = np.unique(values[keep], return_inverse=True)
-    weights = np.bincount(inverse, weights=counts[keep], minlength=len(distinct)).astype(np.int64)
-    n = int(weights.sum())
-    edges = np.concatenate(([lo], distinct, [hi]))          # interval j = [edges[j], edges[j+1]]
-    below = np.concatenate(([0], np.cumsum(weights)))       # below[j]: values < every inner point of interval j
-    widths = np.diff(edges)
-    live = widths > 0
+    points = quantile_grid((lo, hi), grid)
+    values, counts = _clamped_values(data, column, lo, hi)
+    scores = np.stack([_quantile_scores(values, counts, points, float(v)) for v in qs])
     mech = ExponentialMechanism(eps / len(qs), sensitivity=1.0)
     src = as_noise_source(noise)
     query = f"quantile({column}, {', '.join(f'{v:g}' for v in qs)})"
     _charge(accountant, eps, 0.0, query)
-    out = []
-    for v in qs:
-        scores = -np.abs(below[live] - v * n) + mech.scale * np.log(widths[live])
-        j = int(mech.release(scores, noise=src).value)
-        a, b = edges[:-1][live][j], edges[1:][live][j]
-        out.append(float(min(hi, max(lo, a + (b - a) * float(src.uniform(1)[0])))))
-    value = np.asarray(out) if many else out[0]
+    chosen = points[np.asarray(mech.release(scores, noise=src).value, dtype=np.int64)]
+    value = chosen if many else float(chosen[0])
     return QueryResult(query, value, None, None, alpha, eps, 0.0, 1.0, "exponential", src.fit_for_release,
-                       src.description, columns=(column,), bounds=(lo, hi),
-                       notes=("no error bar in value units: the exponential mechanism's accuracy is in ranks",)
+                       src.description, columns=(column,), bounds=(lo, hi), not_fit_because=unfit_reasons(src),
+                       notes=(f"the answer is a point of the public grid of {grid} steps between the bounds",
+                              "no error bar in value units: the exponential mechanism's accuracy is in ranks")
                        + ((f"epsilon split evenly over {len(qs)} quantiles",) if len(qs) > 1 else ()))
 
 
 # ---------------------------------------------------------------------------------------------
 # histograms and contingency tables
 # ---------------------------------------------------------------------------------------------
-def _axis(col: EncodedColumn, given: Sequence | None) -> tuple[np.ndarray, list]:
-    """Per row, the index of its category on this axis (−1: not among the given categories)."""
+def _public_categories(name: str, given: Any) -> list[str]:
+    """The categories given for one axis: a list of values or a Hierarchy (its leaves), as text."""
+    if isinstance(given, Hierarchy):
+        values = [str(v) for v in given.leaves]
+    elif isinstance(given, (str, bytes)) or not isinstance(given, (Sequence, np.ndarray, pd.Index, pd.Series)):
+        raise ParameterError(f"the categories of column '{name}' must be a list of values or a Hierarchy, got "
+                             f"{type(given).__name__}.")
+    else:
+        values = [str(v) for v in given]
+    if not values:
+        raise ParameterError(f"the categories given for column '{name}' are empty; list at least one.")
+    if len(set(values)) != len(values):
+        raise ParameterError(f"the categories given for column '{name}' repeat a value; list each once.")
+    return values
+
+
+def _axis(col: EncodedColumn, given: list[str] | None) -> tuple[np.ndarray, list]:
+    """Per row, the index of its category on this axis (−1: not among the given categories).
+
+    Given categories match a cell by its text, else by number (``25`` matches ``25.0``, in any
+    column: the rule must not depend on whether the column's other values are numbers); the
+    missing cell matches a category ``""`` or ``NULL`` (as in hierarchies). The matching runs over
+    the column's distinct values, then one gather maps the rows.
+    """
     if given is None:
         return col.codes.astype(np.int64), [str(v) for v in col.labels]
-    given = [str(v) for v in given]
-    if not given:
-        raise ParameterError(f"the categories given for column '{col.name}' are empty; list at least one.")
-    if len(set(given)) != len(given):
-        raise ParameterError(f"the categories given for column '{col.name}' repeat a value; list each once.")
-    index = {v: i for i, v in enumerate(given)}
-    lookup = np.array([index.get(str(label), -1) for label in col.labels], dtype=np.int64)
+    labels = np.asarray([str(v) for v in col.labels], dtype=object)
+    lookup = pd.Index(given).get_indexer(labels).astype(np.int64)
+    unmatched = lookup < 0
+    if unmatched.any():
+        canonical = pd.Index(canonical_numeric_texts(np.asarray(given, dtype=object)))
+        if canonical.is_unique:
+            lookup[unmatched] = canonical.get_indexer(canonical_numeric_texts(labels[unmatched]))
+    if col.missing_code is not None:
+        lookup[col.missing_code] = next((given.index(m) for m in MISSING_LEAVES if m in given), -1)
     return lookup[col.codes], given
 
 
 def dp_histogram(data: Any, columns: str | Sequence[str], epsilon: float, delta: float = 0.0, *,
-                 categories: Mapping[str, Sequence] | None = None, accountant: Accountant | None = None,
-                 noise: NoiseArg = None, alpha: float = 0.05) -> QueryResult:
-    """Noisy counts over the full cross-product of the columns' categories (a contingency table).
+                 categories: Mapping[str, Sequence | Hierarchy] | None = None, data_categories: bool = False,
+                 accountant: Accountant | None = None, noise: NoiseArg = None, alpha: float = 0.05) -> QueryResult:
+    """Noisy counts over the full cross-product of the columns' public categories (a contingency table).
 
     One column gives a histogram, several a contingency table whose axes follow ``columns``. Every
     cell of the cross-product gets noise, the empty ones too (otherwise which cells are empty would
@@ -453,12 +529,24 @@ def dp_histogram(data: Any, columns: str | Sequence[str], epsilon: float, delta:
     Gaussian when δ > 0; one draw per cell. The counting is one bincount over a mixed-radix key of
     the encoded codes, so ten million rows take well under a second.
 
-    **The category set is itself a disclosure.** By default the categories of a column are those
-    found in the data (its dictionary); publishing them reveals that some record holds each value
-    (a rare diagnosis, a one-off ZIP code), which no noise on the counts hides. Unless the
-    categories are public, pass ``categories={column: [values…]}`` with a list fixed in advance:
-    then exactly those cells are released, and rows whose value is not listed are left out of the
-    counts (a fixed per-row rule, so the guarantee holds; their number is not reported).
+    **The categories are public.** Which categories a table has is itself a disclosure: a cell
+    that appears because one record holds a rare value (race ``Martian``) reveals that record
+    whatever the noise. So every axis's categories must be given, fixed before the data is read:
+    ``categories={column: [values…]}`` or ``{column: hierarchy}`` (a :class:`veil.Hierarchy`; its
+    leaves are the column's public domain). Exactly those cells are released, in that order;
+    rows whose value is none of them are left out of the counts by that fixed rule, and their
+    number is not reported. A category ``""`` or ``NULL`` counts the missing cells.
+
+    ``data_categories=True`` takes the categories of the columns without given ones from the data
+    (each distinct value, the missing one included) instead; the result then says
+    ``fit_for_release=False`` and why, because publishing those categories discloses that some
+    record holds each of them.
+
+    Raises:
+        ParameterError: a column has no given categories and ``data_categories`` is False; empty or
+            repeated categories; categories for a column the histogram does not use; too many cells;
+            a bad ε, δ or alpha.
+        ColumnError: an unknown column.
     """
     eps, dlt, alpha = _check_epsilon(epsilon), _check_delta(delta), _check_alpha(alpha)
     names = [columns] if isinstance(columns, str) else list(columns)
@@ -466,21 +554,27 @@ def dp_histogram(data: Any, columns: str | Sequence[str], epsilon: float, delta:
         raise ParameterError("a histogram needs at least one column.")
     if len(set(names)) != len(names):
         raise ParameterError("a histogram lists a column twice; list each column once.")
-    categories = dict(categories or {})
-    for name in categories:
+    given = {}
+    for name, values in dict(categories or {}).items():
         if name not in names:
             raise ParameterError(f"categories are given for column '{name}', which the histogram does not use.")
+        given[name] = _public_categories(name, values)
+    from_data = [name for name in names if name not in given]
+    if from_data and not data_categories:
+        raise ParameterError(f"the categories of {', '.join(repr(n) for n in from_data)} must be public, not read "
+                             f"from the data: give categories={{{from_data[0]!r}: [...]}} or a Hierarchy, or pass "
+                             "data_categories=True, which makes the result not fit for release.")
     cols = _as_columns(data)
     axes, labels = [], []
     for name in names:
-        idx, lab = _axis(cols.column(name), categories.get(name))
+        idx, lab = _axis(cols.column(name), given.get(name))
         axes.append(idx)
         labels.append(lab)
     shape = tuple(len(lab) for lab in labels)
     cells = math.prod(shape)
     if cells > MAX_CELLS:
-        raise ParameterError(f"the table would have {cells:,} cells, more than {MAX_CELLS:,}; use fewer columns "
-                             "or coarser categories.")
+        what = "coarser categories" if not from_data else "fewer columns or given categories"
+        raise ParameterError(f"the table would have {cells:,} cells, more than {MAX_CELLS:,}; use {what}.")
     key = np.zeros(cols.num_rows, dtype=np.int64)
     valid = np.ones(cols.num_rows, dtype=bool)
     for idx, k in zip(axes, shape):
@@ -494,12 +588,16 @@ def dp_histogram(data: Any, columns: str | Sequence[str], epsilon: float, delta:
     _charge(accountant, eps, dlt, query)
     noisy = np.asarray(mech.release(counts, noise=src).value).reshape(shape)
     low, high = noisy - half, noisy + half
-    notes = () if categories.keys() >= set(names) else (
-        "the categories of " + ", ".join(n for n in names if n not in categories)
-        + " come from the data; publishing them discloses that they occur unless they are public",)
+    reasons = unfit_reasons(src)
+    notes = ()
+    if from_data:
+        reason = (f"the categories of {', '.join(from_data)} come from the data, and publishing them discloses that "
+                  "some record holds each of them")
+        reasons, notes = reasons + (reason,), (reason,)
     return QueryResult(query, noisy, np.asarray(low), np.asarray(high), alpha, eps, dlt, 1.0, mech.name,
-                       src.fit_for_release, src.description, columns=tuple(names),
-                       categories=tuple(tuple(lab) for lab in labels), notes=notes, variance=mech.variance)
+                       src.fit_for_release and not from_data, src.description, columns=tuple(names),
+                       categories=tuple(tuple(lab) for lab in labels), notes=notes, not_fit_because=reasons,
+                       variance=mech.variance)
 
 
 #: a contingency table is a histogram over several columns
@@ -618,17 +716,3 @@ def postprocess(result: QueryResult, *, nonnegative: bool = True, integral: bool
     if result.bounds is not None and not isinstance(value, np.ndarray):
         value = min(result.bounds[1], max(result.bounds[0], value))
     return replace(result, value=value, postprocessing=tuple(steps))
-
-
-def dataset_id_of(path: str | os.PathLike) -> str:
-    """The id a budget file ties to a data file: ``sha256:`` and the SHA-256 of the file's bytes.
-
-    Any change to the file (even re-saving it) gives a new id, so the old budget file no longer
-    matches: copying or moving the file keeps its budget, editing it does not.
-    """
-    import hashlib
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return "sha256:" + digest.hexdigest()

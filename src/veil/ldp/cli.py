@@ -12,8 +12,10 @@ over the domain, drawn with the seed. With ``--data FILE --column C`` each row i
 integer column is taken as codes 0..D − 1 (a value outside is named), a text column is coded in
 sorted order of its categories (``--domain`` defaults to their number).
 
-A simulation is an experiment: the coins are seeded (``--seed``, default 0) and labelled NOT fit
-for release. ``--secure`` draws them from the operating system's CSPRNG instead, as a real
+A simulation is an experiment, never a release: its output (the MSE) is computed from the true
+counts, and with ``--data`` the domain comes from the data unless ``--domain`` gives it, so it
+always says ``fit_for_release: false`` and why. The coins are seeded (``--seed``, a whole number
+>= 0, default 0); ``--secure`` draws them from the operating system's CSPRNG instead, as a real
 client would (slower: 8 bytes per coin).
 """
 
@@ -133,6 +135,7 @@ def simulate_command(
     names = _protocol_names(protocol)
     if repeat < 1:
         raise ParameterError(f"--repeat must be at least 1, got {repeat}.")
+    source = Randomness.secure() if secure else Randomness.seeded(seed)
     if data is not None:
         if column is None:
             raise ParameterError("--data needs --column to say which column holds each user's value.")
@@ -152,15 +155,17 @@ def simulate_command(
         origin = "synthetic, P(v) ∝ 1/(v + 1)"
     for name in names:
         make_protocol(name, eps, d)  # refuse a bad parameter before any work
-    source = Randomness.secure() if secure else Randomness.seeded(seed)
     rows = simulate(names, eps, d, values, repeat, source)
-    doc = {"epsilon": eps, "domain": d, "users": len(values), "repeat": repeat, "data": origin,
-           "fit_for_release": source.fit_for_release, "randomness": source.description,
-           "seed": None if secure else seed, "protocols": rows}
+    reasons = ["a simulation reports its error against the true counts"]
+    if data is not None and domain is None:
+        reasons.append(f"the domain of {d:,} values comes from the data")
     if not source.fit_for_release:
-        Console(stderr=True, highlight=False).print(
-            "note: seeded simulation: reproducible, NOT fit for release (use --secure for OS randomness).",
-            markup=False)
+        reasons.append("seeded coins: a reproducible experiment")
+    doc = {"epsilon": eps, "domain": d, "users": len(values), "repeat": repeat, "data": origin,
+           "fit_for_release": False, "not_fit_because": reasons, "randomness": source.description,
+           "seed": None if secure else seed, "protocols": rows}
+    Console(stderr=True, highlight=False, soft_wrap=True).print(
+        f"note: NOT fit for release: {'; '.join(reasons)}.", markup=False)
     if as_json:
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
         return

@@ -82,6 +82,8 @@ _MASK32 = np.uint64(0xFFFFFFFF)
 _MASK29 = np.uint64((1 << 29) - 1)
 _SEED_BITS = 122  # a and b, 61 bits each
 _MAX_EPSILON = 700.0  # e^ε must stay a finite float
+# Below, e^ε − 1 keeps too few digits for p* − q* (and the estimator that divides by it) to mean anything.
+_MIN_EPSILON = 1e-9
 
 
 # --------------------------------------------------------------------------- results
@@ -93,16 +95,29 @@ class Reports:
     Attributes:
         protocol: the protocol's name (``"GRR"``, ``"OUE"``, …).
         data: GRR: int64 ``(n,)``; SUE/OUE: bool ``(n, d)``; BLH/OLH: a tuple ``(y, a, b)`` of
-            ``(n,)`` arrays (int64 hash value, uint64 seeds).
+            ``(n,)`` arrays (int64 hash value, uint64 seeds). One user's report (``single``) has
+            no users axis: an int64, ``d`` bits, or a triple of numbers.
         fit_for_release: True when the coins came from the secure source.
+        single: the report of one user, made from a scalar value.
     """
 
     protocol: str
     data: Any
     fit_for_release: bool
+    single: bool = False
 
     def __len__(self) -> int:
+        if self.single:
+            return 1
         return len(self.data[0]) if isinstance(self.data, tuple) else len(self.data)
+
+    def batch(self) -> Any:
+        """The data with a users axis (a single report becomes a batch of one)."""
+        if not self.single:
+            return self.data
+        if isinstance(self.data, tuple):
+            return tuple(np.asarray(part)[None] for part in self.data)
+        return np.asarray(self.data)[None]
 
 
 @dataclass(frozen=True)
@@ -125,6 +140,10 @@ def _check_epsilon(epsilon: Any) -> float:
         raise ParameterError(f"epsilon must be a positive finite number, got {eps:g}.")
     if eps > _MAX_EPSILON:
         raise ParameterError(f"epsilon must be at most {_MAX_EPSILON:g} (e^epsilon overflows), got {eps:g}.")
+    if eps < _MIN_EPSILON:
+        raise ParameterError(f"epsilon must be at least {_MIN_EPSILON:g}, got {eps:g}: below, the report "
+                             "probabilities p* and q* cannot be told apart in floating point and no count can be "
+                             "estimated.")
     return eps
 
 
@@ -274,6 +293,16 @@ class FrequencyOracle:
     def __init__(self, epsilon: float, domain: int) -> None:
         self.epsilon = _check_epsilon(epsilon)
         self.domain = _check_domain(domain)
+        # Every coin must stay a real coin: a probability that rounds to 1 (or 0) in floating point
+        # would send some value unrandomized, and p* = q* would make variance() divide by zero.
+        if not all(0.0 < c < 1.0 for c in self._coins()) or not self.p > self.q:
+            raise ParameterError(f"epsilon = {self.epsilon:g} is too large for {self.name} over {self.domain:,} "
+                                 "values: a report probability rounds to 1 in floating point, so some reports would "
+                                 "not be randomized; use a smaller epsilon.")
+
+    def _coins(self) -> tuple[float, ...]:
+        """The probabilities the client's coins are drawn with."""
+        return self.p, self.q
 
     def __repr__(self) -> str:
         return f"{self.name}(epsilon={self.epsilon:g}, domain={self.domain})"
@@ -319,10 +348,19 @@ class FrequencyOracle:
 
     # ---- client ---------------------------------------------------------------------------------
     def perturb(self, values: Any, rng: Any = None) -> Reports:
-        """Randomize each user's value (vectorized over users); ``rng=None`` is the secure source."""
+        """Randomize each user's value (vectorized over users); ``rng=None`` is the secure source.
+
+        ``values`` is one code per user, or a single code (a scalar): a client randomizing its own
+        value gets one report of that shape (``Reports.single``; see :class:`Reports`), which the
+        server aggregates like any other.
+        """
         source = as_randomness(rng)
-        data = self._perturb(_check_values(values, self.domain), source)
-        return Reports(self.name, data, source.fit_for_release)
+        arr = np.asarray(values)
+        single = arr.ndim == 0
+        data = self._perturb(_check_values(arr.reshape(1) if single else arr, self.domain), source)
+        if single:
+            data = tuple(part[0] for part in data) if isinstance(data, tuple) else data[0]
+        return Reports(self.name, data, source.fit_for_release, single)
 
     def perturb_and_aggregate(self, values: Any, rng: Any = None, *, chunk_size: int | None = None) -> Supports:
         """Perturb and aggregate in chunks of users, keeping only the support counts.
@@ -331,7 +369,8 @@ class FrequencyOracle:
         reports: the way to simulate unary encodings with many users over a large domain.
         """
         source = as_randomness(rng)
-        arr = _check_values(values, self.domain)
+        arr = np.asarray(values)
+        arr = _check_values(arr.reshape(1) if arr.ndim == 0 else arr, self.domain)
         size = chunk_size or self._chunk_size()
         counts = np.zeros(self.domain, dtype=np.int64)
         for start in range(0, len(arr), size):
@@ -354,7 +393,7 @@ class FrequencyOracle:
             if reports.protocol != self.name:
                 raise ParameterError(f"these reports were made by {reports.protocol}, not {self.name}; "
                                      f"aggregate them with {reports.protocol}.")
-            reports = reports.data
+            reports = reports.batch()
         return self._check_reports(reports)
 
     def _check_reports(self, data: Any) -> Any:
@@ -530,6 +569,9 @@ class _LocalHashing(FrequencyOracle):
     def other_probability(self) -> float:
         return 1.0 / (math.exp(self.epsilon) + self.g - 1)
 
+    def _coins(self) -> tuple[float, ...]:
+        return self.keep_probability, self.other_probability
+
     @property
     def p(self) -> float:
         return self.keep_probability
@@ -613,10 +655,11 @@ class OLH(_LocalHashing):
     description = "optimized local hashing"
 
     def __init__(self, epsilon: float, domain: int) -> None:
-        super().__init__(epsilon, domain)
-        if math.exp(self.epsilon) > 2**31:
+        eps = _check_epsilon(epsilon)
+        if math.exp(eps) > 2**31:
             raise ParameterError(f"OLH needs epsilon ≤ {math.log(2**31):.1f} (its hash range round(e^ε) + 1 must "
-                                 f"stay below 2^31), got {self.epsilon:g}; at such an epsilon use GRR.")
+                                 f"stay below 2^31), got {eps:g}; at such an epsilon use GRR.")
+        super().__init__(eps, domain)
 
     @property
     def g(self) -> int:
@@ -649,7 +692,12 @@ def choose_protocol(epsilon: float, domain: int, *, tolerance: float = 0.05) -> 
     eps, d = _check_epsilon(epsilon), _check_domain(domain)
     if not tolerance >= 0:
         raise ParameterError(f"tolerance must be a non-negative number, got {tolerance!r}.")
-    candidates = [cls(eps, d) for cls in (GRR, SUE, OUE, BLH, OLH) if cls is not OLH or math.exp(eps) <= 2**31]
+    candidates = []
+    for cls in (GRR, SUE, OUE, BLH, OLH):
+        try:
+            candidates.append(cls(eps, d))
+        except ParameterError:
+            continue  # this ε is too large for it (OUE, whose p* is 1/2, always runs)
     best = min(c.variance(1) for c in candidates)
     tied = [c for c in candidates if c.variance(1) <= best * (1 + tolerance)]
     return min(tied, key=lambda c: (c.report_bits, c.variance(1)))
