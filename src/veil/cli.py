@@ -100,6 +100,9 @@ def check_command(
     beta: Optional[float] = typer.Option(None, "--beta", help="Check β-likeness at this β."),
     risk_threshold: float = typer.Option(0.2, "--risk-threshold", help="Risk above which a record is at risk."),
     population: Optional[Path] = typer.Option(None, "--population", help="Population table for journalist risk."),
+    manifest: Optional[Path] = typer.Option(
+        None, "--manifest", help="The release's manifest: judge it as veil anonymize did (the input's reference "
+                                 "distributions; rows all * are its suppressed records when it shows them)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
 ) -> None:
     """Measure every privacy model and the re-identification risk of a table.
@@ -111,7 +114,7 @@ def check_command(
                  orders=parse_orders(order), delimiter=delimiter)
     pop = Dataset(population, quasi_identifiers=ds.quasi_identifiers, delimiter=delimiter) if population else None
     report = check(ds, c=c, k=k, alpha=alpha, l=l, t=t, delta=delta, beta=beta,
-                   risk_threshold=risk_threshold, population=pop)
+                   risk_threshold=risk_threshold, population=pop, manifest=manifest)
     emit(report, as_json)
     if report.passed is False:
         raise typer.Exit(EXIT_FAILED_CHECK)
