@@ -14,7 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from veil import ColumnError, Dataset, EquivalenceClasses, builders
+from helpers import one_sentence_error
+from veil import ColumnError, DataError, Dataset, EquivalenceClasses, builders
+from veil.cells import Cells
 from veil.classes import group_rows
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -299,3 +301,110 @@ def test_classes_of_zip_codes_with_leading_zeros():
     ec = EquivalenceClasses.from_dataset(ds, {"zip": 2})
     assert sorted(ec.class_labels()["zip"]) == ["010**", "021**"]
     np.testing.assert_array_equal(sorted(ec.sizes), [1, 3])
+
+
+# --------------------------------------------------------------------------------------------
+# merging classes that print alike, and another reference distribution
+
+
+def test_members_of_every_kind_of_cell():
+    col = Dataset(pd.DataFrame({"x": [1, 2, 3, 4, 5]}), quasi_identifiers=["x"]).column("x")
+    labels = np.array(["a", "b"], dtype=object)
+    for cells in (Cells.from_codes(col, np.array([0, 1, 0, 1, 1]), labels),
+                  Cells.from_sets(col, np.array([0, 2, 5]), np.array([0, 2, 1, 3, 4]), labels)):
+        indptr, indices = cells.members()
+        assert [indices[indptr[i]:indptr[i + 1]].tolist() for i in range(2)] == [[0, 2], [1, 3, 4]]
+    indptr, indices = Cells.from_ranges(col, np.array([0, 3]), np.array([2, 4]), labels).members()
+    assert [indices[indptr[i]:indptr[i + 1]].tolist() for i in range(2)] == [[0, 1, 2], [3, 4]]
+
+
+def _microaggregated(frame: pd.DataFrame, group: np.ndarray, published: dict) -> EquivalenceClasses:
+    """Classes as MDAV makes them: one cell per group per column, holding the group's values."""
+    ds = Dataset(frame, quasi_identifiers=list(published), sensitive=["s"])
+    n_groups = int(group.max()) + 1
+    cells = []
+    for name, labels in published.items():
+        col = ds.column(name)
+        pairs = np.unique(group * col.cardinality + col.codes)
+        owner, codes = np.divmod(pairs, col.cardinality)
+        cells.append(Cells.from_sets(col, np.searchsorted(owner, np.arange(n_groups + 1)), codes,
+                                     np.array(labels, dtype=object)))
+    keys = np.repeat(np.arange(n_groups)[:, None], len(published), axis=1)
+    return EquivalenceClasses.from_partition(ds, group, keys, cells)
+
+
+def test_classes_that_print_alike_are_merged_with_their_cells_and_counts():
+    frame = pd.DataFrame({"age": [30, 31, 40, 41, 29, 30, 50, 52], "sex": list("mmffmmff"),
+                          "s": list("abababbb")})
+    group = np.array([0, 0, 1, 1, 2, 2, 3, 3])
+    # Groups 0 and 2 publish (30, m); group 3 prints like nobody else on age.
+    classes = _microaggregated(frame, group, {"age": ["30", "40", "30", "51"], "sex": ["m", "f", "m", "f"]})
+    merged, class_of = classes.merge_identical()
+    assert class_of.tolist() == [0, 1, 0, 2]
+    assert merged.sizes.tolist() == [4, 2, 2]
+    assert merged.row_class.tolist() == [0, 0, 1, 1, 0, 0, 2, 2]
+    assert merged.counts("s").tolist() == [[2, 2], [1, 1], [0, 2]]
+    age = merged.cells(0)
+    indptr, indices = age.members()
+    covered = [sorted(age.column.labels[indices[indptr[c]:indptr[c + 1]]].tolist()) for c in merged.keys[:, 0]]
+    assert covered == [["29", "30", "31"], ["40", "41"], ["50", "52"]]
+    assert [age.labels[c] for c in merged.keys[:, 0]] == ["30", "40", "51"]
+    assert merged.class_labels()[["age", "sex", "size"]].values.tolist() == \
+        [["30", "m", 4], ["40", "f", 2], ["51", "f", 2]]
+    # Suppressed classes are not published, so they never merge.
+    kept, class_of = classes.merge_identical(keep=np.array([True, True, False, True]))
+    assert kept is classes and class_of.tolist() == [0, 1, 2, 3]
+
+
+def test_classes_that_print_differently_are_returned_unchanged():
+    ds = Dataset(pd.DataFrame({"a": [1, 1, 2], "b": list("xyx")}), quasi_identifiers=["a", "b"])
+    classes = EquivalenceClasses.from_dataset(ds)
+    merged, class_of = classes.merge_identical()
+    assert merged is classes and class_of.tolist() == [0, 1, 2]
+
+
+def test_hierarchy_cells_with_one_label_merge_and_lose_their_level():
+    ds = Dataset(pd.DataFrame({"a": list("xyzx")}), quasi_identifiers=["a"])
+    col = ds.column("a")
+    # x and y are different cells that print alike.
+    cells = [Cells.from_codes(col, np.array([0, 1, 2]), np.array(["v", "v", "w"], dtype=object), level=1,
+                              height=2)]
+    classes = EquivalenceClasses.from_partition(ds, np.array([0, 1, 2, 0]), np.array([[0], [1], [2]]), cells)
+    merged, class_of = classes.merge_identical()
+    assert class_of.tolist() == [0, 0, 1] and merged.sizes.tolist() == [3, 1]
+    assert merged.cells(0).level is None
+    assert merged.cells(0).coverage().tolist() == [2, 1]
+
+
+def test_printed_as_marks_classes_whose_every_cell_prints_the_text():
+    ds = Dataset(pd.DataFrame({"a": ["1", "2", "*"], "b": ["*", "x", "*"]}), quasi_identifiers=["a", "b"])
+    classes = EquivalenceClasses.from_dataset(ds)
+    assert classes.class_labels()[["a", "b"]].values[classes.printed_as("*")].tolist() == [["*", "*"]]
+
+
+def test_with_reference_compares_with_the_given_distribution():
+    frame = pd.DataFrame({"q": ["a", "a", "b", "b"], "s": [1, 2, 2, 3]})
+    ds = Dataset(frame, quasi_identifiers=["q"], sensitive=["s"])
+    classes = EquivalenceClasses.from_dataset(ds)
+    # The reference also holds the value 4, which no released record holds.
+    ref = classes.with_reference({"s": {"1": 1, "2": 2, "3": 1, "4": 4}, "other": {"x": 1}})
+    sc = ref.sensitive["s"]
+    assert sc.column.labels.tolist() == ["1", "2", "3", "4"]
+    assert sc.reference.tolist() == [1, 2, 1, 4]
+    assert sc.counts.tolist() == [[1, 1, 0, 0], [0, 1, 1, 0]]
+    assert sc.ordered
+    assert classes.sensitive["s"].reference.tolist() == [1, 2, 1]  # the original is untouched
+    assert ref.sizes is classes.sizes
+
+
+@pytest.mark.parametrize("reference, words", [
+    ({"s": {"1": 1, "2": 2}}, ["'3'", "missing from the reference"]),
+    ({"s": {"1": 1, "2": 0, "3": 1}}, ["whole number"]),
+    ({"s": {"1": 1.5, "2": 1, "3": 1}}, ["whole number"]),
+    ({"s": ["1", "2"]}, ["map each value"]),
+    (["s"], ["per sensitive column"]),
+])
+def test_with_reference_refuses_a_reference_that_cannot_be_one(reference, words):
+    ds = Dataset(pd.DataFrame({"q": ["a", "b", "b"], "s": [1, 2, 3]}), quasi_identifiers=["q"], sensitive=["s"])
+    classes = EquivalenceClasses.from_dataset(ds)
+    one_sentence_error(DataError, lambda: classes.with_reference(reference), *words)

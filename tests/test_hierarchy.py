@@ -361,6 +361,18 @@ def test_missing_value_without_a_leaf_and_several_roots():
     assert gen.lut.tolist() == [[0, 0], [1, 2]]
 
 
+def test_missing_value_joins_a_node_labelled_like_it_and_its_ancestors():
+    # Published, the node "" and the missing category print alike: they are one node.
+    col = encode_column("x", pd.Series(["a", None, "b", "c"]))
+    gen = Hierarchy([["a", "", "p", "*"], ["b", "B", "q", "*"], ["c", "C", "q", "*"]]).align(col)
+    assert gen.labels[1].tolist() == ["", "B", "C"]
+    assert gen.lut.tolist() == [[0, 0, 0, 0], [1, 1, 1, 0], [2, 2, 1, 0], [3, 0, 0, 0]]
+    # Above a level with its own node, the missing category joins the first node labelled "".
+    gen = Hierarchy([["a", "A", "", "*"], ["b", "B", "q", "*"], ["c", "C", "q", "*"]]).align(col)
+    assert gen.labels[1].tolist() == ["A", "B", "C", ""]
+    assert gen.lut[3].tolist() == [3, 3, 0, 0]
+
+
 def test_missing_value_does_not_count_as_uncovered():
     col = encode_column("x", pd.Series(["a", "", "a"]))
     gen = Hierarchy([["a", "*"]]).align(col)

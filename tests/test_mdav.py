@@ -194,18 +194,25 @@ def test_progress_is_reported():
 @given(tables_and_k())
 def test_groups_hold_k_to_2k_minus_1_records_and_cover_every_record_once(case):
     frame, ds, k = case
-    model = MDAV(k=k).fit(ds)
-    groups = model.groups_
-    assert groups.shape == (len(frame),) and groups.min() == 0
-    sizes = np.bincount(groups)
+    raw = mdav_groups(_Space(ds, [], "impute"), k)
+    assert raw.shape == (len(frame),) and raw.min() == 0
+    sizes = np.bincount(raw)
     assert sizes.sum() == len(frame) and (sizes > 0).all()
     assert sizes.min() >= k and sizes.max() <= max(2 * k - 1, len(frame) if len(frame) < 2 * k else 0)
-    # Groups are numbered by their first row.
-    first = [np.flatnonzero(groups == g)[0] for g in range(len(sizes))]
+    # The release's classes are MDAV's groups, merged where their published values coincide:
+    # each group lies in one class, and no two classes print alike.
+    model = MDAV(k=k).fit(ds)
+    groups = model.groups_
+    assert len(set(zip(raw.tolist(), groups.tolist()))) == raw.max() + 1
+    assert model.result_.groups == raw.max() + 1
+    assert model.result_.coincident == raw.max() + 1 - (groups.max() + 1)
+    # Classes are numbered by their first row.
+    first = [np.flatnonzero(groups == g)[0] for g in range(groups.max() + 1)]
     assert first == sorted(first)
     release = model.transform(ds)
     assert np.array_equal(release.classes.row_class, groups)
     assert release.classes.n_rows == len(frame)
+    assert release.data[ds.quasi_identifiers].astype(str).drop_duplicates().shape[0] == groups.max() + 1
 
 
 @PROPERTY
@@ -415,12 +422,16 @@ def test_eight_points_k3_two_groups_after_the_loop():
 
 
 def test_ties_go_to_the_earlier_row():
-    model, _, _ = one_column([5] * 7, 2)
+    model, ds, _ = one_column([5] * 7, 2)
     # r = row 0 with row 1; s = row 2 with row 3; 3 left (< 2k = 4): one group.
-    assert list(model.groups_) == [0, 0, 1, 1, 2, 2, 2]
+    assert list(mdav_groups(_Space(ds, [], "impute"), 2)) == [0, 0, 1, 1, 2, 2, 2]
+    # Every group publishes 5, so the release holds one class.
+    assert list(model.groups_) == [0] * 7 and model.result_.coincident == 2
     frame = pd.DataFrame({"c": ["a", "b", "a", "b", "a", "b"]})
     ds = Dataset(frame, quasi_identifiers=["c"])
-    assert list(MDAV(k=2).fit(ds).groups_) == [0, 1, 0, 1, 2, 2]
+    assert list(mdav_groups(_Space(ds, [], "impute"), 2)) == [0, 1, 0, 1, 2, 2]
+    # The last group's mode is a (a tie, to the value first in order), like the first group's.
+    assert list(MDAV(k=2).fit(ds).groups_) == [0, 1, 0, 1, 0, 0]
 
 
 def test_half_rounds_away_from_zero():
@@ -549,9 +560,15 @@ def test_a_model_needing_a_sensitive_column_without_one():
 def test_adult_k5_groups_and_manifest():
     ds = load_adult()
     model = MDAV(k=5).fit(ds)
+    raw = np.bincount(mdav_groups(_Space(ds, [], "impute"), 5))
+    assert raw.min() == 5 and raw.max() <= 9
+    assert model.result_.groups == len(raw) and model.result_.suppressed_records == 0
+    # Groups whose rounded mean age and modes coincide are one class of the published table.
     sizes = np.bincount(model.groups_)
-    assert sizes.min() == 5 and sizes.max() <= 9
-    assert model.result_.groups == len(sizes) and model.result_.suppressed_records == 0
+    assert model.result_.classes == len(sizes) == len(raw) - model.result_.coincident < len(raw)
+    release = model.transform(ds)
+    assert release.data[ds.quasi_identifiers].drop_duplicates().shape[0] == len(sizes)
+    assert release.manifest["metrics"]["discernibility"] == int((sizes.astype(np.int64) ** 2).sum())
 
 
 def test_example_config_runs_through_veil_anonymize(tmp_path: Path, monkeypatch):

@@ -417,6 +417,27 @@ def test_relaxed_ties_go_either_way_and_identical_boxes_merge():
     assert sorted((b["min"], b["max"]) for b in boxes) == [(5, 5), (5, 6)]
 
 
+def test_partitions_whose_distinct_cells_print_alike_are_one_class():
+    # Values q1 and q2 generalize to "*" one level below the root "*": a partition holding p1 and
+    # q1 (the root) and one holding q1 and q2 (the lower node) both publish "*".
+    from veil.anonymize.mondrian import _dimension, _publish
+
+    frame = pd.DataFrame({"zip": ["p1", "q1", "q1", "q2", "p1", "p2"], "s": list("abcabc")})
+    hierarchy = Hierarchy([["p1", "p*", "*"], ["p2", "p*", "*"], ["q1", "*", "*"], ["q2", "*", "*"]])
+    ds = Dataset(frame, quasi_identifiers=["zip"], sensitive=["s"], hierarchies={"zip": hierarchy})
+    dims = [_dimension(ds, "zip", "hierarchy")]
+    ranks = dims[0].rank[ds.column("zip").codes][None, :]
+    classes, keys, boxes, class_of_part = _publish(ds, dims, ranks, np.array([0, 0, 1, 1, 2, 2]))
+    assert class_of_part.tolist() == [1, 1, 0]
+    assert classes.sizes.tolist() == [2, 4]
+    assert classes.counts("s").tolist() == [[0, 1, 1], [2, 1, 1]]
+    star = keys[1, 0]
+    assert classes.cells(0).labels[star] == "*" and classes.cells(0).coverage()[star] == 4  # the root covers all
+    assert sorted(boxes[0][star]["any_of"], key=lambda b: b["level"]) == [{"node": "*", "level": 1},
+                                                                         {"node": "*", "level": 2}]
+    assert boxes[0][keys[0, 0]] == {"node": "p*", "level": 1}
+
+
 def test_relaxed_union_failing_delta_disclosure_is_collapsed():
     # A table Hypothesis found: relaxed partitions with identical cells pass δ-disclosure one by
     # one, but not as the one class the table shows; they are collapsed into their lowest common

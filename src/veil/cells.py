@@ -65,6 +65,25 @@ class Cells:
     def n_cells(self) -> int:
         return len(self.labels)
 
+    @property
+    def cell_of_code(self) -> np.ndarray | None:
+        """For cells from a map (:meth:`from_codes`), the cell of each original code; else ``None``."""
+        return self._cell_of_code
+
+    def members(self) -> tuple[np.ndarray, np.ndarray]:
+        """The codes each cell covers, in compressed-row form ``(indptr, indices)``: cell ``i``
+        covers ``indices[indptr[i]:indptr[i+1]]``, in code order."""
+        if self._sets is not None:
+            return self._sets
+        if self._cell_of_code is not None:
+            indices = np.argsort(self._cell_of_code, kind="stable").astype(np.int64)
+            lengths = np.bincount(self._cell_of_code, minlength=self.n_cells)
+        else:
+            lengths = (self._high - self._low + 1).astype(np.int64)
+            starts = np.repeat(self._low - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
+            indices = (np.arange(int(lengths.sum())) + starts).astype(np.int64)
+        return np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64), indices
+
     def overlap(self, weights: np.ndarray) -> np.ndarray:
         """For each cell, the sum of ``weights`` (one per original code) over the codes it covers."""
         weights = np.asarray(weights, dtype=float)

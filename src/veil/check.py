@@ -1,15 +1,26 @@
 """Measure every privacy model and the re-identification risk of a table in one pass.
 
 The classes and count matrices are built once; every model then reads them.
+
+A released table is judged as ``veil anonymize`` judged it when its manifest is given: the
+models that compare each class with the whole table (t-closeness, δ-disclosure, β-likeness) use
+the input table's distribution recorded there (ARX's definition), and when the release shows its
+suppressed records as ``*``, the rows whose quasi-identifiers are all ``*`` are those records,
+exempt from the models and the risk.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
 
-from veil.classes import EquivalenceClasses
+from veil.classes import STAR, EquivalenceClasses
 from veil.data.dataset import Dataset
+from veil.errors import DataError
 from veil.models import (AlphaKAnonymity, BetaLikeness, DeltaDisclosure, DistinctLDiversity,
                          EntropyLDiversity, KAnonymity, ModelResult, PrivacyModel, RecursiveCLDiversity,
                          TCloseness)
@@ -26,12 +37,14 @@ class CheckReport:
 
     Attributes:
         rows: number of records.
-        classes: the equivalence classes.
+        classes: the equivalence classes (the suppressed records excluded).
         results: per summary key, the model's result, or ``None`` where the model does not apply
             (no sensitive column, or a distance the column does not support).
         risk: the re-identification risk.
         c: the c of recursive (c,ℓ)-diversity.
         notes: remarks about the data worth a reader's attention (one sentence each).
+        suppressed: rows taken as the release's suppressed records (all ``*``), exempt from the
+            models and the risk.
     """
 
     rows: int
@@ -40,6 +53,7 @@ class CheckReport:
     risk: ReidentificationRisk
     c: float
     notes: list[str] = field(default_factory=list)
+    suppressed: int = 0
 
     @property
     def passed(self) -> bool | None:
@@ -50,7 +64,7 @@ class CheckReport:
     def to_dict(self) -> dict:
         """A JSON-ready summary. Unbounded levels are the string ``"inf"``; ``null`` means the
         model does not apply."""
-        out: dict = {"rows": self.rows, "classes": self.classes.n_classes}
+        out: dict = {"rows": self.rows, "classes": self.classes.n_classes, "suppressed": self.suppressed}
         for key in SUMMARY_KEYS:
             out[key] = _number(self.results[key].level) if self.results.get(key) else None
         out.update(
@@ -90,13 +104,19 @@ def _number(value: float) -> float | int | str:
 def check(dataset: Dataset, *, c: float = 2.0, k: int | None = None, alpha: float | None = None,
           l: float | None = None, t: float | None = None, delta: float | None = None,
           beta: float | None = None, risk_threshold: float = 0.2, population: Dataset | None = None,
-          classes: EquivalenceClasses | None = None) -> CheckReport:
+          classes: EquivalenceClasses | None = None, reference: Mapping[str, Mapping[str, int]] | None = None,
+          manifest: Mapping | str | os.PathLike | None = None) -> CheckReport:
     """Measure every privacy model on a dataset and check the thresholds that are given.
 
     The models are k-anonymity, (α,k)-anonymity, distinct, entropy and recursive (c,ℓ)-diversity,
     t-closeness under the equal, ordered and hierarchical distances, δ-disclosure privacy and
     basic and enhanced β-likeness; see each model's class for its definition. With several
     sensitive columns each model reports its worst level over them.
+
+    t-closeness, δ-disclosure and β-likeness compare each class with a reference distribution
+    of the sensitive column: the one given by ``reference`` or the manifest (for a release, the
+    input table's, suppressed records included, as ARX and ``veil anonymize`` define them), else
+    the column's distribution in ``dataset`` itself; a note says which.
 
     Args:
         dataset: the table, with quasi-identifiers and (for every model but k-anonymity)
@@ -107,10 +127,17 @@ def check(dataset: Dataset, *, c: float = 2.0, k: int | None = None, alpha: floa
         risk_threshold: per-record risk above which a record counts as at risk.
         population: a population table for journalist risk.
         classes: precomputed classes of ``dataset`` (default: its ungeneralized classes).
+        reference: per sensitive column, each value (as text) → its number of records in the
+            reference table (overrides the manifest's).
+        manifest: the veil manifest of the release ``dataset`` is (a dict, or the path of its
+            JSON file): its ``reference`` distributions, and, when it shows its suppressed records
+            as ``*``, that the rows whose quasi-identifiers are all ``*`` are those records, exempt
+            from the models and the risk.
 
     Raises:
         ParameterError: a threshold or ``c`` out of range.
-        DataError: the population does not contain the table's classes.
+        DataError: the population does not contain the table's classes; the manifest cannot be
+            read; a value of a sensitive column is missing from its reference distribution.
     """
     models: list[PrivacyModel] = [
         KAnonymity(k), AlphaKAnonymity(alpha, k if alpha is not None else None), DistinctLDiversity(l), EntropyLDiversity(l),
@@ -120,16 +147,58 @@ def check(dataset: Dataset, *, c: float = 2.0, k: int | None = None, alpha: floa
     ]
     if classes is None:
         classes = EquivalenceClasses.from_dataset(dataset)
+    notes = []
+    suppressed = 0
+    if manifest is not None:
+        manifest = _read_manifest(manifest)
+        if reference is None:
+            reference = manifest.get("reference")
+        output, suppression = manifest.get("output") or {}, manifest.get("suppression") or {}
+        if output.get("suppressed") == "star" and (suppression.get("records") or 0) > 0:
+            starred = classes.printed_as(STAR)
+            suppressed = int(classes.sizes[starred].sum())
+            classes = classes.subset(~starred)
+            notes.append(f"{suppressed:,} rows whose quasi-identifiers are all '{STAR}' are the release's suppressed "
+                         "records (its manifest says so); they are exempt from the models and the risk.")
+            if suppressed != suppression.get("records"):
+                notes.append(f"the manifest counts {suppression.get('records')} suppressed records but the table "
+                             f"has {suppressed:,} rows that are all '{STAR}'; check that they belong together.")
+    if reference is not None:
+        classes = classes.with_reference(reference)
     results: dict[str, ModelResult | None] = {}
     for model in models:
-        applicable = not model.needs_sensitive or any(model.applies_to(sc) for sc in classes.sensitive.values())
+        applicable = classes.n_classes > 0 and (
+            not model.needs_sensitive or any(model.applies_to(sc) for sc in classes.sensitive.values()))
         results[model.key] = model.evaluate(classes) if applicable else None
     risk = reidentification_risk(classes, threshold=risk_threshold, population=population, k=k)
-    notes = []
     for name, sc in classes.sensitive.items():
         if (sc.reference > 0).sum() == 1:
             notes.append(f"sensitive column '{name}' holds a single value, so every class is homogeneous "
                          "and every record's value is disclosed.")
+        if reference is not None and name in reference:
+            notes.append(f"t-closeness, δ-disclosure and β-likeness compare each class with the reference "
+                         f"distribution of '{name}' given ({int(sc.reference.sum()):,} records), as veil anonymize "
+                         "does.")
+        else:
+            notes.append(f"t-closeness, δ-disclosure and β-likeness compare each class with the distribution of "
+                         f"'{name}' in this table; give the release's manifest to compare with the input table's, "
+                         "as veil anonymize does.")
     if not dataset.sensitive:
         notes.append("no sensitive column was given, so only k-anonymity and the risk were measured.")
-    return CheckReport(dataset.num_rows, classes, results, risk, float(c), notes)
+    return CheckReport(dataset.num_rows, classes, results, risk, float(c), notes, suppressed)
+
+
+def _read_manifest(manifest: Mapping | str | os.PathLike) -> Mapping:
+    """A manifest given as a mapping, or read from its JSON file."""
+    if isinstance(manifest, Mapping):
+        return manifest
+    path = Path(manifest)
+    try:
+        loaded = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DataError(f"the manifest {str(path)!r} does not exist; check the path.") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DataError(f"the manifest {str(path)!r} cannot be read as JSON ({exc}).") from None
+    if not isinstance(loaded, dict):
+        raise DataError(f"the manifest {str(path)!r} is not a JSON object; give the manifest veil anonymize wrote.")
+    return loaded

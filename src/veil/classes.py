@@ -17,10 +17,13 @@ import pandas as pd
 
 from veil.cells import Cells
 from veil.data.dataset import Dataset
-from veil.data.encoding import EncodedColumn
+from veil.data.encoding import EncodedColumn, canonical_numeric_texts, encode_column
 from veil.data.hierarchy import Generalization
-from veil.errors import ColumnError
+from veil.errors import ColumnError, DataError
 
+# The text every quasi-identifier of a suppressed record is published as, when suppressed
+# records are shown rather than removed.
+STAR = "*"
 _KEY_LIMIT = 1 << 62
 # Key spaces up to _DIRECT_FACTOR × rows + _DIRECT_SPAN keys are grouped by direct addressing;
 # otherwise up to _SORT_ROWS rows by sorting, and larger inputs by hashing.
@@ -135,8 +138,10 @@ class SensitiveCounts:
     Attributes:
         column: the encoded sensitive column.
         counts: ``int64 [classes × values]``, the class × sensitive-value count matrix.
-        reference: ``int64 [values]``, the counts over the whole table, the distribution that
-            t-closeness, δ-disclosure and β-likeness compare each class with.
+        reference: ``int64 [values]``, the counts over the whole table (by default the
+            dataset the classes partition, suppressed records included; see
+            :meth:`EquivalenceClasses.with_reference`), the distribution that t-closeness,
+            δ-disclosure and β-likeness compare each class with.
         generalization: the sensitive column's hierarchy, for hierarchical EMD, or ``None``.
     """
 
@@ -371,12 +376,169 @@ class EquivalenceClasses:
                                   new_id[self.row_class], counts, cells=self._cells)
         return kept
 
+    def _label_keys(self) -> tuple[list[np.ndarray], list[int]]:
+        """Per quasi-identifier, each class's cell as the text a reader sees: an index into that
+        column's distinct cell labels (two cells printing the same text share an index), and the
+        number of distinct labels."""
+        columns, radices = [], []
+        for j in range(len(self.dataset.quasi_identifiers)):
+            text = pd.Series(np.asarray(self.cells(j).labels, dtype=object)).astype(str)
+            label_of_cell, distinct = pd.factorize(text, sort=False)
+            columns.append(label_of_cell[self.keys[:, j]].astype(np.int64))
+            radices.append(len(distinct))
+        return columns, radices
+
+    def merge_identical(self, keep: np.ndarray | None = None) -> tuple["EquivalenceClasses", np.ndarray]:
+        """The classes as a reader of the published table sees them: classes whose cells print
+        the same text on every quasi-identifier are one class.
+
+        A merged class publishes that text; its cell on each quasi-identifier covers every
+        value its members' cells cover. Its class × value counts are the sums of its members'.
+
+        Args:
+            keep: bool per class; classes outside it (suppressed ones, whose cells are not
+                published) are never merged. Default: every class may merge.
+
+        Returns:
+            ``(classes, class_of)``: the merged classes, numbered in the order of their first
+            member, and for each class here the class it belongs to there. Without identical
+            classes these classes themselves are returned, with ``class_of`` the identity.
+        """
+        columns, radices = self._label_keys()
+        if keep is not None and not np.all(keep):
+            # Every suppressed class gets a key of its own.
+            keep = np.asarray(keep, dtype=bool)
+            columns.append(np.where(keep, 0, np.cumsum(~keep)))
+            radices.append(int((~keep).sum()) + 1)
+        group, _ = group_rows(columns, radices, decode=False)
+        n_new = int(group.max()) + 1 if len(group) else 0
+        if n_new == self.n_classes:
+            return self, np.arange(self.n_classes)
+        # Number the merged classes by their first member.
+        first = np.full(n_new, self.n_classes, dtype=np.int64)
+        np.minimum.at(first, group, np.arange(self.n_classes))
+        order = np.argsort(first, kind="stable")
+        rank = np.empty(n_new, dtype=np.int64)
+        rank[order] = np.arange(n_new)
+        class_of = rank[group]
+        first = first[order]
+        sizes = sum_by_group(class_of, self.sizes, n_new)
+        counts = {name: sum_by_group(class_of, matrix, n_new) for name, matrix in self._counts.items()}
+        keys = np.empty((n_new, self.keys.shape[1]), dtype=np.int32)
+        cells, changed = [], False
+        for j in range(self.keys.shape[1]):
+            cell = self.keys[:, j]
+            head = cell[first]
+            if np.array_equal(cell, head[class_of]):
+                # Every merged class's members share one cell: it stays as it is.
+                keys[:, j] = head
+                cells.append(self.cells(j))
+                continue
+            changed = True
+            cells.append(_union_cells(self.cells(j), cell, class_of, n_new, head))
+            keys[:, j] = np.arange(n_new, dtype=np.int32)
+        rows = self.row_class
+        row_class = np.where(rows >= 0, class_of[np.maximum(rows, 0)], -1)
+        kept_cells = None if self._cells is None and not changed else cells
+        merged = EquivalenceClasses(self.dataset, self.levels if not changed else None, sizes, keys, row_class,
+                                    counts, cells=kept_cells)
+        return merged, class_of
+
+    def printed_as(self, text: str) -> np.ndarray:
+        """Bool per class: whether every quasi-identifier cell of the class prints as ``text``."""
+        out = np.ones(self.n_classes, dtype=bool)
+        for j in range(len(self.dataset.quasi_identifiers)):
+            labels = pd.Series(np.asarray(self.cells(j).labels, dtype=object)).astype(str).to_numpy()
+            out &= (labels == text)[self.keys[:, j]]
+        return out
+
+    def with_reference(self, reference: Mapping[str, Mapping[str, int]]) -> "EquivalenceClasses":
+        """These classes, with the sensitive columns named in ``reference`` compared with the
+        distribution given there instead of their distribution in the dataset.
+
+        This is how a released table is judged as ARX and ``veil anonymize`` judge it: after
+        suppression, t-closeness, δ-disclosure and β-likeness compare every class with the table
+        the release was made from, suppressed records included, which the release's manifest
+        records. A column's values become those of the reference (values only there hold no
+        record of any class), encoded as the dataset encodes the column (its order and missing
+        values), with its hierarchy aligned to them. Entries for columns that are not sensitive
+        in the dataset are ignored.
+
+        Args:
+            reference: per sensitive column, each value (as text) → its number of records.
+
+        Raises:
+            DataError: a count is not a whole number of at least 1, or a value of the column
+                in these classes is missing from the reference.
+            ColumnError: the column's order does not list a value of the reference.
+            HierarchyError: the column's hierarchy does not cover a value of the reference.
+        """
+        if not isinstance(reference, Mapping):
+            raise DataError("a reference gives, per sensitive column, each value's number of records; give the "
+                            "release's manifest unchanged.")
+        sensitive = dict(self.sensitive)
+        for name, distribution in reference.items():
+            if name not in sensitive:
+                continue
+            if not isinstance(distribution, Mapping):
+                raise DataError(f"the reference distribution of '{name}' must map each value to its number of "
+                                "records; give the release's manifest unchanged.")
+            sensitive[name] = self._reference_counts(name, distribution)
+        out = EquivalenceClasses(self.dataset, self.levels, self.sizes, self._keys, self._row_class,
+                                 self._counts, root=self._root, packed=self._packed, cells=self._cells)
+        out._sensitive = sensitive
+        return out
+
+    def _reference_counts(self, name: str, distribution: Mapping[str, int]) -> SensitiveCounts:
+        col = self.dataset.column(name)
+        texts = [str(v) for v in distribution]
+        counts = list(distribution.values())
+        if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1 for v in counts):
+            raise DataError(f"the reference distribution of '{name}' must give each value a whole number of "
+                            "records of at least 1; give the release's manifest unchanged.")
+        held = np.asarray(col.labels, dtype=object)
+        everything = np.concatenate([np.asarray(texts, dtype=object), held])
+        if col.is_numeric:
+            # The same number may be spelled 25 or 25.0 in a file and in a manifest.
+            everything = canonical_numeric_texts(everything)
+        union = encode_column(name, pd.Series(everything, dtype=object), missing_values=self.dataset.missing_values,
+                              order=self.dataset.orders.get(name))
+        ref_codes, held_codes = union.codes[:len(texts)], union.codes[len(texts):]
+        ref = np.bincount(ref_codes, weights=np.asarray(counts, dtype=float),
+                          minlength=union.cardinality).astype(np.int64)
+        present = np.flatnonzero(col.counts() > 0)
+        absent = present[ref[held_codes[present]] == 0]
+        if len(absent):
+            raise DataError(f"the value {str(held[absent[0]])!r} of '{name}' is missing from the reference "
+                            "distribution; give the manifest of the release being checked.")
+        counts_matrix = np.zeros((self.n_classes, union.cardinality), dtype=np.int64)
+        np.add.at(counts_matrix.T, held_codes, self.counts(name).T)
+        hierarchy = self.dataset.hierarchies.get(name)
+        generalization = hierarchy.align(union) if hierarchy is not None else None
+        return SensitiveCounts(union, counts_matrix, ref, generalization)
+
     def class_labels(self) -> pd.DataFrame:
         """One row per class: the generalized value of each quasi-identifier and the class size."""
         data = {q: np.asarray(self.cells(j).labels, dtype=object)[self.keys[:, j]]
                 for j, q in enumerate(self.dataset.quasi_identifiers)}
         data["size"] = self.sizes
         return pd.DataFrame(data)
+
+
+def _union_cells(cells: Cells, cell: np.ndarray, class_of: np.ndarray, n_new: int, head: np.ndarray) -> Cells:
+    """One cell per merged class covering the codes of its members' cells (``cell[c]`` is the
+    cell of class ``c``), labelled as its first member's (``head``)."""
+    indptr, indices = cells.members()
+    lengths = indptr[cell + 1] - indptr[cell]
+    offsets = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    codes = indices[np.repeat(indptr[cell], lengths) + offsets]
+    owner = np.repeat(class_of, lengths)
+    card = cells.column.cardinality
+    pairs = np.unique(owner * card + codes)
+    owner, codes = np.divmod(pairs, card)
+    new_indptr = np.searchsorted(owner, np.arange(n_new + 1))
+    labels = np.asarray(cells.labels, dtype=object)[head]
+    return Cells.from_sets(cells.column, new_indptr, codes, labels)
 
 
 def _resolve_levels(dataset: Dataset, levels) -> tuple[int, ...]:

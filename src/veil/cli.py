@@ -27,7 +27,7 @@ from veil.dp.cli import dp_app
 from veil.errors import ParameterError
 from veil.experiments.cli import experiment_app
 from veil.ldp.cli import ldp_app
-from veil.output import OutputSet
+from veil.output import OutputSet, load_manifest
 
 app = command_group(no_args_is_help=True, help="Privacy-preserving data publishing: check, anonymize, attack, release.")
 
@@ -116,6 +116,9 @@ def check_command(
     beta: Optional[float] = typer.Option(None, "--beta", help="Check β-likeness at this β."),
     risk_threshold: float = typer.Option(0.2, "--risk-threshold", help="Risk above which a record is at risk."),
     population: Optional[Path] = typer.Option(None, "--population", help="Population table for journalist risk."),
+    manifest: Optional[Path] = typer.Option(
+        None, "--manifest", help="The release's manifest: judge it as veil anonymize did (the input's reference "
+                                 "distributions; rows all * are its suppressed records when it shows them)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
 ) -> None:
     """Measure every privacy model and the re-identification risk of a table.
@@ -129,7 +132,8 @@ def check_command(
         pop = Dataset(population, quasi_identifiers=ds.quasi_identifiers, delimiter=delimiter) if population else None
     with stage("measuring the models and the risk"):
         report = check(ds, c=c, k=k, alpha=alpha, l=l, t=t, delta=delta, beta=beta,
-                       risk_threshold=risk_threshold, population=pop)
+                       risk_threshold=risk_threshold, population=pop,
+                       manifest=load_manifest(manifest, release=data) if manifest else None)
     report.notes.extend(ds.stray_text_notes())
     emit(report, as_json)
     if report.passed is False:

@@ -37,11 +37,15 @@ an adversary can map a person's values into the same space and find the nearest 
 **What is published.** Each record's quasi-identifiers are replaced by its group's: the mean of a
 numeric one, rounded to ``decimals`` (default: to a whole number when every value of the column is
 whole, so ages stay ages, else to 3 decimals; halves round away from zero), and the most frequent
-value of any other one (ties go to the value first in the column's order). The manifest lists
-every released group's size and published values under ``recoding.groups``, in the order of the
-released classes. Each class's cell for a quasi-identifier is the set of original values its
-records hold (:meth:`Cells.from_sets`), so the utility metrics read the span (numeric) or the
-number of values (other columns) each group covers.
+value of any other one (ties go to the value first in the column's order). Groups whose
+published values print the same text on every quasi-identifier (two groups of ages 36.6 and 37.4
+on average both show 37) are one class to a reader, so they are merged into one class; their
+published values do not change (a mean stays in the rounding interval both means share, and a mode
+of each part is a mode of the union). The manifest lists every released class's size and
+published values under ``recoding.groups``, in the order of the released classes, and counts the
+groups merged so under ``recoding.coincident``. Each class's cell for a quasi-identifier is the
+set of original values its records hold (:meth:`Cells.from_sets`), so the utility metrics read
+the span (numeric) or the number of values (other columns) each class covers.
 
 **Missing values.** Veil encodes a missing cell as a category of its own. In a nominal or
 ordinal column it is a value like any other (for an ordinal one its z-score is 0, the mean). In a
@@ -52,11 +56,13 @@ missing only when no record of the group has a value). ``missing="refuse"`` rais
 the column instead.
 
 **Other privacy models.** Groups of k records may fail an ℓ-diversity, t-closeness, δ-disclosure
-or β-likeness model. After MDAV the models are evaluated on the groups; with a suppression limit,
-failing groups are first suppressed, fewest records first, while their records fit within the
-limit. Then, in rounds until every group passes, each remaining failing group is merged into the
-group whose centroid is nearest to its own (in the space above); groups that pick each other, or
-form chains, become one group. The whole table taken as one group must satisfy every model (it is
+or β-likeness model, and so may a class of groups that print alike (δ-disclosure is not kept by
+a union). After MDAV the groups that print alike are merged and the models are evaluated on the
+classes; with a suppression limit, failing classes are first suppressed, fewest records first,
+while their records fit within the limit. Then, in rounds until every class passes, each
+remaining failing class is merged into the class whose centroid is nearest to its own (in the
+space above); classes that pick each other, or form chains, become one class, and classes that
+now print alike are merged again. The whole table taken as one group must satisfy every model (it is
 checked first, and the error names the model that fails); merging then always ends. Merged groups
 can exceed 2k − 1 records. Should merging among the kept groups be unable to finish, the
 suppressed groups are restored and merged too.
@@ -79,7 +85,7 @@ import pandas as pd
 from veil.anonymize.base import Anonymizer
 from veil.anonymize.fulldomain import InfeasibleError
 from veil.cells import Cells
-from veil.classes import EquivalenceClasses, group_rows
+from veil.classes import STAR, EquivalenceClasses, group_rows
 from veil.data.dataset import Dataset
 from veil.data.encoding import MISSING_LABEL, EncodedColumn
 from veil.errors import ColumnError, ParameterError
@@ -105,7 +111,9 @@ class MDAVResult:
         k: the minimum group size used.
         groups: groups after MDAV, before merging.
         classes: groups in the release (after merging), suppressed ones included.
-        merge_rounds: rounds of merging needed to satisfy the models beyond k-anonymity.
+        merge_rounds: rounds of merging into the nearest group, needed to satisfy the models.
+        coincident: groups merged because their published values coincided (one class to a
+            reader).
         suppressed_records: records in suppressed groups.
         seconds: wall-clock time of the fit.
     """
@@ -114,6 +122,7 @@ class MDAVResult:
     groups: int
     classes: int
     merge_rounds: int
+    coincident: int
     suppressed_records: int
     seconds: float
 
@@ -540,9 +549,10 @@ class MDAV(Anonymizer):
 
     Attributes (after :meth:`fit`):
         result_: the :class:`MDAVResult`.
-        groups_: the group of every row (``int64``), numbered by first row.
-        suppressed_: bool per group, the suppressed groups.
-        centroids_: a ``pandas.DataFrame`` with one row per group: its size and, per
+        groups_: the class of every row in the release (``int64``, numbered by first row): MDAV's
+            groups, merged where they print alike or fail a model.
+        suppressed_: bool per class, the suppressed ones.
+        centroids_: a ``pandas.DataFrame`` with one row per class: its size and, per
             quasi-identifier, the exact mean (numeric; NaN when no record has a value) or the mode.
 
     Raises:
@@ -664,14 +674,14 @@ class MDAV(Anonymizer):
         space = _Space(dataset, self.nominal, self.missing)
         group = _number_by_first_row(mdav_groups(space, self.k, progress))
         n_groups = int(group.max()) + 1
-        group, suppressed, rounds = self._enforce(dataset, space, group)
+        group, suppressed, rounds, coincident = self._enforce(dataset, space, group)
         self.space_ = space
         self.groups_ = group
         self.suppressed_ = suppressed
         self.centroids_ = self._centroids(dataset, space, group, len(suppressed))
         sizes = np.bincount(group, minlength=len(suppressed))
-        self.result_ = MDAVResult(self.k, n_groups, len(suppressed), rounds, int(sizes[suppressed].sum()),
-                                  time.perf_counter() - started)
+        self.result_ = MDAVResult(self.k, n_groups, len(suppressed), rounds, coincident,
+                                  int(sizes[suppressed].sum()), time.perf_counter() - started)
         self._fitted_rows = dataset.num_rows
         return self
 
@@ -681,8 +691,15 @@ class MDAV(Anonymizer):
             passed &= model.evaluate(classes).class_passed
         return ~passed
 
-    def _enforce(self, dataset: Dataset, space: _Space, group: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
-        """Suppress and merge groups until every kept group satisfies every model."""
+    def _enforce(self, dataset: Dataset, space: _Space,
+                 group: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, int]:
+        """Merge and suppress groups until every class of the published table satisfies every
+        model.
+
+        Returns ``(group, suppressed, merge_rounds, coincident)``: the group of every row, the
+        suppressed groups, the rounds of merging into the nearest group, and the groups merged
+        because their published values coincided.
+        """
         n_groups = int(group.max()) + 1
         sizes = np.bincount(group, minlength=n_groups)
         sensitive = {}
@@ -690,19 +707,34 @@ class MDAV(Anonymizer):
             col = dataset.column(name)
             sensitive[name] = np.bincount(group * col.cardinality + col.codes,
                                           minlength=n_groups * col.cardinality).reshape(n_groups, col.cardinality)
-        failing = self._failing(_light_classes(dataset, sizes, sensitive))
         suppressed = np.zeros(n_groups, dtype=bool)
-        if not failing.any():
-            return group, suppressed, 0
         max_suppressed = int(math.floor(self.suppression_limit * dataset.num_rows + 1e-9))
-        if max_suppressed > 0:
-            candidates = np.flatnonzero(failing)
-            candidates = candidates[np.lexsort((candidates, sizes[candidates]))]
-            fits = np.cumsum(sizes[candidates]) <= max_suppressed
-            suppressed[candidates[fits]] = True
+        may_suppress = max_suppressed > 0
         sums = None
-        rounds = 0
+        rounds = coincident = 0
         while True:
+            # Kept groups whose published values coincide are one class to a reader.
+            new_id = self._coinciding(space, group, n_groups, ~suppressed)
+            if new_id is not None:
+                n_new = int(new_id.max()) + 1
+                coincident += n_groups - n_new
+                first = np.full(n_new, n_groups, dtype=np.int64)
+                np.minimum.at(first, new_id, np.arange(n_groups))
+                sizes = _sum_rows(sizes, new_id, n_new)
+                sums = None if sums is None else _sum_rows(sums, new_id, n_new)
+                sensitive = {name: _sum_rows(m, new_id, n_new) for name, m in sensitive.items()}
+                suppressed = suppressed[first]
+                group = new_id[group]
+                n_groups = n_new
+            failing = self._failing(_light_classes(dataset, sizes, sensitive))
+            if may_suppress:
+                # Failing groups are suppressed first, fewest records first, within the limit;
+                # once only.
+                may_suppress = False
+                candidates = np.flatnonzero(failing)
+                candidates = candidates[np.lexsort((candidates, sizes[candidates]))]
+                fits = np.cumsum(sizes[candidates]) <= max_suppressed
+                suppressed[candidates[fits]] = True
             todo = failing & ~suppressed
             if not todo.any():
                 break
@@ -736,8 +768,25 @@ class MDAV(Anonymizer):
             suppressed = suppressed[roots]  # a suppressed group is never merged
             group = new_id[group]
             n_groups = n_new
-            failing = self._failing(_light_classes(dataset, sizes, sensitive))
-        return group, suppressed, rounds
+        return group, suppressed, rounds, coincident
+
+    def _coinciding(self, space: _Space, group: np.ndarray, n_groups: int, kept: np.ndarray) -> np.ndarray | None:
+        """The new id of every group after merging the kept groups whose published values print
+        the same text on every quasi-identifier (ids in the order of their first group), or
+        ``None`` when no two coincide."""
+        columns, radices = [], []
+        for c in space.columns:
+            labels = self._labels(c, _group_values(c, group, n_groups)[2])
+            code, distinct = pd.factorize(labels, sort=False)
+            columns.append(code.astype(np.int64))
+            radices.append(len(distinct))
+        if not kept.all():
+            columns.append(np.where(kept, 0, np.cumsum(~kept)))
+            radices.append(int((~kept).sum()) + 1)
+        tuple_of, _ = group_rows(columns, radices, decode=False)
+        if int(tuple_of.max()) + 1 == n_groups:
+            return None
+        return _number_by_first_row(tuple_of)
 
     def _centroids(self, dataset: Dataset, space: _Space, group: np.ndarray, n_groups: int) -> pd.DataFrame:
         data = {"size": np.bincount(group, minlength=n_groups)}
@@ -777,7 +826,11 @@ class MDAV(Anonymizer):
             published[c.name] = values
         classes = EquivalenceClasses.from_partition(dataset, group, keys, cells)
         sizes = classes.sizes
-        released = np.flatnonzero(~self.suppressed_)
+        failing = self.suppressed_.copy()
+        if suppressed == "star" and failing.any():
+            # A group published as all * is one of the suppressed records to a reader.
+            failing |= classes.printed_as(STAR)
+        released = np.flatnonzero(~failing)
 
         def recoding() -> dict:
             groups = [{"size": int(sizes[g]), **{name: published[name][g] for name in published}}
@@ -790,10 +843,11 @@ class MDAV(Anonymizer):
                 "missing": self.missing,
                 "standardization": self.space_.describe(),
                 "merge_rounds": self.result_.merge_rounds,
+                "coincident": self.result_.coincident,
                 "groups": groups,
             }
 
-        return Release(dataset, classes, self.suppressed_, algorithm="mdav", models=self.release_models,
+        return Release(dataset, classes, failing, algorithm="mdav", models=self.release_models,
                        suppression_limit=self.suppression_limit, metric=self._metric(), search=None,
                        suppressed=suppressed, shuffle=shuffle, rng=rng, recoding=recoding)
 
@@ -801,14 +855,20 @@ class MDAV(Anonymizer):
         """Per group: its cell (codes held), the exact centroid or mode, its label and the
         value written to the manifest."""
         indptr, indices, exact = _group_values(c, group, n_groups)
+        labels = self._labels(c, exact)
         if c.kind != "numeric":
-            labels = np.asarray(exact, dtype=object)
             return indptr, indices, exact, labels, [str(v) for v in labels]
         decimals = self._decimals_of(c)
         rounded = _round_half_away(exact, decimals)
-        labels = np.array([_number_text(v, decimals) for v in rounded], dtype=object)
         values = [None if not np.isfinite(v) else (int(v) if decimals == 0 else float(v)) for v in rounded]
         return indptr, indices, exact, labels, values
+
+    def _labels(self, c: _Column, exact: np.ndarray) -> np.ndarray:
+        """The text each group publishes for a column, from its exact mean or mode."""
+        if c.kind != "numeric":
+            return np.asarray(exact, dtype=object)
+        decimals = self._decimals_of(c)
+        return _number_texts(_round_half_away(exact, decimals), decimals)
 
     def _decimals_of(self, c: _Column) -> int:
         if isinstance(self.decimals, dict):
@@ -869,10 +929,12 @@ def _round_half_away(values: np.ndarray, decimals: int) -> np.ndarray:
     return np.sign(values) * np.floor(np.abs(values) * scale + 0.5) / scale
 
 
-def _number_text(value: float, decimals: int) -> str:
-    if not np.isfinite(value):
-        return MISSING_LABEL
-    text = f"{value:.{decimals}f}"
-    if "." in text:
-        text = text.rstrip("0").rstrip(".")
-    return "0" if text in ("-0", "") else text
+def _number_texts(values: np.ndarray, decimals: int) -> np.ndarray:
+    """Numbers as published: ``decimals`` places without trailing zeros, ``-0`` as ``0``, and
+    the missing label where there is no number."""
+    finite = np.isfinite(values)
+    text = np.char.mod(f"%.{decimals}f", np.where(finite, values, 0.0))
+    if decimals > 0:
+        text = np.char.rstrip(np.char.rstrip(text, "0"), ".")
+    text = np.where((text == "-0") | (text == ""), "0", text)
+    return np.where(finite, text, MISSING_LABEL).astype(object)

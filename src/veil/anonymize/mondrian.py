@@ -11,10 +11,11 @@ to the median and the right part the values above it (when the median is the lar
 values below it and the rest), so partitions never overlap. ``relaxed`` (LeFevre's relaxed
 multidimensional partitioning): the records are ordered by the value and cut into halves of
 equal size, so records equal to the median go to either side; the published cells are computed
-from each partition's records and may overlap. Relaxed partitions whose cells are identical on
-every quasi-identifier are indistinguishable in the table, so they are published as one class.
-Every model but δ-disclosure holds on a union of classes that hold it; should such a union fail
-δ-disclosure, its partitions are collapsed into their lowest common ancestor in the split tree (a
+from each partition's records and may overlap. In either mode, partitions whose cells print the
+same text on every quasi-identifier (identical relaxed cells, or two hierarchy nodes with one
+label) are indistinguishable in the table, so they are one class, and the models are checked on
+that class. Every model but δ-disclosure holds on a union of classes that hold it; should such a
+union fail, its partitions are collapsed into their lowest common ancestor in the split tree (a
 partition every model accepted), until every class passes.
 
 **Kinds of quasi-identifier.** A numeric column is split on its values and published as the
@@ -239,9 +240,9 @@ class Mondrian(Anonymizer):
         partition_: the class of every record.
         n_partitions_: number of classes released.
         partitions_found_: number of partitions the splitting made (more than classes when
-            relaxed partitions with identical cells were merged).
-        collapsed_: classes collapsed into an earlier partition (see the module notes; relaxed
-            mode with δ-disclosure only).
+            partitions that print identically were merged).
+        collapsed_: classes collapsed into an earlier partition (see the module notes; only
+            when partitions that print identically make a class that fails a model).
         kinds_: per quasi-identifier, how it was split: ``"range"``, ``"set"`` or ``"hierarchy"``.
         classes_: the :class:`EquivalenceClasses` of the release.
         rounds_: rounds of splitting.
@@ -380,7 +381,7 @@ class Mondrian(Anonymizer):
                     failing |= ~model.evaluate(classes).class_passed
             if not failing.any():
                 break
-            # Relaxed partitions with identical cells are one class, which a model that is not
+            # Partitions that print identically are one class, which a model that is not
             # monotonic (δ-disclosure) may refuse: collapse it into its lowest common ancestor
             # in the split tree, a partition every model accepted.
             partition, node, collapsed = _collapse(partition, node, parent, class_of_part, failing)
@@ -440,8 +441,10 @@ class Mondrian(Anonymizer):
 
 
 def _publish(dataset: Dataset, dims: list[_Dimension], ranks: np.ndarray, partition: np.ndarray):
-    """The cells of every partition and the classes they make (partitions with identical cells
-    are one class). Returns ``(classes, keys, boxes, class_of_partition)``."""
+    """The cells of every partition and the classes they make: partitions whose cells print the
+    same text on every quasi-identifier are one class (identical cells, or distinct cells with
+    one label, such as two hierarchy nodes named alike). Returns ``(classes, keys, boxes,
+    class_of_partition)``; ``keys[c, j]`` indexes ``boxes[j]``."""
     n_parts = int(partition.max()) + 1
     order = np.argsort(partition, kind="stable")
     sizes = np.bincount(partition, minlength=n_parts)
@@ -462,7 +465,26 @@ def _publish(dataset: Dataset, dims: list[_Dimension], ranks: np.ndarray, partit
         boxes.append(box)
     class_of_part, keys = group_rows(part_keys, [c.n_cells for c in cells])
     classes = EquivalenceClasses.from_partition(dataset, class_of_part[partition], keys, cells)
-    return classes, keys, boxes, class_of_part
+    merged, class_of = classes.merge_identical()
+    if merged is classes:
+        return classes, keys, boxes, class_of_part
+    for j in range(len(dims)):
+        if merged.cells(j) is not classes.cells(j):
+            boxes[j] = _merged_boxes(boxes[j], keys[:, j], class_of, merged.n_classes)
+    return merged, merged.keys, boxes, class_of[class_of_part]
+
+
+def _merged_boxes(boxes: list, cell: np.ndarray, class_of: np.ndarray, n_classes: int) -> list:
+    """One box per merged class: its members' box when they share one, else ``{"any_of": [...]}``
+    listing the distinct boxes of its members (cells that print alike but cover other values)."""
+    pairs = np.unique(class_of.astype(np.int64) * len(boxes) + cell)
+    owner, members = np.divmod(pairs, len(boxes))
+    starts = np.searchsorted(owner, np.arange(n_classes + 1))
+    out = []
+    for c in range(n_classes):
+        held = [boxes[m] for m in members[starts[c]:starts[c + 1]].tolist()]
+        out.append(held[0] if len(held) == 1 else {"any_of": held})
+    return out
 
 
 def _collapse(partition: np.ndarray, node: np.ndarray, parent: np.ndarray, class_of_part: np.ndarray,

@@ -2,8 +2,20 @@
 
 A :class:`Release` carries the anonymized table, the classes it consists of, which of them were
 suppressed, and a JSON-ready manifest (the transformation per quasi-identifier, the suppression,
-the privacy models' levels on the released records, every utility metric, and the search).
-Metrics, the checker and the attacks read releases from any algorithm the same way.
+the privacy models' levels on the released records, every utility metric, the search, and the
+reference distribution of every sensitive column). Metrics, the checker and the attacks read
+releases from any algorithm the same way.
+
+**The published classes.** Whatever grouping an algorithm made, a reader of the table only sees
+the published cells: rows whose quasi-identifier cells print the same text are one class. The
+release is judged on those classes (:meth:`EquivalenceClasses.merge_identical`), so two groups
+whose rounded centroids coincide, or two hierarchy nodes with one label, count as one class.
+
+**Suppressed records shown as** ``*``. As in ARX, the suppressed records are exempt from the
+privacy models and the class count. When records are suppressed and published as ``*``, every
+published row whose quasi-identifiers are all ``*`` is one of them to a reader, so a released
+class whose cells all print ``*`` is counted among the suppressed records too. Without suppressed
+records, all-``*`` rows are an ordinary class.
 """
 
 from __future__ import annotations
@@ -21,14 +33,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from veil.classes import EquivalenceClasses
+from veil.classes import STAR, EquivalenceClasses
 from veil.data.dataset import Dataset
 from veil.data.io import atomic_write_text
 from veil.errors import ParameterError
 from veil.models.base import PrivacyModel
 
 SUPPRESSED_STYLES = ("remove", "star")
-STAR = "*"
 
 
 class Release:
@@ -36,7 +47,8 @@ class Release:
 
     Args:
         dataset: the original dataset.
-        classes: its equivalence classes at the published generalization.
+        classes: its equivalence classes at the published generalization (classes that print
+            identically are merged here; see the module notes).
         failing: bool per class, the classes whose records are suppressed.
         algorithm: the name of the algorithm that made the release.
         models: the privacy models the release was made to satisfy.
@@ -52,6 +64,11 @@ class Release:
             group's centroid), or a function that returns them: it is called only when the
             manifest is read, since a large release has hundreds of thousands of boxes.
 
+    Attributes:
+        classes: the published classes, suppressed ones included.
+        failing: bool per published class, the suppressed ones.
+        released_classes: the published classes that are not suppressed.
+
     Raises:
         ParameterError: an unknown ``suppressed`` style.
     """
@@ -63,8 +80,12 @@ class Release:
         if suppressed not in SUPPRESSED_STYLES:
             raise ParameterError(f"suppressed records are 'remove'd or shown as 'star', not {suppressed!r}.")
         self.dataset = dataset
-        self.classes = classes
-        self.failing = np.asarray(failing, dtype=bool)
+        failing = np.asarray(failing, dtype=bool)
+        if suppressed == "star" and failing.any():
+            failing = failing | classes.printed_as(STAR)
+        self.classes, class_of = classes.merge_identical(keep=~failing)
+        self.failing = np.zeros(self.classes.n_classes, dtype=bool)
+        self.failing[class_of] = failing
         self.algorithm = algorithm
         self.models = list(models)
         self.suppression_limit = suppression_limit
@@ -75,7 +96,7 @@ class Release:
         self._rng = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
         self.shuffled = shuffle
         self._recoding = recoding
-        self.released_classes = classes.subset(~self.failing)
+        self.released_classes = self.classes.subset(~self.failing)
         self.table = self._build_table()
 
     @functools.cached_property
@@ -135,10 +156,8 @@ class Release:
         for j, name in enumerate(self.dataset.quasi_identifiers):
             cells = self.classes.cells(j)
             col = self.dataset.column(name)
-            codes = np.arange(col.cardinality)
-            if cells.level is not None:
-                gen = self.dataset.generalizations.get(name)
-                published = cells.labels[gen.lut[codes, cells.level]] if gen is not None else col.labels
+            if cells.level is not None and cells.cell_of_code is not None:
+                published = np.asarray(cells.labels, dtype=object)[cells.cell_of_code]
                 out[name] = {str(k): str(v) for k, v in zip(col.labels, published)}
         return out
 
@@ -153,6 +172,15 @@ class Release:
                          "level": _json_number(result.level) if result else None,
                          "passed": result.passed if result else None})
         return rows
+
+    def reference(self) -> dict[str, dict[str, int]]:
+        """Per sensitive column, each value of the input table (as text) → its number of records:
+        the distribution t-closeness, δ-disclosure and β-likeness compare every class with."""
+        out = {}
+        for name in self.dataset.sensitive:
+            col = self.dataset.column(name)
+            out[name] = {str(label): int(count) for label, count in zip(col.labels, col.counts())}
+        return out
 
     def metrics(self) -> dict[str, float]:
         """Every utility metric that applies to this release."""
@@ -180,6 +208,7 @@ class Release:
                         "smallest": int(self.released_classes.sizes.min()) if self.released_classes.n_classes else 0},
             "models": self.model_levels(),
             "metrics": self.metrics(),
+            "reference": self.reference(),
         }
         levels = {q: self.classes.cells(j).level for j, q in enumerate(ds.quasi_identifiers)}
         if all(v is not None for v in levels.values()):
@@ -226,8 +255,37 @@ class Release:
         atomic_write_text(path, self.csv_text(delimiter))
 
     def write_manifest(self, path: str | os.PathLike) -> None:
-        """Write :attr:`manifest` as JSON, atomically."""
+        """Write :attr:`manifest` as JSON, atomically (without the release's hash: see :meth:`write`)."""
         atomic_write_text(path, self.manifest_text())
+
+    def write(self, path: str | os.PathLike, manifest: str | os.PathLike, *, extra: dict | None = None,
+              delimiter: str | None = None, reads=()) -> str:
+        """Write the released table and its manifest as one set: both appear or neither does.
+
+        The manifest names the release file and its SHA-256 (see :func:`veil.output.load_manifest`,
+        which readers use to reject an unmatched pair).
+
+        Args:
+            path: where the released table (CSV) goes.
+            manifest: where the manifest (JSON) goes.
+            extra: entries added to the manifest.
+            delimiter: the CSV delimiter; the input's by default.
+            reads: files this run read, which no output may replace.
+
+        Returns:
+            The manifest's text, as written.
+
+        Raises:
+            DataError: a folder is missing or unwritable, or the disk is full.
+            ParameterError: an output is an input, or both paths are one file.
+        """
+        from veil.output import OutputSet
+
+        with OutputSet([path, manifest], reads=reads) as outputs:
+            outputs.put(path, self.csv_text(delimiter))
+            text = outputs.put_manifest(manifest, {**self.manifest, **(extra or {})}, describes={"release": path})
+            outputs.commit()
+        return text
 
 
 def _json_number(value):

@@ -160,8 +160,9 @@ class Hierarchy:
         Numbers are compared in canonical text form on both sides when the column is numeric, so
         ``25`` in the data matches ``25`` or ``25.0`` in the file whatever the column's dtype.
         The missing category uses a leaf ``""`` or ``NULL`` when the file has one; otherwise it
-        stays a node of its own at every level and joins the root at the top level when the top
-        level has a single value.
+        stays a node of its own, labelled ``""``, at every level until a level has a node
+        labelled ``""`` (which it joins, since a reader cannot tell the two apart), and joins the
+        root at the top level when the top level has a single value.
 
         Raises:
             HierarchyError: a data value has no leaf (the message names up to five of them).
@@ -194,11 +195,19 @@ class Hierarchy:
         lut = np.empty((len(labels), self.levels), dtype=np.int32)
         lut[:, 0] = np.arange(len(labels), dtype=np.int32)
         level_labels = [column.labels]
+        # A node labelled "" prints like the missing category, so once a level has one the
+        # missing category joins it (and its ancestors above): one label, one node.
+        anchor = -1
         for level in range(1, self.levels):
             names = self.level_labels[level]
             col = np.where(leaf_of >= 0, self.codes[np.maximum(leaf_of, 0), level], -1).astype(np.int32)
             if column.missing_code is not None and missing_leaf < 0:
-                if level == self.levels - 1 and len(names) == 1:
+                empty = np.flatnonzero(names == MISSING_LABEL)
+                if anchor < 0 and len(empty):
+                    anchor = int(np.flatnonzero(self.codes[:, level] == empty[0])[0])
+                if anchor >= 0:
+                    col[column.missing_code] = self.codes[anchor, level]
+                elif level == self.levels - 1 and len(names) == 1:
                     col[column.missing_code] = 0
                 else:
                     col[column.missing_code] = len(names)

@@ -658,7 +658,7 @@ def consistent_total(counts: Any, total: float, *, method: str = "least_squares"
     if method == "rescale":
         pos = np.clip(flat, 0.0, None)
         s = pos.sum()
-        out = pos * (t / s) if s > 0 else np.full_like(flat, t / flat.size)
+        out = (pos / s) * t if s > 0 else np.full_like(flat, t / flat.size)  # pos/s first: t/s overflows for subnormal s
     elif method == "least_squares":
         if not nonnegative_cells:
             out = flat + (t - flat.sum()) / flat.size

@@ -72,6 +72,9 @@ def reidentification_risk(classes: EquivalenceClasses, *, threshold: float = 0.2
         raise ParameterError(f"k must be at least 1, not {k}.")
     sizes = classes.sizes.astype(float)
     n = sizes.sum()
+    if n == 0:
+        # Nothing is published (every record suppressed): nobody can be re-identified.
+        return ReidentificationRisk(threshold, 0.0, 0.0, 0.0, 0.0, k=k, records_below_k=0 if k is not None else None)
     risk = 1.0 / sizes
     at_risk = sizes[risk > threshold].sum() / n
     figures = dict(threshold=threshold, prosecutor_max=float(risk.max()),
