@@ -355,6 +355,15 @@ class _BaseAccountant:
     def _group_costs(self) -> dict:
         return {}
 
+    def _adopt(self, other: _BaseAccountant) -> None:
+        """Take over the charges and running totals of ``other``, the same budget rebuilt from a
+        shared store that holds charges made elsewhere since this accountant was loaded. The sink
+        and any parallel group open in this process stay."""
+        if type(other) is not type(self) or other.budget != self.budget or other.dataset_id != self.dataset_id:
+            raise ParameterError("an accountant can only adopt the record of the same budget.")
+        kept = {"_sink", "_open_groups"}
+        self.__dict__.update({name: value for name, value in other.__dict__.items() if name not in kept})
+
     def format_report(self) -> str:
         """:meth:`report` as a text table, with the budget, what is spent and what is left."""
         lines = [f"privacy budget of dataset {self.dataset_id!r}: {self.budget} ({self._counting()})"]
@@ -1026,15 +1035,17 @@ def parse_document(text: str, source: str | None = None) -> dict:
     return doc
 
 
-def from_document(doc: dict, *, dataset_id: str | None, discount=None, source: str | None = None):
+def from_document(doc: dict, *, dataset_id: str | None, discount=None, source: str | None = None,
+                  where: str | None = None):
     """An accountant from a parsed budget document (:func:`parse_document`).
 
     ``dataset_id=None`` takes the document's own id (to show a budget without its data).
+    ``where`` names the document in messages (default: the budget file ``source``).
 
     Raises:
         BudgetFileError: see :func:`from_json`.
     """
-    where = _where(source)
+    where = where or _where(source)
     file_id = doc.get("dataset_id")
     if not isinstance(file_id, str) or not file_id.strip():
         raise BudgetFileError(f"{where} names no dataset; it is corrupt.")
