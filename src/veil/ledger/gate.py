@@ -303,9 +303,14 @@ def publish(ledger: Ledger, manifest, *, population: str, data=None, policy: Pol
         view = ReleaseView(f"the new release ({candidate.name!r})", candidate.kind,
                            _table_from_bytes(candidate.content, candidate.file_name), candidate.manifest,
                            candidate.hierarchies, candidate.orders)
-    elif candidate.manifest.get("fit_for_release") is not True:
-        why = "; ".join(candidate.manifest.get("not_fit_because") or []) or "its manifest does not say it is"
-        reasons.append(f"the answer is not fit for release ({why}).")
+    else:
+        drawn_from = candidate.manifest.get("dataset_id")
+        if drawn_from is not None and not ledger._holds_table(pop, drawn_from):
+            raise LedgerError(f"the answer was drawn from table {drawn_from}, which is not a table of population "
+                              f"{pop.name!r}; give that table (--data) to register it, or publish to its population.")
+        if candidate.manifest.get("fit_for_release") is not True:
+            why = "; ".join(candidate.manifest.get("not_fit_because") or []) or "its manifest does not say it is"
+            reasons.append(f"the answer is not fit for release ({why}).")
     findings: list[Finding] = []
     seen = 0
     while True:

@@ -411,6 +411,14 @@ class Ledger:
         did = w.add("datasets", values, action="dataset", population=pop.name)
         return {"id": did, "fingerprint": fingerprint, "rows": table.num_rows, "columns": table.columns}
 
+    def _holds_table(self, pop: Population, fingerprint: str) -> bool:
+        """Whether a table (by its dataset id) is one of the population's."""
+        if pop.fingerprint == fingerprint:
+            return True
+        with self._reading() as conn:
+            return conn.execute(select(DATASETS.c.id).where(DATASETS.c.population_id == pop.id,
+                                                            DATASETS.c.fingerprint == fingerprint)).first() is not None
+
     # ------------------------------------------------------------------ budgets
 
     @contextmanager
@@ -503,6 +511,12 @@ class Ledger:
         """The ledger's id (a UUID made when it was created; a DP release names its charge by it)."""
         with self._reading() as conn:
             return self._id(conn)
+
+    def import_budget_file(self, path) -> str:
+        """Move a budget file of an earlier veil into this ledger: :func:`veil.ledger.legacy.import_budget_file`."""
+        from veil.ledger.legacy import import_budget_file
+
+        return import_budget_file(self, path)
 
     # ------------------------------------------------------------------ the gate
 
