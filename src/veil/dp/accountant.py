@@ -362,7 +362,8 @@ class _BaseAccountant:
         if type(other) is not type(self) or other.budget != self.budget or other.dataset_id != self.dataset_id:
             raise ParameterError("an accountant can only adopt the record of the same budget.")
         kept = {"_sink", "_open_groups"}
-        self.__dict__.update({name: value for name, value in other.__dict__.items() if name not in kept})
+        self.__dict__.update({name: list(value) if isinstance(value, list) else value
+                              for name, value in other.__dict__.items() if name not in kept})
 
     def format_report(self) -> str:
         """:meth:`report` as a text table, with the budget, what is spent and what is left."""

@@ -25,9 +25,15 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: SQLite's own busy handler queues the writers
+    fcntl = None
 
 from sqlalchemy import create_engine, event, inspect, select, text
 from sqlalchemy.engine import URL, Connection, Engine, make_url
@@ -176,8 +182,11 @@ class Store:
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
-        """A read-only transaction (it sees one consistent state of the ledger)."""
+        """A read-only transaction that sees one consistent state of the ledger (SQLite's snapshot;
+        REPEATABLE READ on PostgreSQL, where each statement would otherwise see newer commits)."""
         with self._translated(), self.engine.connect() as conn:
+            if self.dialect == "postgresql":
+                conn.execution_options(isolation_level="REPEATABLE READ")
             with conn.begin():
                 yield conn
 
@@ -185,16 +194,47 @@ class Store:
     def write(self) -> Iterator[Connection]:
         """A transaction that holds the ledger's write lock from its start to its commit.
 
-        On SQLite the lock is taken by ``BEGIN IMMEDIATE``; on PostgreSQL by
-        :func:`veil.ledger.chain.lock_head` (``SELECT … FOR UPDATE``), which every writer calls
-        first; ``lock_timeout`` bounds the wait there.
+        On SQLite the lock is taken by ``BEGIN IMMEDIATE``, after the writers have queued on
+        ``flock`` of ``<ledger>.lock`` (SQLite's own busy handler sleeps up to 100 ms between
+        tries, which starves writers under contention; a kernel lock hands over at once). On
+        PostgreSQL it is taken by :func:`veil.ledger.chain.lock_head` (``SELECT … FOR UPDATE``),
+        which every writer calls first; ``lock_timeout`` bounds the wait there.
         """
-        with self._translated(), self.engine.connect() as conn:
+        with self._translated(), self._queued(), self.engine.connect() as conn:
             conn.execution_options(**{_WRITE: True})
             with conn.begin():
                 if self.dialect == "postgresql":
                     conn.exec_driver_sql(f"SET LOCAL lock_timeout = '{int(self.timeout * 1000)}ms'")
                 yield conn
+
+    @contextmanager
+    def _queued(self) -> Iterator[None]:
+        """For SQLite, an exclusive ``flock`` on ``<ledger>.lock`` (never deleted), held for one write."""
+        if self.path is None or fcntl is None:
+            yield
+            return
+        lock = self.path.with_name(self.path.name + ".lock")
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
+        except OSError as exc:
+            raise LedgerError(f"cannot open the lock file {str(lock)!r} beside the ledger ({exc.strerror}); the "
+                              "ledger's folder must be writable.") from None
+        try:
+            deadline = time.monotonic() + self.timeout
+            pause = 0.0002
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise LedgerError(f"ledger {self.display!r} stayed locked by another process for "
+                                          f"{self.timeout:g} s; try again when it has finished.") from None
+                    time.sleep(pause)
+                    pause = min(pause * 1.5, 0.005)
+            yield
+        finally:
+            os.close(fd)  # closing the descriptor releases the lock, as does the process's death
 
     @contextmanager
     def _translated(self) -> Iterator[None]:
