@@ -41,6 +41,10 @@ targets, and the composition experiment at its default settings. The results go 
 **ldp** (``ldp.py``): local-DP frequency oracles (OUE and OLH) beside pure-LDP at 100,000 users
 over 64 values, and OLH at 1,000,000 users over 1,024 values; see that module. The results go to
 ``ldp.json`` and ``ldp.md``.
+
+**ledger** (``ledger.py``): charges per second on SQLite from one process, and the publishing
+gate's composition check of a new Adult release against 10 earlier ones. The results go to
+``ledger.json`` and ``ledger.md``.
 """
 
 from __future__ import annotations
@@ -72,6 +76,7 @@ import fulldomain
 import attacks
 import dp
 import ldp
+import ledger
 import local_recoding
 import peer_env
 import pycanon_fixture
@@ -81,7 +86,7 @@ from timing import best_of, progress
 
 QUASI_IDENTIFIERS = list(ADULT_QUASI_IDENTIFIERS)
 SENSITIVE = "occupation"
-BENCHMARKS = ("checker", "fulldomain", "local", "attacks", "dp", "ldp")
+BENCHMARKS = ("checker", "fulldomain", "local", "attacks", "dp", "ldp", "ledger")
 # The issue's goals: every model together on Adult, and each model on the large table.
 ADULT_GOAL_S = 0.2
 FLOOR_GOAL_RATIO = 3.0
@@ -549,6 +554,7 @@ def main(argv: list[str] | None = None) -> int:
         "dp": ("dp", lambda: dp.run(args.dp_rows, args.repeat, args.skip_diffprivlib, args.skip_opendp), None,
                dp.terminal_report, dp.markdown_report),
         "ldp": ("ldp", lambda: ldp.run(args.repeat), None, ldp.terminal_report, ldp.markdown_report),
+        "ledger": ("ledger", lambda: ledger.run(args.repeat), None, ledger.terminal_report, ledger.markdown_report),
     }
     chosen = [args.only] if args.only else list(BENCHMARKS)
     for i, name in enumerate(chosen):

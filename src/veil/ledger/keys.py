@@ -22,6 +22,9 @@ __all__ = ["KEY_ENV", "SealKeyError", "key_id", "key_path", "load_key", "mac"]
 
 #: The environment variable that names the key file (tests point it at a temporary file).
 KEY_ENV = "VEIL_KEY_FILE"
+# The key last read, by its file's path, inode, size and modification time: a ledger reads it
+# for every write, and a file that changed is read again.
+_read: dict[tuple, bytes] = {}
 
 
 class SealKeyError(VeilError):
@@ -44,6 +47,10 @@ def read_key(path: Path) -> bytes | None:
         SealKeyError: the file cannot be read or does not hold a key.
     """
     try:
+        stat = path.stat()
+        signature = (str(path), stat.st_ino, stat.st_size, stat.st_mtime_ns)
+        if signature in _read:
+            return _read[signature]
         text = path.read_text(encoding="ascii").strip()
     except FileNotFoundError:
         return None
@@ -57,7 +64,9 @@ def read_key(path: Path) -> bytes | None:
         key = b""
     if len(key) != 32:
         raise SealKeyError(f"the veil key file {str(path)!r} does not hold a veil key (64 hex digits); restore it or "
-                        f"set {KEY_ENV} to the right key file.")
+                           f"set {KEY_ENV} to the right key file.")
+    _read.clear()
+    _read[signature] = key
     return key
 
 

@@ -4,8 +4,10 @@
 ledger's write lock and holds it to the commit:
 
 * SQLite: ``BEGIN IMMEDIATE`` takes the database's write lock at once (readers go on, in WAL mode);
-  a writer that finds it taken waits up to the busy timeout. ``synchronous=FULL`` makes a commit
-  durable before it returns.
+  writers queue for it on a kernel lock of ``<ledger>.lock``. ``synchronous=FULL`` (the default)
+  makes a commit durable before it returns, power loss included; ``sqlite:///path?synchronous=normal``
+  trades that for speed: a commit then survives the process being killed at any moment, but the
+  newest commits may be lost if the machine itself crashes or loses power.
 * PostgreSQL (through psycopg 3): ``SELECT … FOR UPDATE`` of the one row of ``anchor``, the head of
   the decision log, which every write reads before it appends (:mod:`veil.ledger.chain`), under
   ``lock_timeout``; the default READ COMMITTED isolation then shows each statement everything
@@ -70,6 +72,7 @@ class Store:
     """
 
     def __init__(self, location: str | os.PathLike, *, timeout: float = 60.0):
+        synchronous = "full"
         if isinstance(location, os.PathLike) or "://" not in str(location):
             text_location = os.fspath(location)
             if not text_location:
@@ -86,6 +89,10 @@ class Store:
                 if not url.database:
                     raise LedgerError("an in-memory SQLite ledger would be lost at exit; give a file path.")
                 self.path = Path(url.database)
+                synchronous = url.query.get("synchronous", "full")
+                if synchronous not in ("full", "normal") or set(url.query) - {"synchronous"}:
+                    raise LedgerError(f"an SQLite ledger URL takes one option, synchronous=full or normal, not "
+                                      f"{dict(url.query)}.")
                 url = URL.create("sqlite", database=url.database)
             elif url.get_backend_name() == "postgresql":
                 self.path = None
@@ -95,9 +102,12 @@ class Store:
                                   f"{url.get_backend_name()!r}; give a file path or a postgresql:// URL.")
             self.url = url
         self.timeout = float(timeout)
+        self.synchronous = synchronous.upper()
         self.dialect = "sqlite" if self.path is not None else "postgresql"
         self.display = str(self.path) if self.path is not None else self.url.render_as_string(hide_password=True)
         self._engine: Engine | None = None
+        self._seen = False          # the SQLite file was checked to be a database
+        self._lock_fd: int | None = None
 
     def __repr__(self) -> str:
         return f"Store({self.display!r})"
@@ -119,7 +129,7 @@ class Store:
                 dbapi_connection.isolation_level = None  # veil issues BEGIN itself, below
                 cursor = dbapi_connection.cursor()
                 cursor.execute("PRAGMA foreign_keys = ON")
-                cursor.execute("PRAGMA synchronous = FULL")
+                cursor.execute(f"PRAGMA synchronous = {self.synchronous}")
                 cursor.close()
 
             @event.listens_for(engine, "begin")
@@ -141,6 +151,10 @@ class Store:
         if self._engine is not None:
             self._engine.dispose()
             self._engine = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+        self._seen = False
 
     # ------------------------------------------------------------------ the file
 
@@ -152,7 +166,7 @@ class Store:
                 while ``must_exist``, or it is not an SQLite database.
             LegacyBudgetFileError: it is a JSON budget file of an earlier veil.
         """
-        if self.path is None:
+        if self.path is None or self._seen:
             return True
         if self.path.is_dir():
             raise LedgerError(f"{str(self.path)!r} is a folder; give the ledger's file name.")
@@ -176,6 +190,7 @@ class Store:
             what = "an empty file" if not head else "not an SQLite database"
             raise LedgerError(f"{str(self.path)!r} is not a veil ledger ({what}); give the ledger's file, or restore "
                               "it from a backup.")
+        self._seen = True
         return True
 
     # ------------------------------------------------------------------ transactions
@@ -213,12 +228,14 @@ class Store:
         if self.path is None or fcntl is None:
             yield
             return
-        lock = self.path.with_name(self.path.name + ".lock")
-        try:
-            fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
-        except OSError as exc:
-            raise LedgerError(f"cannot open the lock file {str(lock)!r} beside the ledger ({exc.strerror}); the "
-                              "ledger's folder must be writable.") from None
+        if self._lock_fd is None:
+            lock = self.path.with_name(self.path.name + ".lock")
+            try:
+                self._lock_fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
+            except OSError as exc:
+                raise LedgerError(f"cannot open the lock file {str(lock)!r} beside the ledger ({exc.strerror}); the "
+                                  "ledger's folder must be writable.") from None
+        fd = self._lock_fd
         try:
             deadline = time.monotonic() + self.timeout
             pause = 0.0002
@@ -234,7 +251,7 @@ class Store:
                     pause = min(pause * 1.5, 0.005)
             yield
         finally:
-            os.close(fd)  # closing the descriptor releases the lock, as does the process's death
+            fcntl.flock(fd, fcntl.LOCK_UN)  # the process's death releases it too
 
     @contextmanager
     def _translated(self) -> Iterator[None]:
