@@ -172,8 +172,10 @@ class IntersectionCheck(CrossReleaseCheck):
                                          hierarchies={q: h for q, h in view.hierarchies.items() if q in known},
                                          orders={q: o for q, o in view.orders.items() if q in known})
                         for view in (earlier, new)]
+            # the hierarchies given with the new release serve an earlier one that was stored without
             result = intersection_attack(releases, targets.select(known), quasi_identifiers=known, sensitive=column,
-                                         confidence=(self.confidence,))
+                                         confidence=(self.confidence,),
+                                         hierarchies={q: h for q, h in new.hierarchies.items() if q in known})
             pair = result.breached(self.confidence)
             with np.errstate(divide="ignore"):
                 alone = np.where(result.ea[:, 0] > 0, 1.0 / np.maximum(result.ea[:, 0], 1), 0.0)
@@ -191,9 +193,17 @@ class IntersectionCheck(CrossReleaseCheck):
         passed = share <= self.max_share
         level = "perfectly breaches" if self.confidence == 1 else f"breaches at confidence {self.confidence:g}"
         reason = (f"intersected with {earlier.name}, the new release {level} {worst['exposed']:,} of "
-                  f"{worst['targets']:,} people ({share:.2%}) on '{worst['sensitive']}' that the earlier release "
-                  f"alone did not, {'within' if passed else 'over'} the policy's limit of {self.max_share:.2%}")
+                  f"{worst['targets']:,} people ({_percent(share)}) on '{worst['sensitive']}' that the earlier "
+                  f"release alone did not, {'within' if passed else 'over'} the policy's limit of "
+                  f"{_percent(self.max_share)}")
         return Finding(self.name, earlier.name, passed, share, self.max_share, worst, reason + ".")
+
+
+def _percent(share: float) -> str:
+    """A share as a percentage that does not round a few people to 0.00 %."""
+    if 0 < share < 0.0001:
+        return f"{100 * share:.2g}%"
+    return f"{share:.2%}"
 
 
 def _with_columns(table: pa.Table, columns: list[str]) -> pa.Table:
