@@ -405,3 +405,32 @@ def test_a_sealed_budget_file_is_imported_once_with_its_charges(ledger, tmp_path
     (tmp_path / "edited.json").write_text(json.dumps(edited))
     one_sentence_error(BudgetFileError, lambda: ledger.import_budget_file(tmp_path / "edited.json"), "changed after")
     assert ledger.verify().ok
+
+
+# --------------------------------------------------------------------------------------------
+# The same ledger on a PostgreSQL server
+
+@pytest.mark.service
+def test_a_postgresql_ledger_keeps_the_same_promises(postgres_url, two_releases):
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    data, a, b = two_releases
+    ledger, applied = Ledger.init(postgres_url, by="steward")
+    assert applied == [1] and Ledger.init(postgres_url)[1] == []
+    with ledger.open_budget("survey", create=Budget(1)) as acc:
+        acc.charge(0.6, label="count")
+        one_sentence_error(BudgetExceededError, lambda: acc.charge(0.6, label="sum"), "asks for ε = 0.6")
+    ledger.add_population("people")
+    assert ledger.publish(a, population="people", data=data).published
+    refused = ledger.publish(b, population="people", data=data)
+    assert not refused.published and "2 of 4 people" in refused.reason
+    assert ledger.verify().ok and [e["action"] for e in ledger.history()][-2:] == ["publish", "refuse"]
+    assert "postgres" in ledger.location and "password" not in ledger.location
+    url = make_url(postgres_url)
+    with psycopg.connect(host=url.query["host"], user=url.username, dbname=url.database, autocommit=True) as conn:
+        conn.execute("UPDATE charges SET epsilon = '0.1'")
+    ledger.close()
+    report = ledger.verify()
+    assert not report.ok and "charge 1 differs" in report.problems[0]
+    one_sentence_error(LedgerTamperedError, lambda: ledger.budget("survey"), "edited by hand")
