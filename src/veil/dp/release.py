@@ -38,8 +38,16 @@ def answer_manifest(result: QueryResult, *, dataset_id: str | None = None, charg
 
 
 def write_answer(result: QueryResult, path: str | os.PathLike, manifest: str | os.PathLike, *,
-                 dataset_id: str | None = None, charge: dict | None = None, reads=()) -> str:
+                 dataset_id: str | None = None, charge: dict | None = None, reads=(),
+                 make_folders: bool = False) -> str:
     """Write the answer (JSON) and its manifest as one set; returns the manifest's text.
+
+    Args:
+        result: the answer.
+        path, manifest: where the answer and its manifest go.
+        dataset_id, charge: see :func:`answer_manifest`.
+        reads: files the run read, which no output may replace.
+        make_folders: create a missing folder of the outputs.
 
     Raises:
         DataError: a folder is missing or unwritable, or the disk is full.
@@ -47,7 +55,7 @@ def write_answer(result: QueryResult, path: str | os.PathLike, manifest: str | o
     """
     from veil.output import OutputSet
 
-    with OutputSet([path, manifest], reads=reads) as outputs:
+    with OutputSet([path, manifest], reads=reads, make_folders=make_folders) as outputs:
         outputs.put(path, json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")
         text = outputs.put_manifest(manifest, answer_manifest(result, dataset_id=dataset_id, charge=charge),
                                     describes={"release": path})
