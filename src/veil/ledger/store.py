@@ -182,7 +182,7 @@ class Store:
                 head = fh.read(len(SQLITE_MAGIC))
         except OSError as exc:
             raise LedgerError(f"cannot read ledger {str(self.path)!r} ({exc.strerror}).") from None
-        if head.lstrip()[:1] == b"{":
+        if head.lstrip()[:1] == b"{" and self._is_budget_file():
             raise LegacyBudgetFileError(
                 f"{str(self.path)!r} is a JSON budget file of an earlier veil, which the ledger replaces; import it "
                 f"with veil ledger import {str(self.path)!r} --ledger NEW.db and charge NEW.db from now on.")
@@ -192,6 +192,16 @@ class Store:
                               "it from a backup.")
         self._seen = True
         return True
+
+    def _is_budget_file(self) -> bool:
+        """Whether the file is a JSON budget file of an earlier veil (anything else is just not a ledger)."""
+        import json
+
+        try:
+            doc = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False
+        return isinstance(doc, dict) and doc.get("format") == "veil-dp-budget"
 
     # ------------------------------------------------------------------ transactions
 
