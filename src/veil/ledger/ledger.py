@@ -380,12 +380,15 @@ class Ledger:
                 or one without a key column that already has its table), or the table lacks
                 the population's key column or has a key value twice or missing.
         """
+        from veil.data.dataset import Dataset
         from veil.data.io import Table, read_table
-        from veil.dp.fingerprint import table_fingerprint
+        from veil.dp.fingerprint import dataset_id
 
-        table = data if isinstance(data, Table) else read_table(data, delimiter) if not hasattr(data, "table") \
-            else data.table
-        fingerprint = table_fingerprint(table.data)
+        if isinstance(data, Dataset):
+            table = data.table
+        else:
+            table = data if isinstance(data, Table) else read_table(data, delimiter)
+        fingerprint = dataset_id(data if isinstance(data, Dataset) else table)
         with self._writing() as w:
             pop = self._population(w.conn, population)
             return self._register(w, pop, table, fingerprint)
