@@ -4,7 +4,7 @@
 ledger's write lock and holds it to the commit:
 
 * SQLite: ``BEGIN IMMEDIATE`` takes the database's write lock at once (readers go on, in WAL mode);
-  writers queue for it on a kernel lock of ``<ledger>.lock``. ``synchronous=FULL`` (the default)
+  writers queue for it on a kernel lock of ``.<ledger>.lock``. ``synchronous=FULL`` (the default)
   makes a commit durable before it returns, power loss included; ``sqlite:///path?synchronous=normal``
   trades that for speed: a commit then survives the process being killed at any moment, but the
   newest commits may be lost if the machine itself crashes or loses power.
@@ -220,8 +220,8 @@ class Store:
         """A transaction that holds the ledger's write lock from its start to its commit.
 
         On SQLite the lock is taken by ``BEGIN IMMEDIATE``, after the writers have queued on
-        ``flock`` of ``<ledger>.lock`` (SQLite's own busy handler sleeps up to 100 ms between
-        tries, which starves writers under contention; a kernel lock hands over at once). On
+        ``flock`` of ``.<ledger>.lock`` beside it (SQLite's own busy handler sleeps up to 100 ms
+        between tries, which starves writers under contention; a kernel lock hands over at once). On
         PostgreSQL it is taken by :func:`veil.ledger.chain.lock_head` (``SELECT … FOR UPDATE``),
         which every writer calls first; ``lock_timeout`` bounds the wait there.
         """
@@ -234,12 +234,15 @@ class Store:
 
     @contextmanager
     def _queued(self) -> Iterator[None]:
-        """For SQLite, an exclusive ``flock`` on ``<ledger>.lock`` (never deleted), held for one write."""
+        """For SQLite, an exclusive ``flock`` on ``.<ledger>.lock`` (never deleted), held for one write.
+
+        A file of its own: a second descriptor of the database file would, once closed, drop the
+        POSIX locks SQLite holds on it in this process."""
         if self.path is None or fcntl is None:
             yield
             return
         if self._lock_fd is None:
-            lock = self.path.with_name(self.path.name + ".lock")
+            lock = self.path.with_name(f".{self.path.name}.lock")
             try:
                 self._lock_fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
             except OSError as exc:
