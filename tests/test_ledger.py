@@ -13,6 +13,7 @@ import sqlite3
 from fractions import Fraction
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -155,6 +156,49 @@ def test_charges_are_checked_recorded_and_refused_whole(ledger):
     one_sentence_error(LedgerError, lambda: ledger.open_budget("nobody").__enter__(), "give the budget")
     ledger.add_population("no budget")
     one_sentence_error(LedgerError, lambda: ledger.open_budget("no budget").__enter__(), "has no privacy budget")
+
+
+class CountingNoise(NoiseSource):
+    """A seeded source that counts its draws, to show that a charge not committed draws nothing."""
+
+    def __init__(self):
+        super().__init__(np.random.default_rng(0), _secure=False)
+        self.draws = 0
+
+    def discrete_laplace(self, values, scale):
+        self.draws += 1
+        return super().discrete_laplace(values, scale)
+
+
+def test_a_charge_that_cannot_be_committed_is_not_made_and_draws_no_noise(ledger, monkeypatch):
+    import veil.ledger.chain as chain
+
+    def full_disk(*args, **kwargs):
+        raise LedgerError("ledger 'l' failed (database or disk is full).")
+
+    noise = CountingNoise()
+    with ledger.open_budget("survey", create=Budget(1)) as acc:
+        with monkeypatch.context() as patched:
+            patched.setattr(chain, "append", full_disk)
+            one_sentence_error(LedgerError, lambda: dp_count(PEOPLE, 0.3, accountant=acc, noise=noise),
+                               "disk is full")
+        assert noise.draws == 0 and acc.charges == ()
+        dp_count(PEOPLE, 0.3, accountant=acc, noise=noise)
+    assert noise.draws == 1 and len(ledger.budget("survey").charges) == 1
+
+
+def test_a_writer_that_holds_the_lock_makes_others_wait_then_give_up_in_one_sentence(ledger, tmp_path):
+    ledger.add_population("survey", budget=Budget(1))
+    holder = sqlite3.connect(ledger.store.path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        waiting = Ledger(ledger.store.path, timeout=0.3)
+        one_sentence_error(LedgerError, lambda: waiting.charge("survey", 0.1, label="count"), "stayed locked",
+                           "0.3 s")
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert waiting.charge("survey", 0.1, label="count").epsilon == Fraction(1, 10)
 
 
 def test_publishers_holding_stale_accountants_cannot_overspend(tmp_path, ledger):
