@@ -39,9 +39,12 @@ _ENTRY = b"veil-ledger entry\x00"
 _ANCHOR = b"veil-ledger anchor"
 LOG, ANCHOR = TABLES["log"], TABLES["anchor"]
 # Built once, so that SQLAlchemy compiles each once (a charge runs all of them).
-_READ_ANCHOR = select(ANCHOR).where(ANCHOR.c.id == 1)
-_LOCK_ANCHOR = _READ_ANCHOR.with_for_update()
-_LAST_ENTRY = select(LOG.c.seq, LOG.c.hash).order_by(LOG.c.seq.desc()).limit(1)
+# The anchor with, in the same statement, the newest entry's number and the anchored entry's hash.
+_READ_ANCHOR = select(ANCHOR.c.seq, ANCHOR.c.hash, ANCHOR.c.key_id, ANCHOR.c.mac,
+                      select(func.max(LOG.c.seq)).scalar_subquery().label("last_seq"),
+                      select(LOG.c.hash).where(LOG.c.seq == ANCHOR.c.seq).scalar_subquery().label("entry_hash")
+                      ).where(ANCHOR.c.id == 1)
+_LOCK_ANCHOR = _READ_ANCHOR.with_for_update(of=ANCHOR)
 _INSERT_ENTRY = insert(LOG)
 _INSERT_ANCHOR = insert(ANCHOR)
 _MOVE_ANCHOR = update(ANCHOR).where(ANCHOR.c.id == 1)
@@ -118,9 +121,8 @@ def lock_head(conn: Connection, where: str, ledger_id: str, *, for_update: bool 
     if not hmac.compare_digest(row.mac, anchor_mac(key, ledger_id, row.seq, row.hash)):
         raise LedgerTamperedError(f"{where}'s anchor was changed by hand (its MAC does not verify); restore the "
                                   "ledger from a backup.")
-    last = conn.execute(_LAST_ENTRY).first()
-    if last is None or last.seq != row.seq or last.hash != row.hash:
-        found = "no entry" if last is None else f"entry {last.seq}"
+    if row.last_seq != row.seq or row.entry_hash != row.hash:
+        found = "no entry" if row.last_seq is None else f"entry {row.last_seq}"
         raise LedgerTamperedError(f"{where}'s newest entry should be entry {row.seq}, but the log ends at {found}: "
                                   "entries were removed or added by hand, so restore the ledger from a backup.")
     return Head(row.seq, row.hash), key

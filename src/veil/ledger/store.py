@@ -122,7 +122,9 @@ class Store:
 
     def _make_engine(self) -> Engine:
         if self.dialect == "sqlite":
-            engine = create_engine(self.url, connect_args={"timeout": self.timeout})
+            # Every transaction ends in a commit or a rollback of its own, so a connection going
+            # back to the pool needs no reset.
+            engine = create_engine(self.url, connect_args={"timeout": self.timeout}, pool_reset_on_return=None)
 
             @event.listens_for(engine, "connect")
             def _connect(dbapi_connection, _record):
