@@ -244,8 +244,9 @@ def charged(ledger):
 EDITS = {
     "a charge lowered": ("UPDATE charges SET epsilon = '0.01' WHERE seq = 2", "charge 2 differs", "edited by hand"),
     "a charge deleted": ("DELETE FROM charges WHERE seq = 3", "lost charge 3", "deleted by hand"),
-    "a charge added": ("INSERT INTO charges (seq, population_id, label, kind, epsilon, delta, relation, by, at, "
-                       "log_seq) VALUES (9, 1, 'x', 'query', '0.01', '0', 'add-remove', 'me', 'now', 99)",
+    "a charge added": ("INSERT INTO charges (seq, population_id, label, kind, epsilon, delta, composition, relation, "
+                       "by, at, log_seq) VALUES (9, 1, 'x', 'query', '0.01', '0', 'sequential', 'add-remove', 'me', "
+                       "'now', 99)",
                        "holds charge 9", "added by hand"),
     "an entry edited": ("UPDATE log SET payload = replace(payload, '\"0.3\"', '\"0.1\"') WHERE seq = 4",
                         "entry 4", "was edited"),

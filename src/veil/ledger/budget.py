@@ -122,7 +122,7 @@ class LedgerBudget:
             except BudgetExceededError:
                 self._mirror, self._last = mirror, foreign[-1].seq if foreign else self._last
                 raise self._refusal(mirror, charge) from None
-            seq = w.add("charges", charge_values(charge, pop.id, pop.relation, w.by), action="charge",
+            seq = w.add("charges", charge_values(charge, pop, w.by), action="charge",
                         population=pop.name)
         # committed: nothing below may fail, or the accountant would take back a charge on record
         self._mirror, self._last = mirror, seq

@@ -349,7 +349,7 @@ def _decide(ledger: Ledger, pop: Population, candidate: _Candidate, policy: Poli
             w.note("refuse", pop.name, {"release": record, "reason": refusals[0], "reasons": refusals, **extra})
             return Decision(False, reasons=refusals, entry=w.head.seq, **base)
         if new_charge is not None:
-            charge_seq = w.add("charges", charge_values(new_charge, pop.id, pop.relation, w.by), action="charge",
+            charge_seq = w.add("charges", charge_values(new_charge, pop, w.by), action="charge",
                                population=pop.name, extra={"release": candidate.name})
         values = {"population_id": pop.id, "dataset_id": None, "kind": candidate.kind, "name": candidate.name,
                   "manifest": compress(candidate.manifest_text), "manifest_sha256": record["manifest_sha256"],

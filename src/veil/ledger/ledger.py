@@ -715,11 +715,12 @@ def charge_document(row) -> dict:
             "partition": row.part, "step": row.step, "at": row.at}
 
 
-def charge_values(charge, population_id: int, relation: str, by: str) -> dict:
-    """The row of a new charge."""
-    return {"population_id": population_id, "label": charge.label, "kind": charge.kind,
+def charge_values(charge, pop: Population, by: str) -> dict:
+    """The row of a new charge to a population: what it cost, how it is counted, who made it and when."""
+    return {"population_id": pop.id, "label": charge.label, "kind": charge.kind,
             "epsilon": _dump(charge.epsilon), "delta": _dump(charge.delta), "grp": charge.group,
-            "part": charge.partition, "step": charge.step, "relation": relation, "by": by, "at": charge.at}
+            "part": charge.partition, "step": charge.step, "composition": pop.budget["composition"],
+            "relation": pop.relation, "by": by, "at": charge.at}
 
 
 def _check_key_column(pop: Population, table) -> None:

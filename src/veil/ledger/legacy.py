@@ -102,8 +102,9 @@ def import_budget_file(ledger, path: str | os.PathLike) -> str:
             raise LedgerError(f"{ledger._where} already has the population of budget file {str(path)!r} "
                               f"({name}); a budget file is imported once.")
         pid = w.add("populations", values, action="population", population=name)
+        pop = ledger._population(w.conn, name)
         for charge in accountant.charges:
-            w.add("charges", charge_values(charge, pid, "add-remove", w.by), action="charge", population=name,
+            w.add("charges", charge_values(charge, pop, w.by), action="charge", population=name,
                   extra={"imported_from": digest})
         w.note("import", name, {"file": str(path), "sha256": digest, "charges": len(accountant.charges)})
     return name

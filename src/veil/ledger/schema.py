@@ -82,6 +82,7 @@ def _version_1(metadata: MetaData) -> dict[str, Table]:
               Column("grp", Text),
               Column("part", Text),
               Column("step", BigInteger),
+              Column("composition", String(32), nullable=False),  # the rule the budget counts it by
               Column("relation", String(32), nullable=False),
               Column("by", Text, nullable=False),
               Column("at", String(40), nullable=False),
