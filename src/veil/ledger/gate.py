@@ -21,6 +21,7 @@ recorded with its charge or not at all.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -96,6 +97,11 @@ class _Candidate:
     hierarchies: dict = field(default_factory=dict)
     orders: dict = field(default_factory=dict)
 
+    @functools.cached_property
+    def table(self) -> pa.Table:
+        """The published table, read from the very bytes that were checked and will be stored."""
+        return _table_from_bytes(self.content, self.file_name)
+
     def reading(self) -> bytes:
         """What a later reader needs besides the file and manifest: hierarchies and orders (JSON)."""
         doc = {"hierarchies": {c: h.rows() for c, h in sorted(self.hierarchies.items())},
@@ -149,14 +155,14 @@ def _load_candidate(manifest, name: str | None, hierarchies, orders) -> _Candida
     return _Candidate(doc, manifest_text, release, content, kind, name, *aids)
 
 
-def _table_from_bytes(content: bytes, file_name: str, delimiter: str | None = None) -> pa.Table:
-    """A stored published file read back exactly as veil reads the file itself."""
+def _table_from_bytes(content: bytes, file_name: str) -> pa.Table:
+    """A published file's bytes read exactly as veil reads the file itself (CSV or Parquet, by its name)."""
     from veil.data.io import read_table
 
     with tempfile.TemporaryDirectory(prefix="veil-ledger-") as folder:
         path = Path(folder) / os.path.basename(file_name)
         path.write_bytes(content)
-        return read_table(path, delimiter).data
+        return read_table(path).data
 
 
 # ---------------------------------------------------------------------- the release's own models
@@ -178,7 +184,7 @@ def _recheck(candidate: _Candidate) -> tuple[list[dict], list[str]]:
     if not rows:
         return [], []
     sensitive_columns = roles.get("sensitive") or []
-    dataset = Dataset(candidate.path, quasi_identifiers=roles.get("quasi_identifiers") or [],
+    dataset = Dataset(candidate.table, quasi_identifiers=roles.get("quasi_identifiers") or [],
                       sensitive=sensitive_columns,
                       hierarchies={c: h for c, h in candidate.hierarchies.items() if c in sensitive_columns},
                       orders={c: o for c, o in candidate.orders.items() if c in sensitive_columns})
@@ -300,9 +306,8 @@ def publish(ledger: Ledger, manifest, *, population: str, data=None, policy: Pol
         if policy.recheck:
             recheck, problems = _recheck(candidate)
             reasons += problems
-        view = ReleaseView(f"the new release ({candidate.name!r})", candidate.kind,
-                           _table_from_bytes(candidate.content, candidate.file_name), candidate.manifest,
-                           candidate.hierarchies, candidate.orders)
+        view = ReleaseView(f"the new release ({candidate.name!r})", candidate.kind, candidate.table,
+                           candidate.manifest, candidate.hierarchies, candidate.orders)
     else:
         drawn_from = candidate.manifest.get("dataset_id")
         if drawn_from is not None and not ledger._holds_table(pop, drawn_from):
