@@ -121,19 +121,19 @@ def run(repeat: int) -> dict:
         folder = Path(tmp)
         os.environ.setdefault("VEIL_KEY_FILE", str(folder / "veil.key"))
         charges = {}
+        fsync = _fsync_seconds(folder)  # the disk as the runs below find it
         for synchronous in ("full", "normal"):
             rates = []
             for i in range(repeat):
                 progress(f"charges, synchronous={synchronous}: run {i + 1} of {repeat}")
                 rates.append(_charges_per_second(folder, i, synchronous))
             charges[synchronous] = {"count": CHARGES, "per_second": max(rates), "runs": rates}
-        fsync = _fsync_seconds(folder)
         gate = _gate(folder)
     return {
         "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "cpu": cpu_model(), "python": platform.python_version(), "veil": veil.__version__,
         "charges": charges, "fsync_seconds": fsync, "gate": gate,
-        "goals": {"charges_met": charges["normal"]["per_second"] >= CHARGES_GOAL,
+        "goals": {"charges_met": charges["full"]["per_second"] >= CHARGES_GOAL,
                   "gate_met": gate["seconds"] < GATE_GOAL},
     }
 
@@ -168,7 +168,8 @@ def terminal_report(results: dict) -> str:
         f"of which the {gate['pairs']} intersection attacks {fmt_time(gate['attacks_seconds'])}; "
         f"{'published' if gate['published'] else 'refused'}",
         "", "Goals",
-        f"  {CHARGES_GOAL:,.0f} charges/s or more (synchronous=normal): {'met' if goals['charges_met'] else 'NOT MET'}",
+        f"  {CHARGES_GOAL:,.0f} charges/s or more (synchronous=full, the default): "
+        f"{'met' if goals['charges_met'] else 'NOT MET'}",
         f"  composition check under {GATE_GOAL:g} s: {'met' if goals['gate_met'] else 'NOT MET'}"])
 
 
@@ -182,9 +183,9 @@ def markdown_report(results: dict) -> str:
         "Reproduce with `python benchmarks/run.py --only ledger`.", "",
         "| measure | figure | goal |", "|---|---:|---|",
         f"| charges per second, SQLite, one process, synchronous=full (the default; one fsync of "
-        f"{fmt_time(results['fsync_seconds'])} per commit on this disk) | {full['per_second']:,.0f} | |",
-        f"| charges per second, SQLite, one process, synchronous=normal | {normal['per_second']:,.0f} | "
+        f"{fmt_time(results['fsync_seconds'])} per commit on this disk) | {full['per_second']:,.0f} | "
         f"≥ {CHARGES_GOAL:,.0f}: **{'met' if goals['charges_met'] else 'not met'}** |",
+        f"| charges per second, SQLite, one process, synchronous=normal | {normal['per_second']:,.0f} | |",
         f"| gate: a new Adult release against {gate['earlier']} earlier ones (whole publish) | "
         f"{fmt_time(gate['seconds'])} | < {GATE_GOAL:g} s: **{'met' if goals['gate_met'] else 'not met'}** |",
         f"| of which the {gate['pairs']} intersection attacks (30,162 targets each) | "
