@@ -38,7 +38,7 @@ import veil.cli
 import veil.dp.budget_file as budget_file
 import veil.dp.noise
 veil.dp.noise._opendp()  # imported lazily by the first secure draw: import it before the start
-import veil.dp.cli as dp_cli
+import veil.cli.dp as dp_cli
 from veil.dp.noise import NoiseSource
 
 

@@ -33,7 +33,7 @@ import numpy as np
 import typer
 from rich.console import Console
 
-from veil.clitools import fails_cleanly, parse_pairs, split_names
+from veil.cli.console import command_group, fails_cleanly, parse_pairs, split_names
 from veil.data.hierarchy import Hierarchy
 from veil.dp.accountant import Accountant, Budget, _show
 from veil.dp.budget_file import BudgetFile
@@ -52,8 +52,7 @@ from veil.dp.queries import (
 )
 from veil.errors import DataError, ParameterError
 
-dp_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
-                     help="Differentially private queries with a privacy-budget file.")
+dp_app = command_group(no_args_is_help=True, help="Differentially private queries with a privacy-budget file.")
 
 # --------------------------------------------------------------------------- shared options
 
