@@ -10,6 +10,7 @@ module              commands
 ``experiment``      ``veil experiment composition``, ``veil experiment tradeoff``
 ``dp``              ``veil dp count|sum|mean|quantile|histogram|budget``
 ``ldp``             ``veil ldp simulate``
+``config``          ``veil config schema``: the JSON Schema of the configuration files
 ``console``         what every command shares: errors as one sentence, option parsing, progress
 ==================  ===========================================================================
 
@@ -24,6 +25,7 @@ import typer
 from veil.cli.anonymize import anonymize_command, demo_command, init_command
 from veil.cli.attack import attack_app
 from veil.cli.check import check_command
+from veil.cli.config import config_app
 from veil.cli.console import command_group
 from veil.cli.dp import dp_app
 from veil.cli.experiment import experiment_app
@@ -56,6 +58,7 @@ app.add_typer(attack_app, name="attack", help="Attack a release as an adversary 
 app.add_typer(experiment_app, name="experiment", help="Reproduce the published experiments.")
 app.add_typer(dp_app, name="dp", help="Answer queries under differential privacy, charging a budget.")
 app.add_typer(ldp_app, name="ldp", help="Local differential privacy: frequency oracles, simulated or for real.")
+app.add_typer(config_app, name="config", help="The configuration files: their JSON Schema, for editors.")
 
 
 def main() -> None:
