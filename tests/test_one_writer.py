@@ -106,7 +106,7 @@ class _Scanner(ast.NodeVisitor):
             if text is not None and set(text) & set("wax+"):
                 self._report(node, f"{attr}(…, {text!r})")
         elif (owner, attr) == ("os", "open"):
-            flags = {n.attr for n in ast.walk(node.args[1]) if isinstance(n, ast.Attribute)} if len(node.args) > 1 else set()
+            flags = {n.attr for n in ast.walk(node.args[1]) if isinstance(n, ast.Attribute)} if node.args[1:] else set()
             if flags & WRITE_FLAGS:
                 self._report(node, "os.open")
         elif attr in ("write_text", "write_bytes"):
@@ -191,8 +191,8 @@ def reads_and_buffers(path, frame, fig, table):
     sink = pa.BufferOutputStream()
     pacsv.write_csv(table, sink)
 '''
-    found = direct_writes(source)
-    assert [(function, what) for function, _, what in found] == [("", "tempfile")] + [("writes", what) for what in (
-        "open(…, 'w')", "open(…, 'ab')", "fdopen(…, 'wb')", "open(…, 'w')", "os.open", "write_text", "write_bytes",
-        "os.replace", "os.rename", "shutil.move", "Path.rename", "tempfile.mkstemp", "to_csv", "savefig",
-        "write_table")]
+    writes = ["open(…, 'w')", "open(…, 'ab')", "fdopen(…, 'wb')", "open(…, 'w')", "os.open", "write_text",
+              "write_bytes", "os.replace", "os.rename", "shutil.move", "Path.rename", "tempfile.mkstemp", "to_csv",
+              "savefig", "write_table"]
+    found = [(function, what) for function, _, what in direct_writes(source)]
+    assert found == [("", "tempfile")] + [("writes", what) for what in writes]

@@ -167,7 +167,8 @@ class PerColumn:
         return self.inner(p, node, where)
 
     def json_schema(self) -> dict:
-        return {"anyOf": [self.inner.json_schema(), {"type": "object", "additionalProperties": self.inner.json_schema()}]}
+        each = self.inner.json_schema()
+        return {"anyOf": [each, {"type": "object", "additionalProperties": each}]}
 
 
 @dataclass(frozen=True)
