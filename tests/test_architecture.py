@@ -39,6 +39,7 @@ LAYERS = {
     "attacks": 9,       # attacks on releases
     "config": 9,        # configuration files, which build anonymizers
     "experiments": 10,  # reproductions of published experiments
+    "ledger": 10,       # the release ledger and its gate: budgets, attacks across releases, checks
     "cli": 11,          # the command line
     "__main__": 12,     # python -m veil
 }

@@ -21,7 +21,7 @@ import veil
 from veil import Dataset, Hierarchy
 from veil.anonymize import Release
 from veil.dp import Accountant, Budget, BudgetExceededError, BudgetFileError, NoiseSource, dp_count
-from veil.dp.release import write_answer
+from veil.ledger.answers import write_answer
 from veil.errors import ParameterError
 from veil.ledger import Ledger, LedgerError, LedgerTamperedError, LegacyBudgetFileError
 from veil.ledger.checks import IntersectionCheck

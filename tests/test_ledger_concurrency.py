@@ -9,7 +9,6 @@ charges it knew were made.
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import signal

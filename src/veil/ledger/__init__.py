@@ -9,7 +9,8 @@ published file.
 """
 
 from veil.ledger.errors import LedgerError, LedgerTamperedError, LegacyBudgetFileError
-from veil.ledger.ledger import NEIGHBOURING, Ledger, Population, VerifyReport
+from veil.ledger.ledger import Ledger, VerifyReport
+from veil.ledger.records import NEIGHBOURING, Population
 
 __all__ = ["NEIGHBOURING", "Ledger", "LedgerError", "LedgerTamperedError", "LegacyBudgetFileError", "Population",
            "VerifyReport"]

@@ -25,9 +25,13 @@ from contextlib import contextmanager
 
 from sqlalchemy import bindparam, select
 
-from veil.dp.accountant import BudgetExceededError, _BaseAccountant, _show
+from veil.dp.accountant import BudgetExceededError, _BaseAccountant, _charge_from, _show
 from veil.errors import ParameterError, VeilError
 from veil.ledger.errors import LedgerError, LedgerTamperedError
+from veil.ledger.records import charge_document, charge_values
+from veil.ledger.schema import TABLES
+
+CHARGES = TABLES["charges"]
 
 __all__ = ["LedgerBudget"]
 
@@ -51,8 +55,6 @@ class LedgerBudget:
     """
 
     def __init__(self, ledger, population):
-        from veil.ledger.ledger import CHARGES
-
         self.ledger = ledger
         self.population = population
         self._newer = select(CHARGES).where(CHARGES.c.population_id == bindparam("population"),
@@ -94,9 +96,6 @@ class LedgerBudget:
             accountant._sink = _closed
 
     def _commit(self, accountant: _BaseAccountant) -> None:
-        from veil.ledger.ledger import charge_document, charge_values
-        from veil.dp.accountant import _charge_from
-
         charge = accountant.charges[-1]
         pop = self.population
         mirror = self._mirror

@@ -24,8 +24,6 @@ from __future__ import annotations
 import functools
 import json
 import math
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,8 +35,11 @@ from veil.errors import ParameterError, VeilError
 from veil.ledger.checks import Finding, ReleaseView
 from veil.ledger.errors import LedgerError, LedgerTamperedError
 from veil.ledger.kinds import DIFFERENTIALLY_PRIVATE, MICRODATA, kind_of
-from veil.ledger.ledger import (CHARGES, RELEASES, Ledger, Population, _sha256, charge_values, compress, decompress)
 from veil.ledger.policy import Policy
+from veil.ledger.records import Population, charge_values, compress, decompress, sha256
+from veil.ledger.schema import TABLES
+
+CHARGES, RELEASES = TABLES["charges"], TABLES["releases"]
 
 __all__ = ["Decision", "publish"]
 
@@ -144,7 +145,7 @@ def _load_candidate(manifest, name: str | None, hierarchies, orders) -> _Candida
         manifest_text = manifest_path.read_bytes()
     except OSError as exc:
         raise LedgerError(f"cannot read the release {str(release)!r} ({exc.strerror}).") from None
-    if _sha256(content) != doc["release"]["sha256"]:
+    if sha256(content) != doc["release"]["sha256"]:
         raise LedgerError(f"the release {str(release)!r} changed while it was read; publish it again.")
     kind = kind_of(doc, f"manifest {str(manifest_path)!r}")
     if name is None:
@@ -157,12 +158,13 @@ def _load_candidate(manifest, name: str | None, hierarchies, orders) -> _Candida
 
 def _table_from_bytes(content: bytes, file_name: str) -> pa.Table:
     """A published file's bytes read exactly as veil reads the file itself (CSV or Parquet, by its name)."""
-    from veil.data.io import read_table
+    import pyarrow.parquet as pq
 
-    with tempfile.TemporaryDirectory(prefix="veil-ledger-") as folder:
-        path = Path(folder) / os.path.basename(file_name)
-        path.write_bytes(content)
-        return read_table(path).data
+    from veil.data.io import read_csv_bytes
+
+    if Path(file_name).suffix.lower() in (".parquet", ".pq"):
+        return pq.read_table(pa.BufferReader(content))
+    return read_csv_bytes(content, file_name).data
 
 
 # ---------------------------------------------------------------------- the release's own models
@@ -222,7 +224,7 @@ def _recheck(candidate: _Candidate) -> tuple[list[dict], list[str]]:
 
 # ---------------------------------------------------------------------- the earlier releases
 
-def _earlier(ledger: Ledger, pop: Population, after: int, *, read: bool) -> tuple[list[ReleaseView], int]:
+def _earlier(ledger, pop: Population, after: int, *, read: bool) -> tuple[list[ReleaseView], int]:
     """The population's microdata releases numbered above ``after``, read back from the ledger (when
     ``read``), and the newest release number of the population."""
     from veil.data.hierarchy import Hierarchy
@@ -237,7 +239,7 @@ def _earlier(ledger: Ledger, pop: Population, after: int, *, read: bool) -> tupl
         where = f"release {row.id} of {ledger._where}"
         content = decompress(row.content, where)
         manifest_text = decompress(row.manifest, where)
-        if _sha256(content) != row.file_sha256 or _sha256(manifest_text) != row.manifest_sha256:
+        if sha256(content) != row.file_sha256 or sha256(manifest_text) != row.manifest_sha256:
             raise LedgerTamperedError(f"{where} was changed after it was published (its hash does not match); "
                                       "restore the ledger from a backup.")
         reading = json.loads(decompress(row.reading, where))
@@ -250,7 +252,7 @@ def _earlier(ledger: Ledger, pop: Population, after: int, *, read: bool) -> tupl
 
 # ---------------------------------------------------------------------- the gate
 
-def publish(ledger: Ledger, manifest, *, population: str, data=None, policy: Policy | None = None,
+def publish(ledger, manifest, *, population: str, data=None, policy: Policy | None = None,
             hierarchies=None, orders=None, delimiter: str | None = None, name: str | None = None) -> Decision:
     """Judge a release against its population's history and record the decision (see the module notes).
 
@@ -329,13 +331,13 @@ def publish(ledger: Ledger, manifest, *, population: str, data=None, policy: Pol
             return decision
 
 
-def _decide(ledger: Ledger, pop: Population, candidate: _Candidate, policy: Policy, seen: int, reasons: list[str],
+def _decide(ledger, pop: Population, candidate: _Candidate, policy: Policy, seen: int, reasons: list[str],
             findings: list[Finding], recheck: list[dict]) -> Decision | None:
     """Record the decision in one transaction, or return ``None`` when the population got a release
     after ``seen`` while the checks ran (the caller checks that one too and comes back)."""
     refusals = list(reasons) + [f.reason for f in findings if not f.passed]
     record = {"name": candidate.name, "kind": candidate.kind, "file_name": candidate.file_name,
-              "file_sha256": _sha256(candidate.content), "manifest_sha256": _sha256(candidate.manifest_text)}
+              "file_sha256": sha256(candidate.content), "manifest_sha256": sha256(candidate.manifest_text)}
     extra = {"findings": [f.to_dict() for f in findings], "recheck": recheck, "policy": policy.to_dict(),
              "policy_sha256": policy.digest}
     base = dict(name=candidate.name, kind=candidate.kind, population=pop.name, findings=list(findings),
@@ -361,13 +363,15 @@ def _decide(ledger: Ledger, pop: Population, candidate: _Candidate, policy: Poli
                   "file_name": candidate.file_name, "file_sha256": record["file_sha256"],
                   "content": compress(candidate.content), "reading": compress(candidate.reading()),
                   "charge_seq": charge_seq, "by": w.by, "at": w.at}
-        checks = [f.reason for f in findings] + [f"{len(recheck)} models re-checked on the published file"] * bool(recheck)
+        checks = [f.reason for f in findings]
+        if recheck:
+            checks.append(f"{len(recheck)} models re-checked on the published file")
         release_id = w.add("releases", values, action="publish", population=pop.name,
                            extra={"checks": checks, **extra})
         return Decision(True, release_id=release_id, charge=charge_seq, entry=w.head.seq, **base)
 
 
-def _dp_charge(ledger: Ledger, w, pop: Population, candidate: _Candidate) -> tuple[int | None, Charge | None]:
+def _dp_charge(ledger, w, pop: Population, candidate: _Candidate) -> tuple[int | None, Charge | None]:
     """The charge a DP release is published with: the one its query made in this ledger, or a new one.
 
     Raises:

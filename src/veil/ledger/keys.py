@@ -13,10 +13,10 @@ import hashlib
 import hmac
 import os
 import secrets
-import tempfile
 from pathlib import Path
 
-from veil.errors import VeilError
+from veil.errors import DataError, VeilError
+from veil.output import describe_os_error
 
 __all__ = ["KEY_ENV", "SealKeyError", "key_id", "key_path", "load_key", "mac"]
 
@@ -71,33 +71,20 @@ def read_key(path: Path) -> bytes | None:
 
 
 def _create_key(path: Path) -> bytes:
-    """Make a new random key at ``path``; if another process made one first, use that one.
+    """Make a new random key at ``path`` (private from its first byte); if another process made one
+    first, use that one (:func:`veil.output.create_file`: exactly one key wins a race)."""
+    from veil.output import create_file
 
-    The key is written to a private temporary file and hard-linked into place, so no process ever
-    reads a half-written key and exactly one key wins a race.
-    """
-    tmp = None
     try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "w", encoding="ascii") as fh:  # mkstemp makes it 0600
-            fh.write(secrets.token_bytes(32).hex() + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            pass
-    except OSError as exc:
-        raise SealKeyError(f"cannot create the veil key file {str(path)!r} ({exc.strerror}); set {KEY_ENV} to a file "
-                        "path you can write.") from None
-    finally:
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
+        create_file(path, secrets.token_bytes(32).hex() + "\n", mode=0o600, folder_mode=0o700)
+    except DataError as exc:
+        reason = describe_os_error(exc.__cause__) if isinstance(exc.__cause__, OSError) else str(exc)
+        raise SealKeyError(f"cannot create the veil key file {str(path)!r} ({reason}); set {KEY_ENV} to a file "
+                           "path you can write.") from None
     key = read_key(path)
     if key is None:
-        raise SealKeyError(f"the veil key file {str(path)!r} vanished as it was made; try again, or set {KEY_ENV} to "
-                        "a key file of your own.")
+        raise SealKeyError(f"the veil key file {str(path)!r} vanished as it was made; try again, or set {KEY_ENV} "
+                           "to a key file of your own.")
     return key
 
 

@@ -20,25 +20,23 @@ operating-system user.
 from __future__ import annotations
 
 import getpass
-import hashlib
 import json
 import os
 import uuid
-import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from fractions import Fraction
 
 from sqlalchemy import func, insert, select
 from sqlalchemy.engine import Connection
 
-from veil.dp.accountant import (FORMAT, SCHEMA_VERSION, Accountant, Budget, BudgetFileError, _BaseAccountant, _dump,
-                                _show, from_document)
+from veil.dp.accountant import (FORMAT, SCHEMA_VERSION, Accountant, Budget, BudgetFileError, _BaseAccountant,
+                                from_document)
 from veil.errors import ParameterError
 from veil.ledger import chain
 from veil.ledger.errors import LedgerError, LedgerTamperedError
+from veil.ledger.records import NEIGHBOURING, Population, charge_document, record_of
 from veil.ledger.schema import CURRENT_VERSION, MIGRATIONS, TABLES
 from veil.ledger.store import LEDGER_ENV, Store
 
@@ -48,13 +46,6 @@ POPULATIONS, DATASETS, CHARGES, RELEASES = (TABLES[n] for n in ("populations", "
 META, SCHEMA_VERSIONS = TABLES["meta"], TABLES["schema_version"]
 _PRIMARY = {"populations": "id", "datasets": "id", "charges": "seq", "releases": "id"}
 _INSERTS = {name: insert(TABLES[name]) for name in _PRIMARY}
-
-#: The neighbouring relations a budget can be kept under: records added or removed (unbounded
-#: DP, veil's queries), or one record's values changed (bounded DP). A charge made under
-#: add/remove counts twice under a substitution budget (one change is a removal and an addition);
-#: a substitution charge cannot be counted against an add/remove budget.
-NEIGHBOURING = ("add-remove", "substitute")
-
 
 def current_user() -> str:
     """The operating-system user running veil (``uid N`` when the system has no name for it)."""
@@ -66,53 +57,6 @@ def current_user() -> str:
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def record_of(table: str, values: dict) -> dict:
-    """A row as its log entry records it: every column, binary ones by their SHA-256."""
-    out = {}
-    for column in TABLES[table].columns:
-        value = values.get(column.name)
-        if isinstance(value, (bytes, bytearray, memoryview)):
-            value = _sha256(bytes(value))
-        out[column.name] = value
-    return out
-
-
-@dataclass(frozen=True)
-class Population:
-    """A population as the ledger keeps it.
-
-    Attributes:
-        id, name: its number and name.
-        key_column: the column that identifies a person in every table of it, or ``None``.
-        fingerprint: the dataset id of its one table, or ``None`` (then its first table binds it).
-        budget: its privacy budget document (composition rule, budget, options), or ``None``
-            when no DP release may be charged to it.
-        relation: the neighbouring relation its budget is kept under.
-    """
-
-    id: int
-    name: str
-    key_column: str | None
-    fingerprint: str | None
-    budget: dict | None
-    relation: str
-
-    @classmethod
-    def _from_row(cls, row) -> Population:
-        return cls(row.id, row.name, row.key_column, row.fingerprint,
-                   None if row.accountant is None else json.loads(row.accountant), row.relation)
-
-    def describe_budget(self) -> str:
-        if self.budget is None:
-            return "no budget"
-        b = self.budget["budget"]
-        return f"ε = {_show(Fraction(b['epsilon']))}, δ = {_show(Fraction(b['delta']))} ({self.budget['composition']})"
 
 
 @dataclass(frozen=True)
@@ -181,7 +125,8 @@ class Ledger:
         if location is None:
             location = os.environ.get(LEDGER_ENV)
             if not location:
-                raise LedgerError(f"no ledger given; pass --ledger (a file or a postgresql:// URL) or set {LEDGER_ENV}.")
+                raise LedgerError(f"no ledger given; pass --ledger (a file or a postgresql:// URL) or set "
+                                  f"{LEDGER_ENV}.")
         self.store = Store(location, timeout=timeout)
         if by is not None and (not isinstance(by, str) or not by.strip()):
             raise ParameterError(f"--by must name who publishes, got {by!r}.")
@@ -561,7 +506,8 @@ class Ledger:
                     acc = self._accountant(pop, charges)
                     spent, left = acc.spent(), acc.remaining()
                     entry["budget"] = {"composition": acc.composition,
-                                       "total": {"epsilon": float(acc.budget.epsilon), "delta": float(acc.budget.delta)},
+                                       "total": {"epsilon": float(acc.budget.epsilon),
+                                                 "delta": float(acc.budget.delta)},
                                        "spent": {"epsilon": float(spent.epsilon), "delta": float(spent.delta)},
                                        "left": {"epsilon": float(left[0]), "delta": float(left[1])}}
                 out["populations"].append(entry)
@@ -709,20 +655,6 @@ def _budget_document(budget, name: str) -> dict:
     return {"composition": doc["composition"], "budget": doc["budget"], "options": doc["options"]}
 
 
-def charge_document(row) -> dict:
-    """A charge row as the accountant's JSON has it."""
-    return {"label": row.label, "kind": row.kind, "epsilon": row.epsilon, "delta": row.delta, "group": row.grp,
-            "partition": row.part, "step": row.step, "at": row.at}
-
-
-def charge_values(charge, pop: Population, by: str) -> dict:
-    """The row of a new charge to a population: what it cost, how it is counted, who made it and when."""
-    return {"population_id": pop.id, "label": charge.label, "kind": charge.kind,
-            "epsilon": _dump(charge.epsilon), "delta": _dump(charge.delta), "grp": charge.group,
-            "part": charge.partition, "step": charge.step, "composition": pop.budget["composition"],
-            "relation": pop.relation, "by": by, "at": charge.at}
-
-
 def _check_key_column(pop: Population, table) -> None:
     import pyarrow.compute as pc
 
@@ -737,18 +669,6 @@ def _check_key_column(pop: Population, table) -> None:
     if pc.count_distinct(column).as_py() != table.num_rows:
         raise LedgerError(f"key column {name!r} of population {pop.name!r} holds a value twice; a key names one "
                           "person.")
-
-
-def compress(data: bytes) -> bytes:
-    return zlib.compress(data, 6)
-
-
-def decompress(data: bytes, where: str) -> bytes:
-    try:
-        return zlib.decompress(data)
-    except zlib.error:
-        raise LedgerTamperedError(f"{where} is corrupt (its stored bytes do not decompress); restore the ledger from "
-                                  "a backup.") from None
 
 
 def summarize(action: str, payload: dict) -> str:

@@ -19,6 +19,7 @@ from pathlib import Path
 from veil.dp.accountant import BudgetFileError, _show, from_document, parse_document
 from veil.ledger import keys
 from veil.ledger.errors import LedgerError
+from veil.ledger.records import charge_values
 
 __all__ = ["import_budget_file", "read_budget_file"]
 
@@ -89,8 +90,6 @@ def import_budget_file(ledger, path: str | os.PathLike) -> str:
         LedgerError: the ledger already has that population (the file was imported, or the
             data was charged in the ledger already).
     """
-    from veil.ledger.ledger import charge_values
-
     doc, data = read_budget_file(path)
     accountant = from_document(doc, dataset_id=None, source=str(path))
     name = accountant.dataset_id
@@ -101,7 +100,7 @@ def import_budget_file(ledger, path: str | os.PathLike) -> str:
         if ledger._population(w.conn, name, missing_ok=True) is not None:
             raise LedgerError(f"{ledger._where} already has the population of budget file {str(path)!r} "
                               f"({name}); a budget file is imported once.")
-        pid = w.add("populations", values, action="population", population=name)
+        w.add("populations", values, action="population", population=name)
         pop = ledger._population(w.conn, name)
         for charge in accountant.charges:
             w.add("charges", charge_values(charge, pop, w.by), action="charge", population=name,

@@ -23,7 +23,7 @@ from veil.dp.accountant import (Accountant, Budget, ExponentialDiscount, Hyperbo
                                 WindowAccountant, _dump)
 from veil.errors import ParameterError
 from veil.ledger.checks import CrossReleaseCheck, IntersectionCheck
-from veil.ledger.ledger import NEIGHBOURING
+from veil.ledger.records import NEIGHBOURING
 
 __all__ = ["COMPOSITIONS", "Policy", "PopulationPolicy"]
 

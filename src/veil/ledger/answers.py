@@ -1,4 +1,4 @@
-"""A DP answer published as a file with its manifest, for the publishing gate to take.
+"""A DP answer written as a release, a file with its manifest, for the publishing gate to take.
 
 ``write_answer`` writes the answer (:meth:`QueryResult.to_dict`, JSON) and a manifest that names
 and hashes it (:mod:`veil.output`: both files appear or neither does). The manifest says what the
