@@ -139,6 +139,28 @@ class Policy:
             if pops.count(name) > 1:
                 raise ParameterError(f"the policy defines population {name!r} twice; define it once.")
 
+    @classmethod
+    def from_spec(cls, spec) -> Policy:
+        """The policy a configuration's ``policy:`` section describes (:class:`veil.config.PolicySpec`).
+
+        Raises:
+            ParameterError: a check the gate does not know, or values a check refuses.
+        """
+        from veil.dp.accountant import Budget
+        from veil.ledger.checks import CHECKS
+
+        unknown = [name for name in spec.checks if name not in CHECKS]
+        if unknown:
+            raise ParameterError(f"the policy names the check {unknown[0]!r}, which the gate does not know; it knows "
+                                 f"{', '.join(CHECKS)}.")
+        populations = tuple(
+            PopulationPolicy(p.name, key_column=p.key, budget=None if p.budget is None else Budget(*p.budget),
+                             composition=p.composition, delta_prime=p.delta_prime, discount=p.discount,
+                             window=p.window, relation=p.relation)
+            for p in spec.populations)
+        return cls(checks=tuple(CHECKS[name](**options) for name, options in spec.checks.items()),
+                   populations=populations, recheck=spec.recheck)
+
     def population(self, name: str) -> PopulationPolicy | None:
         """The policy's definition of a population, or ``None``."""
         return next((p for p in self.populations if p.name == name), None)
