@@ -10,6 +10,7 @@ module              commands
 ``experiment``      ``veil experiment composition``, ``veil experiment tradeoff``
 ``dp``              ``veil dp count|sum|mean|quantile|histogram|budget``
 ``ldp``             ``veil ldp simulate``
+``ledger``          ``veil ledger init|status|history|verify|import``, ``veil publish`` (the gate)
 ``config``          ``veil config schema``: the JSON Schema of the configuration files
 ``console``         what every command shares: errors as one sentence, option parsing, progress
 ==================  ===========================================================================
@@ -30,6 +31,7 @@ from veil.cli.console import command_group
 from veil.cli.dp import dp_app
 from veil.cli.experiment import experiment_app
 from veil.cli.ldp import ldp_app
+from veil.cli.ledger import ledger_app, publish_command
 
 app = command_group(no_args_is_help=True, help="Privacy-preserving data publishing: check, anonymize, attack, release.")
 
@@ -59,6 +61,8 @@ app.add_typer(experiment_app, name="experiment", help="Reproduce the published e
 app.add_typer(dp_app, name="dp", help="Answer queries under differential privacy, charging a budget.")
 app.add_typer(ldp_app, name="ldp", help="Local differential privacy: frequency oracles, simulated or for real.")
 app.add_typer(config_app, name="config", help="The configuration files: their JSON Schema, for editors.")
+app.add_typer(ledger_app, name="ledger", help="The release ledger: what was published and spent, and its proof.")
+app.command("publish")(publish_command)
 
 
 def main() -> None:

@@ -1,6 +1,6 @@
 """Differential privacy: mechanisms with secure noise, queries over a table (count, sum, mean,
-quantiles, histograms and contingency tables), a privacy-budget accountant kept in a sealed file
-that many processes can share, and continual release of counts over time.
+quantiles, histograms and contingency tables), a privacy-budget accountant (kept, for many
+processes, in a release ledger: :mod:`veil.ledger`), and continual release of counts over time.
 
 Real releases draw their noise through OpenDP's floating-point-safe samplers (the default,
 ``noise=None``); a run with a seed or a ``numpy.random.Generator`` is an experiment and its
@@ -14,7 +14,6 @@ from veil.dp.mechanisms import (CountEstimate, ExponentialMechanism, Gaussian, G
                                 planar_radius_cdf, planar_radius_quantile)
 from veil.dp.accountant import (Accountant, Budget, BudgetExceededError, BudgetFileError, TemporalAccountant,
                                 WindowAccountant, advanced_composition)
-from veil.dp.budget_file import BudgetFile
 from veil.dp.fingerprint import dataset_id
 from veil.dp.noise import NoiseSource, as_noise_source
 from veil.dp.queries import (QueryResult, dp_contingency, dp_count, dp_histogram, dp_mean, dp_quantile, dp_sum,
@@ -24,7 +23,7 @@ __all__ = [
     "QueryResult", "dp_contingency", "dp_count", "dp_histogram", "dp_mean", "dp_quantile", "dp_sum", "postprocess",
     "quantile_grid",
     "ContinualRelease", "binary_tree_counts", "event_level_counts", "w_event_counts",
-    "Accountant", "Budget", "BudgetExceededError", "BudgetFile", "BudgetFileError", "TemporalAccountant",
+    "Accountant", "Budget", "BudgetExceededError", "BudgetFileError", "TemporalAccountant",
     "WindowAccountant", "advanced_composition", "dataset_id",
     "CountEstimate", "ExponentialMechanism", "Gaussian", "Geometric", "KaryRandomizedResponse", "Laplace",
     "NoiseSource", "PlanarLaplace", "NoisyRelease", "ReportNoisyMax", "WarnerRandomizedResponse",

@@ -30,11 +30,11 @@ budget of 1.0 exactly, with no spurious overspend and no rounding in the user's 
 advanced composition bound (a square root and an exponential) is computed in floating point.
 
 Every accountant serializes to JSON (:meth:`to_json`; :func:`from_json`) with a schema version,
-the dataset id, the budget, the options and every charge, so a budget file or a release ledger can
-keep it. A text that is not valid, was written for another dataset or records more spending than
-its budget allows is refused with one sentence (:class:`BudgetFileError`). Keeping that text in a
-file that many processes share, sealed against hand edits, is :mod:`veil.dp.budget_file`'s job: an
-accountant it opens saves every charge there before the charge returns (a *sink*).
+the dataset id, the budget, the options and every charge. A text that is not valid, was written for
+another dataset or records more spending than its budget allows is refused with one sentence
+(:class:`BudgetFileError`). Keeping a budget that many processes share is the release ledger's job
+(:mod:`veil.ledger`): an accountant it opens commits every charge there before the charge returns
+(a *sink*), and rebuilds the accountant from that JSON's parts.
 """
 
 from __future__ import annotations
@@ -279,8 +279,8 @@ class _BaseAccountant:
         self.budget = budget
         self.dataset_id = dataset_id
         self._charges: list[Charge] = []
-        # Called with the accountant after every new charge, before the charge returns; a budget
-        # file uses it to save the charge before any noise is drawn (see veil.dp.budget_file).
+        # Called with the accountant after every new charge, before the charge returns; a ledger
+        # uses it to commit the charge before any noise is drawn (see veil.ledger.budget).
         self._sink: Callable[[_BaseAccountant], None] | None = None
 
     @property
