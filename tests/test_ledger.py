@@ -302,10 +302,15 @@ def test_the_gate_refuses_a_release_that_composes_badly_naming_the_earlier_one(l
     third = ledger.publish(b, population="people", data=data, policy=lenient)
     assert third.published and third.release_id == 2 and third.findings[0].passed
     assert "within the policy's limit of 50.00%" in third.findings[0].reason
+    # The same files again: published already, nothing checked or recorded.
+    again = ledger.publish(a, population="people", data=data)
+    assert again.already and again.release_id == 1 and ledger.history()[-1]["seq"] == third.entry
     # A check at confidence 1/2 counts everybody the pair leaves two values or fewer.
+    ledger.add_population("people again")
+    assert ledger.publish(a, population="people again", data=data).published
     half = Policy(checks=(IntersectionCheck(confidence=0.5, max_share=1.0),))
-    fourth = ledger.publish(a, population="people", data=data, policy=half, name="again")
-    assert [f.figures["breached_by_pair"] for f in fourth.findings] == [4, 4]
+    fourth = ledger.publish(b, population="people again", data=data, policy=half)
+    assert [f.figures["breached_by_pair"] for f in fourth.findings] == [4]
 
 
 def test_a_release_published_meanwhile_is_checked_too(ledger, two_releases, monkeypatch):
@@ -344,13 +349,13 @@ def test_the_gate_rechecks_the_release_on_its_published_file(ledger, two_release
 
 
 def test_the_gate_needs_the_populations_own_table(ledger, two_releases, tmp_path):
-    data, a, _ = two_releases
+    data, a, b = two_releases
     ledger.add_population("people")
     one_sentence_error(LedgerError, lambda: ledger.publish(a, population="people"), "needs the population's table")
     other = tmp_path / "other.csv"
     PEOPLE.assign(age=["41", "42", "51", "52"]).to_csv(other, index=False)
     assert ledger.publish(a, population="people", data=data).published
-    one_sentence_error(LedgerError, lambda: ledger.publish(a, population="people", data=other),
+    one_sentence_error(LedgerError, lambda: ledger.publish(b, population="people", data=other),
                        "has no key column", "give the population a key column")
     one_sentence_error(LedgerError, lambda: ledger.publish(a, population="nobody", data=data), "no population")
     one_sentence_error(veil.DataError, lambda: ledger.publish(tmp_path / "nothing.json", population="people"),
@@ -394,8 +399,13 @@ def test_dp_answers_are_charged_once_at_the_gate(ledger, tmp_path):
     third = ledger.publish(paid, population="survey", policy=policy)
     assert third.published and third.charge == made
     assert ledger.budget("survey").spent().epsilon == Fraction(9, 10)
-    again = ledger.publish(paid, population="survey", policy=policy)
-    assert not again.published and f"charge {made} was already published, as release {third.release_id}" in again.reason
+    again = ledger.publish(paid, population="survey", policy=policy)   # the same files: nothing happens
+    assert again.already and again.published and again.release_id == third.release_id and again.charge == made
+    redrawn = write_dp(tmp_path / "q6", 0.3, charge={"ledger_id": ledger.ledger_id, "population": "survey",
+                                                    "seq": made})      # another answer naming that charge
+    refused = ledger.publish(redrawn, population="survey", policy=policy)
+    assert not refused.published
+    assert f"charge {made} was already published, as release {third.release_id}" in refused.reason
     forged = write_dp(tmp_path / "q5", 0.3, charge={"ledger_id": "elsewhere", "population": "survey", "seq": 1})
     assert "another ledger" in ledger.publish(forged, population="survey", policy=policy).reason
     assert ledger.verify().ok

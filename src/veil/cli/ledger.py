@@ -217,6 +217,11 @@ def publish_command(
 
 def render_decision(decision, console: Console) -> None:
     """Print a gate's decision: published or refused, every reason, and the checks it passed."""
+    if decision.already:
+        console.print(f"{decision.name!r} was published already, as release {decision.release_id} of population "
+                      f"{decision.population!r} (log entry {decision.entry}); nothing was recorded again",
+                      markup=False)
+        return
     if decision.published:
         charged = f", paid by charge {decision.charge}" if decision.charge else ""
         console.print(f"published {decision.name!r} as release {decision.release_id} of population "
@@ -230,5 +235,6 @@ def render_decision(decision, console: Console) -> None:
             console.print(f"  passed: {finding.reason}", markup=False)
     if decision.recheck:
         levels = ", ".join(f"{r['model']}" + (f" of '{r['sensitive']}'" if r["sensitive"] else "")
-                           + f" {r['published']}" for r in decision.recheck)
+                           + (f" {r['published']:.4g}" if isinstance(r["published"], (int, float)) else
+                              f" {r['published']}") for r in decision.recheck)
         console.print(f"  measured again on the published file: {levels}", markup=False)

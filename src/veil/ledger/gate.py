@@ -60,6 +60,8 @@ class Decision:
         recheck: the release's models as measured again on the published file.
         charge: the DP charge (its number in the ledger) the release was published with.
         entry: the log entry that records the decision.
+        already: the same file was published to the population before (as ``release_id``);
+            nothing was checked, charged or recorded again.
     """
 
     published: bool
@@ -72,6 +74,7 @@ class Decision:
     release_id: int | None = None
     charge: int | None = None
     entry: int | None = None
+    already: bool = False
 
     @property
     def reason(self) -> str | None:
@@ -80,7 +83,7 @@ class Decision:
 
     def to_dict(self) -> dict:
         return {"published": self.published, "name": self.name, "kind": self.kind, "population": self.population,
-                "release_id": self.release_id, "charge": self.charge, "entry": self.entry,
+                "release_id": self.release_id, "charge": self.charge, "entry": self.entry, "already": self.already,
                 "reasons": list(self.reasons), "findings": [f.to_dict() for f in self.findings],
                 "recheck": list(self.recheck)}
 
@@ -290,6 +293,9 @@ def publish(ledger, manifest, *, population: str, data=None, policy: Policy | No
         ledger.add_population(population, budget=defined.template(), key_column=defined.key_column,
                               relation=defined.relation)
     pop = ledger.population(population)
+    earlier = _same_release(ledger, pop, candidate)
+    if earlier is not None:
+        return earlier
     reasons: list[str] = []
     recheck: list[dict] = []
     table = None
@@ -329,6 +335,19 @@ def publish(ledger, manifest, *, population: str, data=None, policy: Policy | No
         decision = _decide(ledger, pop, candidate, policy, seen, reasons, findings, recheck)
         if decision is not None:
             return decision
+
+
+def _same_release(ledger, pop: Population, candidate: _Candidate) -> Decision | None:
+    """The decision that published this very file to the population, if one did (its manifest may have been
+    written again since: its time of writing changes, the table does not)."""
+    with ledger._reading() as conn:
+        row = conn.execute(select(RELEASES).where(RELEASES.c.population_id == pop.id,
+                                                  RELEASES.c.file_sha256 == sha256(candidate.content))
+                           .order_by(RELEASES.c.id).limit(1)).first()
+    if row is None:
+        return None
+    return Decision(True, row.name, row.kind, pop.name, release_id=row.id, charge=row.charge_seq, entry=row.log_seq,
+                    already=True)
 
 
 def _decide(ledger, pop: Population, candidate: _Candidate, policy: Policy, seen: int, reasons: list[str],
