@@ -692,8 +692,10 @@ def summarize(action: str, payload: dict) -> str:
         return f"charged {row.get('label')!r}: {cost}" + (f" (release {payload['release']})" if "release" in payload
                                                           else "")
     if action == "publish":
-        return (f"published release {row.get('id')} ({row.get('kind')}, {row.get('name')!r}): "
-                + "; ".join(payload.get("checks", [])))
+        checks = "; ".join(payload.get("checks", []))
+        paid = f", paid by charge {row['charge_seq']}" if row.get("charge_seq") else ""
+        return f"published release {row.get('id')} ({row.get('kind')}, {row.get('name')!r}){paid}" + (
+            f": {checks}" if checks else "")
     if action == "refuse":
         return f"refused {payload.get('release', {}).get('name')!r}: {payload.get('reason')}"
     if action == "import":
