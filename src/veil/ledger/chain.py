@@ -25,7 +25,7 @@ import hmac
 import json
 from dataclasses import dataclass
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import bindparam, func, insert, select, update
 from sqlalchemy.engine import Connection
 
 from veil.ledger import keys
@@ -39,12 +39,13 @@ _ENTRY = b"veil-ledger entry\x00"
 _ANCHOR = b"veil-ledger anchor"
 LOG, ANCHOR = TABLES["log"], TABLES["anchor"]
 # Built once, so that SQLAlchemy compiles each once (a charge runs all of them).
-# The anchor with, in the same statement, the newest entry's number and the anchored entry's hash.
-_READ_ANCHOR = select(ANCHOR.c.seq, ANCHOR.c.hash, ANCHOR.c.key_id, ANCHOR.c.mac,
-                      select(func.max(LOG.c.seq)).scalar_subquery().label("last_seq"),
-                      select(LOG.c.hash).where(LOG.c.seq == ANCHOR.c.seq).scalar_subquery().label("entry_hash")
-                      ).where(ANCHOR.c.id == 1)
-_LOCK_ANCHOR = _READ_ANCHOR.with_for_update(of=ANCHOR)
+_READ_ANCHOR = select(ANCHOR).where(ANCHOR.c.id == 1)
+_LOCK_ANCHOR = _READ_ANCHOR.with_for_update()
+# The newest entry's number and the anchored entry's hash, read by a statement of its own after the
+# lock is granted: under PostgreSQL's READ COMMITTED a statement that waited for a row lock sees the
+# locked row as committed since, but the rest of the database as of its start.
+_HEAD = select(select(func.max(LOG.c.seq)).scalar_subquery().label("last_seq"),
+               select(LOG.c.hash).where(LOG.c.seq == bindparam("seq")).scalar_subquery().label("entry_hash"))
 _INSERT_ENTRY = insert(LOG)
 _INSERT_ANCHOR = insert(ANCHOR)
 _MOVE_ANCHOR = update(ANCHOR).where(ANCHOR.c.id == 1)
@@ -121,8 +122,9 @@ def lock_head(conn: Connection, where: str, ledger_id: str, *, for_update: bool 
     if not hmac.compare_digest(row.mac, anchor_mac(key, ledger_id, row.seq, row.hash)):
         raise LedgerTamperedError(f"{where}'s anchor was changed by hand (its MAC does not verify); restore the "
                                   "ledger from a backup.")
-    if row.last_seq != row.seq or row.entry_hash != row.hash:
-        found = "no entry" if row.last_seq is None else f"entry {row.last_seq}"
+    head = conn.execute(_HEAD, {"seq": row.seq}).one()
+    if head.last_seq != row.seq or head.entry_hash != row.hash:
+        found = "no entry" if head.last_seq is None else f"entry {head.last_seq}"
         raise LedgerTamperedError(f"{where}'s newest entry should be entry {row.seq}, but the log ends at {found}: "
                                   "entries were removed or added by hand, so restore the ledger from a backup.")
     return Head(row.seq, row.hash), key
