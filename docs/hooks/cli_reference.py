@@ -5,38 +5,16 @@ A page holding the line ``<!-- veil-cli-reference -->`` gets, in its place, the 
 is found the way pip installs it (``[project.scripts] veil`` in pyproject.toml) and imported from
 this checkout's ``src/``, so the page always describes the code it is built with and there is no
 copy to keep up to date. The help is rendered at a fixed width, without colour.
-
-It also silences the few griffe warnings listed in ``KNOWN_DOCSTRING_ISSUES``: docstrings in
-modules this branch must not edit, each with the fix it needs. Any other warning still fails
-``mkdocs build --strict``.
 """
 
 from __future__ import annotations
 
-import logging
 import sys
 import tomllib
 from pathlib import Path
 
 MARKER = "<!-- veil-cli-reference -->"
 WIDTH = "100"
-
-# (file, message) pairs of griffe warnings tolerated until the docstring is fixed.
-KNOWN_DOCSTRING_ISSUES = (
-    # run_tradeoff's Args list "k, l, t:" on one line; Google style wants one entry each.
-    ("src/veil/experiments/tradeoff.py:", "Parameter 'k, l, t' does not appear in the function signature"),
-)
-
-
-class _KnownIssues(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        return not any(where in message and what in message for where, what in KNOWN_DOCSTRING_ISSUES)
-
-
-def on_config(config):
-    logging.getLogger("mkdocs.plugins.griffe").addFilter(_KnownIssues())
-    return config
 
 
 def _typer_app(root: Path):
