@@ -12,9 +12,10 @@ Each page runs in a fresh temporary folder, its blocks in order:
 * Any other block (yaml, json, a ``text`` block elsewhere) is shown, not run, unless a directive
   says otherwise.
 
-Commands are ``veil …`` only, run as real processes of the ``veil`` script (``> FILE`` at the end
-sends standard output to a file). Shown output must match what was printed (standard output and
-error together, trailing spaces ignored), where a line ``...`` stands for any number of lines.
+Commands are ``veil …`` only, run as real processes of the ``veil`` script with ``COLUMNS=100``
+(so tables wrap as shown; ``> FILE`` at the end sends standard output to a file). Shown output
+must match what was printed (standard output and error together, trailing spaces ignored), where
+a line ``...`` stands for any number of lines.
 
 An HTML comment on the line before a block holds its directives, separated by ``;``:
 
@@ -273,6 +274,15 @@ def test_page_examples_run(page: Path, tmp_path: Path, budget_key_file: Path) ->
     run = PageRun(page, folder, budget_key_file)
     for block in parse_blocks(page.read_text(encoding="utf-8"), name):
         run.run(block)
+
+
+def test_readme_links_resolve() -> None:
+    """The README's relative links (to the guides, to files of the repository) lead somewhere."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    targets = [t for t in re.findall(r"\]\(([^)\s]+)\)", text) if "://" not in t and not t.startswith("#")]
+    assert any(t.startswith("docs/guides/") for t in targets)
+    missing = [t for t in targets if not (ROOT / t.split("#")[0]).exists()]
+    assert not missing, f"README.md links to missing files: {missing}"
 
 
 def test_every_guide_runs_something() -> None:
