@@ -205,8 +205,8 @@ def demo_command(
     console.print("\n[bold]The adversary's view[/]: attacks on the release itself")
     render_single(attacks, console)
     console.print(f"wrote {release_path} and {manifest_path}")
-    console.print(f"\n[bold]The release ledger[/] {out / 'ledger.db'}: the release passes its gate, and a second "
-                  "release of the same people, with the same models but optimized for discernibility, does not")
     lines = Console(highlight=False, soft_wrap=True)
+    lines.print(f"\n[bold]The release ledger[/] {out / 'ledger.db'}: this release passes its gate; a second one of "
+                "the same people, with the same models optimized for discernibility, does not")
     render_decision(published, lines)
     render_decision(refused, lines)
