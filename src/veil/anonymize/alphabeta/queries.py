@@ -18,6 +18,7 @@ A marginal too large to hold densely is kept as the distinct cells the tuples oc
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 from dataclasses import dataclass
@@ -106,17 +107,13 @@ class CountingQuery:
             ParameterError: a value outside the column's domain (the closest value is suggested),
                 or a min/max condition on a column whose values are not all numbers.
         """
-        attributes, masks = [], []
-        for column, condition in self.conditions.items():
-            j = domain.index(column)
-            attribute = domain.attributes[j]
-            masks.append(_mask(attribute, condition))
-            attributes.append(j)
-        order = sorted(range(len(attributes)), key=attributes.__getitem__)
-        attributes = tuple(attributes[i] for i in order)
-        masks = tuple(masks[i] for i in order)
-        free = math.prod(size for j, size in enumerate(domain.sizes) if j not in attributes)
-        return ResolvedQuery(attributes, masks, free * math.prod(int(np.count_nonzero(m)) for m in masks))
+        constrained = sorted((domain.index(column), condition) for column, condition in self.conditions.items())
+        attributes = tuple(j for j, _ in constrained)
+        masks = tuple(_mask(domain.attributes[j], condition) for j, condition in constrained)
+        count = domain.size
+        for j, mask in zip(attributes, masks):
+            count = count // domain.sizes[j] * int(np.count_nonzero(mask))
+        return ResolvedQuery(attributes, masks, count)
 
 
 def _condition(column: str, condition) -> tuple[str, ...] | Between:
@@ -148,15 +145,14 @@ def _mask(attribute: AttributeDomain, condition: tuple[str, ...] | Between) -> n
         if numbers is None:
             raise ParameterError(f"column '{attribute.name}' holds values that are not numbers, so min/max do not "
                                  "apply; list the values instead.")
-        with np.errstate(invalid="ignore"):
-            mask = np.isfinite(numbers)
-            if condition.low is not None:
-                mask &= numbers >= condition.low
-            if condition.high is not None:
-                mask &= numbers <= condition.high
+        mask = np.isfinite(numbers)             # a missing value (NaN) is never in a range
+        if condition.low is not None:
+            mask &= numbers >= condition.low
+        if condition.high is not None:
+            mask &= numbers <= condition.high
         return mask
-    lookup = attribute.lookup
-    codes = np.fromiter((lookup.get(v, -1) for v in condition), dtype=np.int64, count=len(condition))
+    codes = np.fromiter(map(attribute.lookup.get, condition, itertools.repeat(-1)), dtype=np.int64,
+                        count=len(condition))
     if (codes < 0).any():
         missing = [v for v, c in zip(condition, codes) if c < 0]
         codes[codes < 0] = attribute.codes_of_values(missing)

@@ -65,7 +65,7 @@ class Estimate:
 class Answers:
     """Many queries' answers, as arrays in the queries' order (see :class:`Estimate`)."""
 
-    queries: tuple[str, ...]
+    queries: tuple[CountingQuery, ...]
     view_count: np.ndarray
     domain_count: tuple[int, ...]
     estimate: np.ndarray
@@ -75,12 +75,12 @@ class Answers:
         return len(self.queries)
 
     def __getitem__(self, i: int) -> Estimate:
-        return Estimate(self.queries[i], int(self.view_count[i]), self.domain_count[i], float(self.estimate[i]),
+        return Estimate(self.queries[i].text(), int(self.view_count[i]), self.domain_count[i], float(self.estimate[i]),
                         float(self.standard_error[i]))
 
     def to_frame(self) -> pd.DataFrame:
         """One row per query: query, estimate, standard_error, n_V, n_D."""
-        return pd.DataFrame({"query": list(self.queries), "estimate": self.estimate,
+        return pd.DataFrame({"query": [q.text() for q in self.queries], "estimate": self.estimate,
                              "standard_error": self.standard_error, "n_V": self.view_count,
                              "n_D": [str(c) for c in self.domain_count]})
 
@@ -160,7 +160,7 @@ class AlphaBetaView:
         view_count = count_matching(self.codes, self.domain.sizes, resolved)
         domain_count = tuple(r.domain_count for r in resolved)
         estimate, error = self.estimates(view_count, domain_count)
-        return Answers(tuple(q.text() for q in queries), view_count, domain_count, estimate, error)
+        return Answers(tuple(queries), view_count, domain_count, estimate, error)
 
     def estimate(self, query: CountingQuery | dict) -> Estimate:
         """Estimate one counting query (see :meth:`answer`)."""
