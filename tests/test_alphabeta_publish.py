@@ -186,3 +186,14 @@ def test_view_and_manifest_are_written_together_and_read_back(tmp_path):
     with pytest.raises(veil.VeilError, match="input of this run"):
         view.write(tmp_path / "out.csv", tmp_path / "m.json", reads=[tmp_path / "m.json"])
     assert not (tmp_path / "out.csv").exists()
+
+
+def test_theorem_3_3_warning_is_published_only_when_n_is_already_disclosed():
+    wide = DOMAINS | {"age": range(0, 100_000)}
+    given_d = AlphaBeta(0.5, d=0.1, domains=wide, rng=1).fit(people())
+    assert "Theorem 3.3" in given_d.warnings_[0] and not given_d.notes_
+    assert "Theorem 3.3" not in json.dumps(given_d.transform().manifest(), ensure_ascii=False)
+    k = 0.1 * given_d.domain_.size / given_d.n_
+    from_k = AlphaBeta(0.5, k=k, domains=wide, rng=1).fit(people())
+    assert "Theorem 3.3" in from_k.notes_[0] and "disclose n" in from_k.notes_[1] and not from_k.warnings_
+    assert AlphaBeta(0.5, d=1e-6, domains=wide).fit(people()).warnings_ == ()

@@ -108,7 +108,9 @@ class AlphaBeta(Anonymizer):
     Attributes:
         domain_: the domain D. parameters_: α, β, d, γ. instance_: the sorted distinct tuple ids
         of I. n_: |I|. records_: the records in the domain. rows_outside_domain_: the records
-        left out. notes_: sentences for the reader (Theorem 3.3, how d was set).
+        left out. notes_: sentences published with the view (how d was set; Theorem 3.3's
+        warning when d came from k). warnings_: sentences for the publisher only (Theorem 3.3's
+        warning when d was given: it depends on n, which the view then does not disclose).
 
     Raises:
         ParameterError: at construction, γ outside (0, 1) or neither/both of d and k.
@@ -185,14 +187,18 @@ class AlphaBeta(Anonymizer):
         self.records_ = dataset.num_rows - outside
         self.rows_outside_domain_ = outside
         self.parameters_ = choose_parameters(self.gamma, m=domain.size, d=self.d, k=self.k, n=self.n_)
-        notes = []
-        warning = impossibility_note(self.parameters_, max(self.n_, 1))
-        if warning:
-            notes.append(warning)
+        impossible = impossibility_note(self.parameters_, max(self.n_, 1))
         if self.k is not None:
-            notes.append("alpha and beta were set from k and the number of distinct tuples n (d = k·n/m), so they "
-                         "disclose n, as in the paper; give d instead to make them independent of the data.")
-        self.notes_ = tuple(notes)
+            # α and β already disclose n, so whether Theorem 3.3 applies discloses nothing more.
+            self.notes_ = tuple(([impossible] if impossible else []) + [
+                "alpha and beta were set from k and the number of distinct tuples n (d = k·n/m), so they disclose "
+                "n, as in the paper; give d instead to make them independent of the data."])
+            self.warnings_ = ()
+        else:
+            # With d given, the view says nothing about n; whether Theorem 3.3 applies depends on n, so
+            # it is said to the publisher only.
+            self.notes_ = ()
+            self.warnings_ = (impossible,) if impossible else ()
         return self
 
     def transform(self, dataset: Dataset | None = None) -> AlphaBetaView:
