@@ -96,7 +96,8 @@ class AlphaBeta(Anonymizer):
         gamma: γ, the bound on the adversary's posterior Pr[t | V], in (0, 1).
         d: the adversary's prior bound d, in (0, γ); or
         k: the prior bound as ``d = k·n/m`` (n the distinct tuples of the table, m = |D|).
-        domains: per attribute, its public domain (see :func:`attribute_domain`); attributes
+        domains: per attribute, its public domain (see :func:`attribute_domain`), or ``"data"``
+            for the values found in the data (the view is then not fit for release); attributes
             without one use the dataset's hierarchy.
         attributes: the attributes to publish (default: the quasi-identifiers, then the
             sensitive columns). Other columns are not published.
@@ -149,7 +150,9 @@ class AlphaBeta(Anonymizer):
                                  "its domain.")
         attributes = []
         for name in names:
-            if name in self.domains:
+            if isinstance(self.domains.get(name), str) and self.domains[name] == "data":
+                attributes.append(AttributeDomain.from_data(dataset.column(name)))
+            elif name in self.domains:
                 attributes.append(attribute_domain(name, self.domains[name]))
             elif name in dataset.hierarchies:
                 attributes.append(AttributeDomain.hierarchy(name, dataset.hierarchies[name]))
