@@ -176,9 +176,10 @@ class AlphaBetaView:
         return estimate, np.sqrt(p.variance(plugged, n_d))
 
     # -- publishing -------------------------------------------------------------------------------
-    def manifest(self) -> dict:
+    def manifest(self, delimiter: str = ",") -> dict:
         """JSON-ready: what the paper publishes besides V (α, β, D) and what a reader must know
-        (d, γ, the estimator, whether the view is fit for release and why not)."""
+        (d, γ, the estimator, the view's CSV ``delimiter``, whether the view is fit for release and
+        why not)."""
         from veil import __version__
 
         params = self.parameters
@@ -197,7 +198,8 @@ class AlphaBetaView:
                           "m": self.domain.size, "view_rows": len(self),
                           "standard_error": "plug-in: the variance with Q(I) replaced by the estimate clipped to "
                                             "[0, n_D]"},
-            "view": {"rows": len(self), "columns": self.domain.names, "order": "sorted by tuple"},
+            "view": {"rows": len(self), "columns": self.domain.names, "order": "sorted by tuple",
+                     "delimiter": delimiter},
             "randomness": self.randomness,
             "fit_for_release": self.fit_for_release,
             "not_fit_because": list(self.not_fit_because),
@@ -221,8 +223,7 @@ class AlphaBetaView:
         """
         from veil.output import OutputSet
 
-        doc = {**self.manifest(), **(extra or {})}
-        doc["view"]["delimiter"] = delimiter
+        doc = {**self.manifest(delimiter), **(extra or {})}
         with OutputSet([view, manifest], reads=reads) as outputs:
             outputs.put(view, self.csv_text(delimiter))
             outputs.put_manifest(manifest, doc, describes={"release": view})
