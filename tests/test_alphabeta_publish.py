@@ -16,7 +16,7 @@ import veil
 from veil.anonymize.alphabeta import (AlphaBeta, AlphaBetaView, Coins, CountingQuery,
                                       random_queries, usefulness)
 from veil.anonymize.alphabeta.publish import complement_ids
-from veil.anonymize.alphabeta.queries import count_matching
+from veil.anonymize.alphabeta.queries import ResolvedQueries, count_matching
 from veil.data.bundled import ADULT_COLUMNS, load_adult
 from veil.errors import ColumnError, DataError, ParameterError
 
@@ -83,12 +83,12 @@ def test_the_estimator_is_unbiased():
     anonymizer = AlphaBeta(0.5, d=0.1, domains=DOMAINS).fit(ds)
     queries = [CountingQuery({"sex": "F"}), CountingQuery({"city": ["Oslo", "Lima"], "age": {"max": 24}}),
                CountingQuery({"age": 27}), CountingQuery({})]
-    resolved = [q.resolve(anonymizer.domain_) for q in queries]
-    true_counts = count_matching(anonymizer.domain_.decode(anonymizer.instance_), anonymizer.domain_.sizes, resolved)
+    resolved = ResolvedQueries(queries, anonymizer.domain_)
+    true_counts = count_matching(anonymizer.domain_.decode(anonymizer.instance_), resolved)
     draws = 2000
     anonymizer.rng = Coins.seeded(21)
     estimates = np.array([anonymizer.transform().answer(queries).estimate for _ in range(draws)])
-    variance = anonymizer.parameters_.variance(true_counts, [r.domain_count for r in resolved])
+    variance = anonymizer.parameters_.variance(true_counts, resolved.domain_counts)
     standard_error_of_mean = np.sqrt(variance / draws)
     assert np.all(np.abs(estimates.mean(axis=0) - true_counts) <= 4 * standard_error_of_mean)
     # and the variance formula is the estimator's variance

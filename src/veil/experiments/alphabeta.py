@@ -101,7 +101,7 @@ def run_alphabeta(*, gammas: Sequence[float] = DEFAULT_GAMMAS, k: float = DEFAUL
             a bad seed.
     """
     from veil.anonymize.alphabeta import AlphaBeta, Coins, random_queries
-    from veil.anonymize.alphabeta.queries import count_matching
+    from veil.anonymize.alphabeta.queries import ResolvedQueries, count_matching
 
     started = time.perf_counter()
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
@@ -121,16 +121,16 @@ def run_alphabeta(*, gammas: Sequence[float] = DEFAULT_GAMMAS, k: float = DEFAUL
     first = anonymizers[0]
     domain, instance, n = first.domain_, first.instance_, first.n_
     workload = random_queries(domain, int(queries), workload_rng, MAX_ATTRIBUTES)
-    resolved = [q.resolve(domain) for q in workload]
-    domain_counts = [r.domain_count for r in resolved]
-    truth = count_matching(domain.decode(instance), domain.sizes, resolved)
+    resolved = ResolvedQueries(workload, domain)
+    n_d = resolved.domain_counts
+    truth = count_matching(domain.decode(instance), resolved)
     rows = []
     for done, anonymizer in enumerate(anonymizers, start=1):
         params = anonymizer.parameters_
         errors, error_bars, sizes, kept = [], [], [], []
         for _ in range(int(views)):
             view = anonymizer.transform()
-            estimate, error_bar = view.estimates(count_matching(view.codes, domain.sizes, resolved), domain_counts)
+            estimate, error_bar = view.estimates(count_matching(view.codes, resolved), n_d)
             errors.append(np.abs(estimate - truth))
             error_bars.append(error_bar)
             sizes.append(len(view))
@@ -138,7 +138,7 @@ def run_alphabeta(*, gammas: Sequence[float] = DEFAULT_GAMMAS, k: float = DEFAUL
         errors, error_bars = np.concatenate(errors), np.concatenate(error_bars)
         rho = math.sqrt(float(params.k) / float(params.gamma))
         rms, p95 = float(np.sqrt(np.mean(errors ** 2))), float(np.quantile(errors, 0.95))
-        expected_rms = math.sqrt(float(np.mean(params.variance(truth, domain_counts))))
+        expected_rms = math.sqrt(float(np.mean(params.variance(truth, n_d))))
         rows.append({
             "gamma": float(params.gamma), "k": float(params.k), "d": float(params.d), "alpha": float(params.alpha),
             "beta": float(params.beta), "keep_probability": float(params.keep_probability), "n": n, "m": domain.size,

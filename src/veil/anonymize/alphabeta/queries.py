@@ -10,10 +10,13 @@ condition are free. Two counts make the αβ estimate:
   condition allows (an exact integer; D is never enumerated);
 * ``n_V`` (or ``Q(I)``), the tuples of a view (an instance) that satisfy it.
 
-Many queries are counted together: the queries that constrain the same attributes share one
-marginal count table of the tuples over those attributes, and each query's count is that table
-contracted with its conditions' masks (a matrix product), so no query reads the tuples again.
-A marginal too large to hold densely is kept as the distinct cells the tuples occupy.
+Many queries are counted together (:class:`ResolvedQueries`): the queries that constrain the same
+attributes form a group whose conditions become one boolean matrix per attribute (queries ×
+values, built by one scatter or one comparison), and ``n_D`` of the whole group is one product of
+their row counts. The group's tuples make one marginal count table over those attributes, and
+each query's ``n_V`` is that table contracted with its masks (a matrix product), so no query
+reads the tuples again. A marginal too large to hold densely is kept as the distinct cells the
+tuples occupy.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import numpy as np
 from veil.anonymize.alphabeta.domain import AttributeDomain, Domain
 from veil.errors import DataError, ParameterError
 
-__all__ = ["Between", "CountingQuery", "ResolvedQuery", "count_matching", "random_queries", "read_queries"]
+__all__ = ["Between", "CountingQuery", "ResolvedQueries", "count_matching", "random_queries", "read_queries"]
 
 _DENSE_CELLS = 1 << 22      # marginals up to this many cells are held densely
 _CHUNK_CELLS = 1 << 24      # queries × cells evaluated at once for a sparse marginal
@@ -49,16 +52,6 @@ class Between:
         if self.high is None:
             return f"≥ {self.low:g}"
         return f"in [{self.low:g}, {self.high:g}]"
-
-
-@dataclass(frozen=True)
-class ResolvedQuery:
-    """A query against a domain: the attributes it constrains, each one's mask over its values,
-    and ``n_D`` (exact)."""
-
-    attributes: tuple[int, ...]
-    masks: tuple[np.ndarray, ...]
-    domain_count: int
 
 
 class CountingQuery:
@@ -99,22 +92,6 @@ class CountingQuery:
                 parts.append(f"{column} in {{{', '.join(condition)}}}")
         return " AND ".join(parts) if parts else "all tuples"
 
-    def resolve(self, domain: Domain) -> ResolvedQuery:
-        """The query against ``domain``: masks and ``n_D``.
-
-        Raises:
-            ColumnError: a condition on a column the domain does not have.
-            ParameterError: a value outside the column's domain (the closest value is suggested),
-                or a min/max condition on a column whose values are not all numbers.
-        """
-        constrained = sorted((domain.index(column), condition) for column, condition in self.conditions.items())
-        attributes = tuple(j for j, _ in constrained)
-        masks = tuple(_mask(domain.attributes[j], condition) for j, condition in constrained)
-        count = domain.size
-        for j, mask in zip(attributes, masks):
-            count = count // domain.sizes[j] * int(np.count_nonzero(mask))
-        return ResolvedQuery(attributes, masks, count)
-
 
 def _condition(column: str, condition) -> tuple[str, ...] | Between:
     if isinstance(condition, Between):
@@ -139,48 +116,124 @@ def _condition(column: str, condition) -> tuple[str, ...] | Between:
     return ("" if condition is None else str(condition),)
 
 
-def _mask(attribute: AttributeDomain, condition: tuple[str, ...] | Between) -> np.ndarray:
-    if isinstance(condition, Between):
-        numbers = attribute.numbers
-        if numbers is None:
-            raise ParameterError(f"column '{attribute.name}' holds values that are not numbers, so min/max do not "
-                                 "apply; list the values instead.")
-        mask = np.isfinite(numbers)             # a missing value (NaN) is never in a range
-        if condition.low is not None:
-            mask &= numbers >= condition.low
-        if condition.high is not None:
-            mask &= numbers <= condition.high
-        return mask
-    codes = np.fromiter(map(attribute.lookup.get, condition, itertools.repeat(-1)), dtype=np.int64,
-                        count=len(condition))
-    if (codes < 0).any():
-        missing = [v for v, c in zip(condition, codes) if c < 0]
-        codes[codes < 0] = attribute.codes_of_values(missing)
-        if (codes < 0).any():
-            value = condition[int(np.flatnonzero(codes < 0)[0])]
-            raise ParameterError(f"the query asks for {attribute.name} = {value!r}, which is not in the domain of "
-                                 f"'{attribute.name}'{attribute.suggestion(value)}")
-    mask = np.zeros(attribute.size, dtype=bool)
-    mask[codes] = True
-    return mask
+def _codes(attribute: AttributeDomain, values: tuple[str, ...]) -> list[int]:
+    """The codes of listed values: by text, else by number (``25`` is ``25.0``) or as the missing
+    value's leaf.
+
+    Raises:
+        ParameterError: a value outside the domain (the closest value is suggested).
+    """
+    codes = list(map(attribute.lookup.get, values, itertools.repeat(-1)))
+    if -1 in codes:
+        unmatched = [i for i, c in enumerate(codes) if c < 0]
+        for i, code in zip(unmatched, attribute.codes_of_values([values[i] for i in unmatched])):
+            if code < 0:
+                raise ParameterError(f"the query asks for {attribute.name} = {values[i]!r}, which is not in the "
+                                     f"domain of '{attribute.name}'{attribute.suggestion(values[i])}")
+            codes[i] = int(code)
+    return codes
 
 
-def count_matching(codes: np.ndarray, sizes: Sequence[int], queries: Sequence[ResolvedQuery]) -> np.ndarray:
-    """How many rows of a ``rows × l`` code matrix satisfy each query (``int64``).
+class _Group:
+    """The queries that constrain one set of attributes, collected before their masks are built:
+    per attribute, the listed codes (as query row, code pairs) and the numeric bounds."""
 
-    Queries on the same attributes share one marginal table (see the module notes).
+    def __init__(self, attributes: tuple[int, ...]):
+        self.attributes = attributes
+        self.members: list[int] = []
+        self.listed = [([], []) for _ in attributes]          # (rows, codes)
+        self.ranges = [([], [], []) for _ in attributes]      # (rows, lows, highs)
+
+    def add(self, index: int, conditions: list, domain: Domain) -> None:
+        row = len(self.members)
+        self.members.append(index)
+        for p, condition in enumerate(conditions):
+            attribute = domain.attributes[self.attributes[p]]
+            if isinstance(condition, Between):
+                if attribute.numbers is None:
+                    raise ParameterError(f"column '{attribute.name}' holds values that are not numbers, so min/max "
+                                         "do not apply; list the values instead.")
+                rows, lows, highs = self.ranges[p]
+                rows.append(row)
+                lows.append(-np.inf if condition.low is None else condition.low)
+                highs.append(np.inf if condition.high is None else condition.high)
+            else:
+                codes = _codes(attribute, condition)
+                rows, listed = self.listed[p]
+                rows.extend([row] * len(codes))
+                listed.extend(codes)
+
+    def masks(self, domain: Domain) -> list[np.ndarray]:
+        """Per attribute a ``queries × values`` boolean matrix: one scatter for the listed values,
+        one comparison for the ranges (a missing value, NaN, is in no range)."""
+        out = []
+        for p, j in enumerate(self.attributes):
+            mask = np.zeros((len(self.members), domain.sizes[j]), dtype=bool)
+            rows, codes = self.listed[p]
+            mask[rows, codes] = True
+            rows, lows, highs = self.ranges[p]
+            if rows:
+                numbers = domain.attributes[j].numbers[None, :]
+                mask[rows] = (numbers >= np.asarray(lows)[:, None]) & (numbers <= np.asarray(highs)[:, None])
+            out.append(mask)
+        return out
+
+
+class ResolvedQueries:
+    """Counting queries resolved against a domain, grouped by the attributes they constrain: the
+    form :func:`count_matching` reads.
+
+    Args:
+        queries: the queries (or mappings, see :class:`CountingQuery`).
+        domain: the domain D.
+
+    Attributes:
+        groups: ``(attributes, query indices, masks)`` per set of constrained attributes, with one
+            ``queries × values`` boolean matrix per attribute.
+        domain_counts: ``n_D`` of each query (``int64``, exact since n_D ≤ |D| < 2⁶³).
+
+    Raises:
+        ColumnError: a condition on a column the domain does not have.
+        ParameterError: a malformed query, a value outside its column's domain (the closest value
+            is suggested), or a min/max condition on a column whose values are not all numbers.
+    """
+
+    def __init__(self, queries: Sequence[CountingQuery | Mapping], domain: Domain):
+        self.domain = domain
+        self.queries = [q if isinstance(q, CountingQuery) else CountingQuery(q) for q in queries]
+        collected: dict[tuple[int, ...], _Group] = {}
+        for i, query in enumerate(self.queries):
+            constrained = sorted((domain.index(column), condition) for column, condition in query.conditions.items())
+            attributes = tuple(j for j, _ in constrained)
+            group = collected.get(attributes)
+            if group is None:
+                group = collected[attributes] = _Group(attributes)
+            group.add(i, [condition for _, condition in constrained], domain)
+        self.groups = [(g.attributes, np.asarray(g.members, dtype=np.int64), g.masks(domain))
+                       for g in collected.values()]
+        self.domain_counts = np.empty(len(self.queries), dtype=np.int64)
+        for attributes, index, masks in self.groups:
+            count = np.full(len(index), domain.size, dtype=np.int64)
+            for mask in masks:
+                # dividing first keeps every intermediate product below |D|
+                count = count // mask.shape[1] * np.count_nonzero(mask, axis=1)
+            self.domain_counts[index] = count
+
+    def __len__(self) -> int:
+        return len(self.queries)
+
+
+def count_matching(codes: np.ndarray, queries: ResolvedQueries) -> np.ndarray:
+    """How many rows of a ``rows × l`` code matrix (of the queries' domain) satisfy each query
+    (``int64``). Queries on the same attributes share one marginal table (see the module notes).
     """
     codes = np.asarray(codes, dtype=np.int64)
+    sizes = queries.domain.sizes
     out = np.zeros(len(queries), dtype=np.int64)
-    groups: dict[tuple[int, ...], list[int]] = {}
-    for i, query in enumerate(queries):
-        groups.setdefault(query.attributes, []).append(i)
-    for attributes, members in groups.items():
-        index = np.asarray(members, dtype=np.int64)
+    for attributes, index, masks in queries.groups:
         if not attributes:
             out[index] = codes.shape[0]
             continue
-        masks = [np.stack([queries[i].masks[p] for i in members]) for p in range(len(attributes))]
         shape = [int(sizes[j]) for j in attributes]
         cells = math.prod(shape)
         local = np.ones(len(shape), dtype=np.int64)

@@ -70,9 +70,8 @@ def usefulness(view: AlphaBetaView, instance: np.ndarray, queries: Sequence[Coun
     if not (rho > 0 and math.isfinite(rho)):
         raise ParameterError(f"rho must be a positive number, not {rho}.")
     resolved = view.resolve(queries)
-    sizes = view.domain.sizes
-    estimate, _ = view.estimates(count_matching(view.codes, sizes, resolved), [r.domain_count for r in resolved])
-    truth = count_matching(view.domain.decode(np.asarray(instance, dtype=np.int64)), sizes, resolved)
+    estimate, _ = view.estimates(count_matching(view.codes, resolved), resolved.domain_counts)
+    truth = count_matching(view.domain.decode(np.asarray(instance, dtype=np.int64)), resolved)
     n = len(instance)
     errors = estimate - truth
     share = float(np.mean(np.abs(errors) >= rho * math.sqrt(n))) if len(errors) else 0.0

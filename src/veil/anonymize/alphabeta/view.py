@@ -31,7 +31,7 @@ import pandas as pd
 
 from veil.anonymize.alphabeta.domain import Domain
 from veil.anonymize.alphabeta.parameters import AlphaBetaParameters
-from veil.anonymize.alphabeta.queries import CountingQuery, ResolvedQuery, count_matching
+from veil.anonymize.alphabeta.queries import CountingQuery, ResolvedQueries, count_matching
 from veil.errors import DataError, ParameterError
 
 __all__ = ["ALGORITHM", "AlphaBetaView", "Answers", "Estimate", "RELEASE_KIND"]
@@ -67,7 +67,7 @@ class Answers:
 
     queries: tuple[CountingQuery, ...]
     view_count: np.ndarray
-    domain_count: tuple[int, ...]
+    domain_count: np.ndarray
     estimate: np.ndarray
     standard_error: np.ndarray
 
@@ -75,17 +75,17 @@ class Answers:
         return len(self.queries)
 
     def __getitem__(self, i: int) -> Estimate:
-        return Estimate(self.queries[i].text(), int(self.view_count[i]), self.domain_count[i], float(self.estimate[i]),
+        return Estimate(self.queries[i].text(), int(self.view_count[i]), int(self.domain_count[i]), float(self.estimate[i]),
                         float(self.standard_error[i]))
 
     def to_frame(self) -> pd.DataFrame:
         """One row per query: query, estimate, standard_error, n_V, n_D."""
         return pd.DataFrame({"query": [q.text() for q in self.queries], "estimate": self.estimate,
                              "standard_error": self.standard_error, "n_V": self.view_count,
-                             "n_D": [str(c) for c in self.domain_count]})
+                             "n_D": self.domain_count})
 
     def csv_text(self) -> str:
-        """:meth:`to_frame` as CSV (n_D exact, however large)."""
+        """:meth:`to_frame` as CSV."""
         return self.to_frame().to_csv(index=False, lineterminator="\n", float_format="%.6g")
 
 
@@ -137,14 +137,14 @@ class AlphaBetaView:
         return self.data.to_csv(index=False, sep=delimiter, lineterminator="\n")
 
     # -- the estimator ----------------------------------------------------------------------------
-    def resolve(self, queries: Sequence[CountingQuery | dict]) -> list[ResolvedQuery]:
-        """Each query against the view's domain.
+    def resolve(self, queries: Sequence[CountingQuery | dict]) -> ResolvedQueries:
+        """The queries against the view's domain (see :class:`.queries.ResolvedQueries`).
 
         Raises:
             ColumnError: a condition on a column the view does not have.
             ParameterError: a value outside a column's domain, or a malformed query.
         """
-        return [(q if isinstance(q, CountingQuery) else CountingQuery(q)).resolve(self.domain) for q in queries]
+        return ResolvedQueries(queries, self.domain)
 
     def answer(self, queries: Sequence[CountingQuery | dict]) -> Answers:
         """Estimate many counting queries: ``Q̃ = (n_V − β·n_D)/α`` with standard errors.
@@ -155,12 +155,10 @@ class AlphaBetaView:
         Raises:
             ColumnError, ParameterError: as :meth:`resolve`.
         """
-        queries = [q if isinstance(q, CountingQuery) else CountingQuery(q) for q in queries]
         resolved = self.resolve(queries)
-        view_count = count_matching(self.codes, self.domain.sizes, resolved)
-        domain_count = tuple(r.domain_count for r in resolved)
-        estimate, error = self.estimates(view_count, domain_count)
-        return Answers(tuple(queries), view_count, domain_count, estimate, error)
+        view_count = count_matching(self.codes, resolved)
+        estimate, error = self.estimates(view_count, resolved.domain_counts)
+        return Answers(tuple(resolved.queries), view_count, resolved.domain_counts, estimate, error)
 
     def estimate(self, query: CountingQuery | dict) -> Estimate:
         """Estimate one counting query (see :meth:`answer`)."""
@@ -170,7 +168,7 @@ class AlphaBetaView:
         """Q̃ and its plug-in standard error from the counts ``n_V`` and ``n_D``."""
         p = self.parameters
         alpha, beta = float(p.alpha), float(p.beta)
-        n_d = np.asarray([float(c) for c in domain_count], dtype=float)
+        n_d = np.asarray(domain_count, dtype=float)
         estimate = (np.asarray(view_count, dtype=float) - beta * n_d) / alpha
         plugged = np.clip(estimate, 0.0, n_d)
         return estimate, np.sqrt(p.variance(plugged, n_d))
@@ -212,7 +210,8 @@ class AlphaBetaView:
         The manifest names the view and its SHA-256 under ``release``.
 
         Args:
-            view, manifest: the two paths.
+            view: where the view (CSV) goes.
+            manifest: where its manifest (JSON) goes.
             delimiter: the view's CSV delimiter.
             extra: entries added to the manifest.
             reads: files the run read, which no output may replace.
