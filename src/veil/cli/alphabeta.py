@@ -107,10 +107,11 @@ def estimate_command(
     out: Optional[Path] = typer.Option(None, "--out", help="Also write the answers here (CSV)."),
     as_json: bool = typer.Option(False, "--json", help="Print the answers as JSON instead of a table."),
 ) -> None:
-    """Estimate counting queries from a published αβ view: (n_V − β·n_D)/α with its standard error.
+    """Estimate counting queries from a published αβ view, with standard errors.
 
-    The view and its manifest must be the pair published together (their SHA-256 is checked).
-    A query names columns of the view and values of their public domains.
+    Each estimate is (n_V − β·n_D)/α. The view and its manifest must be the
+    pair published together (their SHA-256 is checked). A query names
+    columns of the view and values of their public domains.
     """
     from veil.anonymize.alphabeta import AlphaBetaView, read_queries
     from veil.output import check_targets, write_files
@@ -172,8 +173,11 @@ def parameters_command(
                                                                     "miss it."),
     as_json: bool = typer.Option(False, "--json", help="Print the parameters as JSON."),
 ) -> None:
-    """The α and β of Theorem 4.3 for a prior bound d (or k) and a posterior bound γ, with the
-    usefulness they give; or, given --rho and --epsilon instead of --gamma, the smallest γ (the
+    """The α and β of Theorem 4.3, or the privacy a wanted error costs.
+
+    For a prior bound d (or k, with d = k·n/m) and a posterior bound γ:
+    α, β and the usefulness they give (Theorem 4.4's bound at ρ = √(k/γ)).
+    Given --rho and --epsilon instead of --gamma: the smallest γ (the
     strongest privacy) whose Theorem 4.4 bound reaches that error.
     """
     from veil.anonymize.alphabeta import choose_parameters, parameters_for_usefulness

@@ -86,7 +86,7 @@ class Answers:
 
     def csv_text(self) -> str:
         """:meth:`to_frame` as CSV."""
-        return self.to_frame().to_csv(index=False, lineterminator="\n", float_format="%.6g")
+        return self.to_frame().to_csv(index=False, lineterminator="\n", float_format="%.10g")
 
 
 class AlphaBetaView:
