@@ -112,8 +112,8 @@ def _gate(folder: Path) -> dict:
     finally:
         checks.IntersectionCheck.run = run
     worst = max(decision.findings, key=lambda f: f.measure)
-    return {"seconds": seconds, "cpu_seconds": cpu, "attacks_seconds": sum(attack_seconds), "earlier": len(manifests) - 1,
-            "pairs": len(decision.findings), "published": decision.published,
+    return {"seconds": seconds, "cpu_seconds": cpu, "attacks_seconds": sum(attack_seconds),
+            "earlier": len(manifests) - 1, "pairs": len(decision.findings), "published": decision.published,
             "worst": {"earlier": worst.earlier, "exposed": worst.figures["exposed"],
                       "share": worst.measure}, "reason": decision.reason}
 
@@ -206,7 +206,8 @@ def markdown_report(results: dict) -> str:
         "| measure | figure | per CPU second | goal |", "|---|---:|---:|---|",
         f"| charges per second, SQLite, one process, synchronous=full (the default; one fsync of "
         f"{fmt_time(results['fsync_seconds'])} per commit on this disk) | {full['per_second']:,.0f} | "
-        f"{full['per_cpu_second']:,.0f} | ≥ {CHARGES_GOAL:,.0f}: **{'met' if goals['charges_met'] else 'not met'}** |",
+        f"{full['per_cpu_second']:,.0f} | "
+        f"≥ {CHARGES_GOAL:,.0f}: **{'met' if goals['charges_met'] else 'not met'}** |",
         f"| charges per second, SQLite, one process, synchronous=normal | {normal['per_second']:,.0f} | "
         f"{normal['per_cpu_second']:,.0f} | |",
         f"| gate: a new Adult release against {gate['earlier']} earlier ones (whole publish) | "

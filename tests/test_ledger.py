@@ -25,6 +25,7 @@ from veil.ledger.answers import write_answer
 from veil.errors import ParameterError
 from veil.ledger import Ledger, LedgerError, LedgerTamperedError, LegacyBudgetFileError
 from veil.ledger.checks import IntersectionCheck
+from veil.ledger.kinds import kind_of
 from veil.ledger.policy import Policy, PopulationPolicy
 from veil.models import DistinctLDiversity, KAnonymity
 
@@ -489,3 +490,12 @@ def test_a_postgresql_ledger_keeps_the_same_promises(postgres_url, two_releases)
     report = ledger.verify()
     assert not report.ok and "charge 1 differs" in report.problems[0]
     one_sentence_error(LedgerTamperedError, lambda: ledger.budget("survey"), "edited by hand")
+
+
+@pytest.mark.parametrize("algorithm, words", [
+    ("alphabeta", "a release of kind 'alpha-beta', which this gate cannot judge"),
+    ("arx", "made by 'arx', which the gate does not know")])
+def test_releases_the_gate_cannot_judge_are_named_and_refused(algorithm, words):
+    with pytest.raises(LedgerError, match=words):
+        kind_of({"algorithm": algorithm}, "manifest 'm.json'")
+    assert kind_of({"algorithm": "mondrian"}, "manifest 'm.json'") == "local-recoding"
