@@ -115,7 +115,7 @@ def read_csv(path: str | os.PathLike, delimiter: str | None = None, allow_empty:
             head = fh.read(SNIFF_BYTES)
     except OSError as exc:
         raise DataError(f"cannot read file {str(path)!r}: {describe_os_error(exc)}.") from None
-    return _read_csv(path, head, delimiter, path)
+    return _read_csv(path, head, delimiter, path, allow_empty)
 
 
 def read_csv_bytes(content: bytes, name: str, delimiter: str | None = None) -> Table:
@@ -125,11 +125,13 @@ def read_csv_bytes(content: bytes, name: str, delimiter: str | None = None) -> T
     Raises:
         ParameterError, DataError: as :func:`read_csv`.
     """
-    return _read_csv(pa.BufferReader(content), content[:SNIFF_BYTES], normalize_delimiter(delimiter), Path(name))
+    return _read_csv(pa.BufferReader(content), content[:SNIFF_BYTES], normalize_delimiter(delimiter), Path(name),
+                     allow_empty=False)
 
 
-def _read_csv(source, head: bytes, delimiter: str | None, path: Path) -> Table:
-    """The table in ``source`` (a path, or a buffer whose first bytes are ``head``)."""
+def _read_csv(source, head: bytes, delimiter: str | None, path: Path, allow_empty: bool) -> Table:
+    """The table in ``source`` (a path, or a buffer whose first bytes are ``head``); ``allow_empty`` as
+    :func:`read_csv` takes it."""
     try:
         sample = head.decode("utf-8-sig")
     except UnicodeDecodeError:
