@@ -8,7 +8,7 @@ module              commands
 ``anonymize``       ``veil anonymize``, ``veil init`` (a starter configuration), ``veil demo``
 ``attack``          ``veil attack single``, ``veil attack intersection``
 ``experiment``      ``veil experiment composition``, ``veil experiment tradeoff``
-``dp``              ``veil dp count|sum|mean|quantile|histogram|budget``
+``dp``              ``veil dp count|sum|mean|quantile|histogram|budget|stream``
 ``ldp``             ``veil ldp simulate``
 ``config``          ``veil config schema``: the JSON Schema of the configuration files
 ``console``         what every command shares: errors as one sentence, option parsing, progress
