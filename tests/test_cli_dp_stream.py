@@ -85,6 +85,19 @@ def test_stream_histogram_and_sum(tmp_path, events, extra, rows):
     assert summary["guarantee"]["epsilon"] == 1.0 and len(summary["files"]) == 4
 
 
+@pytest.mark.parametrize("query, extra", [
+    ("histogram", {"categories": ("home", "work", "gym"), "value_column": "place"}),
+    ("sum", {"bounds": (0, 100), "value_column": "amount"}),
+])
+def test_a_release_without_a_seed_draws_from_the_secure_sampler(events, query, extra):
+    # the adaptive strategy draws one dissimilarity per step and a publication now and then
+    s = StreamSettings(query=query, level="w-event", epsilon=1.0, start=0, end=39, w=4, strategy="bd", **extra)
+    r = release_stream(events, s)
+    summary = r.summary()
+    assert r.release.fit_for_release and summary["fit_for_release"] is True
+    assert summary["noise_source"].startswith("secure: OpenDP")
+    assert int(r.release.window_units.max()) * r.release.epsilon_unit <= 1
+
 def test_each_level_bounds_what_a_user_contributes(tmp_path):
     path = tmp_path / "e.csv"
     path.write_text("time,user\n" + "".join(f"{t},a\n{t},a\n" for t in range(10)), encoding="utf-8")
