@@ -51,9 +51,10 @@ import numpy as np
 _BUFFER = 4096
 
 
-def _offsets(lengths: np.ndarray) -> np.ndarray:
-    """``0 … lengths[0]-1, 0 … lengths[1]-1, …``."""
-    return np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+def _runs(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """``starts[0] … starts[0]+lengths[0]-1, starts[1] …``: the positions of several runs."""
+    total = int(lengths.sum())
+    return np.arange(total, dtype=np.int64) + np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
 
 
 class _PairIndex:
@@ -100,7 +101,7 @@ class _PairIndex:
             lengths = indptr[rows + 1] - starts
             if lengths.any():
                 records.append(np.repeat(rows, lengths))
-                queries.append(block[np.repeat(starts, lengths) + _offsets(lengths)])
+                queries.append(block[_runs(starts, lengths)])
         if self._records:
             buffered = np.concatenate(self._records)
             hit = in_rows[buffered]
@@ -175,6 +176,7 @@ class ExtremumState:
         self._witnesses: list[np.ndarray] = []
         self._index = _PairIndex(n)
         self._mask = np.zeros(n, dtype=bool)  # scratch: the records of the query at hand
+        self._last = None
         self.answered = 0
 
     # -- reading the state -------------------------------------------------------------------
@@ -196,13 +198,22 @@ class ExtremumState:
     def _live(self, records: np.ndarray, queries: np.ndarray) -> np.ndarray:
         return self.lowered_at[records] <= queries
 
-    def _touched(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """For the answered queries with witnesses in ``rows``: (query, d_j, witness records)."""
+    def _pairs(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The live (record, answered query) witness pairs of the records ``rows``; the last
+        query's are kept, since deciding and then recording it read the same pairs."""
+        if self._last is not None and self._last[0] is rows:
+            return self._last[1]
         self._mask[rows] = True
         records, queries = self._index.pairs(rows, self._mask)
         self._mask[rows] = False
         live = self._live(records, queries)
-        records, queries = records[live], queries[live]
+        found = records[live], queries[live]
+        self._last = (rows, found)
+        return found
+
+    def _touched(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For the answered queries with witnesses in ``rows``: (query, d_j, witness records)."""
+        records, queries = self._pairs(rows)
         touched, d = np.unique(queries, return_counts=True)
         return touched, d, records
 
@@ -313,8 +324,10 @@ class ExtremumState:
         bounds = self.bound[rows]
         lowered = rows[bounds > a]
         if len(lowered):
-            touched, d, _ = self._touched(lowered)
+            records, queries = self._pairs(rows)
+            touched, d = np.unique(queries[self.bound[records] > a], return_counts=True)
             self._counts[touched] -= d
+        self._last = None
         self.bound[lowered] = a
         self.lowered_at[lowered] = t
         witnesses = rows[bounds >= a]

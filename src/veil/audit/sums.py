@@ -71,10 +71,26 @@ class SumState:
         self.n = n
         self.atom_of = np.zeros(n, dtype=np.int64)
         self.atom_size = np.array([n], dtype=np.int64)
-        self.num = np.zeros((0, 1), dtype=np.int64)
+        # The basis numerators live in a buffer that grows by doubling in both directions.
+        self._buffer = np.zeros((8, 8), dtype=np.int64)
         self.den = np.zeros(0, dtype=np.int64)
         self.pivot = np.zeros(0, dtype=np.int64)
         self.answered = 0
+
+    @property
+    def num(self) -> np.ndarray:
+        """The basis rows' numerators, ``[rank × atoms]`` (a view of the buffer)."""
+        return self._buffer[:len(self.pivot), :len(self.atom_size)]
+
+    def _reserve(self, rows: int, columns: int) -> None:
+        have_rows, have_columns = self._buffer.shape
+        if rows <= have_rows and columns <= have_columns:
+            return
+        new_rows = max(rows, 2 * have_rows) if rows > have_rows else have_rows
+        new_columns = max(columns, 2 * have_columns) if columns > have_columns else have_columns
+        grown = np.zeros((new_rows, new_columns), dtype=self._buffer.dtype)
+        grown[:have_rows, :have_columns] = self._buffer
+        self._buffer = grown
 
     @property
     def answered_any(self) -> bool:
@@ -87,10 +103,10 @@ class SumState:
     @property
     def exact_integers(self) -> bool:
         """Whether the basis has switched to Python integers (an entry outgrew int64)."""
-        return self.num.dtype == object
+        return self._buffer.dtype == object
 
     def _widen(self) -> None:
-        self.num = self.num.astype(object)
+        self._buffer = self._buffer.astype(object)
         self.den = self.den.astype(object)
 
     def _fits(self, bound: int) -> bool:
@@ -112,9 +128,11 @@ class SumState:
             new_id[partial] = n_atoms + np.arange(len(partial))
             moved = rows[new_id[atoms] >= 0]
             self.atom_of[moved] = new_id[self.atom_of[moved]]
+            rank = len(self.pivot)
+            self._reserve(rank, n_atoms + len(partial))
+            self._buffer[:rank, n_atoms:n_atoms + len(partial)] = self._buffer[:rank, partial]
             self.atom_size[partial] -= held[partial]
             self.atom_size = np.concatenate([self.atom_size, held[partial]])
-            self.num = np.concatenate([self.num, self.num[:, partial]], axis=1)
         q = np.zeros(len(self.atom_size), dtype=self.num.dtype)
         q[np.unique(self.atom_of[rows])] = 1
         return q
@@ -188,7 +206,9 @@ class SumState:
             hit, updated, new_dens = updates
             self.num[hit] = updated.astype(self.num.dtype)
             self.den[hit] = new_dens
-        self.num = np.concatenate([self.num, row[None, :]], axis=0)
+        rank = len(self.pivot)
+        self._reserve(rank + 1, len(row))
+        self._buffer[rank, :len(row)] = row
         self.den = np.concatenate([self.den, np.array([den], dtype=self.den.dtype)])
         self.pivot = np.concatenate([self.pivot, [p]])
 
