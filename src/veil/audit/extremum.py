@@ -35,10 +35,17 @@ enumerates the consistent answers cell by cell (the outcome only changes where `
 bound of Q), which the attack on the value-based auditor uses and the tests check the closed form
 against.
 
-**Cost.** Finding the ``d_j`` needs, for the records of Q, the queries they witness: an index of
-(record, query) pairs kept as a log-structured merge of compressed-row blocks (a small buffer,
-blocks merged when two reach the same size, stale pairs of lowered records dropped at merges), so
-a query costs O(|Q| · log(pairs) + pairs read) and nothing is re-solved.
+**Cost.** A record stays a witness of ``j`` exactly while its bound equals ``a_j`` (bounds only
+fall, and a record of ``Q_j`` has a bound of at most ``a_j`` from ``j`` on), so witness sets are
+never stored: ``W_j = {i ∈ Q_j : u_i = a_j}`` is read off the query's records when needed. To find
+the answered queries a new query Q could leave with at most one witness, each keeps a *sketch*: its
+three live witnesses first in a fixed random order of the records. A query with at most one
+witness outside Q has at least two sketch records in Q, so one pass over the sketches (three
+entries per answered query) gives every candidate; each candidate is then checked exactly,
+scanning its witnesses in chunks and stopping at the second one outside Q. Candidates are taken
+by decreasing answer and the scan stops at the first query Q would empty (it sets θ), so a query
+costs O(answered queries) plus the witnesses of the few candidates. A sketch is refreshed when
+one of its records is lowered.
 """
 
 from __future__ import annotations
@@ -47,70 +54,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# (record, query) pairs buffered before they are indexed as a block.
-_BUFFER = 4096
-
-
-def _runs(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """``starts[0] … starts[0]+lengths[0]-1, starts[1] …``: the positions of several runs."""
-    total = int(lengths.sum())
-    return np.arange(total, dtype=np.int64) + np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
-
-
-class _PairIndex:
-    """(record, query) pairs found by record: a log-structured merge of compressed-row blocks."""
-
-    def __init__(self, n: int):
-        self.n = n
-        self.blocks: list[tuple[np.ndarray, np.ndarray]] = []  # (indptr [n+1], queries sorted by record)
-        self.sizes: list[int] = []
-        self._records: list[np.ndarray] = []
-        self._queries: list[np.ndarray] = []
-        self._buffered = 0
-
-    def add(self, records: np.ndarray, query: int, live) -> None:
-        self._records.append(records)
-        self._queries.append(np.full(len(records), query, dtype=np.int64))
-        self._buffered += len(records)
-        if self._buffered >= _BUFFER:
-            self._flush(live)
-
-    def _flush(self, live) -> None:
-        records = np.concatenate(self._records)
-        queries = np.concatenate(self._queries)
-        self._records, self._queries, self._buffered = [], [], 0
-        # Merge with the newest blocks while they are not larger than what is being added.
-        while self.sizes and self.sizes[-1] <= len(records):
-            indptr, old = self.blocks.pop()
-            self.sizes.pop()
-            old_records = np.repeat(np.arange(self.n, dtype=np.int64), np.diff(indptr))
-            records = np.concatenate([old_records, records])
-            queries = np.concatenate([old, queries])
-            keep = live(records, queries)
-            records, queries = records[keep], queries[keep]
-        order = np.argsort(records, kind="stable")
-        indptr = np.concatenate([[0], np.cumsum(np.bincount(records, minlength=self.n))]).astype(np.int64)
-        self.blocks.append((indptr, queries[order]))
-        self.sizes.append(len(records))
-
-    def pairs(self, rows: np.ndarray, in_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Every stored (record, query) pair whose record is in ``rows`` (``in_rows``: their mask)."""
-        records, queries = [], []
-        for indptr, block in self.blocks:
-            starts = indptr[rows]
-            lengths = indptr[rows + 1] - starts
-            if lengths.any():
-                records.append(np.repeat(rows, lengths))
-                queries.append(block[_runs(starts, lengths)])
-        if self._records:
-            buffered = np.concatenate(self._records)
-            hit = in_rows[buffered]
-            records.append(buffered[hit])
-            queries.append(np.concatenate(self._queries)[hit])
-        if not records:
-            empty = np.zeros(0, dtype=np.int64)
-            return empty, empty
-        return np.concatenate(records), np.concatenate(queries)
+# Witnesses per sketch, and the chunk in which candidates' witnesses are scanned.
+_SKETCH = 3
+_CHUNK = 256
 
 
 def _inside(low: float, high: float) -> float:
@@ -169,14 +115,12 @@ class ExtremumState:
         self.n = n
         self.sign = sign
         self.bound = np.full(n, np.inf)
-        # The query that last lowered each record's bound: its older witness pairs are stale.
-        self.lowered_at = np.full(n, -1, dtype=np.int64)
         self._answers = np.zeros(16)
-        self._counts = np.zeros(16, dtype=np.int64)
-        self._witnesses: list[np.ndarray] = []
-        self._index = _PairIndex(n)
+        self._sketch = np.full((16, _SKETCH), -1, dtype=np.int64)  # −1: fewer live witnesses
+        self._rows: list[np.ndarray] = []
+        # A fixed random order of the records for the sketches (it only affects speed).
+        self._order = np.random.default_rng(0x5EED).permutation(n).astype(np.int64)
         self._mask = np.zeros(n, dtype=bool)  # scratch: the records of the query at hand
-        self._last = None
         self.answered = 0
 
     # -- reading the state -------------------------------------------------------------------
@@ -190,38 +134,73 @@ class ExtremumState:
         """Each answered query's answer (in the sign of the state)."""
         return self._answers[:self.answered]
 
-    @property
-    def counts(self) -> np.ndarray:
-        """Each answered query's number of witnesses ``c_j``."""
-        return self._counts[:self.answered]
+    def witnesses(self, j: int) -> np.ndarray:
+        """The live witnesses of answered query ``j``: its records still bounded by its answer."""
+        rows = self._rows[j]
+        return rows[self.bound[rows] == self._answers[j]]
 
-    def _live(self, records: np.ndarray, queries: np.ndarray) -> np.ndarray:
-        return self.lowered_at[records] <= queries
+    def remaining_witness(self, j: int, excluded: np.ndarray) -> np.ndarray:
+        """The live witnesses of answered query ``j`` outside the records ``excluded``."""
+        witnesses = self.witnesses(j)
+        return witnesses[~np.isin(witnesses, excluded)]
 
-    def _pairs(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The live (record, answered query) witness pairs of the records ``rows``; the last
-        query's are kept, since deciding and then recording it read the same pairs."""
-        if self._last is not None and self._last[0] is rows:
-            return self._last[1]
-        self._mask[rows] = True
-        records, queries = self._index.pairs(rows, self._mask)
-        self._mask[rows] = False
-        live = self._live(records, queries)
-        found = records[live], queries[live]
-        self._last = (rows, found)
+    def _make_sketch(self, witnesses: np.ndarray) -> np.ndarray:
+        out = np.full(_SKETCH, -1, dtype=np.int64)
+        if len(witnesses) > _SKETCH:
+            witnesses = witnesses[np.argpartition(self._order[witnesses], _SKETCH - 1)[:_SKETCH]]
+        out[:len(witnesses)] = witnesses
+        return out
+
+    def _outside(self, j: int, cap: int) -> int:
+        """How many live witnesses of ``j`` lie outside the query at hand (the scratch mask),
+        counting no further than ``cap``."""
+        rows, a = self._rows[j], self._answers[j]
+        found = 0
+        for start in range(0, len(rows), _CHUNK):
+            chunk = rows[start:start + _CHUNK]
+            found += int(np.count_nonzero((self.bound[chunk] == a) & ~self._mask[chunk]))
+            if found >= cap:
+                return cap
         return found
 
-    def _touched(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """For the answered queries with witnesses in ``rows``: (query, d_j, witness records)."""
-        records, queries = self._pairs(rows)
-        touched, d = np.unique(queries, return_counts=True)
-        return touched, d, records
+    def _candidates(self) -> tuple[np.ndarray, np.ndarray]:
+        """The answered queries with at most one sketch record outside the query at hand (every
+        query it could leave with one witness or none), by decreasing answer and, among equal
+        answers, those with their whole sketch inside first; and that number of sketch records."""
+        sketch = self._sketch[:self.answered]
+        inside = np.where(sketch >= 0, self._mask[np.maximum(sketch, 0)], True).sum(axis=1)
+        found = np.flatnonzero(inside >= _SKETCH - 1)
+        order = np.lexsort((-inside[found], -self._answers[found]))
+        return found[order], inside[found[order]]
 
-    def remaining_witness(self, query: int, excluded: np.ndarray) -> np.ndarray:
-        """The live witnesses of an answered query outside the records ``excluded``."""
-        witnesses = self._witnesses[query]
-        live = self.lowered_at[witnesses] <= query
-        return witnesses[live & ~np.isin(witnesses, excluded)]
+    def _exposed(self, rows: np.ndarray, above: float, first_only: bool) -> tuple[float, list[int]]:
+        """Among the answered queries with answers above ``above``: θ (the largest answer of a
+        query Q would leave without witness, −∞ if none) and the queries with answers above θ
+        it would leave with one. With ``first_only``, stop at the first answer that has such
+        queries (enough to decide)."""
+        self._mask[rows] = True
+        try:
+            candidates, _ = self._candidates()
+            candidates = candidates[self._answers[candidates] > above]
+            answers = self._answers[candidates]
+            bounds = np.flatnonzero(np.r_[True, answers[1:] != answers[:-1], True])
+            risky: list[int] = []
+            for lo, hi in zip(bounds[:-1], bounds[1:]):
+                found = []
+                for j in candidates[lo:hi].tolist():
+                    outside = self._outside(j, 2)
+                    if outside == 0:
+                        # Q would empty j: no answer below its answer is possible, so queries
+                        # answered at or below it cannot be left with one witness either.
+                        return float(answers[lo]), risky
+                    if outside == 1:
+                        found.append(j)
+                risky += found
+                if risky and first_only:
+                    return -np.inf, risky
+            return -np.inf, risky
+        finally:
+            self._mask[rows] = False
 
     # -- deciding ------------------------------------------------------------------------------
 
@@ -242,16 +221,10 @@ class ExtremumState:
                 return ("{record} is the only record of the query that no answer bounds yet, so any answer above "
                         "the others' bounds would be its value"), record
             return "{record} alone has the query's highest bound, so an answer equal to it would be its value", record
-        touched, d, _ = self._touched(rows)
-        if not len(touched):
+        theta, risky = self._exposed(rows, -np.inf, first_only=True)
+        if not risky:
             return None
-        answers, left = self._answers[touched], self._counts[touched] - d
-        emptied = answers[left == 0]
-        theta = emptied.max() if len(emptied) else -np.inf
-        risky = touched[(left == 1) & (answers > theta)]
-        if not len(risky):
-            return None
-        j = int(risky[np.argmax(self._answers[risky])])
+        j = risky[0]
         record = int(self.remaining_witness(j, rows)[0])
         side = "below" if self.sign > 0 else "above"
         value = float(self._answers[j]) * self.sign
@@ -268,15 +241,13 @@ class ExtremumState:
         lowered = rows[bounds > probe]
         if not len(own):
             return Outcome(low, high, False, {}, lowered)
-        touched, d, records = self._touched(rows)
-        affected = self._answers[touched] > probe
-        left = self._counts[touched] - d
-        if (affected & (left == 0)).any():
+        theta, risky = self._exposed(rows, probe, first_only=False)
+        if theta > -np.inf:
             return Outcome(low, high, False, {}, lowered)
         pinned = {}
         if len(own) == 1:
             pinned[int(own[0])] = None
-        for j in touched[affected & (left == 1)].tolist():
+        for j in risky:
             for record in self.remaining_witness(j, rows).tolist():
                 pinned[int(record)] = float(self._answers[j])
         return Outcome(low, high, True, pinned, lowered)
@@ -310,9 +281,10 @@ class ExtremumState:
         """Record → value, for the records the answers determine (the only witness of a query;
         values in the column's own sign)."""
         out = {}
-        for j in np.flatnonzero(self.counts == 1).tolist():
-            for record in self.remaining_witness(j, np.zeros(0, dtype=np.int64)).tolist():
-                out[int(record)] = float(self._answers[j]) * self.sign
+        for j in range(self.answered):
+            witnesses = self.witnesses(j)
+            if len(witnesses) == 1:
+                out[int(witnesses[0])] = float(self._answers[j]) * self.sign
         return out
 
     # -- answering -----------------------------------------------------------------------------
@@ -323,19 +295,18 @@ class ExtremumState:
         t = self.answered
         bounds = self.bound[rows]
         lowered = rows[bounds > a]
-        if len(lowered):
-            records, queries = self._pairs(rows)
-            touched, d = np.unique(queries[self.bound[records] > a], return_counts=True)
-            self._counts[touched] -= d
-        self._last = None
-        self.bound[lowered] = a
-        self.lowered_at[lowered] = t
         witnesses = rows[bounds >= a]
+        self.bound[lowered] = a
+        if len(lowered) and t:
+            # Sketches holding a lowered record lost a witness: take the next ones.
+            sketch = self._sketch[:t]
+            dead = (sketch >= 0) & (self.bound[np.maximum(sketch, 0)] != self._answers[:t, None])
+            for j in np.flatnonzero(dead.any(axis=1)).tolist():
+                self._sketch[j] = self._make_sketch(self.witnesses(j))
         if t == len(self._answers):
             self._answers = np.concatenate([self._answers, np.zeros(t)])
-            self._counts = np.concatenate([self._counts, np.zeros(t, dtype=np.int64)])
+            self._sketch = np.concatenate([self._sketch, np.full((t, _SKETCH), -1, dtype=np.int64)])
         self._answers[t] = a
-        self._counts[t] = len(witnesses)
-        self._witnesses.append(witnesses)
+        self._sketch[t] = self._make_sketch(witnesses)
+        self._rows.append(rows)
         self.answered = t + 1
-        self._index.add(witnesses, t, self._live)

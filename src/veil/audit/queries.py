@@ -66,7 +66,9 @@ class Query:
         aggregate = str(aggregate).strip().lower()
         if aggregate not in AGGREGATES:
             raise QueryError(f"a query asks for max, min or sum, not {aggregate!r}.")
-        rows = np.unique(np.asarray(rows, dtype=np.int64))
+        rows = np.asarray(rows, dtype=np.int64).ravel()
+        if len(rows) > 1 and not (rows[1:] > rows[:-1]).all():
+            rows = np.unique(rows)
         label = text or f"{aggregate} rows {', '.join(str(r) for r in rows[:5])}{', …' if len(rows) > 5 else ''}"
         if len(rows) == 0:
             raise QueryError(f"the query '{label}' selects no record; an aggregate over nobody has no answer.")
