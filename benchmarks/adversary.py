@@ -84,7 +84,7 @@ def measure_auditing(frame, aggregate: str, count: int, repeat: int) -> dict:
 def measure_ace(dataset, repeat: int) -> dict:
     from veil.anonymize import Ace
 
-    seconds, release = best_of(lambda: Ace(ACE_L, rng=SEED).fit_transform(dataset), repeat)
+    seconds, release = best_of(lambda: Ace(l=ACE_L, rng=SEED).fit_transform(dataset), repeat)
     metrics = release.manifest["metrics"]
     return {"rows": dataset.num_rows, "seconds": seconds, "classes": release.released_classes.n_classes,
             "loss": metrics["loss"], "discernibility": metrics["discernibility"]}

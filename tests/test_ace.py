@@ -16,6 +16,7 @@ from veil.anonymize import Ace, InfeasibleError
 from veil.anonymize.ace import _local_groups, assign_rounds, split
 from veil.attacks.minimality import AceProcess, MinimalityAttack
 from veil.errors import ColumnError, ParameterError
+from veil.models import DistinctLDiversity, EntropyLDiversity, KAnonymity, TCloseness
 
 from helpers import one_sentence_error
 
@@ -39,7 +40,7 @@ def test_eight_people_step_by_step():
     ds = eight_people()
     outcomes = set()
     for seed in range(12):
-        ace = Ace(2, rng=seed).fit(ds)
+        ace = Ace(l=2, rng=seed).fit(ds)
         # Assign, 1st round β = 2, α = 2 (the two most frequent values, ties to the first value);
         # 2nd and 3rd rounds β = 2, α = 1.
         assert ace.rounds_ == [(["dyspepsia", "flu"], 2), (["gastritis", "bronchitis"], 1),
@@ -69,7 +70,7 @@ def test_eight_people_step_by_step():
 def test_eight_people_posteriors_are_at_most_one_half():
     # Lemma 1 (slide 47): P[Ann has dyspepsia | I(Int, A), Int] = 1/2; after Split too (Lemma 2).
     ds = eight_people()
-    release = Ace(2, rng=3).fit_transform(ds)
+    release = Ace(l=2, rng=3).fit_transform(ds)
     population = Dataset(ds.table.data.select(["age", "zip"]), quasi_identifiers=["age", "zip"])
     attack = MinimalityAttack(AceProcess(2)).fit(release, population)
     assert attack.exact_ and attack.exceeding_ == 0
@@ -104,7 +105,7 @@ def test_every_release_is_l_diverse_and_keeps_every_record(frame, l, categorical
     before = frame.copy(deep=True)
     ds = _dataset(frame)
     try:
-        ace = Ace(l, categorical=categorical, rng=seed).fit(ds)
+        ace = Ace(l=l, categorical=categorical, rng=seed).fit(ds)
     except InfeasibleError:
         counts = ds.column("s").counts()
         assert l * counts.max() > len(frame)
@@ -135,7 +136,7 @@ def test_split_does_not_see_which_value_a_group_holds(frame, l, seed):
     # values, as in the paper's Lemma 2): Split makes exactly the same buckets.
     ds = _dataset(frame)
     try:
-        ace = Ace(l, rng=seed).fit(ds)
+        ace = Ace(l=l, rng=seed).fit(ds)
     except InfeasibleError:
         return
     codes = ds.column("s").codes.astype(np.int64)
@@ -158,7 +159,7 @@ def test_split_does_not_see_which_value_a_group_holds(frame, l, seed):
 def test_the_minimality_attack_finds_no_one_above_one_over_l(frame, l, seed):
     ds = _dataset(frame.assign(s=frame["s"].fillna("none")))
     try:
-        release = Ace(l, rng=seed).fit_transform(ds)
+        release = Ace(l=l, rng=seed).fit_transform(ds)
     except InfeasibleError:
         return
     population = Dataset(frame[["age", "zip", "sex"]], quasi_identifiers=["age", "zip", "sex"],
@@ -169,16 +170,30 @@ def test_the_minimality_attack_finds_no_one_above_one_over_l(frame, l, seed):
     assert attack.exceeding_ == 0
 
 
+def test_models_give_l_and_are_checked_on_the_release():
+    ds = eight_people()
+    # ℓ from the models: entropy 1.5 asks for Ace's ℓ = 2, and k = 2 holds on buckets of two.
+    ace = Ace([EntropyLDiversity(1.5), KAnonymity(2)], rng=2).fit(ds)
+    assert ace.l_ == 2 and ace.sensitive_ == "disease"
+    rows = ace.transform(ds).manifest["models"]
+    assert [(r["key"], r["passed"]) for r in rows] == [("l_entropy", True), ("k", True), ("l_distinct", True)]
+    assert Ace([DistinctLDiversity(2)], rng=2).fit(ds).transform(ds).manifest["models"][0]["key"] == "l_distinct"
+    # A model Ace does not guarantee is checked, and its failure named.
+    one_sentence_error(InfeasibleError, lambda: Ace([TCloseness(0.01)], l=2, rng=2).fit(ds), "t-closeness",
+                       "transparent ℓ-diversity only")
+
+
 def test_bad_input():
     ds = eight_people()
-    one_sentence_error(InfeasibleError, lambda: Ace(6).fit(ds), "ℓ = 6", "holds only 5 distinct", "at most ℓ = 4")
-    one_sentence_error(InfeasibleError, lambda: Ace(5).fit(ds), "'dyspepsia' holds 2 of the 8", "at most ℓ = 4")
+    one_sentence_error(InfeasibleError, lambda: Ace(l=6).fit(ds), "ℓ = 6", "holds only 5 distinct", "at most ℓ = 4")
+    one_sentence_error(InfeasibleError, lambda: Ace(l=5).fit(ds), "'dyspepsia' holds 2 of the 8", "at most ℓ = 4")
     skewed = Dataset(pd.DataFrame({"q": range(6), "s": list("aaaabc")}), quasi_identifiers=["q"], sensitive="s")
-    one_sentence_error(InfeasibleError, lambda: Ace(2).fit(skewed), "'a' holds 4 of the 6 records", "at most ℓ = 1")
-    one_sentence_error(ParameterError, lambda: Ace(2.5), "whole number")
-    one_sentence_error(ParameterError, lambda: Ace(0), "whole number")
+    one_sentence_error(InfeasibleError, lambda: Ace(l=2).fit(skewed), "'a' holds 4 of the 6 records", "at most ℓ = 1")
+    one_sentence_error(ParameterError, lambda: Ace(l=2.5), "whole number")
+    one_sentence_error(ParameterError, lambda: Ace([KAnonymity(2)]), "needs ℓ")
+    one_sentence_error(ParameterError, lambda: Ace(l=0), "whole number")
     two = Dataset(pd.DataFrame({"q": [1, 2], "s": ["a", "b"], "t": ["x", "y"]}), quasi_identifiers=["q"],
                   sensitive=["s", "t"])
-    one_sentence_error(ColumnError, lambda: Ace(2).fit(two), "declares 2", "name the one")
-    one_sentence_error(ColumnError, lambda: Ace(2, sensitive="q").fit(two), "'q'", "not a sensitive column")
-    one_sentence_error(ParameterError, lambda: Ace(2).transform(ds), "call fit")
+    one_sentence_error(ColumnError, lambda: Ace(l=2).fit(two), "declares 2", "name the one")
+    one_sentence_error(ColumnError, lambda: Ace(l=2, sensitive="q").fit(two), "'q'", "not a sensitive column")
+    one_sentence_error(ParameterError, lambda: Ace(l=2).transform(ds), "call fit")

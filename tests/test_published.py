@@ -106,7 +106,7 @@ def anonymizer(algorithm: str, models, limit: float, k: int, categorical: str):
     if algorithm == "ace":
         # Ace has one model of its own: ℓ (from the drawn ℓ-diversity model, if any) on disease.
         ls = [int(m.threshold) for m in models if isinstance(m, DistinctLDiversity)]
-        return Ace(max(ls + [2]), sensitive="disease", categorical=categorical, rng=k)
+        return Ace(l=max(ls + [2]), sensitive="disease", categorical=categorical, rng=k)
     sized = any(isinstance(m, KAnonymity) or (isinstance(m, AlphaKAnonymity) and m.k is not None) for m in models)
     return MDAV(models, k=None if sized else k, suppression_limit=limit)
 

@@ -57,9 +57,10 @@ sort after the first). A round costs O(d² · n) for d quasi-identifiers, and th
 from __future__ import annotations
 
 import heapq
+import math
 import os
 import time
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -69,24 +70,32 @@ from veil.anonymize.fulldomain import InfeasibleError
 from veil.anonymize.mondrian import CATEGORICAL, _dimension, _Forced, _publish
 from veil.data.dataset import Dataset
 from veil.errors import ColumnError, ParameterError
-from veil.models.diversity import DistinctLDiversity
+from veil.models.base import PrivacyModel
+from veil.models.diversity import DistinctLDiversity, EntropyLDiversity
 
 
 class Ace(Anonymizer):
     """Ace, the transparent ℓ-diversity algorithm (see the module notes).
 
     Args:
+        models: privacy models the release must also satisfy (checked on it; Ace guarantees
+            transparent ℓ-diversity, hence distinct and entropy ℓ-diversity, and nothing else).
+            Without ``l``, ℓ is the largest ℓ of their distinct or entropy ℓ-diversity models.
         l: ℓ, a whole number ≥ 1: every person's posterior of any sensitive value, over the
             input tables that could have produced the release, is at most 1/ℓ.
-        sensitive: the sensitive column to protect (default: the dataset's only one).
+        sensitive: the sensitive column to protect (default: the one the ℓ-diversity models
+            name, else the dataset's only one).
         categorical: how categorical quasi-identifiers are published and measured, as for
             :class:`~veil.anonymize.Mondrian`: ``"hierarchy"`` (the lowest common node) or
             ``"order"``, or a mapping from columns to either.
         metric: the utility metric recorded with the release.
+        suppression_limit: kept for configuration compatibility, in [0, 1): Ace suppresses
+            nothing.
         rng: ``None`` (Assign draws from the operating system's secure source), or a seed or
             ``numpy.random.Generator`` (reproducible; the release says it is not fit for release).
 
     Attributes (after :meth:`fit`):
+        l_: the ℓ used.
         rounds_: Assign's rounds, each ``(values, alpha)``: the sensitive values (as text) of
             the bucket it made and the tuples it drew of each.
         intermediate_: the bucket of every record after Assign (its round).
@@ -96,28 +105,45 @@ class Ace(Anonymizer):
         seconds_: time :meth:`fit` took.
 
     Raises:
-        ParameterError: ℓ is not a whole number ≥ 1, an unknown ``categorical`` choice.
+        ParameterError: ℓ is not a whole number ≥ 1 or is neither given nor found in the models,
+            an unknown ``categorical`` choice, a suppression limit outside [0, 1).
     """
 
     algorithm = "ace"
 
-    def __init__(self, l: int, *, sensitive: str | None = None, categorical: str | Mapping[str, str] = "hierarchy",
-                 metric="loss", rng: np.random.Generator | int | None = None):
+    def __init__(self, models: Sequence[PrivacyModel] | None = None, *, l: int | None = None,
+                 sensitive: str | None = None, categorical: str | Mapping[str, str] = "hierarchy", metric="loss",
+                 suppression_limit: float = 0.0, rng: np.random.Generator | int | None = None):
+        models = list(models or [])
+        diversity = [m for m in models if isinstance(m, (DistinctLDiversity, EntropyLDiversity))
+                     and m.threshold is not None]
+        if l is None:
+            if not diversity:
+                raise ParameterError("Ace needs ℓ: give l, or a distinct or entropy ℓ-diversity model.")
+            l = math.ceil(max(m.threshold for m in diversity) - 1e-9)
         if isinstance(l, bool) or not float(l).is_integer() or l < 1:
             raise ParameterError(f"Ace's ℓ is a whole number of at least 1, not {l!r}.")
+        if not 0 <= suppression_limit < 1:
+            raise ParameterError(f"the suppression limit is a share of records in [0, 1), not {suppression_limit}.")
         choices = categorical.values() if isinstance(categorical, Mapping) else [categorical]
         for choice in choices:
             if choice not in CATEGORICAL:
                 raise ParameterError(f"categorical columns are published along their 'hierarchy' or on their "
                                      f"'order', not {choice!r}.")
+        if sensitive is None:
+            named = {m.sensitive for m in diversity if m.sensitive is not None}
+            sensitive = named.pop() if len(named) == 1 else None
+        self.models = models
         self.l = int(l)
         self.sensitive = sensitive
         self.categorical = dict(categorical) if isinstance(categorical, Mapping) else categorical
         self.metric = metric
+        self.suppression_limit = float(suppression_limit)
         self.rng = rng
 
     def __repr__(self) -> str:
-        return f"Ace(l={self.l}, sensitive={self.sensitive!r}, categorical={self.categorical!r})"
+        return (f"Ace(models={self.models}, l={self.l}, sensitive={self.sensitive!r}, "
+                f"categorical={self.categorical!r})")
 
     @property
     def seeded(self) -> bool:
@@ -128,6 +154,13 @@ class Ace(Anonymizer):
         from veil.metrics import make_metric
 
         return make_metric(self.metric) if isinstance(self.metric, str) else self.metric
+
+    def _release_models(self, sensitive: str) -> list[PrivacyModel]:
+        """The models the release reports: the given ones, and distinct ℓ-diversity of the
+        protected column unless a model already says as much."""
+        said = any(isinstance(m, DistinctLDiversity) and m.threshold is not None and m.threshold >= self.l
+                   and m.sensitive in (None, sensitive) for m in self.models)
+        return self.models + ([] if said else [DistinctLDiversity(self.l, sensitive=sensitive)])
 
     def _sensitive_column(self, dataset: Dataset) -> str:
         if self.sensitive is not None:
@@ -188,7 +221,15 @@ class Ace(Anonymizer):
             ranks[j] = dim.rank[dim.column.codes]
         partition, split_rounds = split(ranks, dims, bucket, group, alpha, progress)
         classes, keys, boxes, _ = _publish(dataset, dims, ranks, partition)
+        self.release_models_ = self._release_models(name)
+        for model in self.release_models_:
+            result = model.evaluate(classes)
+            if not result.passed:
+                raise InfeasibleError(f"Ace's release does not satisfy {model.name} at {model.threshold:g} (it reaches "
+                                      f"{result.level:.4g}): Ace guarantees transparent ℓ-diversity only; drop that "
+                                      "model or use another algorithm.")
         labels = np.asarray(column.labels, dtype=object)
+        self.l_ = self.l
         self.rounds_ = [([str(v) for v in labels[values]], int(a)) for values, a in rounds]
         self.intermediate_ = bucket
         self.partition_ = partition
@@ -223,7 +264,7 @@ class Ace(Anonymizer):
                                  "(or fit_transform).")
         classes = self.classes_
         return Release(dataset, classes, np.zeros(classes.n_classes, dtype=bool), algorithm=self.algorithm,
-                       models=[DistinctLDiversity(self.l, sensitive=self.sensitive_)], suppression_limit=0.0,
+                       models=self.release_models_, suppression_limit=self.suppression_limit,
                        metric=self._metric(), search=None, suppressed=suppressed, shuffle=shuffle, rng=rng,
                        recoding=self.recoding)
 

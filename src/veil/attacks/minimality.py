@@ -544,7 +544,7 @@ class AceProcess(Publisher):
     def __init__(self, l: int, categorical="hierarchy"):
         from veil.anonymize.ace import Ace
 
-        self.ace = Ace(l, categorical=categorical)
+        self.ace = Ace(l=l, categorical=categorical)
         self.l = int(l)
 
     def threshold(self) -> float | None:

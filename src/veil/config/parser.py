@@ -25,7 +25,8 @@ the tables of :mod:`veil.config.schema`; what it becomes is an
       - entropy_l_diversity: {l: 3, sensitive: occupation}
     suppression_limit: 0.02    # share of records that may be removed, 0 <= s < 1 (default 0)
     metric: loss               # or {name: classification, label: salary-class}
-    algorithm: fulldomain      # or {name: fulldomain, search: optimal|heuristic, time_limit: 10}
+    algorithm: fulldomain      # or {name: fulldomain, search: optimal|heuristic, time_limit: 10},
+                               # {name: mondrian, …}, {name: mdav, k: 5}, {name: ace, l: 5}
     output:                    # optional
       suppressed: remove       # or star
       shuffle: false
@@ -652,7 +653,7 @@ class Parser:
                 raise self.error(node, f"quasi-identifier '{missing[0]}' has no hierarchy, and {schema.what} needs "
                                  "one per quasi-identifier; add it under hierarchies (a file, or a builder such "
                                  "as {flat: {}}).")
-        options = {k: v for k, v in options.items() if not (name == "mdav" and v is None)}
+        options = {k: v for k, v in options.items() if not (name in ("mdav", "ace") and v is None)}
         return {"algorithm": AlgorithmSpec(name, schema.cls, options, origin)}
 
     def algorithm_name(self, node: yaml.Node) -> str:

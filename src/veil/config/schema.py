@@ -364,6 +364,14 @@ ALGORITHMS: dict[str, AlgorithmSchema] = {
         "nominal": optional(Columns()),
         "missing": optional(Choice(("impute", "refuse"))),  # default (MDAV's): impute
     }, needs_hierarchies=False, what="MDAV microaggregation"),
+    "ace": AlgorithmSchema("Ace", {
+        # No defaults: without l, Ace takes ℓ from the ℓ-diversity models; without rng, Assign
+        # draws from the operating system's secure source.
+        "l": optional(WholeNumber(1)),
+        "sensitive": SENSITIVE,
+        "categorical": optional(Choice(("hierarchy", "order"))),
+        "rng": optional(Nullable(WholeNumber(0))),
+    }, needs_hierarchies=False, what="Ace, transparent ℓ-diversity"),
 }
 
 OUTPUT_OPTIONS: dict[str, Option] = {

@@ -91,7 +91,7 @@ def _anonymize(dataset, algorithm: str, l: int, model: str, seed: int):
         return FullDomain(models, metric="loss").fit_transform(dataset), OptimalFullDomain(models, metric="loss")
     if algorithm == "mondrian":
         return Mondrian(models).fit_transform(dataset), MondrianProcess(models)
-    return Ace(l, sensitive=SENSITIVE, rng=seed).fit_transform(dataset), AceProcess(l)
+    return Ace(l=l, sensitive=SENSITIVE, rng=seed).fit_transform(dataset), AceProcess(l)
 
 
 def run_transparency(*, l: Sequence[int] = DEFAULT_L, model: str = "distinct", seed: int = DEFAULT_SEED,
