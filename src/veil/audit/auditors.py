@@ -71,7 +71,8 @@ class _Auditor:
         if self.aggregate_ is None or self.aggregate_ == query.aggregate:
             return None
         return Denial(f"this session has answered {self.aggregate_.upper()} queries, and answers mixing "
-                      f"{query.aggregate.upper()} with them are not audited (KMN prove one aggregate at a time)")
+                      f"{query.aggregate.upper()} with them are not audited: KMN's auditors take one aggregate at a "
+                      "time")
 
     def _sum_plan(self, query: Query) -> SumPlan:
         plan = self._state("sum").plan(query.rows)
