@@ -500,7 +500,9 @@ class MondrianProcess(Publisher):
     have published the release iff it does.
 
     Args:
-        models, mode, categorical: as for :class:`~veil.anonymize.Mondrian`.
+        models: the privacy models of the release.
+        mode: Mondrian's mode (``"strict"`` or ``"relaxed"``).
+        categorical: how Mondrian split categorical columns (as for :class:`~veil.anonymize.Mondrian`).
     """
 
     name = "Mondrian"

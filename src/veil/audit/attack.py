@@ -23,7 +23,6 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-import numpy as np
 
 from veil.audit.auditors import make_auditor
 from veil.audit.extremum import ExtremumState, Outcome
