@@ -34,8 +34,12 @@ table has the same value counts, Assign reaches the same buckets with the same p
 Split, which sees the groups but not their values, makes the same parts. So every input table
 that could have produced the release has a twin, equally likely, in which any person holds any
 other value of the bucket instead: each person's posterior of each value of their final bucket is
-exactly 1/β ≤ 1/ℓ. (The property tests run Split on tables with the values permuted inside
-buckets, and the minimality attack on Ace's releases.)
+exactly 1/β ≤ 1/ℓ. (The property tests run Split on tables with the values relabelled inside
+buckets, and the minimality attack on Ace's releases.) Split cannot
+be blind to *which tuples share* a value as well: with values v, v, w, w on four tuples, a split
+into two pairs is ℓ-diverse only if each pair holds a v and a w, and for any fixed pairing some
+assignment puts both v's in one pair. The argument needs only that Split never sees *which*
+value a group holds.
 
 **What is published** is Mondrian's publication of the final buckets (:mod:`veil.anonymize.mondrian`):
 per quasi-identifier the range of the bucket's values, or the lowest common hierarchy node, or
@@ -44,7 +48,10 @@ one class (a union of buckets each uniform over ≥ ℓ values is still distinct
 ℓ-diverse, and each person's posterior stays ≤ 1/ℓ). No record is suppressed. Rows keep the
 input's order unless shuffled: transparency assumes the adversary cannot tell people apart by
 their row, so shuffle when the input's order is known (sorted by name, say). Other sensitive
-columns are published unchanged, like insensitive ones.
+columns are published unchanged, like insensitive ones. Other privacy models given to Ace are
+checked on the release and stop the run if they fail: Ace guarantees transparent ℓ-diversity,
+hence distinct and entropy ℓ-diversity (a bucket's values are uniform) and k-anonymity for k ≤ ℓ,
+and nothing else.
 
 **Cost.** Assign is a loop over rounds on the value counts (a heap; O(rounds · β log m) for m
 values) and one sort of the tuples. Split is level-synchronous: every round handles all buckets
@@ -202,7 +209,7 @@ class Ace(Anonymizer):
             ColumnError: the sensitive column is not given and the dataset does not declare
                 exactly one.
             InfeasibleError: ℓ exceeds what the sensitive values allow (the message says the
-                largest ℓ they allow).
+                largest ℓ they allow), or the release fails one of ``models``.
         """
         started = time.perf_counter()
         name = self._sensitive_column(dataset)

@@ -50,9 +50,10 @@ exceeds the threshold τ (1/ℓ), from two arguments that hold whatever the adve
    some assignment; a node with a class that fails for every assignment (at most the values its
    parts hold can be distinct) constrains nothing. When no such constraint reaches a class of N,
    the assignments inside it stay uniform and its members' posteriors are exactly a_v/|C|.
-   "Can fail" is decided soundly (distinct ℓ-diversity from the smallest number of distinct
-   values a part can hold; other models: any class may fail), so a class is called untouched only
-   when it is.
+   "Can fail" is decided soundly (from the most concentrated values a class of the rejected node
+   can receive, which has the fewest distinct values and the least entropy; models other than k-
+   anonymity and distinct and entropy ℓ-diversity: any class may fail), so a class is called
+   untouched only when it is.
 
 The count is exact when every class is untouched; otherwise it is a lower bound, and the report
 says how many people it is exact for.
@@ -715,44 +716,63 @@ def _node_of(published: PublishedClasses, population: Dataset, person_class: np.
     return tuple(levels)
 
 
+def _most_concentrated(available: np.ndarray, size: np.ndarray) -> np.ndarray:
+    """Per row, the value counts of ``size`` records taken from ``available`` (counts per value)
+    most frequent value first: every way to take them is majorized by this one, so it has the
+    fewest distinct values and the least entropy any of them can have."""
+    ranked = -np.sort(-available, axis=1)
+    before = np.cumsum(ranked, axis=1) - ranked
+    return np.clip(size[:, None] - before, 0, ranked)
+
+
 def _touched_classes(pub: _NodePublisher) -> np.ndarray | None:
     """The classes of the release's node that some rejected node's possible failure reaches (see
-    the module notes); ``None`` when the models are not all understood here."""
+    the module notes); ``None`` when the models are not all understood here.
+
+    A class of a rejected node holds, from each class of N it meets, some of that class's values.
+    It cannot fail distinct ℓ-diversity when even its most concentrated filling (from the values of
+    the classes it meets, pooled, or from any one of them) holds ℓ values, nor entropy
+    ℓ-diversity when that filling's entropy reaches log ℓ (entropy is Schur-concave); and it fails
+    for every assignment when it is smaller than k or cannot hold ℓ distinct values at all.
+    """
     published = pub.published
-    diversity = [m for m in pub.models if isinstance(m, (DistinctLDiversity, EntropyLDiversity))]
+    distinct = [m.threshold for m in pub.models if isinstance(m, DistinctLDiversity)]
+    entropy = [m.threshold for m in pub.models if isinstance(m, EntropyLDiversity)]
     sizes_needed = [m.threshold for m in pub.models if m.key == "k"]
-    if len(diversity) + len(sizes_needed) != len(pub.models):
+    if len(distinct) + len(entropy) + len(sizes_needed) != len(pub.models):
         return None
     touched = np.zeros(published.n_classes, dtype=bool)
-    if not diversity:
+    if not distinct and not entropy:
         return touched  # k-anonymity alone never depends on the sensitive values
-    need = max(m.threshold for m in diversity)
-    only_distinct = all(isinstance(m, DistinctLDiversity) for m in diversity)
+    need = max(distinct + entropy)
     k = max(sizes_needed) if sizes_needed else 0
+    counts = published.counts.astype(float)
     held = (published.counts > 0).sum(axis=1)
-    # Per class of N, the running sums of its value counts from the most frequent: the fewest
-    # distinct values a part of s records can hold is the first position where they reach s.
-    ranked = -np.sort(-published.counts, axis=1)
-    reach = np.cumsum(ranked, axis=1)
     for row_class in pub.node_classes():
         pair, keys = group_rows([row_class, pub.person_class], [int(row_class.max()) + 1, published.n_classes])
-        size = np.bincount(pair, minlength=len(keys))
+        size = np.bincount(pair, minlength=len(keys)).astype(float)
         m_class, n_class = keys[:, 0], keys[:, 1]
         n_m = int(m_class.max()) + 1
-        # A class of the rejected node that fails for every assignment (too small, or fewer
-        # distinct values than ℓ even at best) makes the node's rejection certain.
-        if k and (np.bincount(m_class, weights=size, minlength=n_m) < k).any():
+        m_size = np.bincount(m_class, weights=size, minlength=n_m)
+        # A class that fails for every assignment makes the node's rejection certain.
+        if k and (m_size < k).any():
             continue
         most = np.bincount(m_class, weights=np.minimum(size, held[n_class]), minlength=n_m)
         if (most < need - 1e-9).any():
             continue
-        if only_distinct:
-            fewest = (reach[n_class] < size[:, None]).sum(axis=1) + 1
-            least = np.zeros(n_m, dtype=np.int64)
-            np.maximum.at(least, m_class, fewest)
-            may_fail = least < need - 1e-9
-        else:
-            may_fail = np.ones(n_m, dtype=bool)
+        pooled = np.zeros((n_m, counts.shape[1]))
+        np.add.at(pooled, m_class, counts[n_class])
+        filled = _most_concentrated(pooled, m_size)
+        may_fail = np.zeros(n_m, dtype=bool)
+        if distinct:
+            fewest = np.count_nonzero(filled, axis=1)
+            per_part = np.count_nonzero(_most_concentrated(counts[n_class], size), axis=1)
+            np.maximum.at(fewest, m_class, per_part)
+            may_fail |= fewest < max(distinct) - 1e-9
+        if entropy:
+            share = filled / np.maximum(m_size[:, None], 1)
+            logs = np.log(share, where=share > 0, out=np.zeros_like(share))
+            may_fail |= -(share * logs).sum(axis=1) < np.log(max(entropy)) - 1e-9
         touched[np.unique(n_class[may_fail[m_class]])] = True
     return touched
 
