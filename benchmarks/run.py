@@ -71,6 +71,7 @@ from veil import (AlphaKAnonymity, BetaLikeness, Dataset, DeltaDisclosure, Disti
                   RecursiveCLDiversity, TCloseness)
 from veil.data.bundled import ADULT_QUASI_IDENTIFIERS, adult_csv, adult_hierarchies
 
+import alphabeta
 import fulldomain
 import adversary
 import attacks
@@ -85,7 +86,7 @@ from timing import best_of, progress
 
 QUASI_IDENTIFIERS = list(ADULT_QUASI_IDENTIFIERS)
 SENSITIVE = "occupation"
-BENCHMARKS = ("checker", "fulldomain", "local", "attacks", "dp", "ldp", "adversary")
+BENCHMARKS = ("checker", "fulldomain", "local", "attacks", "dp", "ldp", "adversary", "alphabeta")
 # The goals: every model together on Adult, and each model on the large table.
 ADULT_GOAL_S = 0.2
 FLOOR_GOAL_RATIO = 3.0
@@ -555,6 +556,8 @@ def main(argv: list[str] | None = None) -> int:
         "ldp": ("ldp", lambda: ldp.run(args.repeat), None, ldp.terminal_report, ldp.markdown_report),
         "adversary": ("adversary", lambda: adversary.run(args.repeat), None, adversary.terminal_report,
                       adversary.markdown_report),
+        "alphabeta": ("alphabeta", lambda: alphabeta.run(args.repeat), None, alphabeta.terminal_report,
+                      alphabeta.markdown_report),
     }
     chosen = [args.only] if args.only else list(BENCHMARKS)
     for i, name in enumerate(chosen):
