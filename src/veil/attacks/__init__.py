@@ -2,8 +2,8 @@
 
 The intersection (composition) attack of Ganta, Kasiviswanathan and Smith across independent
 releases (:mod:`veil.attacks.intersection`). The minimality attack of Wong, Fu, Wang and Pei, by an
-adversary who knows the algorithm (:mod:`veil.attacks.minimality`). Single-release attacks (:mod:`veil.attacks.single`): homogeneity, background knowledge,
-skewness and similarity. Disclosure measures (:mod:`veil.attacks.disclosure`): Brickell and
+adversary who knows the algorithm (:mod:`veil.attacks.minimality`). Single-release attacks
+(:mod:`veil.attacks.single`): homogeneity, background knowledge, skewness and similarity. Disclosure measures (:mod:`veil.attacks.disclosure`): Brickell and
 Shmatikov's A_diff, A_quot, A_know, A_acc and δ. The privacy/utility trade-off
 (:mod:`veil.attacks.tradeoff`): classifier accuracy on the original, the release and trivial
 sanitization. Every attack reads the equivalence classes of a release, whoever made it: a veil
