@@ -166,6 +166,14 @@ def test_attack_minimality_bad_input(sample):
                                "--publisher", "lucky"), "'optimal'", "'minimal'")
 
 
+def test_anonymize_with_ace_refuses_an_l_the_data_cannot_reach(sample):
+    config = _config(sample, "{name: ace, l: 30, rng: 1}")
+    release, manifest = sample / "release.csv", sample / "manifest.json"
+    result = invoke("anonymize", "--config", config, "--out", release, "--manifest", manifest)
+    assert_one_sentence(result, "ℓ = 30", "distinct", "at most ℓ =")
+    assert not release.exists() and not manifest.exists()
+
+
 # --------------------------------------------------------------------------- veil experiment transparency
 
 def test_experiment_transparency(tmp_path):
