@@ -156,6 +156,12 @@ def test_attack_minimality_bad_input(sample):
     assert_one_sentence(invoke("attack", "minimality", wrong, "--config", config, "--population", people,
                                "--out", out), "no column 'race'", "quasi-identifier")
     assert not out.exists()
+    for option, words in ((["--sensitive", "age"], ("'age'", "does not protect", "'occupation'")),
+                          (["--threshold", "1"], ("strictly between 0 and 1",)),
+                          (["--values", "Astronaut"], ("no value 'Astronaut'",))):
+        assert_one_sentence(invoke("attack", "minimality", release, "--config", config, "--population", people,
+                                   "--out", out, *option), *words)
+        assert not out.exists()
     suppressing = _config(sample, "fulldomain", "suppression_limit: 0.02\n")
     assert_one_sentence(invoke("attack", "minimality", release, "--config", suppressing, "--population", people),
                         "suppression_limit: 0")

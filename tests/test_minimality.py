@@ -18,7 +18,7 @@ from veil.classes import EquivalenceClasses
 from veil.anonymize.lattice import Lattice
 from veil.attacks.minimality import (MinimalFullDomain, MinimalityAttack, MinimalRecoding, OptimalFullDomain,
                                      PublishedClasses)
-from veil.errors import ColumnError, DataError
+from veil.errors import ColumnError, DataError, ParameterError
 from veil.metrics import make_metric
 from veil.models import AlphaKAnonymity, DistinctLDiversity, EntropyLDiversity, KAnonymity
 
@@ -189,6 +189,12 @@ def test_bad_input():
                     hierarchies={"a": builders.flat(["x", "y"]), "b": B_HIERARCHY})
     one_sentence_error(DataError, lambda: MinimalityAttack(OptimalFullDomain([DistinctLDiversity(2)])).fit(
         release, fewer), "1 people", "6 rows")
+    publisher = OptimalFullDomain([DistinctLDiversity(2)])
+    for tau in (0, 1, 1.5):
+        one_sentence_error(ParameterError, lambda: MinimalityAttack(publisher, threshold=tau), "strictly between 0 "
+                           "and 1")
+    one_sentence_error(ParameterError, lambda: MinimalityAttack(publisher, values=["a", "z"]).fit(release, population),
+                       "holds no value 'z'", "its values are a, b, c.")
     # A Mondrian release (value sets) is not a full-domain generalization of anyone.
     frame = pd.DataFrame({"a": ["x", "y"] * 6, "b": ["1", "2", "3"] * 4, "s": list("abcabcabcabc")})
     ds, population = _setting(frame)

@@ -805,11 +805,14 @@ class MinimalityAttack:
         class_bound_: bound mode: per class, at least how many members exceed τ.
 
     Raises:
-        ParameterError: no threshold can be found or given.
+        ParameterError: a threshold outside (0, 1); no threshold can be found or given.
     """
 
     def __init__(self, publisher: Publisher, *, threshold: float | None = None, max_tables: int = MAX_TABLES,
                  values: Sequence[str] | None = None):
+        if threshold is not None and not 0 < threshold < 1:
+            raise ParameterError(f"the posterior threshold is a probability strictly between 0 and 1, not "
+                                 f"{threshold:g}.")
         self.publisher = publisher
         self.threshold = threshold
         self.max_tables = int(max_tables)
@@ -824,6 +827,7 @@ class MinimalityAttack:
             ColumnError: the release or the population lacks a column.
             DataError: the population does not match the release (class sizes), or no input
                 the algorithm could have published the release from exists.
+            ParameterError: a value of ``values`` that the release's sensitive column does not hold.
         """
         from veil.anonymize.release import Release
 
@@ -855,8 +859,13 @@ class MinimalityAttack:
             raise DataError("some people lie in several published classes or the class sizes do not match the "
                             "population, so this is not a full-domain release of this population.")
         self.values_ = published.values
-        self.protected_ = np.ones(len(published.values), dtype=bool) if self.values is None else \
-            np.isin(published.values.astype(str), self.values)
+        held = published.values.astype(str)
+        unknown = [] if self.values is None else [v for v in self.values if v not in held]
+        if unknown:
+            shown = ", ".join(held[:8].tolist()) + (f" and {len(held) - 8} more" if len(held) > 8 else "")
+            raise ParameterError(f"the release's column '{sensitive}' holds no value {unknown[0]!r} to count; its "
+                                 f"values are {shown}.")
+        self.protected_ = np.ones(len(held), dtype=bool) if self.values is None else np.isin(held, self.values)
         self.threshold_ = float(tau)
         self.person_class_ = person_class
         self.published_ = published

@@ -391,6 +391,31 @@ def minimality_publisher(cfg, publisher: str):
     raise ParameterError(f"the minimality attack models full-domain, Mondrian and Ace releases, not {spec.name}'s.")
 
 
+def _attacked_column(cfg, sensitive: Optional[str]) -> str:
+    """The sensitive column to attack: the one named, which must be one the configuration protects
+    (Ace's own column for Ace, whose guarantee covers that column only), or the only such column.
+
+    Raises:
+        ParameterError: a column the configuration does not protect, or several to choose from.
+    """
+    protected = list(cfg.sensitive)
+    if cfg.algorithm.name == "ace":
+        from veil.anonymize import Ace
+
+        chosen = Ace(cfg.models(), l=cfg.algorithm.options.get("l"),
+                     sensitive=cfg.algorithm.options.get("sensitive")).sensitive
+        protected = [chosen] if chosen is not None else protected
+    if sensitive is None:
+        if len(protected) != 1:
+            raise ParameterError(f"the configuration declares {len(protected)} sensitive columns; name the one to "
+                                 "attack with --sensitive.")
+        return protected[0]
+    if sensitive not in protected:
+        raise ParameterError(f"--sensitive names '{sensitive}', which the configuration's algorithm does not protect "
+                             f"as a sensitive column; name {' or '.join(repr(c) for c in protected)}.")
+    return sensitive
+
+
 def _population(cfg, path: Path, delimiter: Optional[str]):
     """Everyone's quasi-identifiers, with the configuration's hierarchies and orders."""
     from veil.data.dataset import Dataset
@@ -443,13 +468,7 @@ def minimality_command(
     cfg = load_config(config)
     outputs = OutputSet([out], reads=[release, config, population]) if out is not None else None
     attacker = minimality_publisher(cfg, publisher.strip().lower())
-    if sensitive is None:
-        spec = cfg.algorithm
-        named = spec.options.get("sensitive") if spec.name == "ace" else None
-        if named is None and len(cfg.sensitive) != 1:
-            raise ParameterError(f"the configuration declares {len(cfg.sensitive)} sensitive columns; name the one to "
-                                 "attack with --sensitive.")
-        sensitive = named or cfg.sensitive[0]
+    sensitive = _attacked_column(cfg, sensitive)
     people, table = _population(cfg, population, delimiter)
     ids = None
     if id_column is not None:
