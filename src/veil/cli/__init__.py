@@ -9,7 +9,7 @@ module              commands
 ``attack``          ``veil attack single``, ``veil attack intersection``, ``veil attack minimality``
 ``audit``           ``veil audit``: MAX, MIN and SUM queries answered or denied by an auditor
 ``experiment``      ``veil experiment composition``, ``tradeoff``, ``alphabeta``, ``transparency``
-``dp``              ``veil dp count|sum|mean|quantile|histogram|budget``
+``dp``              ``veil dp count|sum|mean|quantile|histogram|budget|stream``
 ``alphabeta``       ``veil alphabeta estimate|parameters``: the αβ algorithm's view and parameters
 ``ldp``             ``veil ldp simulate``
 ``config``          ``veil config schema``: the JSON Schema of the configuration files
