@@ -2,7 +2,7 @@
 
 Run from the repository root::
 
-    python benchmarks/run.py [--only checker|fulldomain|local|attacks|dp|ldp|alphabeta|temporal|ledger]
+    python benchmarks/run.py [--only checker|fulldomain|local|attacks|dp|ldp|adversary|alphabeta|temporal|ledger]
                              [--quick] [--rows N] [--repeat R]
                              [--skip-pycanon] [--skip-anjana] [--skip-exhaustive] [--skip-anonypy]
                              [--curve-rows N] [--dp-rows N] [--skip-diffprivlib] [--skip-opendp] [--out DIR]
@@ -43,6 +43,9 @@ targets, and the composition experiment at its default settings. The results go 
 over 64 values, and OLH at 1,000,000 users over 1,024 values; see that module. The results go to
 ``ldp.json`` and ``ldp.md``.
 
+**adversary** (``adversary.py``): query auditing, Ace and the minimality attack; see that module.
+The results go to ``adversary.json`` and ``adversary.md``.
+
 **temporal** (``temporal.py``): releases over time: Kellaris et al.'s adaptive w-event budgets
 (BD, BA) beside the uniform split on a synthetic histogram stream, and the cost of Cao et al.'s
 temporal leakage (the closed-form L(α) beside SciPy's linear program); see that module. The
@@ -80,6 +83,7 @@ from veil.data.bundled import ADULT_QUASI_IDENTIFIERS, adult_csv, adult_hierarch
 
 import alphabeta
 import fulldomain
+import adversary
 import attacks
 import dp
 import ldp
@@ -94,7 +98,7 @@ from timing import best_of, progress
 
 QUASI_IDENTIFIERS = list(ADULT_QUASI_IDENTIFIERS)
 SENSITIVE = "occupation"
-BENCHMARKS = ("checker", "fulldomain", "local", "attacks", "dp", "ldp", "alphabeta", "temporal", "ledger")
+BENCHMARKS = ("checker", "fulldomain", "local", "attacks", "dp", "ldp", "adversary", "alphabeta", "temporal", "ledger")
 # The issue's goals: every model together on Adult, and each model on the large table.
 ADULT_GOAL_S = 0.2
 FLOOR_GOAL_RATIO = 3.0
@@ -562,6 +566,8 @@ def main(argv: list[str] | None = None) -> int:
         "dp": ("dp", lambda: dp.run(args.dp_rows, args.repeat, args.skip_diffprivlib, args.skip_opendp), None,
                dp.terminal_report, dp.markdown_report),
         "ldp": ("ldp", lambda: ldp.run(args.repeat), None, ldp.terminal_report, ldp.markdown_report),
+        "adversary": ("adversary", lambda: adversary.run(args.repeat), None, adversary.terminal_report,
+                      adversary.markdown_report),
         "alphabeta": ("alphabeta", lambda: alphabeta.run(args.repeat), None, alphabeta.terminal_report,
                       alphabeta.markdown_report),
         "temporal": ("temporal", lambda: temporal.run(args.repeat), None, temporal.terminal_report,

@@ -33,6 +33,7 @@ LAYERS = {
     "risk": 5,          # re-identification risk, on the classes
     "dp": 5,            # differential privacy, on the data alone
     "ldp": 5,           # local differential privacy, on random sources alone
+    "audit": 5,         # query auditing, on the data alone
     "check": 6,         # every model and the risk of a table
     "veil": 7,          # the package itself: the core's public names and __version__
     "anonymize": 8,     # the algorithms, their releases (which record veil's version)

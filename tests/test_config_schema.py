@@ -310,6 +310,12 @@ MISTAKES = [
     ("gamma of 1", _alphabeta({"name": "alphabeta", "gamma": 1, "k": 1}), "below 1"),
     ("a domain that is text", _alphabeta({"name": "alphabeta", "gamma": 0.5, "k": 1, "domains": {"age": "20-29"}}),
      "a list of values, {min, max} or data"),
+    ("Ace with l of 0", _with(algorithm={"name": "ace", "l": 0}), "at least 1"),
+    ("Ace with a fractional l", _with(algorithm={"name": "ace", "l": 2.5}), "whole number"),
+    ("Ace publishing categories as ranges", _with(algorithm={"name": "ace", "l": 2, "categorical": "ranges"}),
+     "'ranges'"),
+    ("an option of Mondrian given to Ace", _with(algorithm={"name": "ace", "l": 2, "mode": "strict"}),
+     "unknown key 'mode'"),
 ]
 
 

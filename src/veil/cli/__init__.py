@@ -6,8 +6,9 @@ module              commands
 ==================  ===========================================================================
 ``check``           ``veil check``: every privacy model and the re-identification risk of a table
 ``anonymize``       ``veil anonymize``, ``veil init`` (a starter configuration), ``veil demo``
-``attack``          ``veil attack single``, ``veil attack intersection``
-``experiment``      ``veil experiment composition``, ``veil experiment tradeoff``, ``veil experiment alphabeta``
+``attack``          ``veil attack single``, ``veil attack intersection``, ``veil attack minimality``
+``audit``           ``veil audit``: MAX, MIN and SUM queries answered or denied by an auditor
+``experiment``      ``veil experiment composition``, ``tradeoff``, ``alphabeta``, ``transparency``
 ``dp``              ``veil dp count|sum|mean|quantile|histogram|budget|stream``
 ``alphabeta``       ``veil alphabeta estimate|parameters``: the αβ algorithm's view and parameters
 ``ldp``             ``veil ldp simulate``
@@ -27,6 +28,7 @@ import typer
 from veil.cli.alphabeta import alphabeta_app
 from veil.cli.anonymize import anonymize_command, demo_command, init_command
 from veil.cli.attack import attack_app
+from veil.cli.audit import audit_command
 from veil.cli.check import check_command
 from veil.cli.config import config_app
 from veil.cli.console import command_group
@@ -58,6 +60,7 @@ app.command("check")(check_command)
 app.command("anonymize")(anonymize_command)
 app.command("init")(init_command)
 app.command("demo")(demo_command)
+app.command("audit")(audit_command)
 app.add_typer(attack_app, name="attack", help="Attack a release as an adversary who knows the algorithm.")
 app.add_typer(experiment_app, name="experiment", help="Reproduce the published experiments.")
 app.add_typer(dp_app, name="dp", help="Answer queries under differential privacy, charging a budget.")

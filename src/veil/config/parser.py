@@ -25,7 +25,8 @@ the tables of :mod:`veil.config.schema`; what it becomes is an
       - entropy_l_diversity: {l: 3, sensitive: occupation}
     suppression_limit: 0.02    # share of records that may be removed, 0 <= s < 1 (default 0)
     metric: loss               # or {name: classification, label: salary-class}
-    algorithm: fulldomain      # or {name: fulldomain, search: optimal|heuristic, time_limit: 10}
+    algorithm: fulldomain      # or {name: fulldomain, search: optimal|heuristic, time_limit: 10},
+                               # {name: mondrian, …}, {name: mdav, k: 5}, {name: ace, l: 5}
     output:                    # optional
       suppressed: remove       # or star
       shuffle: false
@@ -710,7 +711,7 @@ class Parser:
                                  "as {flat: {}}).")
         if name == "alphabeta":
             self.check_alphabeta(options, *entry)   # never absent or a bare name: it needs options
-        options = {k: v for k, v in options.items() if not (name == "mdav" and v is None)}
+        options = {k: v for k, v in options.items() if not (name in ("mdav", "ace") and v is None)}
         return {"algorithm": AlgorithmSpec(name, schema.cls, options, origin)}
 
     def check_alphabeta(self, options: dict, key_node: yaml.Node, node: yaml.Node) -> None:

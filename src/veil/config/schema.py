@@ -408,6 +408,14 @@ ALGORITHMS: dict[str, AlgorithmSchema] = {
         "nominal": optional(Columns()),
         "missing": optional(Choice(("impute", "refuse"))),  # default (MDAV's): impute
     }, needs_hierarchies=False, what="MDAV microaggregation"),
+    "ace": AlgorithmSchema("Ace", {
+        # No defaults: without l, Ace takes ℓ from the ℓ-diversity models; without rng, Assign
+        # draws from the operating system's secure source.
+        "l": optional(WholeNumber(1)),
+        "sensitive": SENSITIVE,
+        "categorical": optional(Choice(("hierarchy", "order"))),
+        "rng": optional(Nullable(WholeNumber(0))),
+    }, needs_hierarchies=False, what="Ace, transparent ℓ-diversity"),
     "alphabeta": AlgorithmSchema("AlphaBeta", {
         "gamma": required(Number(0, 1, lo_open=True, hi_open=True)),
         # the adversary's prior bound: d itself, or k with d = k·n/m (exactly one of the two)
