@@ -2,7 +2,7 @@
 
 Run from the repository root::
 
-    python benchmarks/run.py [--only checker|fulldomain|local|attacks|dp|ldp] [--quick] [--rows N] [--repeat R]
+    python benchmarks/run.py [--only checker|fulldomain|local|attacks|dp|ldp|marginals] [--quick] [--rows N] [--repeat R]
                              [--skip-pycanon] [--skip-anjana] [--skip-exhaustive] [--skip-anonypy]
                              [--curve-rows N] [--dp-rows N] [--skip-diffprivlib] [--skip-opendp] [--out DIR]
 
@@ -41,6 +41,10 @@ targets, and the composition experiment at its default settings. The results go 
 **ldp** (``ldp.py``): local-DP frequency oracles (OUE and OLH) beside pure-LDP at 100,000 users
 over 64 values, and OLH at 1,000,000 users over 1,024 values; see that module. The results go to
 ``ldp.json`` and ``ldp.md``.
+
+**marginals** (``marginals.py``): the max-ent estimate and KL-divergence of five anonymized
+marginals, and the greedy search, on Adult. The results go to ``marginals.json`` and
+``marginals.md``.
 """
 
 from __future__ import annotations
@@ -73,6 +77,7 @@ import attacks
 import dp
 import ldp
 import local_recoding
+import marginals
 import peer_env
 import pycanon_fixture
 from harness import (SEED, cpu_model, fmt_ratio, fmt_time, fmt_value, positive_int, read_adult_polars, resample,
@@ -81,7 +86,7 @@ from timing import best_of, progress
 
 QUASI_IDENTIFIERS = list(ADULT_QUASI_IDENTIFIERS)
 SENSITIVE = "occupation"
-BENCHMARKS = ("checker", "fulldomain", "local", "attacks", "dp", "ldp")
+BENCHMARKS = ("checker", "fulldomain", "local", "attacks", "dp", "ldp", "marginals")
 # The issue's goals: every model together on Adult, and each model on the large table.
 ADULT_GOAL_S = 0.2
 FLOOR_GOAL_RATIO = 3.0
@@ -549,6 +554,8 @@ def main(argv: list[str] | None = None) -> int:
         "dp": ("dp", lambda: dp.run(args.dp_rows, args.repeat, args.skip_diffprivlib, args.skip_opendp), None,
                dp.terminal_report, dp.markdown_report),
         "ldp": ("ldp", lambda: ldp.run(args.repeat), None, ldp.terminal_report, ldp.markdown_report),
+        "marginals": ("marginals", lambda: marginals.run(args.repeat), None, marginals.terminal_report,
+                      marginals.markdown_report),
     }
     chosen = [args.only] if args.only else list(BENCHMARKS)
     for i, name in enumerate(chosen):

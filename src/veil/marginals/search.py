@@ -83,6 +83,9 @@ class GreedyMarginalSearch:
         start_kl_: the KL-divergence of the starting collection.
         kl_: the KL-divergence of the chosen collection.
         candidates_: the candidate marginals considered.
+        stopped_: why the search stopped: ``"budget"`` (``max_marginals`` added), ``"no gain"``
+            (no candidate lowers the divergence), or ``"privacy"`` (every candidate that lowers
+            it fails a privacy model).
 
     Raises:
         ParameterError: a bad budget, an unknown model, or no model.
@@ -147,6 +150,7 @@ class GreedyMarginalSearch:
         self.candidates_ = self._candidates(counter, attributes)
         self.steps_: list[SearchStep] = []
         kl = self.start_kl_
+        self.stopped_ = "budget"
         for _ in range(self.max_marginals):
             began = time.perf_counter()
             scored = []
@@ -167,6 +171,7 @@ class GreedyMarginalSearch:
                     chosen = (trial_kl, trial, table)
                     break
             if chosen is None:
+                self.stopped_ = "privacy" if checked else "no gain"
                 break
             kl, collection, table = chosen
             self.steps_.append(SearchStep(MarginalSpec.of_table(table), kl, len(table.counts), len(scored), checked,
