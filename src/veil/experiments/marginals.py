@@ -80,11 +80,9 @@ def run_marginals(*, k: Sequence[int] = DEFAULT_K, l: float = DEFAULT_L, max_mar
         ParameterError: no k, a k below 1, ℓ below 1, or a bad budget.
         InfeasibleError: no full-domain table satisfies k-anonymity and ℓ-diversity.
     """
-    from veil.anonymize import FullDomain
     from veil.data.bundled import load_adult
     from veil.marginals import GreedyMarginalSearch, KLinkAnonymity, MarginalCounter, MaxEntLDiversity
-    from veil.metrics import make_metric
-    from veil.models import EntropyLDiversity, KAnonymity
+    from veil.marginals.search import optimal_base
 
     ks = sorted({int(v) for v in k})
     if not ks:
@@ -102,11 +100,8 @@ def run_marginals(*, k: Sequence[int] = DEFAULT_K, l: float = DEFAULT_L, max_mar
                                "base_metric": f"kl (sensitive={sensitive})", "variant": "entropy"})
     for done, value in enumerate(ks):
         began = time.perf_counter()
-        anonymizer = FullDomain([KAnonymity(value), EntropyLDiversity(l, sensitive=sensitive)], suppression_limit=0.0,
-                                metric=make_metric("kl", sensitive=sensitive))
-        anonymizer.fit(adult)
-        levels = anonymizer.result_.levels
-        base = counter.count(counter.base_spec(levels))
+        base, found = optimal_base(counter, value, l)
+        levels = found.levels
         search = GreedyMarginalSearch([KLinkAnonymity(value), MaxEntLDiversity(l)], max_marginals=max_marginals,
                                       max_attributes=max_attributes, max_cells=max_cells).fit(counter, [base])
         seconds = time.perf_counter() - began
@@ -119,7 +114,7 @@ def run_marginals(*, k: Sequence[int] = DEFAULT_K, l: float = DEFAULT_L, max_mar
                              "cells": step.cells})
         run.collections.append({
             "k": value, "l": l, "base": {"levels": dict(zip(adult.quasi_identifiers, levels)),
-                                         "kl_divergence": search.start_kl_, "optimal": anonymizer.result_.proven_optimal},
+                                         "kl_divergence": search.start_kl_, "optimal": found.proven_optimal},
             "marginals": [{"attributes": list(s.marginal.attributes), "levels": dict(zip(s.marginal.attributes,
                                                                                        s.marginal.levels)),
                            "cells": s.cells, "kl_divergence": s.kl} for s in search.steps_],

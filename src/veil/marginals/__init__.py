@@ -13,8 +13,8 @@ from veil.marginals.collection import MarginalCollection, MarginalCounter, Margi
 from veil.marginals.privacy import (CellFailure, CollectionResult, KCombinatorialAnonymity, KLinkAnonymity,
                                     MaxEntLDiversity)
 from veil.marginals.release import MarginalRelease
-from veil.marginals.search import GreedyMarginalSearch, SearchStep
+from veil.marginals.search import GreedyMarginalSearch, SearchStep, optimal_base
 
 __all__ = ["CellFailure", "CollectionResult", "GreedyMarginalSearch", "KCombinatorialAnonymity", "KLinkAnonymity",
            "MarginalCollection", "MarginalCounter", "MarginalRelease", "MarginalSpec", "MaxEntLDiversity",
-           "SearchStep"]
+           "SearchStep", "optimal_base"]
