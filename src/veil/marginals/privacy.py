@@ -294,6 +294,7 @@ class KCombinatorialAnonymity:
         return CollectionResult(self.name, self.key, self.k, None, not failures, failures, method, note,
                                 details={"tuples": int(system.n_tuples), "cells": int(size)})
 
+
 class _System:
     """The consistent tables of a collection as a linear system ``A x = b, x ≥ 0``: one variable
     per cell (every attribute of the marginals at its finest level) that every marginal allows,
