@@ -268,3 +268,27 @@ def test_closed_form_equals_ipf_whenever_decomposable(case):
     ipf = MaxEntEstimate(method="ipf", tol=1e-13).fit(tables, counter.domains)
     codes = domain_codes(counter)
     np.testing.assert_allclose(np.exp(closed.log_prob(codes)), np.exp(ipf.log_prob(codes)), atol=1e-9)
+
+
+def test_kl_metric_with_a_sensitive_column_and_suppression_by_hand():
+    rows = [["0", "x", "s"], ["0", "x", "t"], ["1", "x", "s"], ["1", "y", "s"], ["3", "y", "t"], ["3", "y", "t"],
+            ["2", "x", "s"]]
+    frame = pd.DataFrame(rows, columns=["a", "b", "s"])
+    ds = veil.Dataset(frame, quasi_identifiers=["a", "b"], sensitive="s", hierarchies={"a": A_HIERARCHY})
+    classes = veil.EquivalenceClasses.from_dataset(ds, {"a": 1})
+    suppressed = classes.sizes == 1  # (lo, y) and (hi, x), one record each
+    metric = make_metric("kl", sensitive="s")
+    n, n_supp, domain = len(rows), int(classes.sizes[suppressed].sum()), 4 * 2 * 2
+    box = {"lo": 2, "hi": 2}
+    group = {"0": "lo", "1": "lo", "2": "hi", "3": "hi"}
+    grouped = frame.assign(g=frame["a"].map(group))
+    counts, sizes = grouped.groupby(["g", "b", "s"]).size(), grouped.groupby(["g", "b"]).size()
+    expected = 0.0
+    for (a, b, s), p in (frame.value_counts() / n).items():
+        spread = n_supp / (n * domain)
+        published = sizes[(group[a], b)] > 1
+        q = counts[(group[a], b, s)] / (n * box[group[a]]) + spread if published else spread
+        expected += p * math.log(p / q)
+    assert metric.value(classes, suppressed) == pytest.approx(expected, rel=1e-12)
+    assert metric.value(classes) == pytest.approx(MarginalCollection(
+        MarginalCounter(ds), [MarginalCounter(ds).count(MarginalCounter(ds).base_spec({"a": 1}))]).kl_divergence())
