@@ -57,7 +57,7 @@ def run(repeat: int) -> dict:
         maxent.append({"collection": label, "marginals": [MarginalSpec.of(a, lv).label for a, lv in specs],
                        "seconds": seconds, "kl": kl, "method": estimate.method_, "iterations": estimate.iterations_})
     progress("optimal full-domain base table")
-    base, found = optimal_base(counter, K, L)
+    base, found = optimal_base(counter, [veil.KAnonymity(K), veil.EntropyLDiversity(L)])
     progress("greedy search")
     start = time.perf_counter()
     search = GreedyMarginalSearch([KLinkAnonymity(K), MaxEntLDiversity(L)], max_marginals=5,

@@ -83,6 +83,7 @@ def run_marginals(*, k: Sequence[int] = DEFAULT_K, l: float = DEFAULT_L, max_mar
     from veil.data.bundled import load_adult
     from veil.marginals import GreedyMarginalSearch, KLinkAnonymity, MarginalCounter, MaxEntLDiversity
     from veil.marginals.search import optimal_base
+    from veil.models import EntropyLDiversity, KAnonymity
 
     ks = sorted({int(v) for v in k})
     if not ks:
@@ -100,7 +101,7 @@ def run_marginals(*, k: Sequence[int] = DEFAULT_K, l: float = DEFAULT_L, max_mar
                                "base_metric": f"kl (sensitive={sensitive})", "variant": "entropy"})
     for done, value in enumerate(ks):
         began = time.perf_counter()
-        base, found = optimal_base(counter, value, l)
+        base, found = optimal_base(counter, [KAnonymity(value), EntropyLDiversity(l, sensitive=sensitive)])
         levels = found.levels
         search = GreedyMarginalSearch([KLinkAnonymity(value), MaxEntLDiversity(l)], max_marginals=max_marginals,
                                       max_attributes=max_attributes, max_cells=max_cells).fit(counter, [base])

@@ -3,14 +3,15 @@ anonymized datasets", SIGMOD 2006, Section 5): the anonymized table to start fro
 marginals to add to it.
 
 **The base table** (:func:`optimal_base`) is veil's optimal full-domain generalization under
-k-anonymity and ℓ-diversity, without suppression (every record stays, so the table is a marginal
-of the data), minimizing the KL-divergence of the data from the table's max-ent distribution
-over the quasi-identifiers and the sensitive attribute: the paper's starting point.
+privacy models of one table (k-anonymity and ℓ-diversity, say), without suppression (every
+record stays, so the table is a marginal of the data), minimizing the KL-divergence of the data
+from the table's max-ent distribution over the quasi-identifiers and the sensitive attribute:
+the paper's starting point.
 
-**The greedy search** (:class:`GreedyMarginalSearch`), starting from a collection (typically the anonymized table itself, as one marginal over every
-attribute), each step adds the one marginal that lowers the KL-divergence of the max-ent
-estimate the most while the collection keeps satisfying the privacy models, until the budget of
-marginals is spent or no marginal helps.
+**The greedy search** (:class:`GreedyMarginalSearch`) starts from a collection (typically the
+anonymized table itself, as one marginal over every attribute); each step adds the marginal that
+lowers the KL-divergence of the max-ent estimate the most while the collection keeps satisfying
+the privacy models, until the budget of marginals is spent or no marginal helps.
 
 **Candidates.** For every set of up to ``max_attributes`` attributes, the levels at which the
 marginal is k-link anonymous and has at most ``max_cells`` cells form an up-set of the
@@ -22,9 +23,9 @@ largest k of the k-link and k-combinatorial models given (k-combinatorial anonym
 k-link anonymity at the same k).
 
 **Each step** scores every candidate that no marginal of the collection implies and that keeps
-the collection decomposable (so that the max-ent estimate has its closed form and the KL-divergence
-costs a few milliseconds), then checks the privacy models on the candidates in order of
-increasing divergence and adds the first that satisfies them all.
+the collection decomposable (so that the max-ent estimate has its closed form and the
+KL-divergence costs a few milliseconds), then checks the privacy models on the candidates in
+order of increasing divergence and adds the first that satisfies them all.
 """
 
 from __future__ import annotations
@@ -45,34 +46,31 @@ from veil.metrics.maxent import (DEFAULT_MAX_ITER, DEFAULT_TOLERANCE, MAX_DENSE_
 PrivacyModel = KLinkAnonymity | KCombinatorialAnonymity | MaxEntLDiversity
 
 
-def optimal_base(counter: MarginalCounter, k: int, l: float | None = None, variant: str = "entropy"):
-    """The optimal full-domain generalization of ``counter``'s table under k-anonymity and, with
-    ``l``, ℓ-diversity of its sensitive attribute, without suppression, minimizing the
-    KL-divergence (the ``kl`` metric over the quasi-identifiers and the sensitive attribute).
+def optimal_base(counter: MarginalCounter, models: Sequence) -> tuple[ContingencyTable, object]:
+    """The optimal full-domain generalization of ``counter``'s table under the privacy models
+    ``models`` (:mod:`veil.models`, e.g. k-anonymity and entropy ℓ-diversity), without
+    suppression, minimizing the KL-divergence (the ``kl`` metric over the quasi-identifiers and
+    the sensitive attribute).
 
     Returns:
         ``(marginal, result)``: the table as a marginal, and the search's
         :class:`~veil.anonymize.fulldomain.SearchResult` (levels, proof of optimality).
 
     Raises:
-        ParameterError: a bad k or ℓ, or ℓ without a sensitive attribute.
+        ParameterError: no model.
         InfeasibleError: no full-domain generalization satisfies the models (the message names
             the model to relax).
     """
     from veil.anonymize import FullDomain
     from veil.metrics import make_metric
-    from veil.models import DistinctLDiversity, EntropyLDiversity, KAnonymity
 
-    sensitive = counter.sensitive
-    models = [KAnonymity(k)]
-    if l is not None:
-        if sensitive is None:
-            raise ParameterError("ℓ-diversity of the base table needs a sensitive column; give the table one.")
-        models.append((EntropyLDiversity if variant == "entropy" else DistinctLDiversity)(l, sensitive=sensitive))
-    anonymizer = FullDomain(models, suppression_limit=0.0, metric=make_metric("kl", sensitive=sensitive))
+    if not models:
+        raise ParameterError("give the privacy models of the base table (k-anonymity, say).")
+    anonymizer = FullDomain(list(models), suppression_limit=0.0, metric=make_metric("kl", sensitive=counter.sensitive))
     anonymizer.fit(counter.dataset)
     result = anonymizer.result_
     return counter.count(counter.base_spec(result.levels)), result
+
 
 # A step must lower the divergence by more than this (nats) to add a marginal.
 _GAIN = 1e-12
