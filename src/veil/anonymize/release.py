@@ -35,9 +35,9 @@ import pyarrow.csv as pacsv
 
 from veil.classes import STAR, EquivalenceClasses
 from veil.data.dataset import Dataset
-from veil.data.io import atomic_write_text
 from veil.errors import ParameterError
 from veil.models.base import PrivacyModel
+from veil.output import OutputSet, write_file
 
 SUPPRESSED_STYLES = ("remove", "star")
 
@@ -252,11 +252,11 @@ class Release:
         Raises:
             DataError: the folder does not exist.
         """
-        atomic_write_text(path, self.csv_text(delimiter))
+        write_file(path, self.csv_text(delimiter))
 
     def write_manifest(self, path: str | os.PathLike) -> None:
         """Write :attr:`manifest` as JSON, atomically (without the release's hash: see :meth:`write`)."""
-        atomic_write_text(path, self.manifest_text())
+        write_file(path, self.manifest_text())
 
     def write(self, path: str | os.PathLike, manifest: str | os.PathLike, *, extra: dict | None = None,
               delimiter: str | None = None, reads=()) -> str:
@@ -279,8 +279,6 @@ class Release:
             DataError: a folder is missing or unwritable, or the disk is full.
             ParameterError: an output is an input, or both paths are one file.
         """
-        from veil.output import OutputSet
-
         with OutputSet([path, manifest], reads=reads) as outputs:
             outputs.put(path, self.csv_text(delimiter))
             text = outputs.put_manifest(manifest, {**self.manifest, **(extra or {})}, describes={"release": path})
