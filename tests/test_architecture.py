@@ -38,6 +38,7 @@ LAYERS = {
     "anonymize": 8,     # the algorithms, their releases (which record veil's version)
     "attacks": 9,       # attacks on releases
     "config": 9,        # configuration files, which build anonymizers
+    "marginals": 9,     # anonymized marginals, whose base table is a full-domain release
     "experiments": 10,  # reproductions of published experiments
     "cli": 11,          # the command line
     "__main__": 12,     # python -m veil

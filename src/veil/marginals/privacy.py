@@ -432,8 +432,8 @@ def _join(left: pd.DataFrame, right: pd.DataFrame, limit: int, method: str) -> p
     before it is built when it would exceed ``limit`` rows."""
     common = [c for c in right.columns if c in left.columns]
     if common:
-        sizes = left.groupby(common).size().rename("l").to_frame().join(right.groupby(common).size().rename("r"),
-                                                                         how="inner")
+        sizes = left.groupby(common).size().to_frame("l").join(right.groupby(common).size().to_frame("r"),
+                                                                how="inner")
         rows = int((sizes["l"] * sizes["r"]).sum())
     else:
         rows = len(left) * len(right)
