@@ -227,9 +227,10 @@ def test_exact_k_combinatorial_agrees_with_enumeration(case):
         assert not exact.passed
 
 
-def test_larger_domains_get_the_lp_relaxation_labelled(subset_counter):
+def test_without_the_closed_form_larger_domains_get_the_lp_relaxation_labelled(subset_counter):
     base = subset_counter.count(subset_counter.base_spec((0, 3, 1, 1, 2, 2, 1)))
-    extra = subset_counter.count(MarginalSpec.of(["age", "sex"], {"age": 2}))
+    # occupation in two marginals: the closed form does not apply.
+    extra = subset_counter.count(MarginalSpec.of(["age", "occupation"], {"age": 2}))
     collection = MarginalCollection(subset_counter, [base, extra])
     result = KCombinatorialAnonymity(5, exact_limit=10).evaluate(collection)
     assert result.method == "lp" and "LP relaxation" in result.note and "limit of 10" in result.note
@@ -238,8 +239,19 @@ def test_larger_domains_get_the_lp_relaxation_labelled(subset_counter):
     one_sentence_error(InfeasibleError, lambda: KCombinatorialAnonymity(5, lp_limit=10).evaluate(collection),
                        "even for the LP relaxation", "lp_limit")
     exact = KCombinatorialAnonymity(5, method="exact", exact_limit=10_000).evaluate(collection)
-    assert exact.method == "exact" and exact.note is None
+    assert exact.method == "exact" and exact.note is None and exact.details["decided_by"] == "bounds and integer programs"
     assert exact.details["cells"] == result.details["cells"] > 10
+
+
+def test_decomposable_collections_with_one_sensitive_marginal_are_decided_in_closed_form(subset_counter):
+    base = subset_counter.count(subset_counter.base_spec((1, 3, 1, 2, 3, 2, 2)))
+    for specs, k in (([MarginalSpec.of(["age", "sex"], {"age": 2})], 5), ([MarginalSpec.of(["age", "sex"])], 5),
+                     ([MarginalSpec.of(["education", "race"])], 3)):
+        collection = MarginalCollection(subset_counter, [base] + [subset_counter.count(s) for s in specs])
+        result = KCombinatorialAnonymity(k).evaluate(collection)
+        link = KLinkAnonymity(k).evaluate(collection)
+        assert result.details["decided_by"].startswith("closed form")
+        assert result.passed == link.passed and [f.cell for f in result.failures] == [f.cell for f in link.failures]
 
 
 def test_bad_model_parameters_are_refused():
@@ -315,7 +327,7 @@ def test_greedy_search_keeps_privacy_and_lowers_kl(subset_counter):
 def test_the_search_refuses_a_start_that_fails_its_models(subset_counter):
     base = subset_counter.count(subset_counter.base_spec((0,) * 7))
     one_sentence_error(InfeasibleError, lambda: GreedyMarginalSearch([KLinkAnonymity(5)]).fit(subset_counter, [base]),
-                       "fails k-link anonymity")
+                       "the search cannot start: marginal 1", "fails 5-link anonymity")
     one_sentence_error(ParameterError, lambda: GreedyMarginalSearch([]).fit(subset_counter), "privacy model")
     one_sentence_error(ParameterError, lambda: GreedyMarginalSearch([KLinkAnonymity(2)], max_attributes=0)
                        .fit(subset_counter), "max_attributes")

@@ -67,14 +67,14 @@ class MarginalsRun:
 
 def run_marginals(*, k: Sequence[int] = DEFAULT_K, l: float = DEFAULT_L, max_marginals: int = DEFAULT_MARGINALS,
                   max_attributes: int = DEFAULT_ATTRIBUTES, max_cells: int | None = None,
-                  progress: Callable[[float], None] | None = None) -> MarginalsRun:
+                  progress: Callable[[int, int], None] | None = None) -> MarginalsRun:
     """Run the experiment on the bundled Adult table.
 
     Args:
         k: the values of k (k-anonymity of the table, k-link anonymity of the marginals).
         l: ℓ of entropy ℓ-diversity (of the table, and MaxEnt ℓ-diversity of the collection).
         max_marginals, max_attributes, max_cells: the search's budget.
-        progress: called with the share of the work done.
+        progress: called with the values of k done and their number.
 
     Raises:
         ParameterError: no k, a k below 1, ℓ below 1, or a bad budget.
@@ -92,6 +92,8 @@ def run_marginals(*, k: Sequence[int] = DEFAULT_K, l: float = DEFAULT_L, max_mar
         raise ParameterError(f"k must be at least 1, not {ks[0]}.")
     if not l >= 1:
         raise ParameterError(f"ℓ must be at least 1, not {l}.")
+    searches = {value: GreedyMarginalSearch([KLinkAnonymity(value), MaxEntLDiversity(l)], max_marginals=max_marginals,
+                                            max_attributes=max_attributes, max_cells=max_cells) for value in ks}
     adult = load_adult()
     sensitive = adult.sensitive[0]
     counter = MarginalCounter(adult)
@@ -103,8 +105,7 @@ def run_marginals(*, k: Sequence[int] = DEFAULT_K, l: float = DEFAULT_L, max_mar
         began = time.perf_counter()
         base, found = optimal_base(counter, [KAnonymity(value), EntropyLDiversity(l, sensitive=sensitive)])
         levels = found.levels
-        search = GreedyMarginalSearch([KLinkAnonymity(value), MaxEntLDiversity(l)], max_marginals=max_marginals,
-                                      max_attributes=max_attributes, max_cells=max_cells).fit(counter, [base])
+        search = searches[value].fit(counter, [base])
         seconds = time.perf_counter() - began
         base_levels = " ".join(f"{q}={lv}" for q, lv in zip(adult.quasi_identifiers, levels))
         common = {"k": value, "l": l, "base_levels": base_levels, "base_classes": int(len(base.counts)),
@@ -121,7 +122,7 @@ def run_marginals(*, k: Sequence[int] = DEFAULT_K, l: float = DEFAULT_L, max_mar
                            "cells": s.cells, "kl_divergence": s.kl} for s in search.steps_],
             "kl_divergence": search.kl_, "stopped": search.stopped_, "search_seconds": round(seconds, 3)})
         if progress is not None:
-            progress((done + 1) / len(ks))
+            progress(done + 1, len(ks))
     return run
 
 

@@ -26,7 +26,7 @@ import scipy.sparse
 
 from veil.classes import group_rows
 from veil.errors import InfeasibleError, ParameterError
-from veil.marginals.collection import MarginalCollection
+from veil.marginals.collection import MarginalCollection, MarginalSpec
 from veil.metrics.maxent import ContingencyTable, structure, variable_column
 from veil.models.base import TOLERANCE, require
 
@@ -230,17 +230,28 @@ class KCombinatorialAnonymity:
     its records summed over the sensitive values. The collection fails at ``t`` when some
     consistent table has ``T(t) ≥ 1`` but none has ``T(t) ≥ k``.
 
-    The data is a consistent table, so tuples it holds k times pass at once and tuples it holds
-    1 to k − 1 times fail unless another table reaches k. The others are decided with SciPy's
-    HiGHS solver over the tuples that every marginal allows: ``method="exact"`` solves integer
-    programs (``scipy.optimize.milp``), each of which maximizes how many undecided tuples one
-    table brings to k (then to 1), until none is left or the optimum is 0, which proves the rest
-    unreachable; ``method="lp"`` answers the *LP relaxation* instead, where a table may hold
-    fractions of records (one linear program per undecided tuple, each solution deciding every
-    tuple it reaches). The relaxation can miss a failure (a fractional table reaches k where no
-    whole one does) and can report one the exact check would not (a fractional table is
-    positive where every whole one is 0), so its verdict is labelled as such. ``"auto"`` (the
-    default) is exact up to ``exact_limit`` table cells and the relaxation up to ``lp_limit``.
+    **Decomposable collections** whose sensitive attribute lies in at most one marginal (after
+    the implied ones are dropped) are decided in closed form. Summing that marginal over the
+    sensitive values leaves a decomposable collection of the non-sensitive attributes, whose
+    consistent tables reach, at any tuple, the smallest count of the marginal cells holding it
+    (the upper bound of Dobra and Fienberg, PNAS 2000, which whole tables attain): the collection
+    is then k-combinatorially anonymous exactly when it is k-link anonymous.
+
+    **Otherwise** the tuples that every marginal allows are enumerated (the consistent tables'
+    cells) and most are decided by bounds: the data is a consistent table, so tuples it holds k
+    times pass; no table holds more at a tuple than the smallest marginal count over it, nor more
+    than the sum over the sensitive values of each cell's smallest count, so tuples with a bound
+    below k cannot reach k; and when the collection is decomposable, some whole table holds any
+    one cell's smallest count (Dobra and Fienberg), which decides more tuples. The rest go to
+    SciPy's HiGHS solver: ``method="exact"`` solves integer programs (``scipy.optimize.milp``),
+    each of which maximizes how many undecided tuples one table brings to k (then to 1), until
+    none is left or the optimum is 0, which proves the rest unreachable; ``method="lp"`` answers
+    the *LP relaxation* instead, where a table may hold fractions of records (one linear program
+    per undecided tuple, each solution deciding every tuple it reaches). The relaxation can miss
+    a failure (a fractional table reaches k where no whole one does) and can report one the exact
+    check would not (a fractional table is positive where every whole one is 0), so its verdict
+    is labelled as such. ``"auto"`` (the default) is exact up to ``exact_limit`` table cells and
+    the relaxation up to ``lp_limit``.
 
     Args:
         k: the threshold (≥ 1).
@@ -273,11 +284,13 @@ class KCombinatorialAnonymity:
                 message says which answer a larger domain gets), or the solver fails.
         """
         counter = collection.counter
-        domains = counter.domains
         sensitive = collection.sensitive
-        marginals = structure(collection.marginals)[0]
+        marginals, cliques, tree = structure(collection.marginals)
+        holding = sum(any(name == sensitive for name, _ in clique) for clique in cliques)
+        if tree is not None and holding <= 1:
+            return self._closed_form(MarginalCollection(counter, marginals))
         limit = self.exact_limit if self.method == EXACT else self.lp_limit
-        system = _System(marginals, domains, sensitive, limit, self.method)
+        system = _System(marginals, counter.domains, sensitive, limit, self.method, decomposable=tree is not None)
         size = system.n_variables
         method = self.method if self.method != AUTO else (EXACT if size <= self.exact_limit else LP)
         system.witness(counter.observed)
@@ -291,8 +304,40 @@ class KCombinatorialAnonymity:
                     f"limit of {self.exact_limit:,}, so the LP relaxation's answer is given: tables may hold "
                     "fractions of records." if self.method == AUTO else
                     "the LP relaxation's answer: tables may hold fractions of records.")
+        decided = "integer programs" if method == EXACT else "LP relaxation"
         return CollectionResult(self.name, self.key, self.k, None, not failures, failures, method, note,
-                                details={"tuples": int(system.n_tuples), "cells": int(size)})
+                                details={"decided_by": f"bounds and {decided}", "tuples": int(system.n_tuples),
+                                         "cells": int(size), "solved": system.solved})
+
+    def _closed_form(self, collection: MarginalCollection) -> CollectionResult:
+        """The verdict of a decomposable collection whose sensitive attribute lies in at most one
+        marginal: that of k-link anonymity, each failing cell holding failing tuples."""
+        link = KLinkAnonymity(self.k).evaluate(collection)
+        failures = tuple(CellFailure(f.cell, f.value) for f in link.failures)
+        return CollectionResult(self.name, self.key, self.k, None, link.passed, failures, EXACT,
+                                details={"decided_by": "closed form (decomposable; Dobra and Fienberg 2000)"})
+
+
+def refusal(result: CollectionResult, collection: MarginalCollection) -> str:
+    """One sentence saying why ``collection`` fails ``result``'s model and what to change."""
+    failure = result.failures[0]
+    more = len(result.failures) - 1
+    unit = {"k_link": "cell", "k_combinatorial": "tuple"}.get(result.key, "group")
+    others = f" (and {more} more {unit}{'s' if more != 1 else ''})" if more else ""
+    if result.key == "k_link":
+        label = MarginalSpec.of_table(collection.marginals[failure.marginal]).label
+        return (f"marginal {failure.marginal + 1} ({label}) fails {result.threshold}-link anonymity: its cell "
+                f"{failure.text()} holds {failure.value:g} record{'s' if failure.value != 1 else ''}{others}; "
+                "coarsen that marginal or drop it.")
+    if result.key == "k_combinatorial":
+        how = "the LP relaxation" if result.method == "lp" else "the exact check"
+        return (f"the marginals fail {result.threshold}-combinatorial anonymity by {how}: some table consistent "
+                f"with them holds {failure.text()} between 1 and {result.threshold - 1} times and none holds it "
+                f"{result.threshold} times{others}; coarsen or drop a marginal that holds those attributes.")
+    sensitive = collection.sensitive
+    return (f"the marginals fail {result.model} (ℓ = {result.threshold:g}): where {failure.text() or 'anything'}, "
+            f"the maximum-entropy distribution of {sensitive} reaches ℓ = {failure.value:.3g} only{others}; coarsen "
+            f"or drop a marginal that holds {sensitive}.")
 
 
 class _System:
@@ -300,8 +345,11 @@ class _System:
     per cell (every attribute of the marginals at its finest level) that every marginal allows,
     one equation per cell of each marginal; each variable belongs to one non-sensitive tuple."""
 
-    def __init__(self, marginals: list[ContingencyTable], domains, sensitive: str | None, limit: int, method: str):
+    def __init__(self, marginals: list[ContingencyTable], domains, sensitive: str | None, limit: int, method: str,
+                 decomposable: bool):
         self.domains = domains
+        self.decomposable = decomposable
+        self.solved = 0
         self.marginals = marginals
         self.sensitive = sensitive
         _, cliques, _ = structure(marginals)
@@ -318,9 +366,13 @@ class _System:
         self.n_variables = len(frame) if frame is not None else 0
         cols = {n: frame[variable_column((n, self.levels[n]))].to_numpy(np.int64) for n in self.names}
         rows, b, offset = [], [], 0
+        # The smallest count of a marginal cell holding each cell: no table holds more there.
+        self.cell_bound = np.full(self.n_variables, np.inf)
         for m in marginals:
             coarse = [domains[a].level_map(self.levels[a], lv)[cols[a]] for a, lv in m.variables]
-            rows.append(m.index(coarse, domains) + offset)
+            index = m.index(coarse, domains)
+            self.cell_bound = np.minimum(self.cell_bound, m.counts[index])
+            rows.append(index + offset)
             offset += len(m.counts)
             b.append(m.counts)
         self.A = None
@@ -357,8 +409,10 @@ class _System:
         self.best = np.maximum(self.best, held)
 
     def bound(self) -> np.ndarray:
-        """At each tuple, the fewest records of a marginal cell holding it: no table exceeds it."""
-        bound = np.full(self.n_tuples, np.inf)
+        """At each tuple, a number of records no consistent table exceeds: the fewest records of a
+        marginal cell holding it (its sensitive attribute summed out), and the sum over its cells
+        of each cell's bound."""
+        bound = np.bincount(self.tuple_of, weights=self.cell_bound, minlength=self.n_tuples)
         for m in self.marginals:
             names = [a for a in m.attributes if a != self.sensitive]
             if not names:
@@ -383,6 +437,9 @@ class _System:
         some holds ≥ 1 (decided where it matters: for tuples that reach k it is true)."""
         slack = 0.0 if method == EXACT else _SLACK
         cover = self._cover_exact if method == EXACT else self._cover_lp
+        if self.decomposable and self.n_variables:
+            # Some whole table holds any one cell's bound (Dobra and Fienberg 2000).
+            np.maximum.at(self.best, self.tuple_of, self.cell_bound)
         if self.A is not None:
             cover(k, (self.best < k - slack) & (self.bound() >= k))
             cover(1, self.best < 1 - slack)
@@ -409,6 +466,7 @@ class _System:
             if result.status != 0 or result.x is None:
                 raise InfeasibleError(f"the k-combinatorial integer program failed ({result.message}); method 'lp' "
                                       "gives the LP relaxation's answer instead.")
+            self.solved += 1
             reached = todo & (self._record(np.round(result.x[:n])) >= target)
             if not reached.any():
                 return
@@ -424,6 +482,7 @@ class _System:
                                             bounds=(0, None), method="highs")
             if result.status != 0:
                 raise InfeasibleError(f"the k-combinatorial linear program failed ({result.message}).")
+            self.solved += 1
             self._record(result.x)
 
 

@@ -16,7 +16,8 @@ from typing import Iterable, Sequence
 import veil
 from veil.errors import InfeasibleError
 from veil.marginals.collection import MarginalCollection, MarginalSpec
-from veil.marginals.privacy import CollectionResult, KCombinatorialAnonymity, KLinkAnonymity, MaxEntLDiversity
+from veil.marginals.privacy import (CollectionResult, KCombinatorialAnonymity, KLinkAnonymity, MaxEntLDiversity,
+                                    refusal)
 from veil.marginals.search import SearchStep
 
 MANIFEST = "manifest.json"
@@ -79,7 +80,8 @@ class MarginalRelease:
         algorithm = {"name": "given"} if steps is None else {
             "name": "greedy", "paper": "Kifer and Gehrke, SIGMOD 2006", **(search or {}),
             "steps": [{"marginal": s.marginal.label, "kl_divergence": s.kl, "cells": s.cells,
-                       "candidates": s.candidates, "checked": s.checked, "seconds": round(s.seconds, 3)}
+                       "candidates": s.candidates, "checked": s.checked, "undecided": s.undecided,
+                       "seconds": round(s.seconds, 3)}
                       for s in steps]}
         algorithm["maxent"] = {"method": estimate.method_, "decomposable": estimate.decomposable_,
                                "iterations": estimate.iterations_, "residual": estimate.residual_}
@@ -121,9 +123,10 @@ class MarginalRelease:
         return [folder / marginal_file(i) for i in range(len(self.collection))] + [folder / manifest]
 
     def write(self, folder: str | os.PathLike, *, manifest: str = MANIFEST,
-              reads: Iterable[str | os.PathLike | None] = ()) -> list[Path]:
+              reads: Iterable[str | os.PathLike | None] = (), extra: dict | None = None) -> list[Path]:
         """Write every marginal and the manifest into ``folder`` (created if missing), all of
-        them or none; the manifest names each marginal's file with its SHA-256.
+        them or none; the manifest names each marginal's file with its SHA-256, and holds
+        ``extra`` too (the configuration, say).
 
         Raises:
             DataError: ``folder`` is a file or cannot be written.
@@ -132,32 +135,10 @@ class MarginalRelease:
         from veil.output import OutputSet
 
         targets = self.targets(folder, manifest)
-        doc = self.manifest()
+        doc = {**self.manifest(), **(extra or {})}
         with OutputSet(targets, reads=reads, make_folders=True) as outputs:
             for i, target in enumerate(targets[:-1]):
                 outputs.put(target, self.csv_text(i))
                 doc["marginals"][i]["file"] = outputs.describe(target, relative_to=Path(folder))
             outputs.put_manifest(targets[-1], doc, describes={})
             return outputs.commit()
-
-
-def refusal(result: CollectionResult, collection: MarginalCollection) -> str:
-    """One sentence saying why ``collection`` fails ``result``'s model and what to change."""
-    failure = result.failures[0]
-    more = len(result.failures) - 1
-    unit = {"k_link": "cell", "k_combinatorial": "tuple"}.get(result.key, "group")
-    others = f" (and {more} more {unit}{'s' if more != 1 else ''})" if more else ""
-    if result.key == "k_link":
-        spec = MarginalSpec.of_table(collection.marginals[failure.marginal])
-        return (f"marginal {failure.marginal + 1} ({spec.label}) fails {result.threshold}-link anonymity: its cell "
-                f"{failure.text()} holds {failure.value:g} record{'s' if failure.value != 1 else ''}{others}; "
-                "coarsen that marginal or drop it.")
-    if result.key == "k_combinatorial":
-        how = "the LP relaxation" if result.method == "lp" else "the exact check"
-        return (f"the marginals fail {result.threshold}-combinatorial anonymity by {how}: some table consistent "
-                f"with them holds {failure.text()} between 1 and {result.threshold - 1} times and none holds it "
-                f"{result.threshold} times{others}; coarsen or drop a marginal that holds those attributes.")
-    sensitive = collection.sensitive
-    return (f"the marginals fail {result.model} (ℓ = {result.threshold:g}): where {failure.text() or 'anything'}, "
-            f"the maximum-entropy distribution of {sensitive} reaches ℓ = {failure.value:.3g} only{others}; coarsen "
-            f"or drop a marginal that holds {sensitive}.")

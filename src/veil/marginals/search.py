@@ -17,8 +17,9 @@ the privacy models, until the budget of marginals is spent or no marginal helps.
 marginal is k-link anonymous and has at most ``max_cells`` cells form an up-set of the
 generalization lattice (merging cells keeps every count 0 or ≥ k, and never adds cells), and a
 finer marginal says everything a coarser one does, so the KL-divergence can only be lower at a
-finer node: the candidates are the minimal nodes of that up-set. They are computed once, by
-rolling up the marginal at level 0, itself rolled up from the table's class core. Here k is the
+finer node: the candidates are the minimal nodes of that up-set (without the levels where an
+attribute is one cell, which say nothing of it). They are computed once, by rolling up the
+marginal at level 0, itself rolled up from the table's class core. Here k is the
 largest k of the k-link and k-combinatorial models given (k-combinatorial anonymity implies
 k-link anonymity at the same k).
 
@@ -33,15 +34,15 @@ from __future__ import annotations
 import itertools
 import time
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
 from veil.errors import InfeasibleError, ParameterError
 from veil.marginals.collection import MarginalCollection, MarginalCounter, MarginalSpec
-from veil.marginals.privacy import KCombinatorialAnonymity, KLinkAnonymity, MaxEntLDiversity
+from veil.marginals.privacy import KCombinatorialAnonymity, KLinkAnonymity, MaxEntLDiversity, refusal
 from veil.metrics.maxent import (DEFAULT_MAX_ITER, DEFAULT_TOLERANCE, MAX_DENSE_CELLS, ContingencyTable,
-                                 implies, structure)
+                                 cell_sizes, implies, structure)
 
 PrivacyModel = KLinkAnonymity | KCombinatorialAnonymity | MaxEntLDiversity
 
@@ -86,6 +87,9 @@ class SearchStep:
         cells: its number of cells.
         candidates: the candidates scored in this step.
         checked: the candidates whose privacy was checked (the best ones, until one passed).
+        undecided: those among them whose privacy could not be checked within the models'
+            limits (the k-combinatorial check's ``lp_limit``, the max-ent estimate's
+            ``max_cells``), and which were therefore not chosen.
         seconds: the time the step took.
     """
 
@@ -94,6 +98,7 @@ class SearchStep:
     cells: int
     candidates: int
     checked: int
+    undecided: int
     seconds: float
 
 
@@ -137,6 +142,7 @@ class GreedyMarginalSearch:
         self.max_cells_maxent = max_cells_maxent
         self.tol = tol
         self.max_iter = max_iter
+        self._check()
 
     def __repr__(self) -> str:
         return (f"GreedyMarginalSearch({self.models!r}, max_marginals={self.max_marginals}, "
@@ -161,15 +167,16 @@ class GreedyMarginalSearch:
         ks = [m.k for m in self.models if isinstance(m, (KLinkAnonymity, KCombinatorialAnonymity))]
         return max(ks, default=1)
 
-    def fit(self, counter: MarginalCounter, start: Sequence[ContingencyTable] = ()) -> "GreedyMarginalSearch":
-        """Choose the marginals to add to ``start`` (marginals of ``counter``'s table).
+    def fit(self, counter: MarginalCounter, start: Sequence[ContingencyTable] = (),
+            progress: Callable[[int, int], None] | None = None) -> "GreedyMarginalSearch":
+        """Choose the marginals to add to ``start`` (marginals of ``counter``'s table);
+        ``progress`` is called after each step with the steps done and ``max_marginals``.
 
         Raises:
             ColumnError: an attribute that is not one of the table's.
-            InfeasibleError: the starting collection fails a privacy model (the model and cell
+            InfeasibleError: the starting collection fails a privacy model (the marginal and cell
                 are named), or the max-ent estimate exceeds its limits.
         """
-        self._check()
         attributes = list(self.attributes) if self.attributes is not None else list(counter.attributes)
         for name in attributes:
             counter.check(MarginalSpec.of([name]))
@@ -178,8 +185,7 @@ class GreedyMarginalSearch:
         for model in self.models:
             result = model.evaluate(collection)
             if not result.passed:
-                raise InfeasibleError(f"the starting collection fails {result.model} "
-                                      f"({_first(result)}); relax the model or start from another table.")
+                raise InfeasibleError(f"the search cannot start: {refusal(result, collection)}")
         self.start_kl_ = collection.kl_divergence()
         self.candidates_ = self._candidates(counter, attributes)
         self.steps_: list[SearchStep] = []
@@ -196,12 +202,18 @@ class GreedyMarginalSearch:
                     continue
                 scored.append((trial.kl_divergence(), len(scored), trial, table))
             scored.sort(key=lambda s: (s[0], s[1]))
-            chosen, checked = None, 0
+            chosen, checked, undecided = None, 0, 0
             for trial_kl, _, trial, table in scored:
                 if trial_kl >= kl - _GAIN:
                     break
                 checked += 1
-                if all(model.evaluate(trial).passed for model in self.models):
+                try:
+                    passed = all(model.evaluate(trial).passed for model in self.models)
+                except InfeasibleError:
+                    # A collection whose privacy cannot be checked within the limits is not chosen.
+                    passed = False
+                    undecided += 1
+                if passed:
                     chosen = (trial_kl, trial, table)
                     break
             if chosen is None:
@@ -209,7 +221,9 @@ class GreedyMarginalSearch:
                 break
             kl, collection, table = chosen
             self.steps_.append(SearchStep(MarginalSpec.of_table(table), kl, len(table.counts), len(scored), checked,
-                                          time.perf_counter() - began))
+                                          undecided, time.perf_counter() - began))
+            if progress is not None:
+                progress(len(self.steps_), self.max_marginals)
         self.collection_ = collection
         self.kl_ = kl
         return self
@@ -221,9 +235,12 @@ class GreedyMarginalSearch:
         for size in range(1, min(self.max_attributes, len(attributes)) + 1):
             for names in itertools.combinations(attributes, size):
                 finest = counter.count(MarginalSpec.of(list(names)))
-                heights = [counter.domains[a].height for a in names]
+                # A level whose one cell covers every value says nothing of its attribute: the
+                # marginal without it is a candidate of the smaller set.
+                informative = [[lv for lv in range(counter.domains[a].height + 1)
+                                if np.count_nonzero(cell_sizes(counter.domains[a], lv)) > 1] for a in names]
                 feasible: dict[tuple[int, ...], ContingencyTable] = {}
-                for node in itertools.product(*(range(h + 1) for h in heights)):
+                for node in itertools.product(*informative):
                     table = finest.project(names, node, counter.domains)
                     if self._fits(table, counter, k):
                         feasible[node] = table
@@ -242,9 +259,3 @@ class GreedyMarginalSearch:
         levels = [table.levels[table.attributes.index(a)] for a in names]
         return int(table.project(names, levels, counter.domains).counts.min()) >= k
 
-
-def _first(result) -> str:
-    if not result.failures:
-        return f"level {result.level}"
-    failure = result.failures[0]
-    return f"at {failure.text()}, {failure.value:g}"
