@@ -18,8 +18,9 @@ import veil.metrics
 from veil.cli import app
 from veil.config import ConfigError, load_config, write_starter_config
 from veil.config.parser import Parser
-from veil.config.schema import (ALGORITHMS, BUILDERS, COLUMN_ROLES, HIERARCHY_FILE_OPTIONS, METRICS, MODELS,
-                                ORDER_FILE_OPTIONS, OUTPUT_OPTIONS, SECTIONS, SHIPPED_SCHEMA, Boolean, Choice, Column,
+from veil.config.schema import (ALGORITHMS, BUILDERS, COLUMN_ROLES, HIERARCHY_FILE_OPTIONS, MARGINAL_MODELS,
+                                MARGINAL_SEARCH_OPTIONS, MAXENT_OPTIONS, METRICS, MODELS, ORDER_FILE_OPTIONS,
+                                OUTPUT_OPTIONS, SECTIONS, SHIPPED_SCHEMA, Boolean, Choice, Column,
                                 Columns, JsonOnly, Nullable, Number, PerColumn, SensitiveColumn, WholeNumber,
                                 configuration_schema, schema_text)
 from veil.data.bundled import adult_folder
@@ -162,6 +163,14 @@ def test_the_schema_knows_every_key_the_parser_accepts(folder):
     documents += [{**BASE, "metric": alias} for alias in veil.metrics.ALIASES]
     documents += [{**BASE, "hierarchies": {**BASE["hierarchies"], "age": {kind: examples_of(kind, builder.options)}}}
                   for kind, builder in BUILDERS.items()]
+    documents += [
+        {**BASE, "marginals": {
+            "privacy": [{name: examples_of(name, model.options)} for name, model in MARGINAL_MODELS.items()],
+            "sensitive": "disease", "base": {"levels": {"age": 1}},
+            "publish": [{"attributes": ["age", "disease"], "levels": {"age": 1}}],
+            "search": examples_of("search", MARGINAL_SEARCH_OPTIONS), "maxent": examples_of("maxent", MAXENT_OPTIONS)}},
+        {**BASE, "marginals": {"privacy": [{"k_link": {"k": 2}}], "base": "none", "search": None}},
+    ]
     for doc in documents:
         assert not schema_errors(doc), doc
         assert parse(folder, doc).model_specs
@@ -200,6 +209,12 @@ MISTAKES = [
     ("no quasi-identifiers", _with(columns={"sensitive": ["disease"]}), "quasi_identifiers"),
     ("unknown role", _with(columns={**BASE["columns"], "sensitiv": ["disease"]}), "unknown key 'sensitiv'"),
     ("no columns", {k: v for k, v in BASE.items() if k != "columns"}, "'columns' is missing"),
+    ("marginals without privacy", _with(marginals={"base": "none"}), "needs 'privacy'"),
+    ("unknown marginal model", _with(marginals={"privacy": [{"k_lnk": {"k": 2}}]}), "unknown key 'k_lnk'"),
+    ("an unknown base", _with(marginals={"privacy": [{"k_link": {"k": 2}}], "base": "best"}), "'best'"),
+    ("a negative marginal level", _with(marginals={"privacy": [{"k_link": {"k": 2}}],
+                                                   "publish": [{"attributes": ["age"], "levels": {"age": -1}}]}),
+     "at least 0"),
 ]
 
 

@@ -7,7 +7,8 @@ module              commands
 ``check``           ``veil check``: every privacy model and the re-identification risk of a table
 ``anonymize``       ``veil anonymize``, ``veil init`` (a starter configuration), ``veil demo``
 ``attack``          ``veil attack single``, ``veil attack intersection``
-``experiment``      ``veil experiment composition``, ``veil experiment tradeoff``
+``experiment``      ``veil experiment composition``, ``veil experiment tradeoff``, ``veil experiment marginals``
+``marginals``       ``veil marginals``: anonymized marginals of a table, checked and published together
 ``dp``              ``veil dp count|sum|mean|quantile|histogram|budget``
 ``ldp``             ``veil ldp simulate``
 ``config``          ``veil config schema``: the JSON Schema of the configuration files
@@ -30,6 +31,7 @@ from veil.cli.console import command_group
 from veil.cli.dp import dp_app
 from veil.cli.experiment import experiment_app
 from veil.cli.ldp import ldp_app
+from veil.cli.marginals import marginals_command
 
 app = command_group(no_args_is_help=True, help="Privacy-preserving data publishing: check, anonymize, attack, release.")
 
@@ -54,6 +56,7 @@ app.command("check")(check_command)
 app.command("anonymize")(anonymize_command)
 app.command("init")(init_command)
 app.command("demo")(demo_command)
+app.command("marginals")(marginals_command)
 app.add_typer(attack_app, name="attack", help="Attack a release as an adversary who knows the algorithm.")
 app.add_typer(experiment_app, name="experiment", help="Reproduce the published experiments.")
 app.add_typer(dp_app, name="dp", help="Answer queries under differential privacy, charging a budget.")
