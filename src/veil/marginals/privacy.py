@@ -314,7 +314,11 @@ class KCombinatorialAnonymity:
         marginal: that of k-link anonymity, each failing cell holding failing tuples."""
         link = KLinkAnonymity(self.k).evaluate(collection)
         failures = tuple(CellFailure(f.cell, f.value) for f in link.failures)
-        return CollectionResult(self.name, self.key, self.k, None, link.passed, failures, EXACT,
+        n = collection.counter.n
+        if link.level is None and 0 < n < self.k:
+            # No marginal holds a non-sensitive attribute: any tuple may hold all n records.
+            failures = (CellFailure({}, float(n)),)
+        return CollectionResult(self.name, self.key, self.k, None, not failures, failures, EXACT,
                                 details={"decided_by": "closed form (decomposable; Dobra and Fienberg 2000)"})
 
 
@@ -332,8 +336,8 @@ def refusal(result: CollectionResult, collection: MarginalCollection) -> str:
     if result.key == "k_combinatorial":
         how = "the LP relaxation" if result.method == "lp" else "the exact check"
         return (f"the marginals fail {result.threshold}-combinatorial anonymity by {how}: some table consistent "
-                f"with them holds {failure.text()} between 1 and {result.threshold - 1} times and none holds it "
-                f"{result.threshold} times{others}; coarsen or drop a marginal that holds those attributes.")
+                f"with them holds {failure.text() or 'some tuple'} between 1 and {result.threshold - 1} times and none "
+                f"holds it {result.threshold} times{others}; coarsen or drop a marginal that holds those attributes.")
     sensitive = collection.sensitive
     return (f"the marginals fail {result.model} (ℓ = {result.threshold:g}): where {failure.text() or 'anything'}, "
             f"the maximum-entropy distribution of {sensitive} reaches ℓ = {failure.value:.3g} only{others}; coarsen "
