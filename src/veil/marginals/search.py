@@ -23,14 +23,17 @@ marginal at level 0, itself rolled up from the table's class core. Here k is the
 largest k of the k-link and k-combinatorial models given (k-combinatorial anonymity implies
 k-link anonymity at the same k).
 
-**Each step** scores every candidate that no marginal of the collection implies and that keeps
-the collection decomposable (so that the max-ent estimate has its closed form and the
-KL-divergence costs a few milliseconds), then checks the privacy models on the candidates in
-order of increasing divergence and adds the first that satisfies them all.
+**Each step** goes best first by divergence from the candidates that no marginal of the
+collection implies: a node whose collection is decomposable is scored (the max-ent estimate has
+its closed form, and the KL-divergence costs a few milliseconds); the best scored node is checked
+against the privacy models and added when it satisfies them all. A node that fails a model, or
+whose collection is not decomposable, hands over to its coarser neighbours in the up-set, whose
+divergence is no lower, so the marginal added is the best of every node the step reaches.
 """
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import time
 from dataclasses import dataclass
@@ -85,7 +88,7 @@ class SearchStep:
         marginal: what was added.
         kl: the KL-divergence of the collection with it.
         cells: its number of cells.
-        candidates: the candidates scored in this step.
+        candidates: the nodes scored in this step.
         checked: the candidates whose privacy was checked (the best ones, until one passed).
         undecided: those among them whose privacy could not be checked within the models'
             limits (the k-combinatorial check's ``lp_limit``, the max-ent estimate's
@@ -121,7 +124,7 @@ class GreedyMarginalSearch:
         steps_: one :class:`SearchStep` per added marginal.
         start_kl_: the KL-divergence of the starting collection.
         kl_: the KL-divergence of the chosen collection.
-        candidates_: the candidate marginals considered.
+        candidates_: the minimal nodes each step starts from.
         stopped_: why the search stopped: ``"budget"`` (``max_marginals`` added), ``"no gain"``
             (no candidate lowers the divergence), or ``"privacy"`` (every candidate that lowers
             it fails a privacy model).
@@ -187,40 +190,19 @@ class GreedyMarginalSearch:
             if not result.passed:
                 raise InfeasibleError(f"the search cannot start: {refusal(result, collection)}")
         self.start_kl_ = collection.kl_divergence()
-        self.candidates_ = self._candidates(counter, attributes)
+        self._lattice(counter, attributes)
+        self.candidates_ = [self._feasible[key] for key in self._frontier]
         self.steps_: list[SearchStep] = []
         kl = self.start_kl_
         self.stopped_ = "budget"
         for _ in range(self.max_marginals):
             began = time.perf_counter()
-            scored = []
-            for table in self.candidates_:
-                if any(implies(m, table) for m in collection.marginals):
-                    continue
-                trial = collection.with_marginal(table)
-                if structure(trial.marginals)[2] is None:
-                    continue
-                scored.append((trial.kl_divergence(), len(scored), trial, table))
-            scored.sort(key=lambda s: (s[0], s[1]))
-            chosen, checked, undecided = None, 0, 0
-            for trial_kl, _, trial, table in scored:
-                if trial_kl >= kl - _GAIN:
-                    break
-                checked += 1
-                try:
-                    passed = all(model.evaluate(trial).passed for model in self.models)
-                except InfeasibleError:
-                    # A collection whose privacy cannot be checked within the limits is not chosen.
-                    passed = False
-                    undecided += 1
-                if passed:
-                    chosen = (trial_kl, trial, table)
-                    break
+            chosen, scored, checked, undecided = self._step(collection, kl)
             if chosen is None:
                 self.stopped_ = "privacy" if checked else "no gain"
                 break
             kl, collection, table = chosen
-            self.steps_.append(SearchStep(MarginalSpec.of_table(table), kl, len(table.counts), len(scored), checked,
+            self.steps_.append(SearchStep(MarginalSpec.of_table(table), kl, len(table.counts), scored, checked,
                                           undecided, time.perf_counter() - began))
             if progress is not None:
                 progress(len(self.steps_), self.max_marginals)
@@ -228,27 +210,85 @@ class GreedyMarginalSearch:
         self.kl_ = kl
         return self
 
-    def _candidates(self, counter: MarginalCounter, attributes: list[str]) -> list[ContingencyTable]:
-        """The minimal k-link anonymous nodes within ``max_cells`` of every attribute set."""
-        k = self._k
+    def _step(self, collection: MarginalCollection, kl: float):
+        """The best marginal to add: ``((divergence, collection with it, marginal) or None,
+        candidates scored, privacy checks, checks beyond the limits)``.
+
+        Best first by divergence, from the minimal nodes; a node that fails a model, or whose
+        collection is not decomposable, hands over to its coarser neighbours, whose divergence is
+        no lower. So the first node that passes is the best of every node reached.
+        """
+        heap: list = []
+        seen: set = set()
+        counts = {"scored": 0, "checked": 0, "undecided": 0}
+
+        def offer(key) -> None:
+            if key in seen:
+                return
+            seen.add(key)
+            table = self._feasible[key]
+            if any(implies(m, table) for m in collection.marginals):
+                return  # and so are its coarser neighbours
+            trial = collection.with_marginal(table)
+            if structure(trial.marginals)[2] is None:
+                for parent in self._parents(key):
+                    offer(parent)
+                return
+            counts["scored"] += 1
+            heapq.heappush(heap, (trial.kl_divergence(), len(seen), key, trial))
+
+        for key in self._frontier:
+            offer(key)
+        while heap:
+            trial_kl, _, key, trial = heapq.heappop(heap)
+            if trial_kl >= kl - _GAIN:
+                break
+            counts["checked"] += 1
+            try:
+                passed = all(model.evaluate(trial).passed for model in self.models)
+            except InfeasibleError:
+                # A collection whose privacy cannot be checked within the limits is not chosen.
+                passed = False
+                counts["undecided"] += 1
+            if passed:
+                return (trial_kl, trial, self._feasible[key]), counts["scored"], counts["checked"], counts["undecided"]
+            for parent in self._parents(key):
+                offer(parent)
+        return None, counts["scored"], counts["checked"], counts["undecided"]
+
+    def _parents(self, key) -> list:
+        """The feasible nodes one level coarser than ``key`` in one attribute."""
+        names, node = key
         out = []
+        for j in range(len(node)):
+            parent = (names, node[:j] + (node[j] + 1,) + node[j + 1:])
+            if parent in self._feasible:
+                out.append(parent)
+        return out
+
+    def _lattice(self, counter: MarginalCounter, attributes: list[str]) -> None:
+        """Every k-link anonymous node within ``max_cells`` of every attribute set
+        (``_feasible``, by ``(attributes, levels)``) and the minimal ones (``_frontier``)."""
+        k = self._k
+        self._feasible: dict[tuple, ContingencyTable] = {}
+        self._frontier: list[tuple] = []
         for size in range(1, min(self.max_attributes, len(attributes)) + 1):
             for names in itertools.combinations(attributes, size):
                 finest = counter.count(MarginalSpec.of(list(names)))
                 # A level whose one cell covers every value says nothing of its attribute: the
-                # marginal without it is a candidate of the smaller set.
+                # marginal without it is a node of the smaller set.
                 informative = [[lv for lv in range(counter.domains[a].height + 1)
                                 if np.count_nonzero(cell_sizes(counter.domains[a], lv)) > 1] for a in names]
-                feasible: dict[tuple[int, ...], ContingencyTable] = {}
+                feasible = {}
                 for node in itertools.product(*informative):
                     table = finest.project(names, node, counter.domains)
                     if self._fits(table, counter, k):
-                        feasible[node] = table
-                for node, table in feasible.items():
-                    below = (node[:j] + (node[j] - 1,) + node[j + 1:] for j in range(size) if node[j] > 0)
+                        feasible[(names, node)] = table
+                for (_, node) in feasible:
+                    below = ((names, node[:j] + (node[j] - 1,) + node[j + 1:]) for j in range(size) if node[j] > 0)
                     if not any(b in feasible for b in below):
-                        out.append(table)
-        return out
+                        self._frontier.append((names, node))
+                self._feasible.update(feasible)
 
     def _fits(self, table: ContingencyTable, counter: MarginalCounter, k: int) -> bool:
         if self.max_cells is not None and len(table.counts) > self.max_cells:
