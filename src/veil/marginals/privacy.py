@@ -246,8 +246,9 @@ class KCombinatorialAnonymity:
     SciPy's HiGHS solver: ``method="exact"`` solves integer programs (``scipy.optimize.milp``),
     each of which maximizes how many undecided tuples one table brings to k (then to 1), until
     none is left or the optimum is 0, which proves the rest unreachable; ``method="lp"`` answers
-    the *LP relaxation* instead, where a table may hold fractions of records (one linear program
-    per undecided tuple, each solution deciding every tuple it reaches). The relaxation can miss
+    the *LP relaxation* instead, where a table may hold fractions of records (linear programs
+    that each bring as many undecided tuples to k as one table can, then one per tuple left, each
+    solution deciding every tuple it reaches). The relaxation can miss
     a failure (a fractional table reaches k where no whole one does) and can report one the exact
     check would not (a fractional table is positive where every whole one is 0), so its verdict
     is labelled as such. ``"auto"`` (the default) is exact up to ``exact_limit`` table cells and
@@ -477,8 +478,29 @@ class _System:
             todo &= ~reached
 
     def _cover_lp(self, target: int, todo: np.ndarray) -> None:
-        """One linear program per open tuple maximizing its records; every solution also decides
-        the other tuples it reaches."""
+        """Linear programs that bring as many open tuples to ``target`` as one fractional table
+        can, while each reaches some; then one per tuple left, maximizing its records. Every
+        solution is a consistent table, so it decides each tuple it reaches: the verdict is that
+        of one program per tuple, with far fewer programs when most tuples can be reached."""
+        n, nt = self.n_variables, self.n_tuples
+        member = scipy.sparse.csr_matrix((np.ones(n), (self.tuple_of, np.arange(n))), shape=(nt, n))
+        todo = todo & (self.best < target - _SLACK)
+        while todo.any():
+            open_ids = np.flatnonzero(todo)
+            m = len(open_ids)
+            # As in the integer program, with z_t ∈ [0, 1]: maximize Σ z_t where target·z_t ≤ Σ_{cells of t} x.
+            link = scipy.sparse.hstack([-member[open_ids], scipy.sparse.diags(np.full(m, float(target)))])
+            equal = scipy.sparse.hstack([self.A, scipy.sparse.csr_matrix((self.A.shape[0], m))])
+            bounds = np.column_stack([np.zeros(n + m), np.concatenate([np.full(n, np.inf), np.ones(m)])])
+            result = scipy.optimize.linprog(np.concatenate([np.zeros(n), -np.ones(m)]), A_ub=link, b_ub=np.zeros(m),
+                                            A_eq=equal, b_eq=self.b, bounds=bounds, method="highs")
+            if result.status != 0:
+                raise InfeasibleError(f"the k-combinatorial linear program failed ({result.message}).")
+            self.solved += 1
+            reached = todo & (self._record(result.x[:n]) >= target - _SLACK)
+            if not reached.any():
+                break
+            todo &= ~reached
         for t in np.flatnonzero(todo):
             if self.best[t] >= target - _SLACK:
                 continue
