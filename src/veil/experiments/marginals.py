@@ -73,7 +73,9 @@ def run_marginals(*, k: Sequence[int] = DEFAULT_K, l: float = DEFAULT_L, max_mar
     Args:
         k: the values of k (k-anonymity of the table, k-link anonymity of the marginals).
         l: ℓ of entropy ℓ-diversity (of the table, and MaxEnt ℓ-diversity of the collection).
-        max_marginals, max_attributes, max_cells: the search's budget.
+        max_marginals: the most marginals the search adds to the table.
+        max_attributes: the most attributes in one added marginal.
+        max_cells: the most cells in one added marginal (``None``: no limit).
         progress: called with the values of k done and their number.
 
     Raises:

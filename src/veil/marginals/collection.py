@@ -204,7 +204,10 @@ class MarginalCollection:
     Args:
         counter: the table's :class:`MarginalCounter`.
         marginals: the marginals (counted by ``counter``), in publishing order.
-        max_cells, tol, max_iter: the parameters of the :class:`~veil.metrics.maxent.MaxEntEstimate`.
+        max_cells: the largest dense table the max-ent estimate may build
+            (:class:`~veil.metrics.maxent.MaxEntEstimate`).
+        tol: the tolerance at which iterative proportional fitting stops.
+        max_iter: the most cycles of iterative proportional fitting.
 
     Attributes:
         counter, marginals: as given.

@@ -63,7 +63,8 @@ class MarginalRelease:
             collection: the marginals to publish.
             models: the privacy models it must satisfy.
             roles: each marginal's role (default ``"given"``).
-            steps, search: the greedy search's steps and settings when it chose the marginals.
+            steps: the greedy search's steps when it chose the marginals.
+            search: the greedy search's settings when it chose the marginals.
 
         Raises:
             InfeasibleError: a model fails (the sentence names the marginal and cell, the tuple

@@ -116,8 +116,10 @@ class GreedyMarginalSearch:
         max_attributes: the most attributes in one added marginal.
         max_cells: the most cells in one added marginal (``None``: no limit).
         attributes: the attributes marginals may hold (default: every attribute of the table).
-        max_cells_maxent, tol, max_iter: the max-ent estimate's parameters (see
-            :class:`~veil.metrics.maxent.MaxEntEstimate`).
+        max_cells_maxent: the largest dense table the max-ent estimate may build (its
+            ``max_cells``, see :class:`~veil.metrics.maxent.MaxEntEstimate`).
+        tol: the tolerance at which iterative proportional fitting stops.
+        max_iter: the most cycles of iterative proportional fitting.
 
     Fitted attributes:
         collection_: the chosen collection: the starting marginals, then the added ones.
