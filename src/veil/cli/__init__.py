@@ -10,7 +10,7 @@ module              commands
 ``experiment``      ``veil experiment composition``, ``veil experiment tradeoff``, ``veil experiment alphabeta``,
                     ``veil experiment marginals``
 ``marginals``       ``veil marginals``: anonymized marginals of a table, checked and published together
-``dp``              ``veil dp count|sum|mean|quantile|histogram|budget``
+``dp``              ``veil dp count|sum|mean|quantile|histogram|budget|stream``
 ``alphabeta``       ``veil alphabeta estimate|parameters``: the αβ algorithm's view and parameters
 ``ldp``             ``veil ldp simulate``
 ``config``          ``veil config schema``: the JSON Schema of the configuration files
