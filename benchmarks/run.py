@@ -2,7 +2,7 @@
 
 Run from the repository root::
 
-    python benchmarks/run.py [--only checker|fulldomain|local|attacks|dp|ldp|adversary|alphabeta|temporal|ledger]
+    python benchmarks/run.py [--only checker|fulldomain|local|attacks|dp|ldp|adversary|alphabeta|temporal|ledger|marginals]
                              [--quick] [--rows N] [--repeat R]
                              [--skip-pycanon] [--skip-anjana] [--skip-exhaustive] [--skip-anonypy]
                              [--curve-rows N] [--dp-rows N] [--skip-diffprivlib] [--skip-opendp] [--out DIR]
@@ -54,6 +54,9 @@ results go to ``temporal.json`` and ``temporal.md``.
 **ledger** (``ledger.py``): charges per second on SQLite from one process, and the publishing
 gate's composition check of a new Adult release against 10 earlier ones. The results go to
 ``ledger.json`` and ``ledger.md``.
+**marginals** (``marginals.py``): the max-ent estimate and KL-divergence of five anonymized
+marginals, and the greedy search, on Adult. The results go to ``marginals.json`` and
+``marginals.md``.
 """
 
 from __future__ import annotations
@@ -89,6 +92,7 @@ import dp
 import ldp
 import ledger
 import local_recoding
+import marginals
 import temporal
 import peer_env
 import pycanon_fixture
@@ -98,7 +102,7 @@ from timing import best_of, progress
 
 QUASI_IDENTIFIERS = list(ADULT_QUASI_IDENTIFIERS)
 SENSITIVE = "occupation"
-BENCHMARKS = ("checker", "fulldomain", "local", "attacks", "dp", "ldp", "adversary", "alphabeta", "temporal", "ledger")
+BENCHMARKS = ("checker", "fulldomain", "local", "attacks", "dp", "ldp", "adversary", "alphabeta", "temporal", "ledger", "marginals")
 # The issue's goals: every model together on Adult, and each model on the large table.
 ADULT_GOAL_S = 0.2
 FLOOR_GOAL_RATIO = 3.0
@@ -573,6 +577,8 @@ def main(argv: list[str] | None = None) -> int:
         "temporal": ("temporal", lambda: temporal.run(args.repeat), None, temporal.terminal_report,
                      temporal.markdown_report),
         "ledger": ("ledger", lambda: ledger.run(args.repeat), None, ledger.terminal_report, ledger.markdown_report),
+        "marginals": ("marginals", lambda: marginals.run(args.repeat), None, marginals.terminal_report,
+                      marginals.markdown_report),
     }
     chosen = [args.only] if args.only else list(BENCHMARKS)
     for i, name in enumerate(chosen):

@@ -39,6 +39,7 @@ LAYERS = {
     "anonymize": 8,     # the algorithms, their releases (which record veil's version)
     "attacks": 9,       # attacks on releases
     "config": 9,        # configuration files, which build anonymizers
+    "marginals": 9,     # anonymized marginals, whose base table is a full-domain release
     "experiments": 10,  # reproductions of published experiments
     "ledger": 10,       # the release ledger and its gate: budgets, attacks across releases, checks
     "cli": 11,          # the command line

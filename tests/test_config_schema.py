@@ -18,10 +18,11 @@ import veil.metrics
 from veil.cli import app
 from veil.config import ConfigError, load_config, load_policy, write_starter_config
 from veil.config.parser import Parser
-from veil.config.schema import (ALGORITHMS, BUILDERS, CHECKS, COLUMN_ROLES, HIERARCHY_FILE_OPTIONS, METRICS, MODELS,
-                                ORDER_FILE_OPTIONS, OUTPUT_OPTIONS, POPULATION_OPTIONS, SECTIONS, SHIPPED_SCHEMA,
-                                Boolean, Choice, Column, Columns, JsonOnly, Nullable, Number, PerColumn, PublicDomains,
-                                SensitiveColumn, WholeNumber,
+from veil.config.schema import (ALGORITHMS, BUILDERS, CHECKS, COLUMN_ROLES, HIERARCHY_FILE_OPTIONS, MARGINAL_MODELS,
+                                MARGINAL_SEARCH_OPTIONS, MAXENT_OPTIONS, METRICS, MODELS, ORDER_FILE_OPTIONS,
+                                OUTPUT_OPTIONS, POPULATION_OPTIONS, SECTIONS, SHIPPED_SCHEMA, Boolean, Choice, Column,
+                                Columns, JsonOnly, Nullable, Number, PerColumn, PublicDomains, SensitiveColumn,
+                                WholeNumber,
                                 configuration_schema, schema_text)
 from veil.data.bundled import adult_folder
 
@@ -181,6 +182,14 @@ def test_the_schema_knows_every_key_the_parser_accepts(folder):
     documents += [{**BASE, "hierarchies": {**BASE["hierarchies"], "age": {kind: examples_of(kind, builder.options)}}}
                   for kind, builder in BUILDERS.items()]
     documents.append({**BASE, "policy": POLICY})
+    documents += [
+        {**BASE, "marginals": {
+            "privacy": [{name: examples_of(name, model.options)} for name, model in MARGINAL_MODELS.items()],
+            "sensitive": "disease", "base": {"levels": {"age": 1}},
+            "publish": [{"attributes": ["age", "disease"], "levels": {"age": 1}}],
+            "search": examples_of("search", MARGINAL_SEARCH_OPTIONS), "maxent": examples_of("maxent", MAXENT_OPTIONS)}},
+        {**BASE, "marginals": {"privacy": [{"k_link": {"k": 2}}], "base": "none", "search": None}},
+    ]
     for doc in documents:
         assert not schema_errors(doc), doc
         config = parse(folder, doc)
@@ -301,6 +310,12 @@ MISTAKES = [
     ("no quasi-identifiers", _with(columns={"sensitive": ["disease"]}), "quasi_identifiers"),
     ("unknown role", _with(columns={**BASE["columns"], "sensitiv": ["disease"]}), "unknown key 'sensitiv'"),
     ("no columns", {k: v for k, v in BASE.items() if k != "columns"}, "'columns' is missing"),
+    ("marginals without privacy", _with(marginals={"base": "none"}), "needs 'privacy'"),
+    ("unknown marginal model", _with(marginals={"privacy": [{"k_lnk": {"k": 2}}]}), "unknown key 'k_lnk'"),
+    ("an unknown base", _with(marginals={"privacy": [{"k_link": {"k": 2}}], "base": "best"}), "'best'"),
+    ("a negative marginal level", _with(marginals={"privacy": [{"k_link": {"k": 2}}],
+                                                   "publish": [{"attributes": ["age"], "levels": {"age": -1}}]}),
+     "at least 0"),
     ("no models without the αβ algorithm", {k: v for k, v in BASE.items() if k != "models"}, "'models' is missing"),
     ("models with the αβ algorithm", _with(algorithm={"name": "alphabeta", "gamma": 0.5, "k": 1}),
      "models does not apply to the αβ algorithm"),

@@ -8,7 +8,8 @@ module              commands
 ``anonymize``       ``veil anonymize``, ``veil init`` (a starter configuration), ``veil demo``
 ``attack``          ``veil attack single``, ``veil attack intersection``, ``veil attack minimality``
 ``audit``           ``veil audit``: MAX, MIN and SUM queries answered or denied by an auditor
-``experiment``      ``veil experiment composition``, ``tradeoff``, ``alphabeta``, ``transparency``
+``experiment``      ``veil experiment composition``, ``tradeoff``, ``alphabeta``, ``transparency``, ``marginals``
+``marginals``       ``veil marginals``: anonymized marginals of a table, checked and published together
 ``dp``              ``veil dp count|sum|mean|quantile|histogram|budget|stream``
 ``alphabeta``       ``veil alphabeta estimate|parameters``: the αβ algorithm's view and parameters
 ``ldp``             ``veil ldp simulate``
@@ -36,6 +37,7 @@ from veil.cli.dp import dp_app
 from veil.cli.experiment import experiment_app
 from veil.cli.ldp import ldp_app
 from veil.cli.ledger import ledger_app, publish_command
+from veil.cli.marginals import marginals_command
 
 app = command_group(no_args_is_help=True, help="Privacy-preserving data publishing: check, anonymize, attack, release.")
 
@@ -61,6 +63,7 @@ app.command("anonymize")(anonymize_command)
 app.command("init")(init_command)
 app.command("demo")(demo_command)
 app.command("audit")(audit_command)
+app.command("marginals")(marginals_command)
 app.add_typer(attack_app, name="attack", help="Attack a release as an adversary who knows the algorithm.")
 app.add_typer(experiment_app, name="experiment", help="Reproduce the published experiments.")
 app.add_typer(dp_app, name="dp", help="Answer queries under differential privacy, charging a budget.")

@@ -46,7 +46,7 @@ from typing import Any, Mapping, Sequence
 import yaml
 
 from veil.config.schema import (ALGORITHMS, BUILDERS, COLUMN_ROLES, HIERARCHY_FILE_OPTIONS, METRICS, MODELS,
-                                ORDER_FILE_OPTIONS, SECTIONS, Column, Option)
+                                ORDER_FILE_OPTIONS, SECTIONS, Column, Option, SensitiveColumn)
 from veil.config.specification import (AlgorithmSpec, AnonymizationConfig, HierarchySpec, MetricSpec, ModelSpec,
                                        PolicySpec)
 from veil.data.builders import DATE_GRANULARITIES
@@ -635,6 +635,8 @@ class Parser:
                     raise self.error(option_node, f"metric.{key} names '{column}', an identifying column, which is "
                                      "dropped from the release; choose another column.")
                 options[key] = column
+            elif key in METRICS[name].options and isinstance(METRICS[name].options[key].check, SensitiveColumn):
+                options[key] = self.declared_sensitive(option_node, f"metric.{key}")
             else:
                 options[key] = self.constructor.construct_object(option_node, deep=True)
         spec = MetricSpec(name, options, self.origin(key_node))

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from veil.config.specification import OutputSpec, PolicySpec, PopulationSpec
+from veil.config.specification import (GivenMarginalSpec, MarginalModelSpec, MarginalsSpec, OutputSpec, PolicySpec,
+                                       PopulationSpec)
 from veil.data.builders import DATE_GRANULARITIES
 from veil.metrics import ALIASES as METRIC_ALIASES
 
@@ -379,7 +380,8 @@ METRICS: dict[str, MetricSchema] = {
     "loss": MetricSchema(about="normalized certainty penalty (ARX's loss)"),
     "entropy": MetricSchema(about="non-uniform entropy"),
     "classification": MetricSchema({"label": LABEL}, "Iyengar's classification metric for a label column"),
-    "kl": MetricSchema(about="KL-divergence between the original and the released distribution"),
+    "kl": MetricSchema({"sensitive": SENSITIVE}, "KL-divergence between the original and the released distribution "
+                       "(with sensitive: of the quasi-identifiers and that column)"),
     "ig_pl": MetricSchema({"label": LABEL}, "information gain / privacy loss of top-down specialization"),
     "workload": MetricSchema({
         "queries": optional(JsonOnly({"anyOf": [{"type": "integer", "minimum": 1}, {
@@ -639,6 +641,145 @@ class AlgorithmChoice:
         return {"anyOf": [{"enum": alone}, {"oneOf": objects}]}
 
 
+# --------------------------------------------------------------------------------------------
+# Anonymized marginals (``veil marginals``; Kifer and Gehrke, SIGMOD 2006)
+
+#: The privacy models of a collection of marginals (:mod:`veil.marginals.privacy`).
+MARGINAL_MODELS: dict[str, ModelSchema] = {
+    "k_link": ModelSchema("KLinkAnonymity", {"k": required(WholeNumber(1))}, "{k: 5}",
+                          "every cell of every marginal's non-sensitive attributes holds 0 or at least k records"),
+    "k_combinatorial": ModelSchema("KCombinatorialAnonymity", {
+        "k": required(WholeNumber(1)), "method": optional(Choice(("auto", "exact", "lp"))),
+        "exact_limit": optional(WholeNumber(1)), "lp_limit": optional(WholeNumber(1))}, "{k: 5, method: auto}",
+        "no tuple holds 1 to k − 1 records in some table consistent with the marginals unless one holds k"),
+    "maxent_l_diversity": ModelSchema("MaxEntLDiversity", {
+        "l": required(Number(1)), "variant": optional(Choice(("entropy", "distinct")))}, "{l: 3, variant: entropy}",
+        "the maximum-entropy distribution of the sensitive column given the others is l-diverse"),
+}
+
+#: The greedy search's budget (absent keys take the search's defaults: 5, 3, no limit).
+MARGINAL_SEARCH_OPTIONS: dict[str, Option] = {
+    "max_marginals": optional(WholeNumber(0)),
+    "max_attributes": optional(WholeNumber(1)),
+    "max_cells": optional(Nullable(WholeNumber(1))),
+}
+
+#: The max-ent estimate's limits (absent keys take its defaults).
+MAXENT_OPTIONS: dict[str, Option] = {
+    "max_cells": optional(WholeNumber(1)),
+    "tolerance": optional(Number(0, 1, lo_open=True, hi_open=True)),
+    "max_iterations": optional(WholeNumber(1)),
+}
+
+_LEVELS = {"type": ["object", "null"], "additionalProperties": {"type": "integer", "minimum": 0}}
+
+
+@dataclass(frozen=True)
+class MarginalModelList:
+    """The value of ``marginals.privacy``: a list of ``{model name: options}``."""
+
+    def __call__(self, p: Parser, node: yaml.Node, where: str) -> tuple:
+        example = "'- k_link: {k: 5}'"
+        items = p.items(node, where)
+        if not items or p.is_mapping(node):
+            raise p.error(node, f"{where} must list at least one privacy model of the marginals, like {example}.")
+        specs = []
+        for item in items:
+            entries = p.mapping(item, where, example)
+            if len(entries) != 1:
+                raise p.error(item, f"each entry of {where} is one model name with its options, like {example}.")
+            p.known_keys(entries, list(MARGINAL_MODELS), where)
+            name, (name_node, options_node) = next(iter(entries.items()))
+            schema = MARGINAL_MODELS[name]
+            options = p.options(options_node, f"{where}.{name}", schema.options, name_node, schema.example)
+            specs.append(MarginalModelSpec(name, options, p.origin(name_node)))
+        return tuple(specs)
+
+    def json_schema(self) -> dict:
+        items = [{"type": "object", "required": [name], "additionalProperties": False,
+                  "properties": {name: dict(options_schema(model.options), description=model.about)}}
+                 for name, model in MARGINAL_MODELS.items()]
+        return {"type": "array", "minItems": 1, "items": {"oneOf": items}}
+
+
+def _marginal_levels(p: Parser, node: yaml.Node, where: str, attributes: list[str]) -> dict[str, int]:
+    levels = {}
+    for key, (key_node, value) in p.mapping(node, where, "{age: 1}").items():
+        if key not in attributes:
+            raise p.error(key_node, f"{where} gives a level for '{key}', which the marginal does not hold; "
+                          f"it holds {', '.join(attributes)}.")
+        levels[key] = p.integer(value, f"{where}.{key}", 0)
+    return levels
+
+
+@dataclass(frozen=True)
+class MarginalList:
+    """The value of ``marginals.publish``: marginals as ``{attributes: [...], levels: {...}}``,
+    each attribute a quasi-identifier or a sensitive column."""
+
+    def __call__(self, p: Parser, node: yaml.Node, where: str) -> tuple:
+        example = "'- {attributes: [age, sex], levels: {age: 1}}'"
+        specs = []
+        for item in p.items(node, where):
+            entries = p.mapping(item, where, example)
+            p.known_keys(entries, ["attributes", "levels"], where)
+            if "attributes" not in entries:
+                raise p.error(item, f"each marginal of {where} needs 'attributes', like {example}.")
+            attributes = []
+            for attribute in p.items(entries["attributes"][1], f"{where}.attributes"):
+                name = p.column(attribute, f"{where}.attributes")
+                if name not in p.quasi and name not in p.sensitive:
+                    raise p.error(attribute, f"{where}.attributes names '{name}', which is neither a "
+                                  "quasi-identifier nor a sensitive column; give it a role under columns.")
+                if name in attributes:
+                    raise p.error(attribute, f"{where}.attributes names '{name}' twice; name it once.")
+                attributes.append(name)
+            if not attributes:
+                raise p.error(item, f"a marginal of {where} needs at least one attribute, like {example}.")
+            levels = _marginal_levels(p, entries["levels"][1], f"{where}.levels", attributes) \
+                if "levels" in entries else {}
+            specs.append(GivenMarginalSpec(tuple(attributes), levels, p.origin(item)))
+        return tuple(specs)
+
+    def json_schema(self) -> dict:
+        entry = {"type": "object", "required": ["attributes"], "additionalProperties": False,
+                 "properties": {"attributes": Columns().json_schema(), "levels": _LEVELS}}
+        return {"type": ["array", "null"], "items": entry}
+
+
+@dataclass(frozen=True)
+class BaseTable:
+    """The value of ``marginals.base``: ``optimal``, ``none``, or ``{levels: {column: level}}``
+    for the quasi-identifiers (0 when not given)."""
+
+    def __call__(self, p: Parser, node: yaml.Node, where: str) -> Any:
+        if not p.is_mapping(node):
+            return p.choice(node, where, ("optimal", "none"))
+        entries = p.mapping(node, where, "{levels: {age: 2}}")
+        p.known_keys(entries, ["levels"], where)
+        levels = _marginal_levels(p, entries["levels"][1], f"{where}.levels", list(p.quasi)) \
+            if "levels" in entries else {}
+        return GivenMarginalSpec(tuple(p.quasi), levels, p.origin(node))
+
+    def json_schema(self) -> dict:
+        return {"anyOf": [{"enum": ["optimal", "none"]}, {
+            "type": "object", "properties": {"levels": _LEVELS}, "additionalProperties": False}]}
+
+
+MARGINALS_OPTIONS: dict[str, Option] = {
+    "privacy": required(MarginalModelList()),
+    "sensitive": optional(SensitiveColumn()),
+    "base": optional(BaseTable(), "optimal"),
+    "publish": optional(MarginalList(), ()),
+    "search": optional(Nullable(Options(MARGINAL_SEARCH_OPTIONS, "{max_marginals: 5, max_attributes: 3}"))),
+    "maxent": optional(Options(MAXENT_OPTIONS, "{max_cells: 16777216, tolerance: 1e-10}"), {}),
+}
+
+
+def _marginals_spec(options: Mapping[str, Any]) -> MarginalsSpec:
+    return MarginalsSpec(**options)
+
+
 SECTIONS: dict[str, Section] = {
     "data": Section(
         _PATH,
@@ -668,6 +809,10 @@ SECTIONS: dict[str, Section] = {
     "policy": Section(PolicyOptions(), "what the publishing gate enforces (veil publish --policy): the thresholds of "
                       "its checks across releases and the populations with their privacy budgets; a file may hold "
                       "this section alone", field="policy"),
+    "marginals": Section(Options(MARGINALS_OPTIONS, "{privacy: [{k_link: {k: 5}}]}"),
+                         "anonymized marginals that veil marginals publishes beside (or instead of) the table, and "
+                         "the privacy models of the collection (Kifer and Gehrke 2006)",
+                         field="marginals", build=_marginals_spec),
 }
 
 

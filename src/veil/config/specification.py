@@ -3,8 +3,9 @@ on demand.
 
 :class:`AnonymizationConfig` holds the table's path, the roles of its columns, one
 :class:`HierarchySpec` per hierarchy, one :class:`ModelSpec` per privacy model, the
-:class:`MetricSpec`, the :class:`AlgorithmSpec` and the :class:`OutputSpec`. Nothing is read or
-built until asked (:meth:`~AnonymizationConfig.dataset`, :meth:`~AnonymizationConfig.models`,
+:class:`MetricSpec`, the :class:`AlgorithmSpec` and the :class:`OutputSpec`, and for
+``veil marginals`` a :class:`MarginalsSpec`. Nothing is read or built until asked
+(:meth:`~AnonymizationConfig.dataset`, :meth:`~AnonymizationConfig.models`,
 :meth:`~AnonymizationConfig.metric`, :meth:`~AnonymizationConfig.anonymizer`), so loading a file
 only reads the header of its table. Each spec keeps ``origin``, the ``file, line N`` it was
 written at, so that an error found when it is built still names that line.
@@ -196,6 +197,64 @@ class PolicySpec:
 
 
 @dataclass(frozen=True)
+class MarginalModelSpec:
+    """One privacy model of a collection of marginals: its config name (``k_link``,
+    ``k_combinatorial``, ``maxent_l_diversity``) and its options; ``veil marginals`` builds it."""
+
+    name: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+    origin: str = ""
+
+    def to_dict(self) -> dict:
+        return {self.name: _plain(self.options)}
+
+
+@dataclass(frozen=True)
+class GivenMarginalSpec:
+    """A marginal the configuration names: its attributes and the level of each (0 when not
+    given). ``origin`` is where it was written."""
+
+    attributes: tuple[str, ...]
+    levels: Mapping[str, int] = field(default_factory=dict)
+    origin: str = ""
+
+    def to_dict(self) -> dict:
+        return {"attributes": list(self.attributes), "levels": dict(self.levels)}
+
+
+@dataclass(frozen=True)
+class MarginalsSpec:
+    """The ``marginals`` section: anonymized marginals to publish with ``veil marginals``
+    (Kifer and Gehrke, SIGMOD 2006).
+
+    Attributes:
+        privacy: the privacy models the whole collection must satisfy.
+        sensitive: the sensitive column the marginals hold (``None``: the one declared).
+        base: the anonymized table the collection starts from: ``"optimal"`` (veil's optimal
+            full-domain generalization under ``models``, without suppression, for the
+            KL-divergence), ``"none"``, or a :class:`GivenMarginalSpec` of its quasi-identifiers'
+            levels.
+        publish: marginals to publish as given.
+        search: the greedy search's options (``max_marginals``, ``max_attributes``,
+            ``max_cells``), or ``None`` for no search.
+        maxent: the max-ent estimate's options (``max_cells``, ``tolerance``, ``max_iterations``).
+    """
+
+    privacy: tuple[MarginalModelSpec, ...]
+    sensitive: str | None = None
+    base: Any = "optimal"
+    publish: tuple[GivenMarginalSpec, ...] = ()
+    search: Mapping[str, Any] | None = None
+    maxent: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"privacy": [spec.to_dict() for spec in self.privacy], "sensitive": self.sensitive,
+                "base": self.base if isinstance(self.base, str) else dict(self.base.levels),
+                "publish": [spec.to_dict() for spec in self.publish],
+                "search": None if self.search is None else dict(self.search), "maxent": dict(self.maxent)}
+
+
+@dataclass(frozen=True)
 class AnonymizationConfig:
     """A validated anonymization configuration.
 
@@ -217,6 +276,7 @@ class AnonymizationConfig:
     algorithm: AlgorithmSpec = AlgorithmSpec()
     output: OutputSpec = OutputSpec()
     policy: PolicySpec | None = None
+    marginals: MarginalsSpec | None = None
     source: Path | None = None
 
     def dataset(self):
@@ -313,6 +373,7 @@ class AnonymizationConfig:
             "algorithm": self.algorithm.to_dict(),
             "output": self.output.to_dict(),
             **({"policy": self.policy.to_dict()} if self.policy is not None else {}),
+            **({"marginals": self.marginals.to_dict()} if self.marginals is not None else {}),
         }
 
 
