@@ -13,11 +13,10 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 
 from veil.cells import Cells
 from veil.data.dataset import Dataset
-from veil.data.encoding import EncodedColumn, canonical_numeric_texts, encode_column
+from veil.data.encoding import EncodedColumn, canonical_numeric_texts, encode_column, factorize
 from veil.data.hierarchy import Generalization
 from veil.errors import ColumnError, DataError
 
@@ -70,7 +69,7 @@ def group_rows(code_columns: Sequence[np.ndarray], radices: Sequence[int],
         uniques, group = np.unique(key, return_inverse=True)
     else:
         # Hashing, then sorting only the distinct keys, beats sorting every row.
-        codes, distinct = pd.factorize(key, sort=False)
+        codes, distinct = factorize(key)
         order = np.argsort(distinct)
         rank = np.empty_like(order)
         rank[order] = np.arange(len(order))
@@ -91,13 +90,13 @@ def _group_wide(code_columns: Sequence[np.ndarray], radices: Sequence[int]) -> t
     span = 1
     for codes, radix in zip(code_columns, radices):
         if span * radix >= _KEY_LIMIT:
-            key, uniques = pd.factorize(key, sort=False)
+            key, uniques = factorize(key)
             key = key.astype(np.int64)
             span = len(uniques)
         key *= radix
         key += codes
         span *= radix
-    group, _ = pd.factorize(key, sort=False)
+    group, _ = factorize(key)
     group = group.astype(np.int64, copy=False)
     # Ids are in order of first appearance: a row starts a group where the running maximum grows.
     running = np.maximum.accumulate(group)
@@ -236,6 +235,8 @@ class EquivalenceClasses:
             here = _mixed_radix([self.keys[:, j] for j in range(len(radices))], radices)
             wanted = _mixed_radix(columns, radices)
             return np.searchsorted(here, wanted)
+        import pandas as pd  # tuples wider than 62 bits only
+
         here = pd.MultiIndex.from_arrays([self.keys[:, j] for j in range(len(radices))])
         return here.get_indexer(pd.MultiIndex.from_arrays(columns))
 
@@ -382,8 +383,7 @@ class EquivalenceClasses:
         number of distinct labels."""
         columns, radices = [], []
         for j in range(len(self.dataset.quasi_identifiers)):
-            text = pd.Series(np.asarray(self.cells(j).labels, dtype=object)).astype(str)
-            label_of_cell, distinct = pd.factorize(text, sort=False)
+            label_of_cell, distinct = factorize(_printed(self.cells(j).labels))
             columns.append(label_of_cell[self.keys[:, j]].astype(np.int64))
             radices.append(len(distinct))
         return columns, radices
@@ -448,8 +448,7 @@ class EquivalenceClasses:
         """Bool per class: whether every quasi-identifier cell of the class prints as ``text``."""
         out = np.ones(self.n_classes, dtype=bool)
         for j in range(len(self.dataset.quasi_identifiers)):
-            labels = pd.Series(np.asarray(self.cells(j).labels, dtype=object)).astype(str).to_numpy()
-            out &= (labels == text)[self.keys[:, j]]
+            out &= (_printed(self.cells(j).labels) == text)[self.keys[:, j]]
         return out
 
     def with_reference(self, reference: Mapping[str, Mapping[str, int]]) -> "EquivalenceClasses":
@@ -501,7 +500,7 @@ class EquivalenceClasses:
         if col.is_numeric:
             # The same number may be spelled 25 or 25.0 in a file and in a manifest.
             everything = canonical_numeric_texts(everything)
-        union = encode_column(name, pd.Series(everything, dtype=object), missing_values=self.dataset.missing_values,
+        union = encode_column(name, everything, missing_values=self.dataset.missing_values,
                               order=self.dataset.orders.get(name))
         ref_codes, held_codes = union.codes[:len(texts)], union.codes[len(texts):]
         ref = np.bincount(ref_codes, weights=np.asarray(counts, dtype=float),
@@ -517,12 +516,20 @@ class EquivalenceClasses:
         generalization = hierarchy.align(union) if hierarchy is not None else None
         return SensitiveCounts(union, counts_matrix, ref, generalization)
 
-    def class_labels(self) -> pd.DataFrame:
-        """One row per class: the generalized value of each quasi-identifier and the class size."""
+    def class_labels(self):
+        """One row per class: the generalized value of each quasi-identifier and the class size
+        (a pandas DataFrame)."""
+        import pandas as pd
+
         data = {q: np.asarray(self.cells(j).labels, dtype=object)[self.keys[:, j]]
                 for j, q in enumerate(self.dataset.quasi_identifiers)}
         data["size"] = self.sizes
         return pd.DataFrame(data)
+
+
+def _printed(labels) -> np.ndarray:
+    """Each cell label as the text a reader sees (``str`` of it), as an object array."""
+    return np.array([str(label) for label in labels], dtype=object)
 
 
 def _union_cells(cells: Cells, cell: np.ndarray, class_of: np.ndarray, n_new: int, head: np.ndarray) -> Cells:
