@@ -20,6 +20,7 @@ from veil.data.encoding import EncodedColumn, encode_column, stray_texts
 from veil.data.hierarchy import Generalization, Hierarchy
 from veil.data.io import CANDIDATE_DELIMITERS, Table, read_table
 from veil.errors import ColumnError
+from veil.parallel import map_threads
 
 
 def _as_list(value: str | Iterable[str] | None) -> list[str]:
@@ -64,11 +65,13 @@ class Dataset:
         missing_values: Sequence[str] = ("",),
         delimiter: str | None = None,
     ):
-        self.table: Table = data if isinstance(data, Table) else read_table(data, delimiter)
-        self._column_set = frozenset(self.table.columns)
         self.quasi_identifiers = _as_list(quasi_identifiers)
         self.sensitive = _as_list(sensitive)
         self.identifying = _as_list(identifying)
+        # The columns every analysis encodes; a CSV file's are read straight into codes.
+        encoded = list(dict.fromkeys(self.quasi_identifiers + self.sensitive))
+        self.table: Table = data if isinstance(data, Table) else read_table(data, delimiter, dictionary=encoded)
+        self._column_set = frozenset(self.table.columns)
         self.missing_values = tuple(missing_values)
         self.orders = {k: list(v) for k, v in (orders or {}).items()}
         self._check_roles()
@@ -77,14 +80,14 @@ class Dataset:
         self.generalizations: dict[str, Generalization] = {}
         for name in self.orders:
             self._require_column(name, "order")
-        for name, hierarchy in (hierarchies or {}).items():
+        for name in hierarchies or {}:
             self._require_column(name, "hierarchy")
+        self._encode(encoded)
+        for name, hierarchy in (hierarchies or {}).items():
             if not isinstance(hierarchy, Hierarchy):
                 hierarchy = Hierarchy.read_csv(hierarchy)
             self.hierarchies[name] = hierarchy
             self.generalizations[name] = hierarchy.align(self.column(name))
-        for name in self.quasi_identifiers + self.sensitive:
-            self.column(name)
 
     @property
     def columns(self) -> list[str]:
@@ -165,10 +168,16 @@ class Dataset:
         """The dictionary-encoded column, encoded on first use and cached."""
         if name not in self._encoded:
             self._require_column(name, "requested")
-            self._encoded[name] = encode_column(name, self.table.data.column(name),
-                                                missing_values=self.missing_values,
-                                                order=self.orders.get(name))
+            self._encode([name])
         return self._encoded[name]
+
+    def _encode(self, names: Sequence[str]) -> None:
+        """Encode the columns, one per thread (Arrow's hashing and NumPy's gathers release the GIL)."""
+        def encode(name: str) -> EncodedColumn:
+            return encode_column(name, self.table.data.column(name), missing_values=self.missing_values,
+                                 order=self.orders.get(name))
+
+        self._encoded.update(zip(names, map_threads(encode, names)))
 
     def _generalization(self, name: str, level: int) -> Generalization | None:
         """The column's hierarchy when ``level`` > 0 (``None`` at level 0), after checking the level.

@@ -11,6 +11,7 @@ import io
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable
 
 import pyarrow as pa
 import pyarrow.csv as pacsv
@@ -18,10 +19,12 @@ import pyarrow.parquet as pq
 
 from veil.data.encoding import to_arrow
 from veil.errors import DataError, ParameterError
+from veil.parallel import thread_count
 from veil.output import check_targets, describe_os_error, write_files
 
 CANDIDATE_DELIMITERS = (";", ",", "\t", "|")
 SNIFF_BYTES = 1 << 16
+_TEXT_CODES = pa.dictionary(pa.int32(), pa.string())
 
 
 @dataclass(frozen=True)
@@ -91,10 +94,13 @@ def normalize_delimiter(delimiter: str | None) -> str | None:
     return delimiter
 
 
-def read_csv(path: str | os.PathLike, delimiter: str | None = None) -> Table:
+def read_csv(path: str | os.PathLike, delimiter: str | None = None, dictionary: Iterable[str] = ()) -> Table:
     """Read a CSV file with a header row; every cell is kept as text.
 
     ``delimiter`` is one character (``tab`` or ``\\t`` for the tab), or ``None`` to sniff it.
+    The columns named in ``dictionary`` are read straight into dictionary codes (each block of
+    the file encoded by the reader's threads as it is parsed): the same texts, a fraction of the
+    memory, and no encoding pass afterwards. Names that are not columns are ignored.
 
     Raises:
         ParameterError: the delimiter is not one character.
@@ -102,6 +108,7 @@ def read_csv(path: str | os.PathLike, delimiter: str | None = None) -> Table:
             or a row with a different number of fields than the header (the line is named).
     """
     delimiter = normalize_delimiter(delimiter)
+    codes = set(dictionary)
     path = Path(path)
     if not path.exists():
         raise DataError(f"file {str(path)!r} does not exist; check the path.")
@@ -130,10 +137,10 @@ def read_csv(path: str | os.PathLike, delimiter: str | None = None) -> Table:
     try:
         data = pacsv.read_csv(
             path,
-            read_options=pacsv.ReadOptions(use_threads=True, block_size=1 << 24),
+            read_options=pacsv.ReadOptions(use_threads=thread_count() > 1, block_size=1 << 24),
             parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=False),
             convert_options=pacsv.ConvertOptions(
-                column_types={name: pa.string() for name in header},
+                column_types={name: _TEXT_CODES if name in codes else pa.string() for name in header},
                 strings_can_be_null=False,
                 quoted_strings_can_be_null=False,
             ),
@@ -252,13 +259,16 @@ def _frame_kind(frame) -> str:
                     "a pyarrow Table, or a path to a CSV or Parquet file.")
 
 
-def read_table(source, delimiter: str | None = None) -> Table:
-    """Read a table from a path (``.parquet``/``.pq`` as Parquet, anything else as CSV) or a frame."""
+def read_table(source, delimiter: str | None = None, dictionary: Iterable[str] = ()) -> Table:
+    """Read a table from a path (``.parquet``/``.pq`` as Parquet, anything else as CSV) or a frame.
+
+    A CSV file's columns named in ``dictionary`` are read straight into codes (see :func:`read_csv`).
+    """
     if isinstance(source, (str, os.PathLike)):
         suffix = Path(source).suffix.lower()
         if suffix in (".parquet", ".pq"):
             return read_parquet(source)
-        return read_csv(source, delimiter)
+        return read_csv(source, delimiter, dictionary)
     return from_frame(source)
 
 

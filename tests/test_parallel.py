@@ -1,0 +1,50 @@
+"""Work spread over threads (veil.parallel): the count, the order, and results that do not
+depend on it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import veil
+from veil.data.bundled import ADULT_QUASI_IDENTIFIERS
+from veil.errors import ParameterError
+from veil.parallel import map_threads, thread_count
+
+
+def test_the_thread_count_comes_from_the_argument_then_the_environment(monkeypatch):
+    monkeypatch.setenv("VEIL_THREADS", "3")
+    assert thread_count() == 3 and thread_count(1) == 1
+    monkeypatch.delenv("VEIL_THREADS")
+    assert thread_count() >= 1
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True])
+def test_a_bad_thread_count_is_one_sentence(bad):
+    with pytest.raises(ParameterError, match="whole number"):
+        thread_count(bad)
+
+
+def test_a_bad_environment_setting_is_one_sentence(monkeypatch):
+    monkeypatch.setenv("VEIL_THREADS", "two")
+    with pytest.raises(ParameterError, match="VEIL_THREADS"):
+        thread_count()
+
+
+def test_results_come_back_in_order():
+    assert map_threads(lambda x: x * x, range(50), threads=4) == [x * x for x in range(50)]
+    assert map_threads(str, [], threads=2) == []
+
+
+def test_one_thread_and_several_give_the_same_dataset_and_check(monkeypatch, adult_csv, adult_hierarchy_paths):
+    def run(threads: str):
+        monkeypatch.setenv("VEIL_THREADS", threads)
+        ds = veil.Dataset(adult_csv, quasi_identifiers=list(ADULT_QUASI_IDENTIFIERS), sensitive=["occupation", "salary-class"],
+                          hierarchies={"occupation": adult_hierarchy_paths["occupation"]})
+        return ds, veil.check(ds).to_dict()
+
+    (one, report_one), (two, report_two) = run("1"), run("2")
+    for name in one.quasi_identifiers + one.sensitive:
+        assert np.array_equal(one.column(name).codes, two.column(name).codes)
+        assert one.column(name).labels.tolist() == two.column(name).labels.tolist()
+    assert report_one == report_two
