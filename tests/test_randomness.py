@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from veil.randomness import bernoulli_dyadic, uniform_below
+from veil.randomness import BytePool, bernoulli_dyadic, bernoulli_ratio, uniform_below
 
 
 class Scripted:
@@ -75,25 +75,56 @@ def test_a_probability_outside_0_1_is_refused():
 
 
 def test_uniform_draws_reject_the_incomplete_top_stretch():
-    # Below 3 from single bytes: 255 is rejected (255 = 3·85 is the first byte outside), 4 gives 1.
-    source = Scripted(bytes([255, 7]), bytes([4]))
-    assert uniform_below(np.array([3, 3], dtype=np.uint64), source).tolist() == [1, 1]
+    # Below 3 from single bytes: words from 255 = 3·85 up are drawn again; ⌊w/85⌋ is the draw.
+    source = Scripted(bytes([255, 7, 200]), bytes([4]))
+    assert uniform_below(3, source, 3).tolist() == [0, 0, 2]
     # A bound of 1 needs no byte; a bound above 2^32 reads 8-byte words.
-    assert uniform_below(1, Scripted(), size=5).tolist() == [0] * 5
-    word = (5).to_bytes(8, "little")
-    assert uniform_below(np.array([1 << 40], dtype=np.uint64), Scripted(word)).tolist() == [5]
+    assert uniform_below(1, Scripted(), 5).tolist() == [0] * 5
+    word = (5 << 20).to_bytes(8, "little")
+    assert uniform_below(1 << 40, Scripted(word), 1).tolist() == [5 << 20 >> 24]
+
+
+@pytest.mark.parametrize("denominator", [3, 7, 256, 1000, (1 << 53) - 1])
+def test_a_ratio_coin_is_exact_on_every_accepted_word(denominator):
+    # Enumerate every accepted one-byte word where the denominator allows it; larger ones statistically.
+    if denominator <= 256:
+        q = 256 // denominator
+        words = np.arange(q * denominator, dtype=np.uint8)
+        for numerator in range(denominator + 1):
+            coins = bernoulli_ratio(numerator, denominator, len(words), Scripted(words.tobytes()) if
+                                    0 < numerator < denominator else Scripted())
+            assert coins.sum() == numerator * q  # each accepted word is one of q·d equally likely ones
+    else:
+        numerators = np.array([1, denominator // 3, denominator - 1], dtype=np.uint64)
+        n = 300_000
+        coins = bernoulli_ratio(np.repeat(numerators, n), denominator, 3 * n, seeded_bytes(denominator % 97))
+        for i, numerator in enumerate(numerators):
+            p = int(numerator) / denominator
+            assert abs(coins[i * n:(i + 1) * n].mean() - p) <= 6 * math.sqrt(p * (1 - p) / n) + 1e-9
 
 
 def test_uniform_draws_cover_every_value_evenly():
-    bounds = np.array([7, 300, 1 << 20, (1 << 63) + 5], dtype=np.uint64)
-    for bound in bounds:
-        draws = uniform_below(bound, seeded_bytes(int(bound % 1000)), size=70_000)
-        assert draws.dtype == np.uint64 and int(draws.max()) < int(bound)
+    for bound in (7, 300, 1 << 20, (1 << 63) + 5):
+        draws = uniform_below(bound, seeded_bytes(bound % 1000), 70_000)
+        assert draws.dtype == np.uint64 and int(draws.max()) < bound
         if bound == 7:
             counts = np.bincount(draws.astype(np.int64), minlength=7)
-            expected = 10_000
-            chi2 = ((counts - expected) ** 2 / expected).sum()
+            chi2 = ((counts - 10_000) ** 2 / 10_000).sum()
             assert chi2 < 30  # 6 degrees of freedom: P(chi2 > 30) < 1e-4
         else:
             # The top half of the range holds about half the draws.
-            assert abs((draws >= np.uint64(int(bound) // 2)).mean() - 0.5) < 0.02
+            assert abs((draws >= np.uint64(bound // 2)).mean() - 0.5) < 0.02
+
+
+def test_a_byte_pool_hands_out_each_byte_once_in_order():
+    stream = np.random.default_rng(3).bytes(1 << 20)
+    position = 0
+
+    def source(n: int) -> bytes:
+        nonlocal position
+        position += n
+        return stream[position - n:position]
+
+    pool = BytePool(source, block=1000)
+    got = b"".join(pool(n) for n in (1, 999, 5, 3000, 2))
+    assert got == stream[:len(got)] and len(got) == 4007

@@ -51,45 +51,67 @@ class RandomSource:
 
 RandomBytes = Callable[[int], bytes]
 
-_WIDTHS = ((1, np.uint8), (2, np.dtype("<u2")), (4, np.dtype("<u4")), (8, np.dtype("<u8")))
+class BytePool:
+    """Bytes from ``random_bytes`` read in blocks of at least ``block`` and handed out in order,
+    each byte once: many small draws cost one system call per block, not one each."""
 
+    def __init__(self, random_bytes: RandomBytes, block: int = 1 << 16):
+        self._random_bytes = random_bytes
+        self._block = block
+        self._buffer = b""
+        self._used = 0
 
-def uniform_below(high: np.ndarray | int, random_bytes: RandomBytes, size: int | None = None) -> np.ndarray:
-    """Uniform integers in ``[0, high)``, exactly: each is a random whole number of the fewest
-    bytes that reach ``high``, redrawn while it lies in the incomplete top stretch
-    ``[width − width mod high, width)`` (rejection, so no value is favoured), then taken mod ``high``.
-
-    Args:
-        high: the bound of each draw (``uint64``, at least 1), or one bound for ``size`` draws.
-        random_bytes: the source of uniform bytes, e.g. ``os.urandom``.
-        size: the number of draws when ``high`` is one number.
-
-    Returns:
-        ``uint64`` array, one draw per bound.
-    """
-    high = np.asarray(high, dtype=np.uint64)
-    if size is not None:
-        high = np.full(size, high, dtype=np.uint64)
-    out = np.zeros(len(high), dtype=np.uint64)
-    pending = np.flatnonzero(high > 1)  # [0, 1) holds 0 alone
-    if not len(pending):
+    def __call__(self, n: int) -> bytes:
+        if self._used + n > len(self._buffer):
+            rest = self._buffer[self._used:]
+            self._buffer, self._used = rest + self._random_bytes(max(self._block, n - len(rest))), 0
+        out = self._buffer[self._used:self._used + n]
+        self._used += n
         return out
-    top = int(high[pending].max())
-    width, dtype = next((w, d) for w, d in _WIDTHS if top <= 1 << (8 * w))
-    bound = high[pending]
-    # The number of accepted words: the largest multiple of the bound that fits.
-    if width < 8:
-        accept = np.uint64(1 << (8 * width)) - np.uint64(1 << (8 * width)) % bound
-        every = np.zeros(len(bound), dtype=bool)
-    else:
-        rest = (np.uint64(0) - bound) % bound  # 2^64 mod bound
-        accept, every = np.uint64(0) - rest, rest == 0
-    while len(pending):
-        words = np.frombuffer(random_bytes(width * len(pending)), dtype=dtype).astype(np.uint64)
-        ok = every | (words < accept)
-        out[pending[ok]] = words[ok] % bound[ok]
-        pending, bound, accept, every = pending[~ok], bound[~ok], accept[~ok], every[~ok]
-    return out
+
+
+_WIDTHS = ((1, np.dtype(np.uint8)), (2, np.dtype("<u2")), (4, np.dtype("<u4")), (8, np.dtype("<u8")))
+
+
+def _words_below_multiple(bound: int, size: int, random_bytes: RandomBytes) -> tuple[np.ndarray, int]:
+    """``size`` uniform whole numbers in ``[0, q·bound)``, with ``q`` as large as the fewest whole
+    bytes that reach ``bound`` allow, and ``q``. A word in the incomplete top stretch is drawn
+    again (rejection), so every value below ``q·bound`` is equally likely."""
+    width, dtype = next((w, d) for w, d in _WIDTHS if bound <= 1 << (8 * w))
+    span = 1 << (8 * width)
+    q = span // bound
+    words = np.frombuffer(random_bytes(width * size), dtype=dtype)
+    if q * bound == span:
+        return words, q
+    limit = dtype.type(q * bound)
+    redo = np.flatnonzero(words >= limit)
+    if len(redo):
+        words = words.copy()
+    while len(redo):
+        again = np.frombuffer(random_bytes(width * len(redo)), dtype=dtype)
+        words[redo] = again
+        redo = redo[again >= limit]
+    return words, q
+
+
+def uniform_below(high: int, random_bytes: RandomBytes, size: int) -> np.ndarray:
+    """``size`` uniform integers in ``[0, high)``, exactly (``uint64``): ⌊w/q⌋ for a uniform ``w``
+    in ``[0, q·high)`` (see :func:`_words_below_multiple`), so no value is favoured."""
+    if high == 1:
+        return np.zeros(size, dtype=np.uint64)
+    words, q = _words_below_multiple(int(high), size, random_bytes)
+    return (words // q).astype(np.uint64, copy=False)
+
+
+def bernoulli_ratio(numerator: np.ndarray | int, denominator: int, size: int,
+                    random_bytes: RandomBytes) -> np.ndarray:
+    """Coins that are True with probability ``numerator / denominator`` exactly (numerators of
+    0 to ``denominator``, one for all coins or one per coin): ``w < numerator·q`` for a uniform
+    ``w`` in ``[0, q·denominator)``."""
+    if denominator == 1 or np.isscalar(numerator) and numerator in (0, denominator):
+        return np.broadcast_to(np.asarray(numerator) >= denominator, (size,)).copy()
+    words, q = _words_below_multiple(int(denominator), size, random_bytes)
+    return words < np.asarray(numerator, dtype=np.uint64) * np.uint64(q)
 
 
 def bernoulli_dyadic(numerator: int, bits: int, size: int, random_bytes: RandomBytes) -> np.ndarray:

@@ -95,7 +95,7 @@ class Randomness(RandomSource):
         if not self._secure:
             return self._rng.integers(0, high, size=shape, dtype=np.int64)
         n = int(np.prod(shape, dtype=np.int64))
-        return uniform_below(int(high), os.urandom, size=n).astype(np.int64).reshape(shape)
+        return uniform_below(int(high), os.urandom, n).astype(np.int64).reshape(shape)
 
     def hash_seeds(self, low: int, size: int) -> np.ndarray:
         """Uniform uint64 in ``[low, 2⁶¹ − 1)``: the ``a`` (low 1) and ``b`` (low 0) of a hash."""
