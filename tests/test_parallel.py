@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import veil
+from veil import classes
 from veil.data.bundled import ADULT_QUASI_IDENTIFIERS
 from veil.errors import ParameterError
 from veil.parallel import map_threads, thread_count
@@ -39,6 +40,8 @@ def test_results_come_back_in_order():
 def test_one_thread_and_several_give_the_same_dataset_and_check(monkeypatch, adult_csv, adult_hierarchy_paths):
     def run(threads: str):
         monkeypatch.setenv("VEIL_THREADS", threads)
+        # Small blocks, so that 30,162 rows make several pieces of work for the threads.
+        monkeypatch.setattr(classes, "BLOCK_ROWS", 1 << 20 if threads == "1" else 4096)
         ds = veil.Dataset(adult_csv, quasi_identifiers=list(ADULT_QUASI_IDENTIFIERS), sensitive=["occupation", "salary-class"],
                           hierarchies={"occupation": adult_hierarchy_paths["occupation"]})
         return ds, veil.check(ds).to_dict()
@@ -48,3 +51,15 @@ def test_one_thread_and_several_give_the_same_dataset_and_check(monkeypatch, adu
         assert np.array_equal(one.column(name).codes, two.column(name).codes)
         assert one.column(name).labels.tolist() == two.column(name).labels.tolist()
     assert report_one == report_two
+
+
+def test_counts_by_blocks_of_rows_are_the_counts_of_all_rows(monkeypatch):
+    rng = np.random.default_rng(4)
+    rows = rng.integers(-1, 6, 50_000)  # class -1: suppressed rows, not counted
+    column = veil.data.encode_column("v", rng.integers(0, 4, 50_000))
+    expected = np.zeros((6, 4), dtype=np.int64)
+    np.add.at(expected, (rows[rows >= 0], column.codes[rows >= 0]), 1)
+    for threads, block in (("1", 1 << 20), ("2", 1000), ("3", 777)):
+        monkeypatch.setenv("VEIL_THREADS", threads)
+        monkeypatch.setattr(classes, "BLOCK_ROWS", block)
+        assert np.array_equal(classes.class_value_counts(rows, column, 6), expected)

@@ -19,6 +19,7 @@ from veil.data.dataset import Dataset
 from veil.data.encoding import EncodedColumn, canonical_numeric_texts, encode_column, factorize
 from veil.data.hierarchy import Generalization
 from veil.errors import ColumnError, DataError
+from veil.parallel import map_threads, thread_count
 
 # The text every quasi-identifier of a suppressed record is published as, when suppressed
 # records are shown rather than removed.
@@ -54,17 +55,21 @@ def group_rows(code_columns: Sequence[np.ndarray], radices: Sequence[int],
         return np.zeros(0, dtype=np.int64), np.zeros((0, len(radices)), dtype=np.int64)
     if span >= _KEY_LIMIT:
         return _group_wide(code_columns, radices)
-    key = _mixed_radix(code_columns, radices)
+    blocks = row_blocks(n)
+    key = np.empty(n, dtype=np.int64)
+    map_threads(lambda rows: _mixed_radix_into(key[rows], [c[rows] for c in code_columns], radices), blocks)
     if span <= _DIRECT_FACTOR * n + _DIRECT_SPAN:
         # A small key space is addressed directly: no hashing and no sort. Clearing a flag per
-        # possible key costs about a twentieth of sorting one row.
+        # possible key costs about a twentieth of sorting one row. Blocks of rows mark and look
+        # up their keys on every core (marking a key twice writes the same flag).
         present = np.zeros(span, dtype=bool)
-        present[key] = True
+        map_threads(lambda rows: present.__setitem__(key[rows], True), blocks)
         uniques = np.flatnonzero(present)
         # Only the slots of present keys are written, so the table needs no clearing.
         index = np.empty(span, dtype=np.int64)
         index[uniques] = np.arange(len(uniques))
-        group = index[key]
+        group = np.empty(n, dtype=np.int64)
+        map_threads(lambda rows: np.take(index, key[rows], out=group[rows]), blocks)
     elif n <= _SORT_ROWS:
         uniques, group = np.unique(key, return_inverse=True)
     else:
@@ -109,11 +114,63 @@ def _group_wide(code_columns: Sequence[np.ndarray], radices: Sequence[int]) -> t
 
 
 def _mixed_radix(columns: Sequence[np.ndarray], radices: Sequence[int]) -> np.ndarray:
-    key = np.zeros(len(columns[0]), dtype=np.int64)
+    return _mixed_radix_into(np.empty(len(columns[0]), dtype=np.int64), columns, radices)
+
+
+def _mixed_radix_into(key: np.ndarray, columns: Sequence[np.ndarray], radices: Sequence[int]) -> np.ndarray:
+    """Write each row's mixed-radix number over ``columns`` into ``key`` (int64) and return it."""
+    key[:] = 0
     for codes, radix in zip(columns, radices):
         key *= max(int(radix), 1)
         key += codes
     return key
+
+
+# Rows per piece of work handed to a thread.
+BLOCK_ROWS = 1 << 20
+
+
+def row_blocks(n: int) -> list[slice]:
+    """The rows ``0 .. n-1`` cut into pieces of :data:`BLOCK_ROWS` (one piece for fewer rows)."""
+    return [slice(start, min(start + BLOCK_ROWS, n)) for start in range(0, max(n, 1), BLOCK_ROWS)]
+
+
+def class_value_counts(row_class: np.ndarray, column: EncodedColumn, n_classes: int) -> np.ndarray:
+    """The class × value count matrix of a column (``int64 [classes × values]``); rows of class
+    -1 (suppressed in a subset) are not counted.
+
+    When the matrix is small beside the rows, blocks of rows are counted one after the other
+    into a matrix per thread, on every core; otherwise all rows are counted in one pass.
+    """
+    m = column.cardinality
+    cells = n_classes * m
+
+    def count(rows: slice) -> np.ndarray:
+        classes, codes = row_class[rows], column.codes[rows]
+        if classes.size and classes.min() < 0:
+            released = classes >= 0
+            classes, codes = classes[released], codes[released]
+        flat = classes * m
+        flat += codes
+        return np.bincount(flat, minlength=cells)
+
+    n = len(row_class)
+    if cells > n:
+        return count(slice(0, n)).reshape(n_classes, m)
+    blocks = row_blocks(n)
+    threads = max(1, min(thread_count(), len(blocks), n // max(cells, 1)))
+
+    def count_blocks(share: list[slice]) -> np.ndarray:
+        total = np.zeros(cells, dtype=np.int64)
+        for rows in share:
+            total += count(rows)
+        return total
+
+    parts = map_threads(count_blocks, [blocks[i::threads] for i in range(threads)], threads)
+    total = parts[0]
+    for part in parts[1:]:
+        total += part
+    return total.reshape(n_classes, m)
 
 
 def sum_by_group(group: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
@@ -259,13 +316,16 @@ class EquivalenceClasses:
         column is counted from the rows on first use.
         """
         if name not in self._counts:
-            col = self.dataset.column(name)
-            m = col.cardinality
-            rows = self.row_class
-            released = rows >= 0  # rows of suppressed classes are -1 in a subset
-            cells = rows[released] * m + col.codes[released]
-            self._counts[name] = np.bincount(cells, minlength=self.n_classes * m).reshape(self.n_classes, m)
+            self._counts[name] = class_value_counts(self.row_class, self.dataset.column(name), self.n_classes)
         return self._counts[name]
+
+    def track(self, names: Sequence[str]) -> None:
+        """Build the count matrices of the columns ``names`` (one thread per column)."""
+        wanted = [name for name in dict.fromkeys(names) if name not in self._counts]
+        self.row_class  # found once, before the threads share it
+        for name, matrix in zip(wanted, map_threads(
+                lambda name: class_value_counts(self.row_class, self.dataset.column(name), self.n_classes), wanted)):
+            self._counts[name] = matrix
 
     @property
     def sensitive(self) -> dict[str, SensitiveCounts]:
@@ -310,8 +370,7 @@ class EquivalenceClasses:
         n_classes = len(keys)
         sizes = np.bincount(row_class, minlength=n_classes)
         classes = cls(dataset, levels, sizes, keys, row_class, {})
-        for name in dataset.sensitive if track is None else track:
-            classes.counts(name)
+        classes.track(dataset.sensitive if track is None else track)
         return classes
 
     @property
@@ -339,8 +398,7 @@ class EquivalenceClasses:
         keys = np.asarray(keys, dtype=np.int32)
         sizes = np.bincount(row_class, minlength=len(keys))
         classes = cls(dataset, None, sizes, keys, row_class, {}, cells=cells)
-        for name in dataset.sensitive if track is None else track:
-            classes.counts(name)
+        classes.track(dataset.sensitive if track is None else track)
         return classes
 
     def roll_up(self, levels: Mapping[str, int] | Sequence[int]) -> "EquivalenceClasses":

@@ -213,7 +213,7 @@ def encode_column(
                                              or any(chunk.dictionary.null_count for chunk in arr.chunks)):
         arr = arr.cast(arr.type.value_type)
     if pa.types.is_dictionary(arr.type):
-        indices, dictionary = _present_dictionary(arr)
+        indices, slots, dictionary = _present_dictionary(arr)
         value_type = arr.type.value_type
     else:
         value_type = arr.type
@@ -227,6 +227,7 @@ def encode_column(
         # Chunks of a dictionary-encoded ChunkedArray share one dictionary.
         indices = [chunk.indices for chunk in encoded.chunks]
         dictionary = encoded.chunk(0).dictionary if encoded.num_chunks else pa.nulls(0, value_type)
+        slots = [np.arange(len(dictionary))] * len(indices)
     integer_type = pa.types.is_integer(value_type)
     numeric_type = integer_type or pa.types.is_floating(value_type)
 
@@ -274,12 +275,12 @@ def encode_column(
     labels = texts[sort_idx]
     numeric_sorted = numeric[sort_idx] if numeric is not None else None
     missing_code = len(labels) if has_missing else None
-    # One lookup from each dictionary index to its code; nulls use the slot after the last index.
+    # The code of each dictionary value; each chunk reads its codes through its own slots.
     rank = np.empty(len(texts), dtype=np.int32)
     rank[sort_idx] = np.arange(len(texts), dtype=np.int32)
-    lookup = np.full(len(is_marker) + 1, -1 if missing_code is None else missing_code, dtype=np.int32)
-    lookup[np.flatnonzero(keep)] = rank
-    codes = _gather(lookup, indices)
+    code_of = np.full(len(is_marker), -1 if missing_code is None else missing_code, dtype=np.int32)
+    code_of[np.flatnonzero(keep)] = rank
+    codes = _gather(code_of, indices, slots, missing_code)
     if has_missing:
         labels = np.append(labels, MISSING_LABEL).astype(object)
         if numeric_sorted is not None:
@@ -291,39 +292,45 @@ def _is_text(kind: pa.DataType) -> bool:
     return pa.types.is_string(kind) or pa.types.is_large_string(kind)
 
 
-def _present_dictionary(arr: pa.ChunkedArray) -> tuple[list[pa.Array], pa.Array]:
-    """The indices of a dictionary-encoded column against one dictionary that holds each value
-    once and only values some row holds (the one ``dictionary_encode`` of its values gives)."""
-    unified = arr.unify_dictionaries()
-    if unified.num_chunks == 0:
-        return [], pa.nulls(0, arr.type.value_type)
-    dictionary = unified.chunk(0).dictionary
-    indices = [chunk.indices.cast(pa.int32()) for chunk in unified.chunks]
-    # A dictionary may list a value twice, or values no row holds (unused categories).
-    deduplicated = dictionary.dictionary_encode()
-    used = np.zeros(len(dictionary) + 1, dtype=bool)
-    for chunk in indices:
-        used[arrays.to_numpy(chunk, null=len(dictionary))] = True
-    slot = arrays.to_numpy(deduplicated.indices)
-    used_values = np.zeros(len(deduplicated.dictionary), dtype=bool)
-    used_values[slot[used[:-1]]] = True
-    if used_values.all() and len(deduplicated.dictionary) == len(dictionary):
-        return indices, dictionary
-    renumber = np.full(len(deduplicated.dictionary), -1, dtype=np.int32)
-    renumber[used_values] = np.arange(int(used_values.sum()), dtype=np.int32)
-    remap = arrays.from_numpy(renumber[slot])
-    return [pc.take(remap, chunk) for chunk in indices], deduplicated.dictionary.filter(arrays.from_numpy(used_values))
+def _present_dictionary(arr: pa.ChunkedArray) -> tuple[list[pa.Array], list[np.ndarray], pa.Array]:
+    """A dictionary-encoded column's indices, with one dictionary for the whole column: each
+    value once, and only values some row holds (the one ``dictionary_encode`` of its values
+    gives). Each chunk keeps its indices; ``slots[c][i]`` is the position of its dictionary's
+    entry ``i`` in that dictionary."""
+    chunks = arr.chunks
+    if not chunks:
+        return [], [], pa.nulls(0, arr.type.value_type)
+    # The chunks' dictionaries are small: encode them together to number the values.
+    together = pa.concat_arrays([chunk.dictionary for chunk in chunks]).dictionary_encode()
+    value_of_entry = arrays.to_numpy(together.indices)
+    starts = np.cumsum([0] + [len(chunk.dictionary) for chunk in chunks])
+    used = np.zeros(len(together.dictionary), dtype=bool)
+    indices = []
+    for c, chunk in enumerate(chunks):
+        entries = len(chunk.dictionary)
+        index = chunk.indices.cast(pa.int32())
+        held = np.bincount(arrays.to_numpy(index, null=entries), minlength=entries + 1)[:entries] > 0
+        used[value_of_entry[starts[c]:starts[c + 1]][held]] = True
+        indices.append(index)
+    renumber = np.where(used, np.cumsum(used) - 1, -1)  # -1: an entry no row holds
+    slots = [renumber[value_of_entry[starts[c]:starts[c + 1]]] for c in range(len(chunks))]
+    return indices, slots, together.dictionary.filter(arrays.from_numpy(used))
 
 
-def _gather(lookup: np.ndarray, indices: list[pa.Array]) -> np.ndarray:
-    """``lookup[index]`` for every row, a null index reading the last slot; ``int32``."""
+def _gather(code_of: np.ndarray, indices: list[pa.Array], slots: list[np.ndarray],
+            missing_code: int | None) -> np.ndarray:
+    """The code of every row (``int32``): ``code_of[slots[c][index]]`` for the rows of chunk
+    ``c`` (-1 in a slot: an entry no row holds), ``missing_code`` for a null index."""
     total = sum(len(chunk) for chunk in indices)
     codes = np.empty(total, dtype=np.int32)
-    null_slot = len(lookup) - 1
     start = 0
-    for chunk in indices:
-        np.take(lookup, arrays.to_numpy(chunk, null=null_slot), out=codes[start:start + len(chunk)])
-        start += len(chunk)
+    for index, slot in zip(indices, slots):
+        # Each chunk's own lookup, with the slot after its last entry for nulls.
+        lookup = np.full(len(slot) + 1, -1 if missing_code is None else missing_code, dtype=np.int32)
+        held = np.flatnonzero(slot >= 0)
+        lookup[held] = code_of[slot[held]]
+        np.take(lookup, arrays.to_numpy(index, null=len(slot)), out=codes[start:start + len(index)])
+        start += len(index)
     return codes
 
 
