@@ -63,3 +63,25 @@ def test_counts_by_blocks_of_rows_are_the_counts_of_all_rows(monkeypatch):
         monkeypatch.setenv("VEIL_THREADS", threads)
         monkeypatch.setattr(classes, "BLOCK_ROWS", block)
         assert np.array_equal(classes.class_value_counts(rows, column, 6), expected)
+
+
+def test_the_lattice_search_finds_the_same_node_with_any_number_of_threads(monkeypatch, adult_subset_csv,
+                                                                            adult_hierarchy_paths):
+    from veil.anonymize import FullDomain
+    from veil.models import EntropyLDiversity, KAnonymity
+
+    qis = list(ADULT_QUASI_IDENTIFIERS)
+
+    def fit(threads: str):
+        monkeypatch.setenv("VEIL_THREADS", threads)
+        monkeypatch.setattr(classes, "BLOCK_ROWS", 1 << 20 if threads == "1" else 512)
+        ds = veil.Dataset(adult_subset_csv, quasi_identifiers=qis, sensitive="occupation",
+                          hierarchies={q: adult_hierarchy_paths[q] for q in qis})
+        search = FullDomain([KAnonymity(5), EntropyLDiversity(2)], suppression_limit=0.04).fit(ds)
+        release = search.transform(ds)
+        return search.result_, release.csv_text()
+
+    (one, text_one), (two, text_two) = fit("1"), fit("2")
+    found = lambda r: (r.levels, r.loss, r.suppressed_records, r.nodes_checked)  # noqa: E731
+    assert found(one) == found(two)
+    assert text_one == text_two

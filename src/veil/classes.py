@@ -180,10 +180,14 @@ def sum_by_group(group: np.ndarray, values: np.ndarray, n_groups: int) -> np.nda
     """
     if values.ndim == 1:
         return np.bincount(group, weights=values, minlength=n_groups).astype(np.int64)
-    # One bincount per column beats one over the flattened matrix: no index arithmetic.
+    # One bincount per column beats one over the flattened matrix: no index arithmetic. Large
+    # matrices are summed a column per thread.
     out = np.empty((n_groups, values.shape[1]), dtype=np.int64)
-    for j in range(values.shape[1]):
+
+    def column(j: int) -> None:
         out[:, j] = np.bincount(group, weights=values[:, j], minlength=n_groups)
+
+    map_threads(column, range(values.shape[1]), None if values.size >= BLOCK_ROWS else 1)
     return out
 
 
