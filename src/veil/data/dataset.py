@@ -10,12 +10,15 @@ Roles follow the usual split of statistical disclosure control (and ARX):
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import os
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
+import pyarrow as pa
 
+from veil.data import arrays
 from veil.data.encoding import EncodedColumn, encode_column, stray_texts
 from veil.data.hierarchy import Generalization, Hierarchy
 from veil.data.io import CANDIDATE_DELIMITERS, Table, read_table
@@ -178,6 +181,23 @@ class Dataset:
                                  order=self.orders.get(name))
 
         self._encoded.update(zip(names, map_threads(encode, names)))
+        self._share_codes(names)
+
+    def _share_codes(self, names: Sequence[str]) -> None:
+        """Let the table hold the codes of the columns read straight into codes, instead of the
+        reader's own indices: the same texts (the column is verbatim: its labels at its codes are
+        its cells), and memory for one set of codes rather than two."""
+        data = self.table.data
+        for name in names:
+            column = self._encoded[name]
+            if column.verbatim and pa.types.is_dictionary(data.schema.field(name).type):
+                shared = pa.DictionaryArray.from_arrays(arrays.from_numpy(column.codes), arrays.strings(column.labels))
+                data = data.set_column(data.schema.get_field_index(name), name, pa.chunked_array([shared]))
+        if data is not self.table.data:
+            self.table = dataclasses.replace(self.table, data=data)
+            # Arrow's allocator keeps what the reader's indices freed; give it back, since what
+            # comes next (NumPy's arrays) cannot use it.
+            pa.default_memory_pool().release_unused()
 
     def _generalization(self, name: str, level: int) -> Generalization | None:
         """The column's hierarchy when ``level`` > 0 (``None`` at level 0), after checking the level.

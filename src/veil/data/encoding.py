@@ -40,6 +40,9 @@ class EncodedColumn:
             when the column is not numeric.
         missing_code: the code of the missing category, or ``None`` when nothing is missing.
         ordered: whether the codes follow a meaningful order (numeric or user-given).
+        verbatim: whether ``labels[codes]`` is every row's text exactly as the input held it (a
+            text column without nulls, whose only missing marker present is the empty text), so
+            that the codes and labels can stand for the column itself.
     """
 
     name: str
@@ -48,6 +51,7 @@ class EncodedColumn:
     numeric: np.ndarray | None
     missing_code: int | None
     ordered: bool
+    verbatim: bool = False
 
     @property
     def cardinality(self) -> int:
@@ -237,7 +241,10 @@ def encode_column(
     else:
         markers = sorted(set(missing_values) | {MISSING_LABEL})
         is_marker = arrays.to_numpy(pc.is_in(dictionary, value_set=arrays.strings(markers).cast(dictionary.type)))
-    has_missing = bool(is_marker.any()) or any(chunk.null_count for chunk in indices)
+    nulls = any(chunk.null_count for chunk in indices)
+    has_missing = bool(is_marker.any()) or nulls
+    verbatim = not numeric_type and not nulls and all(text == MISSING_LABEL for text in
+                                                       arrays.texts(dictionary.filter(arrays.from_numpy(is_marker))))
     keep = ~is_marker
     if not keep.all():
         dictionary = dictionary.filter(arrays.from_numpy(keep))
@@ -285,7 +292,7 @@ def encode_column(
         labels = np.append(labels, MISSING_LABEL).astype(object)
         if numeric_sorted is not None:
             numeric_sorted = np.append(numeric_sorted, np.nan)
-    return EncodedColumn(name, codes, labels, numeric_sorted, missing_code, ordered)
+    return EncodedColumn(name, codes, labels, numeric_sorted, missing_code, ordered, verbatim)
 
 
 def _is_text(kind: pa.DataType) -> bool:
