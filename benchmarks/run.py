@@ -39,8 +39,23 @@ targets, and the composition experiment at its default settings. The results go 
 ``dp.json`` and ``dp.md``.
 
 **ldp** (``ldp.py``): local-DP frequency oracles (OUE and OLH) beside pure-LDP at 100,000 users
-over 64 values, and OLH at 1,000,000 users over 1,024 values; see that module. The results go to
+over 64 values, secure and seeded, and at 1,000,000 users; see that module. The results go to
 ``ldp.json`` and ``ldp.md``.
+
+**startup** (``startup.py``): ``veil check`` and ``veil --help`` as whole processes beside a bare
+polars script and the framework's floor, a one-off check of ``--one-off-rows`` records, and the
+encoding of ``--encode-rows`` records. The results go to ``startup.json`` and ``startup.md``.
+
+**memory** (``memory.py``): the peak memory of ``veil check`` and of Mondrian and full-domain
+releases on ``--memory-rows`` records, by ``/usr/bin/time -v``. The results go to ``memory.json``
+and ``memory.md``.
+
+**threads** (``threads.py``): veil's multithreaded steps on one thread and on two, on
+``--threads-rows`` records, with their results compared. The results go to ``threads.json`` and
+``threads.md``.
+
+Run into the default results folder, every benchmark also rewrites its block of the README's
+Benchmarks section from its results file (``readme.py``).
 """
 
 from __future__ import annotations
@@ -73,23 +88,30 @@ import attacks
 import dp
 import ldp
 import local_recoding
+import memory
 import peer_env
 import pycanon_fixture
+import readme
+import startup
+import threads
 from harness import (SEED, cpu_model, fmt_ratio, fmt_time, fmt_value, positive_int, read_adult_polars, resample,
                      with_peer_versions, wrap, write_results)
 from timing import best_of, progress
 
 QUASI_IDENTIFIERS = list(ADULT_QUASI_IDENTIFIERS)
 SENSITIVE = "occupation"
-BENCHMARKS = ("checker", "fulldomain", "local", "attacks", "dp", "ldp")
+BENCHMARKS = ("checker", "fulldomain", "local", "attacks", "dp", "ldp", "startup", "memory", "threads")
 # The issue's goals: every model together on Adult, and each model on the large table.
 ADULT_GOAL_S = 0.2
 FLOOR_GOAL_RATIO = 3.0
 RESULTS = Path(__file__).resolve().parent / "results"
 # The sizes and repeats of a full run, and of a --quick one.
 DEFAULTS = {"rows": 1_000_000, "repeat": 5, "dp_rows": dp.ROWS, "curve_rows": local_recoding.CURVE_ROWS[-1],
+            "one_off_rows": startup.ONE_OFF_ROWS, "encode_rows": startup.ENCODE_ROWS, "memory_rows": memory.ROWS,
+            "threads_rows": threads.ROWS,
             "out": RESULTS}
-QUICK = {"rows": 50_000, "repeat": 1, "dp_rows": 500_000, "curve_rows": 300_000,
+QUICK = {"rows": 50_000, "repeat": 1, "dp_rows": 500_000, "curve_rows": 300_000, "one_off_rows": 50_000,
+         "encode_rows": 300_000, "memory_rows": 300_000, "threads_rows": 300_000,
          "out": RESULTS.parent / "results-quick"}
 # Relative tolerance when veil's and pyCANON's floating-point levels are compared: both sum the
 # same fractions in a different order.
@@ -527,6 +549,14 @@ def main(argv: list[str] | None = None) -> int:
     fulldomain.add_arguments(parser)
     local_recoding.add_arguments(parser)
     dp.add_arguments(parser)
+    parser.add_argument("--one-off-rows", type=positive_int,
+                        help=f"startup benchmark: records of the one-off check (default {startup.ONE_OFF_ROWS:,})")
+    parser.add_argument("--encode-rows", type=positive_int,
+                        help=f"startup benchmark: records encoded (default {startup.ENCODE_ROWS:,})")
+    parser.add_argument("--memory-rows", type=positive_int,
+                        help=f"memory benchmark: records of the table (default {memory.ROWS:,})")
+    parser.add_argument("--threads-rows", type=positive_int,
+                        help=f"threads benchmark: records of the table (default {threads.ROWS:,})")
     parser.add_argument("--out", type=Path,
                         help="folder for <benchmark>.json and <benchmark>.md (default benchmarks/results)")
     args = parser.parse_args(argv)
@@ -549,6 +579,12 @@ def main(argv: list[str] | None = None) -> int:
         "dp": ("dp", lambda: dp.run(args.dp_rows, args.repeat, args.skip_diffprivlib, args.skip_opendp), None,
                dp.terminal_report, dp.markdown_report),
         "ldp": ("ldp", lambda: ldp.run(args.repeat), None, ldp.terminal_report, ldp.markdown_report),
+        "startup": ("startup", lambda: startup.run(args.repeat, args.one_off_rows, args.encode_rows), None,
+                    startup.terminal_report, startup.markdown_report),
+        "memory": ("memory", lambda: memory.run(args.memory_rows), None, memory.terminal_report,
+                   memory.markdown_report),
+        "threads": ("threads", lambda: threads.run(args.repeat, args.threads_rows), None, threads.terminal_report,
+                    threads.markdown_report),
     }
     chosen = [args.only] if args.only else list(BENCHMARKS)
     for i, name in enumerate(chosen):
@@ -558,6 +594,8 @@ def main(argv: list[str] | None = None) -> int:
         results = execute()
         print(terminal(results))
         write_results(args.out, filename, for_json(results) if for_json else results, markdown(results))
+        if args.out.resolve() == RESULTS.resolve():
+            readme.update([filename])
     return 0
 
 

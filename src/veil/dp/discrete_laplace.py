@@ -61,7 +61,8 @@ def sample(scale: float, size: int, random_bytes: RandomBytes) -> np.ndarray:
         raise ValueError(f"discrete Laplace noise of scale {scale!r} is beyond the exact sampler")
     t, s = float(scale).as_integer_ratio()
     shift = s.bit_length() - 1  # s = 2^shift
-    random_bytes = BytePool(random_bytes)
+    # About a hundred bytes make a draw: blocks of that order, so that a few draws read little.
+    random_bytes = BytePool(random_bytes, block=min(1 << 16, 4096 + 64 * size))
     out = np.empty(size, dtype=np.int64)
     pending = np.arange(size)
     while len(pending):
