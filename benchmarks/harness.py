@@ -20,7 +20,7 @@ import numpy as np
 import polars as pl
 
 from veil.data.bundled import adult_csv
-from veil.data.io import atomic_write_text
+from veil.output import write_file
 
 SEED = 0
 
@@ -163,6 +163,6 @@ def write_results(out: Path, name: str, results: dict, markdown: str) -> None:
     atomically, and say where they went."""
     out.mkdir(parents=True, exist_ok=True)
     text = json.dumps(json_ready(results), indent=2, ensure_ascii=False, allow_nan=False)
-    atomic_write_text(out / f"{name}.json", text + "\n")
-    atomic_write_text(out / f"{name}.md", markdown)
+    write_file(out / f"{name}.json", text + "\n")
+    write_file(out / f"{name}.md", markdown)
     print(f"\nwrote {out / f'{name}.json'}\n  and {out / f'{name}.md'}")

@@ -20,7 +20,7 @@ from veil import Dataset, DeltaDisclosure, EquivalenceClasses, Hierarchy, KAnony
 from veil.anonymize import FullDomain
 from veil.attacks import (attack_release, background_knowledge, disclosure, homogeneity, release_classes,
                           similarity, skewness)
-from veil.attacks.cli import attack_app
+from veil.cli.attack import attack_app
 from veil.errors import ColumnError, ParameterError, VeilError
 
 # Machanavajjhala et al., "ℓ-diversity: privacy beyond k-anonymity", Fig. 2: the 4-anonymous

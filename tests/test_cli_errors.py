@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from veil import __version__
 from veil.cli import app
-from veil.clitools import stage
+from veil.cli.console import stage
 from veil.data.io import normalize_delimiter, read_table
 from veil.errors import DataError, ParameterError
 from helpers import one_sentence_error
@@ -208,12 +208,12 @@ def test_a_negative_seed_is_one_sentence(tmp_path):
 
 
 def test_an_unforeseen_os_error_is_one_sentence(table, monkeypatch):
-    import veil.cli
+    import importlib
 
     def broken(*args, **kwargs):
         raise OSError(5, "Input/output error", str(table))
 
-    monkeypatch.setattr(veil.cli, "check", broken)
+    monkeypatch.setattr(importlib.import_module("veil.check"), "check", broken)
     assert_one_sentence(invoke("check", table, "--qi", "sex"), "input/output error", str(table))
 
 

@@ -10,14 +10,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from veil.data.io import atomic_write_many
 import typer
 from typer.testing import CliRunner
 
 from veil.errors import DataError, ParameterError
 from veil.experiments.composition import (FILES, CompositionSettings, check_settings, draw_subsets,
                                           run_composition)
-from veil.experiments.composition_cli import composition_command
+from veil.cli.experiment import composition_command
+from veil.output import write_files as atomic_write_many
 
 PNG = b"\x89PNG\r\n\x1a\n"
 TINY = CompositionSettings(k=(4, 8), overlap=150, size=300, seed=7)

@@ -410,11 +410,11 @@ def test_empty_and_non_mapping_files(folder: Path):
 def test_model_constructor_errors_are_mapped(folder: Path, monkeypatch):
     # A check only the model makes (none of the schema's) still comes back with the model's line.
     import veil.config as config_module
-    from veil.config import MODELS, _ModelSchema, _optional
+    from veil.config.schema import MODELS, ModelSchema, optional
 
-    monkeypatch.setitem(MODELS, "recursive_cl_diversity", _ModelSchema(
-        "RecursiveCLDiversity", {"c": _optional(lambda p, n, w: p.number(n, w, None, None)),
-                                 "l": _optional(lambda p, n, w: p.integer(n, w, 1))}))
+    monkeypatch.setitem(MODELS, "recursive_cl_diversity", ModelSchema(
+        "RecursiveCLDiversity", {"c": optional(lambda p, n, w: p.number(n, w, None, None)),
+                                 "l": optional(lambda p, n, w: p.integer(n, w, 1))}))
     text = BASE.replace("- distinct_l_diversity: {l: 2, sensitive: disease}",
                         "- recursive_cl_diversity: {c: -1, l: 2}")
     check_error(folder, text, "recursive_cl_diversity", "recursive_cl_diversity", "c must be greater than 0")

@@ -94,7 +94,7 @@ def test_a_charge_that_cannot_be_saved_is_not_made_and_draws_no_noise(budget, mo
                                                              noise=noise), "cannot save", "not made")
         assert noise.draws == 0 and [c.label for c in acc.charges] == ["earlier"]
     assert budget.path.read_bytes() == before
-    assert not list(budget.path.parent.glob(".b.json.*.tmp"))
+    assert not list(budget.path.parent.glob(".veil-*.b.json.tmp"))
 
 
 def test_an_accountant_cannot_be_charged_after_its_block(budget):
@@ -147,7 +147,8 @@ def test_a_held_lock_makes_others_wait_then_give_up_in_one_sentence(budget):
 
 
 def test_temporaries_of_a_killed_save_are_removed(budget):
-    stale = budget.path.parent / ".b.json.k1ll3d_x.tmp"
+    # the writer's temporary of a save killed half-way (this pid with another start time: a process that ended)
+    stale = budget.path.parent / f".veil-{os.getpid()}-1-dead.0.b.json.tmp"
     stale.write_text("half a budget")
     other = budget.path.parent / ".b.json.bak.k1ll3d_x.tmp"  # another budget file's: not ours to remove
     other.write_text("x")

@@ -38,7 +38,7 @@ import veil.cli
 import veil.dp.budget_file as budget_file
 import veil.dp.noise
 veil.dp.noise._opendp()  # imported lazily by the first secure draw: import it before the start
-import veil.dp.cli as dp_cli
+import veil.cli.dp as dp_cli
 from veil.dp.noise import NoiseSource
 
 
@@ -154,9 +154,11 @@ def test_a_process_killed_at_any_moment_loses_no_charge_and_corrupts_nothing(set
     go.touch()
     procs = {}
     for stage in STAGES:
-        new_budget(data, tmp / f"{stage}.json", "1", "0.1")
+        # a folder each: a save sweeps what killed processes left in its folder, the others' included
+        (tmp / stage).mkdir()
+        new_budget(data, tmp / stage / f"{stage}.json", "1", "0.1")
         procs[stage] = start(env, driver, go, tmp / f"{stage}.marker", stage, "dp", "count", data, "--epsilon",
-                             "0.3", "--budget-file", tmp / f"{stage}.json")
+                             "0.3", "--budget-file", tmp / stage / f"{stage}.json")
     deadline = time.monotonic() + 120
     for stage, proc in procs.items():
         while not (tmp / f"{stage}.marker").exists():
@@ -166,16 +168,16 @@ def test_a_process_killed_at_any_moment_loses_no_charge_and_corrupts_nothing(set
     for stage, proc in procs.items():
         out, _ = proc.communicate(timeout=60)
         assert proc.returncode == -signal.SIGKILL and "answer" not in out  # nothing was released
-        budget, charged = tmp / f"{stage}.json", STAGES[stage]
+        budget, charged = tmp / stage / f"{stage}.json", STAGES[stage]
         shown = ledger(budget)  # the file is whole and its seal holds
         assert shown["spent"]["epsilon"] == pytest.approx(0.4 if charged else 0.1), stage
         assert len(shown["charges"]) == (2 if charged else 1), stage
-        assert bool(list(tmp.glob(f".{stage}.json.*.tmp"))) == (stage == "written")
+        assert bool(list((tmp / stage).glob(f".veil-*.{stage}.json.tmp"))) == (stage == "written")
         # the kernel released the lock: the next process charges at once and sweeps the killed save's temporary
         after = veil("dp", "count", data, "--epsilon", "0.1", "--budget-file", budget)
         assert after.exit_code == 0, after.output
         assert len(ledger(budget)["charges"]) == (3 if charged else 2)
-        assert not list(tmp.glob(f".{stage}.json.*.tmp"))
+        assert not list((tmp / stage).glob(f".veil-*.{stage}.json.tmp"))
 
 
 def test_processes_killed_at_random_times_leave_a_sound_budget(setup):

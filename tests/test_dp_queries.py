@@ -22,7 +22,7 @@ from veil.dp import (
     NoiseSource,
 )
 from veil.dp.budget_file import BudgetFile
-from veil.dp.cli import dp_app
+from veil.cli.dp import dp_app
 from veil.dp.fingerprint import dataset_id
 from veil.dp.queries import (
     DEFAULT_GRID,

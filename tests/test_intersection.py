@@ -21,7 +21,7 @@ from veil.anonymize import MDAV, FullDomain, Mondrian
 from veil.attacks.intersection import (ColumnValues, PublishedRelease, ReleaseMismatchError, TargetsError,
                                        UnreadableValueError, hierarchy_nodes, intersection_attack,
                                        parse_published_value)
-from veil.attacks.intersection_cli import intersection_command, parse_levels
+from veil.cli.attack import intersection_command, parse_levels
 from veil.errors import ParameterError, VeilError
 
 PROPERTY = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -12,9 +12,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from helpers import one_sentence_error
-from veil.data.io import SNIFF_BYTES, Table, atomic_write_text, from_frame, read_csv, read_parquet, \
-    read_table, sniff_delimiter
+from veil.data.io import SNIFF_BYTES, Table, from_frame, read_csv, read_parquet, read_table, sniff_delimiter
 from veil.errors import DataError
+from veil.output import write_file as atomic_write_text
 
 ADULT_COLUMNS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass",
                  "occupation", "salary-class"]

@@ -28,7 +28,7 @@ from veil.ldp import (
     postprocess,
     universal_hash,
 )
-from veil.ldp.cli import ldp_app
+from veil.cli.ldp import ldp_app
 
 ALL = (GRR, SUE, OUE, BLH, OLH)
 EPSILONS = (0.1, 0.5, 1.0, math.log(3), 2.0, 4.0)

@@ -21,7 +21,8 @@ import pytest
 
 from helpers import one_sentence_error
 from veil.errors import DataError, ParameterError
-from veil.output import (OutputSet, _verified, check_targets, load_manifest, same_file, settle, write_files)
+from veil.output import (OutputSet, _verified, check_targets, create_file, load_manifest, same_file, settle,
+                         write_files)
 
 PAIR_KEY = "release"
 
@@ -65,6 +66,24 @@ def test_pieces_that_fail_midway_leave_nothing(tmp_path):
     with pytest.raises(RuntimeError):
         write_files({tmp_path / "r.csv": pieces()})
     assert os.listdir(tmp_path) == []
+
+
+def test_create_file_never_replaces_and_one_of_racing_creators_wins(tmp_path):
+    key = tmp_path / "private" / "key"
+    assert create_file(key, "first\n", mode=0o600, folder_mode=0o700)
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600 and stat.S_IMODE(key.parent.stat().st_mode) == 0o700
+    assert not create_file(key, "second\n", mode=0o600)
+    assert key.read_text() == "first\n" and os.listdir(key.parent) == ["key"]
+    pids = []
+    for i in range(8):
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            os._exit(0 if create_file(tmp_path / "raced", f"{i}\n") else 1)
+        pids.append(pid)
+    won = [os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0 for pid in pids]
+    assert sum(won) == 1 and (tmp_path / "raced").read_text() == f"{won.index(True)}\n"
+    one_sentence_error(DataError, lambda: create_file(tmp_path / "missing" / "key", "x"), "cannot create",
+                       "its folder no longer exists")
 
 
 def test_a_replaced_file_keeps_its_mode_and_a_new_one_follows_the_umask(tmp_path):

@@ -21,7 +21,7 @@ from veil.attacks.tradeoff import TradeoffWorkload, classifier_names, stratified
 from veil.data.bundled import load_adult
 from veil.experiments import tradeoff as experiment
 from veil.experiments.tradeoff import COLUMNS, run_tradeoff, write_tradeoff
-from veil.experiments.tradeoff_cli import tradeoff_command
+from veil.cli.experiment import tradeoff_command
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 ALL = ("tree", "bayes", "logistic")

@@ -4,6 +4,15 @@ Every message is one sentence that names the thing to fix; the CLI prints it and
 """
 
 
+def lower_first(text: str) -> str:
+    """A sentence made ready to follow another in one message (``where: <text>``): its first
+    letter in lower case, unless the first word is a name written in capitals (``ARX``, ``CSV``).
+    """
+    if text[:1].isupper() and not text[1:2].isupper():
+        return text[0].lower() + text[1:]
+    return text
+
+
 class VeilError(Exception):
     """Base class of every error a user can cause and fix."""
 

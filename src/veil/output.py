@@ -30,6 +30,13 @@ A program that reads the files while a commit is under way, without veil's lock,
 release beside an old manifest; :func:`load_manifest` rejects such a pair by the release's SHA-256
 the manifest records.
 
+One file is published with :func:`write_file` (a set of one: a rename is atomic), several with
+:func:`write_files`. A file that must never replace another, such as a secret key that racing
+processes may both create, is published with :func:`create_file` (the first one wins).
+
+Every error is a :class:`~veil.errors.DataError` with one sentence; when the operating system
+refused something, its ``OSError`` is the error's ``__cause__``.
+
 Folder locks and the settling of leftovers assume a local POSIX file system; without ``fcntl``
 (Windows) sets are still committed through the record, without the lock.
 """
@@ -100,6 +107,11 @@ def _process_state(pid: int) -> tuple[str, int] | None:
 def _start_time(pid: int) -> int:
     state = _process_state(pid)
     return state[1] if state else 0
+
+
+def _new_txid() -> str:
+    """A name for one process's writes that tells, later, whether that process still runs."""
+    return f"{os.getpid()}-{_start_time(os.getpid())}-{secrets.token_hex(4)}"
 
 
 def _alive(pid: int, start: int) -> bool:
@@ -407,7 +419,7 @@ class OutputSet:
             raise ValueError("an OutputSet needs at least one target")
         check_targets(self.targets, reads=reads, make_folders=make_folders)
         self.make_folders = make_folders
-        self._txid = f"{os.getpid()}-{_start_time(os.getpid())}-{secrets.token_hex(4)}"
+        self._txid = _new_txid()
         self._absolute: dict[Path, Path] = {}
         self._temporary: dict[Path, Path] = {}      # target → its temporary file
         self._digest: dict[Path, dict] = {}         # target → sha256 and size
@@ -492,7 +504,7 @@ class OutputSet:
                 fh.flush()
                 os.fsync(fh.fileno())
         except OSError as exc:
-            raise self._error(exc, target) from None
+            raise self._error(exc, target) from exc
         except BaseException:
             self.abort()
             raise
@@ -575,7 +587,7 @@ class OutputSet:
             self._record = record
             _sync_folder(primary)
         except OSError as exc:
-            raise self._error(exc, renames[-1][1]) from None
+            raise self._error(exc, renames[-1][1]) from exc
         self._committed = True  # the set is published: from here on it is completed, never undone
         done = renames[0][1]
         try:
@@ -590,7 +602,7 @@ class OutputSet:
         except OSError as exc:
             raise DataError(f"writing {str(done)!r} failed after its set was committed "
                             f"({describe_os_error(exc)}); the next veil run in {str(primary)!r} completes it.") \
-                from None
+                from exc
 
     def _drop(self, target: Path) -> None:
         temporary = self._temporary.pop(target, None)
@@ -619,17 +631,30 @@ class OutputSet:
         self._links, self._record, self._made = [], None, []
 
 
-def _write_synced(path: Path, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644)
+def _write_synced(path: Path, data: bytes, mode: int = 0o644) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), mode)
     with os.fdopen(fd, "wb") as fh:
         fh.write(data)
         fh.flush()
         os.fsync(fh.fileno())
 
 
-def write_files(files: Mapping[PathLike, Content], *, reads: Iterable[PathLike | None] = (),
+def write_file(path: PathLike, content: Content | Iterable[Content], *, reads: Iterable[PathLike | None] = (),
+               make_folders: bool = False) -> Path:
+    """Write one file whole: its content goes to a temporary file beside ``path``, is flushed to
+    disk and renamed over ``path``, so a reader sees the old file or the new one, never a part.
+
+    Raises:
+        DataError: the file cannot be written (see :class:`OutputSet`); nothing is left behind.
+        ParameterError: ``path`` is a file the run reads.
+    """
+    return write_files({path: content}, reads=reads, make_folders=make_folders)[0]
+
+
+def write_files(files: Mapping[PathLike, Content | Iterable[Content]], *, reads: Iterable[PathLike | None] = (),
                 make_folders: bool = False) -> list[Path]:
-    """Write several files as one :class:`OutputSet`: all of them appear, or none does.
+    """Write several files as one :class:`OutputSet`: all of them appear, or none does (each
+    content whole, or in pieces: see :meth:`OutputSet.put`).
 
     Raises:
         DataError: a target cannot be written (see :class:`OutputSet`).
@@ -639,6 +664,48 @@ def write_files(files: Mapping[PathLike, Content], *, reads: Iterable[PathLike |
         for path, content in files.items():
             outputs.put(path, content)
         return outputs.commit()
+
+
+def create_file(path: PathLike, content: Content, *, mode: int = 0o666, folder_mode: int | None = None) -> bool:
+    """Publish a file that must never replace one already there: of several processes creating
+    it at once, exactly one succeeds, and no process ever sees it half written.
+
+    The content is written and flushed to a temporary file beside ``path`` (created with
+    ``mode``, which the umask narrows, so a secret is private from its first byte), then
+    hard-linked to ``path``, which fails if ``path`` exists.
+
+    Args:
+        path: the file to create.
+        content: its content (text is written as UTF-8).
+        mode: the permissions of the new file, e.g. ``0o600`` for a secret.
+        folder_mode: when given, missing folders of ``path`` are created with these permissions;
+            otherwise a missing folder is an error.
+
+    Returns:
+        ``True`` if this call created the file, ``False`` if it existed already.
+
+    Raises:
+        DataError: the file or its folder cannot be created (permission, full disk, read-only
+            file system); the operating system's error is the ``__cause__``.
+    """
+    target = Path(path)
+    data = content.encode("utf-8") if isinstance(content, str) else bytes(content)
+    temporary = target.parent / f"{PREFIX}{_new_txid()}.0.{target.name[:_NAME_CHARS]}.tmp"
+    try:
+        if folder_mode is not None:
+            target.parent.mkdir(mode=folder_mode, parents=True, exist_ok=True)
+        _settled([_folder_of(target)])
+        try:
+            _write_synced(temporary, data, mode)
+            os.link(temporary, target)
+        except FileExistsError:
+            return False
+        finally:
+            _unlink(temporary)
+        _sync_folder(target.parent)
+        return True
+    except OSError as exc:
+        raise DataError(f"cannot create {str(target)!r}: {describe_os_error(exc)}.") from exc
 
 
 # --------------------------------------------------------------------------------------------

@@ -36,10 +36,9 @@ import pyarrow.csv as pacsv
 from veil.classes import STAR, EquivalenceClasses
 from veil.data import arrays
 from veil.data.dataset import Dataset
-from veil.data.io import atomic_write_text
 from veil.errors import ParameterError
 from veil.models.base import PrivacyModel
-from veil.output import OutputSet, write_files
+from veil.output import OutputSet, write_file
 
 SUPPRESSED_STYLES = ("remove", "star")
 # Records per piece of a release written as CSV: a few tens of MB of text at a time.
@@ -317,11 +316,11 @@ class Release:
         Raises:
             DataError: the folder does not exist.
         """
-        write_files({path: self.csv_chunks(delimiter)})
+        write_file(path, self.csv_chunks(delimiter))
 
     def write_manifest(self, path: str | os.PathLike) -> None:
         """Write :attr:`manifest` as JSON, atomically (without the release's hash: see :meth:`write`)."""
-        atomic_write_text(path, self.manifest_text())
+        write_file(path, self.manifest_text())
 
     def write(self, path: str | os.PathLike, manifest: str | os.PathLike, *, extra: dict | None = None,
               delimiter: str | None = None, reads=()) -> str:

@@ -23,9 +23,8 @@ import pyarrow.compute as pc
 
 from veil.data import arrays
 from veil.data.encoding import MISSING_LABEL, EncodedColumn, canonical_numeric_texts, factorize
-from veil.data.io import atomic_write_text
-from veil.output import describe_os_error
 from veil.errors import HierarchyError
+from veil.output import describe_os_error, write_file
 
 # Leaf texts that stand for a missing value in a hierarchy file (ARX writes missing as NULL).
 MISSING_LEAVES = (MISSING_LABEL, "NULL")
@@ -152,7 +151,7 @@ class Hierarchy:
             buf.truncate()
             writer.writerow(row)
             lines.append(buf.getvalue()[:-2])
-        atomic_write_text(path, newline.join(lines) + (newline if final_newline and lines else ""))
+        write_file(path, newline.join(lines) + (newline if final_newline and lines else ""))
 
     def __repr__(self) -> str:
         return f"Hierarchy({self.name}, leaves={len(self.leaves)}, levels={self.levels})"

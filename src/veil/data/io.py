@@ -1,4 +1,4 @@
-"""Reading tables (CSV, Parquet, pandas, polars) and writing files atomically.
+"""Reading tables: CSV, Parquet, and pandas or polars frames (files are written by :mod:`veil.output`).
 
 CSV cells are read as text, as ARX does; types are decided when a column is encoded. The
 delimiter is sniffed from the first lines when not given, so ``;``-separated files just work.
@@ -19,8 +19,8 @@ import pyarrow.parquet as pq
 
 from veil.data.encoding import to_arrow
 from veil.errors import DataError, ParameterError
+from veil.output import describe_os_error
 from veil.parallel import thread_count
-from veil.output import check_targets, describe_os_error, write_files
 
 CANDIDATE_DELIMITERS = (";", ",", "\t", "|")
 SNIFF_BYTES = 1 << 16
@@ -270,36 +270,3 @@ def read_table(source, delimiter: str | None = None, dictionary: Iterable[str] =
             return read_parquet(source)
         return read_csv(source, delimiter, dictionary)
     return from_frame(source)
-
-
-def atomic_write_many(files: dict, reads=()) -> None:
-    """Write several files (text, or bytes for binary ones) so that either all of them appear or
-    none does, even if the process is killed (see :class:`veil.output.OutputSet`).
-
-    Raises:
-        DataError: a folder does not exist, a target is a folder, or a file cannot be written
-            (permission, full disk, read-only file system); nothing is left behind.
-        ParameterError: a target is one of ``reads`` or is named twice.
-    """
-    write_files(files, reads=reads)
-
-
-def check_target(path: str | os.PathLike) -> None:
-    """Refuse, before any work is done, an output path that cannot be written.
-
-    Raises:
-        DataError: the path is a folder, or its folder does not exist or cannot be written.
-    """
-    check_targets([path])
-
-
-def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename.
-
-    Nothing is left behind if writing fails, and an existing file is replaced only when the new
-    content is complete; the file gets the mode a plain ``open`` would give it.
-
-    Raises:
-        DataError: the folder does not exist, the path is a folder, or the file cannot be written.
-    """
-    write_files({path: text})

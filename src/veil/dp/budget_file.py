@@ -7,14 +7,15 @@ only code that reads or writes it.
 lock (``fcntl.flock``) on ``<path>.lock``, a file of its own that is never replaced (the budget
 file itself is replaced by a rename on every save, so it cannot carry a lock), re-reads and
 verifies the budget file, and yields its accountant. Every charge made inside the block is saved
-— sealed, written to a temporary file, flushed to disk and renamed over the budget file — before
-``charge()`` returns, so a query that charges first and draws second never draws noise that is
-not on record; if the save fails the charge is taken back and no noise is drawn. The lock is held
-until the block ends, so two processes can never both spend the last of a budget, and a charge is
-never lost by a concurrent save. A process killed at any moment leaves the old file or the new
-one, never a mix; the kernel releases its lock; temporary files it left are removed by the next
-process that takes the lock. When the noise draw fails after the save, the budget stays spent,
-which errs on the side of privacy.
+— sealed, and published whole by veil's writer (:func:`veil.output.write_file`: a temporary file
+flushed to disk and renamed over the budget file) — before ``charge()`` returns, so a query that
+charges first and draws second never draws noise that is not on record; if the save fails the
+charge is taken back and no noise is drawn. The lock is held until the block ends, so two
+processes can never both spend the last of a budget, and a charge is never lost by a concurrent
+save: the lock serializes the read-modify-write cycle, the writer makes each file appear whole. A
+process killed at any moment leaves the old file or the new one, never a mix; the kernel releases
+its lock; the temporary file it left is removed by the next process that takes the lock. When the
+noise draw fails after the save, the budget stays spent, which errs on the side of privacy.
 
 **Seal.** The file carries ``"seal": {"algorithm": "HMAC-SHA256", "key_id", "mac"}``: an HMAC of
 the canonical JSON of everything else (sorted keys, no spaces, UTF-8) under a 256-bit key kept
@@ -42,7 +43,6 @@ import hmac
 import json
 import os
 import secrets
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -56,7 +56,8 @@ from veil.dp.accountant import (
     from_document,
     parse_document,
 )
-from veil.errors import ParameterError
+from veil.errors import DataError, ParameterError
+from veil.output import create_file, describe_os_error, settle, write_file
 
 __all__ = ["KEY_ENV", "BudgetFile", "key_path"]
 
@@ -100,32 +101,26 @@ def _read_key(path: Path) -> bytes | None:
 def _create_key(path: Path) -> bytes:
     """Make a new random key at ``path``; if another process made one first, use that one.
 
-    The key is written to a private temporary file and hard-linked into place, so no process ever
-    reads a half-written key and exactly one key wins a race.
+    The key is published by :func:`veil.output.create_file`, private (0600) from its first byte,
+    in a folder made private (0700) if missing: no process ever reads a half-written key and
+    exactly one key wins a race.
     """
-    tmp = None
     try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "w", encoding="ascii") as fh:  # mkstemp makes it 0600
-            fh.write(secrets.token_bytes(32).hex() + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            pass
-    except OSError as exc:
-        raise BudgetFileError(f"cannot create the budget key file {str(path)!r} ({exc.strerror}); set {KEY_ENV} "
+        create_file(path, secrets.token_bytes(32).hex() + "\n", mode=0o600, folder_mode=0o700)
+    except DataError as exc:
+        raise BudgetFileError(f"cannot create the budget key file {str(path)!r} ({_reason(exc)}); set {KEY_ENV} "
                               "to a file path you can write.") from None
-    finally:
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
     key = _read_key(path)
     if key is None:
         raise BudgetFileError(f"the budget key file {str(path)!r} vanished as it was made; try again, or set "
                               f"{KEY_ENV} to a key file of your own.")
     return key
+
+
+def _reason(exc: DataError) -> str:
+    """Why the writer failed: the operating system's reason, in words, or the writer's sentence."""
+    cause = exc.__cause__
+    return describe_os_error(cause) if isinstance(cause, OSError) else str(exc).rstrip(".")
 
 
 def _key_id(key: bytes) -> str:
@@ -248,7 +243,7 @@ class BudgetFile:
         fresh = self._fresh(create, dataset_id)
         self.check_place()
         with self._locked():
-            self._remove_stale_temporaries()
+            settle(self.path.parent)  # what a save killed half-way left (only a lock holder saves)
             if self.path.exists():
                 accountant = self.read(dataset_id, discount=discount)
                 if fresh is not None and (fresh.budget != accountant.budget or type(fresh) is not type(accountant)):
@@ -318,56 +313,13 @@ class BudgetFile:
         finally:
             os.close(fd)  # closing the descriptor releases the lock
 
-    def _remove_stale_temporaries(self) -> None:
-        """Temporary files of saves that were killed half-way (only a lock holder saves, so none is live)."""
-        # mkstemp's random part has 8 characters, so another budget's temporaries never match
-        for tmp in self.path.parent.glob(f".{self.path.name}.????????.tmp"):
-            try:
-                tmp.unlink()
-            except OSError:
-                pass  # another user's file in a shared folder: leave it
-
     def _save(self, accountant: _BaseAccountant) -> None:
         """The sink: seal the accountant and replace the file with it, durably."""
         key = _read_key(key_path()) or _create_key(key_path())
         doc = accountant.to_document()
         doc["seal"] = {"algorithm": SEAL_ALGORITHM, "key_id": _key_id(key), "mac": _mac(doc, key)}
-        text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-        mode = self.path.stat().st_mode & 0o7777 if self.path.exists() else None
-        tmp = None
         try:
-            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.chmod(tmp, mode if mode is not None else 0o666 & ~_umask())
-            os.replace(tmp, self.path)
-            tmp = None
-        except OSError as exc:
-            raise BudgetFileError(f"cannot save budget file {str(self.path)!r} ({exc.strerror}); the charge was "
+            write_file(self.path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+        except DataError as exc:
+            raise BudgetFileError(f"cannot save budget file {str(self.path)!r} ({_reason(exc)}); the charge was "
                                   "not made.") from None
-        finally:
-            if tmp is not None and os.path.exists(tmp):
-                os.unlink(tmp)
-        _sync_folder(self.path.parent)
-
-
-def _sync_folder(folder: Path) -> None:
-    """Make the rename durable; some file systems cannot sync a folder, and the rename stands anyway."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask

@@ -33,6 +33,7 @@ import numpy as np
 from scipy import integrate, optimize, special, stats
 
 from veil.dp.noise import NoiseSource, as_noise_source
+from veil.dp.planar_radius import planar_radius_cdf, planar_radius_quantile
 from veil.errors import ParameterError
 
 __all__ = [
@@ -661,23 +662,9 @@ class KaryRandomizedResponse:
         var = np.asarray(self.variance(n, np.clip(est, 0, n)), dtype=float)
         return CountEstimate(est, var, n, _check_alpha(alpha), fit)
 
-
 # ---------------------------------------------------------------------------------------------
 # planar Laplace
 # ---------------------------------------------------------------------------------------------
-def planar_radius_cdf(r: Any, epsilon: float) -> np.ndarray:
-    """CDF of the planar Laplace radius: C(r) = 1 − (1 + εr)·e^{−εr}."""
-    x = epsilon * np.asarray(r, dtype=float)
-    return np.where(x > 0, -np.expm1(-x) - x * np.exp(-x), 0.0)
-
-
-def planar_radius_quantile(p: Any, epsilon: float) -> np.ndarray:
-    """Inverse of :func:`planar_radius_cdf`: r = −(W₋₁((p − 1)/e) + 1)/ε (Andrés et al., CCS 2013)."""
-    p = np.asarray(p, dtype=float)
-    w = special.lambertw((p - 1.0) / math.e, k=-1).real
-    return -(w + 1.0) / epsilon
-
-
 class PlanarLaplace:
     """Planar Laplace mechanism for locations: ε-geo-indistinguishability (Andrés et al., CCS 2013).
 

@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 
 from veil.dp import discrete_laplace
+from veil.dp.planar_radius import planar_radius_quantile
 from veil.errors import ParameterError, VeilError
 from veil.randomness import RandomSource, bernoulli_dyadic, uniform_below
 
@@ -275,7 +276,6 @@ class NoiseSource(RandomSource):
             n = int(np.prod(shape, dtype=np.int64))
             lap = np.abs(np.asarray(_laplace_float(scale)([0.0] * (2 * n)), dtype=float))
             return (lap[:n] + lap[n:]).reshape(shape)
-        from veil.dp.mechanisms import planar_radius_quantile  # the one inverse CDF, kept with the mechanism
         return planar_radius_quantile(self._rng.random(shape), 1.0 / scale)
 
 

@@ -33,7 +33,7 @@ import numpy as np
 import typer
 from rich.console import Console
 
-from veil.clitools import fails_cleanly, parse_pairs, split_names
+from veil.cli.console import command_group, fails_cleanly, parse_pairs, split_names
 from veil.data.hierarchy import Hierarchy
 from veil.dp.accountant import Accountant, Budget, _show
 from veil.dp.budget_file import BudgetFile
@@ -52,8 +52,7 @@ from veil.dp.queries import (
 )
 from veil.errors import DataError, ParameterError
 
-dp_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
-                     help="Differentially private queries with a privacy-budget file.")
+dp_app = command_group(no_args_is_help=True, help="Differentially private queries with a privacy-budget file.")
 
 # --------------------------------------------------------------------------- shared options
 
@@ -242,6 +241,18 @@ def count_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DE
     run.finish(result, as_json)
 
 
+def _clamped(query: str, answer, data: Path, epsilon: float, delta: float, columns: Optional[str],
+             bounds: Optional[str], budget_file: Optional[Path], budget: Optional[str], seed: Optional[int],
+             delimiter: Optional[str], as_json: bool) -> None:
+    """``sum`` and ``mean``: one numeric column clamped to public bounds, answered by ``answer``."""
+    column = _one_column(columns, query)
+    lohi = _bounds(bounds, query)
+    run = _Run(data, epsilon, delta, budget_file, budget, seed, delimiter)
+    with run.charging() as accountant:
+        result = answer(run.columns, column, lohi, epsilon, delta, accountant=accountant, noise=run.noise)
+    run.finish(result, as_json)
+
+
 @dp_app.command("sum")
 @fails_cleanly
 def sum_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DELTA,
@@ -253,12 +264,7 @@ def sum_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DELT
 
     Cells that are not finite numbers (empty, text such as 'unknown') are left out.
     """
-    column = _one_column(columns, "sum")
-    lohi = _bounds(bounds, "sum")
-    run = _Run(data, epsilon, delta, budget_file, budget, seed, delimiter)
-    with run.charging() as accountant:
-        result = dp_sum(run.columns, column, lohi, epsilon, delta, accountant=accountant, noise=run.noise)
-    run.finish(result, as_json)
+    _clamped("sum", dp_sum, data, epsilon, delta, columns, bounds, budget_file, budget, seed, delimiter, as_json)
 
 
 @dp_app.command("mean")
@@ -272,12 +278,7 @@ def mean_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DEL
 
     Cells that are not finite numbers (empty, text such as 'unknown') are left out.
     """
-    column = _one_column(columns, "mean")
-    lohi = _bounds(bounds, "mean")
-    run = _Run(data, epsilon, delta, budget_file, budget, seed, delimiter)
-    with run.charging() as accountant:
-        result = dp_mean(run.columns, column, lohi, epsilon, delta, accountant=accountant, noise=run.noise)
-    run.finish(result, as_json)
+    _clamped("mean", dp_mean, data, epsilon, delta, columns, bounds, budget_file, budget, seed, delimiter, as_json)
 
 
 @dp_app.command("quantile")

@@ -1,6 +1,6 @@
 """What every ``veil`` command shares: turning user errors (its own and Click's usage errors) into
-one sentence and exit status 2, parsing the list and ``COLUMN=VALUE`` options, and showing
-progress on a terminal.
+one sentence and exit status 2, parsing the list and ``COLUMN=VALUE`` options, naming the files a
+run reads (so that no output replaces one), and showing progress on a terminal.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from typer.core import TyperGroup
 
-from veil.errors import ParameterError, VeilError
+from veil.errors import ParameterError, VeilError, lower_first
 from veil.output import describe_os_error
 
 EXIT_USAGE = 2
@@ -52,17 +52,13 @@ def fails_cleanly(command: Callable) -> Callable:
     return wrapper
 
 
-def _lower_first(text: str) -> str:
-    return text[0].lower() + text[1:] if text[:1].isupper() and not text[1:2].isupper() else text
-
-
 def usage_sentence(exc: click.UsageError) -> str:
     """Click's usage error (``No such option '--x'. Did you mean '--y'?``) as one sentence that
     points to the command's help."""
     message = " ".join(exc.format_message().split())
     message = re.sub(r"\s*\((Did you mean[^)]*)\)", r". \1", message)
     parts = [p for p in re.split(r"(?<=[.?!])\s+", message) if p]
-    sentence = "; ".join(_lower_first(p.rstrip(".")) if i < len(parts) - 1 else _lower_first(p)
+    sentence = "; ".join(lower_first(p.rstrip(".")) if i < len(parts) - 1 else lower_first(p)
                          for i, p in enumerate(parts))
     if sentence.endswith("?"):
         return sentence
@@ -88,7 +84,7 @@ class VeilGroup(TyperGroup):
                 print_error(usage_sentence(exc))
             sys.exit(EXIT_USAGE)
         except click.ClickException as exc:
-            print_error(_lower_first(exc.format_message()))
+            print_error(lower_first(exc.format_message()))
             sys.exit(exc.exit_code)
         except click.Abort:
             print_error("aborted.")

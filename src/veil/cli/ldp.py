@@ -30,7 +30,7 @@ import numpy as np
 import typer
 from rich.console import Console
 
-from veil.clitools import fails_cleanly, split_names
+from veil.cli.console import command_group, fails_cleanly, split_names
 from veil.errors import DataError, ParameterError
 from veil.ldp.protocols import (
     PROTOCOLS,
@@ -41,8 +41,8 @@ from veil.ldp.protocols import (
 )
 from veil.ldp.randomness import Randomness
 
-ldp_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
-                      help="Local differential privacy: frequency oracles (GRR, SUE, OUE, BLH, OLH).")
+ldp_app = command_group(no_args_is_help=True,
+                        help="Local differential privacy: frequency oracles (GRR, SUE, OUE, BLH, OLH).")
 
 
 def _protocol_names(text: str) -> list[str]:

@@ -1,0 +1,5 @@
+"""``python -m veil``: the ``veil`` command."""
+
+from veil.cli import main
+
+main()

@@ -1,0 +1,5 @@
+"""``python -m veil.cli``: the ``veil`` command."""
+
+from veil.cli import main
+
+main()

@@ -1,0 +1,125 @@
+"""``veil check``: measure every privacy model and the re-identification risk of a table.
+
+Exit status 0 when the check ran (and every threshold given was met), 1 when a threshold was not
+met, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, List, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table as RichTable
+
+from veil.cli.console import EXIT_FAILED_CHECK, fails_cleanly, parse_orders, parse_pairs, split_names, stage
+
+if TYPE_CHECKING:
+    from veil.check import CheckReport
+
+FORMATS = {"k": "{:.0f}", "l_distinct": "{:.0f}", "c_l_recursive": "{:.0f}"}
+
+
+def fmt(key: str, value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    if value == float("inf"):
+        return "∞"
+    return FORMATS.get(key, "{:.4g}").format(value)
+
+
+def render(report: CheckReport, console: Console) -> None:
+    """Print a check report as two readable tables."""
+    from veil.check import SUMMARY_KEYS
+
+    ds = report.classes.dataset
+    console.print(f"[bold]{report.rows:,}[/] records in [bold]{report.classes.n_classes:,}[/] equivalence classes; "
+                  f"quasi-identifiers: {', '.join(ds.quasi_identifiers)}; "
+                  f"sensitive: {', '.join(ds.sensitive) or 'none'}")
+    table = RichTable(title="Privacy models", title_justify="left")
+    table.add_column("key", no_wrap=True)
+    table.add_column("model", no_wrap=True)
+    table.add_column("level", justify="right", no_wrap=True)
+    table.add_column("threshold", justify="right")
+    table.add_column("verdict")
+    for key in SUMMARY_KEYS:
+        result = report.results.get(key)
+        if result is None:
+            table.add_row(key, "[dim]does not apply[/]", "n/a", "", "")
+            continue
+        verdict = "" if result.passed is None else ("[green]pass[/]" if result.passed else
+                                                    f"[red]fail[/] ({len(result.failing_classes):,})")
+        threshold = fmt(key, result.threshold) if result.threshold is not None else ""
+        table.add_row(key, result.model, fmt(key, result.level), threshold, verdict)
+    console.print(table)
+    risk = report.risk
+    rt = RichTable(title=f"Re-identification risk (records at risk: risk > {risk.threshold:g})", title_justify="left")
+    for head in ("attacker", "highest", "average", "records at risk"):
+        rt.add_column(head, justify="left" if head == "attacker" else "right")
+    rt.add_row("prosecutor", f"{risk.prosecutor_max:.4g}", f"{risk.prosecutor_avg:.4g}",
+               f"{risk.prosecutor_at_risk:.2%}")
+    if risk.journalist_max is not None:
+        rt.add_row("journalist", f"{risk.journalist_max:.4g}", f"{risk.journalist_avg:.4g}",
+                   f"{risk.journalist_at_risk:.2%}")
+    rt.add_row("marketer", "", f"{risk.marketer:.4g}", "")
+    console.print(rt)
+    if risk.records_below_k is not None:
+        console.print(f"{risk.records_below_k:,} records are in classes smaller than k = {risk.k}.")
+    for note in report.notes:
+        console.print(f"note: {note}", markup=False)
+
+
+@fails_cleanly
+def check_command(
+    data: Path = typer.Argument(..., help="CSV or Parquet table to check."),
+    qi: str = typer.Option(..., "--qi", help="Quasi-identifying columns, comma-separated."),
+    sensitive: Optional[str] = typer.Option(None, "--sensitive", help="Sensitive columns, comma-separated."),
+    identifying: Optional[str] = typer.Option(None, "--identifying", help="Identifying columns (ignored)."),
+    hierarchy: List[str] = typer.Option([], "--hierarchy", help="COL=FILE: an ARX hierarchy CSV; repeatable."),
+    order: List[str] = typer.Option([], "--order", help="COL=v1,v2,… or COL=FILE: value order of an ordinal column."),
+    delimiter: Optional[str] = typer.Option(None, "--delimiter", help="CSV delimiter (default: sniffed)."),
+    c: float = typer.Option(2.0, "--c", help="c of recursive (c,ℓ)-diversity."),
+    k: Optional[int] = typer.Option(None, "--k", help="Check k-anonymity (and (α,k)) at this k."),
+    alpha: Optional[float] = typer.Option(None, "--alpha", help="Check (α,k)-anonymity at this α."),
+    l: Optional[float] = typer.Option(None, "--l", help="Check the ℓ-diversity models at this ℓ."),
+    t: Optional[float] = typer.Option(None, "--t", help="Check t-closeness at this t."),
+    delta: Optional[float] = typer.Option(None, "--delta", help="Check δ-disclosure privacy at this δ."),
+    beta: Optional[float] = typer.Option(None, "--beta", help="Check β-likeness at this β."),
+    risk_threshold: float = typer.Option(0.2, "--risk-threshold", help="Risk above which a record is at risk."),
+    population: Optional[Path] = typer.Option(None, "--population", help="Population table for journalist risk."),
+    manifest: Optional[Path] = typer.Option(
+        None, "--manifest", help="The release's manifest: judge it as veil anonymize did (the input's reference "
+                                 "distributions; rows all * are its suppressed records when it shows them)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
+) -> None:
+    """Measure every privacy model and the re-identification risk of a table.
+
+    Exits 1 when a threshold given with --k, --alpha, --l, --t, --delta or --beta is not met.
+    """
+    from veil.check import check
+    from veil.data.dataset import Dataset
+    from veil.output import load_manifest
+
+    with stage(f"loading {data.name}"):
+        ds = Dataset(data, quasi_identifiers=split_names(qi), sensitive=split_names(sensitive),
+                     identifying=split_names(identifying), hierarchies=parse_pairs(hierarchy, "--hierarchy"),
+                     orders=parse_orders(order), delimiter=delimiter)
+        pop = Dataset(population, quasi_identifiers=ds.quasi_identifiers, delimiter=delimiter) if population else None
+    with stage("measuring the models and the risk"):
+        report = check(ds, c=c, k=k, alpha=alpha, l=l, t=t, delta=delta, beta=beta,
+                       risk_threshold=risk_threshold, population=pop,
+                       manifest=load_manifest(manifest, release=data) if manifest else None)
+    report.notes.extend(ds.stray_text_notes())
+    emit(report, as_json)
+    if report.passed is False:
+        raise typer.Exit(EXIT_FAILED_CHECK)
+
+
+def emit(report: CheckReport, as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
+    else:
+        render(report, Console(highlight=False))

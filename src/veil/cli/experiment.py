@@ -1,0 +1,172 @@
+"""``veil experiment``: reproductions of the published experiments, each writing a table (CSV and
+Markdown) and a figure (PNG) into a folder, all of them or none.
+
+``veil experiment composition`` is the composition attack of Ganta, Kasiviswanathan and Smith
+(KDD 2008) on Adult; ``veil experiment tradeoff`` is Brickell and Shmatikov's privacy/utility
+trade-off on Adult (KDD 2008). Errors a user can cause are one sentence on standard error with exit
+status 2, and nothing is written.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+from veil.cli.attack import parse_levels
+from veil.cli.console import command_group, fails_cleanly, progress_bar, split_names, stage
+from veil.errors import DataError, ParameterError
+from veil.experiments import composition, tradeoff
+from veil.output import check_targets
+
+experiment_app = command_group(no_args_is_help=True, help="Reproduce the published experiments.")
+
+
+def _integers(text: str, option: str) -> tuple[int, ...]:
+    values = []
+    for part in split_names(text):
+        try:
+            values.append(int(part))
+        except ValueError:
+            raise ParameterError(f"{option} takes whole numbers separated by commas, not {part!r}.") from None
+    if not values:
+        raise ParameterError(f"{option} names no value.")
+    return tuple(values)
+
+
+@experiment_app.command("composition")
+@fails_cleanly
+def composition_command(
+    out: Path = typer.Option(Path("veil-composition"), "--out", help="Folder for composition.csv, .md, .png "
+                                                                     "and .json."),
+    k: str = typer.Option(",".join(map(str, composition.DEFAULT_K)), "--k",
+                          help="Values of k, comma-separated."),
+    releases: str = typer.Option("2", "--releases", help="Number of releases n, 2 to 4 (or a list: 2,3,4)."),
+    pairs: str = typer.Option(",".join(composition.DEFAULT_PAIRS), "--pairs",
+                              help="Algorithm combinations: mondrian, mdav or fulldomain joined by '-', "
+                                   "alternating over the releases (or one per release)."),
+    overlap: int = typer.Option(5000, "--overlap", help="People in every release (the paper's P)."),
+    size: Optional[int] = typer.Option(None, "--size", help="Records per subset, overlap included "
+                                                            "(default: the overlap plus an equal share of the rest)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the generator that draws the subsets (recorded)."),
+    variants: str = typer.Option("k", "--variants", help="k (k-anonymity), l (plus entropy ℓ-diversity), "
+                                                         "t (plus t-closeness), comma-separated."),
+    l: float = typer.Option(3.0, "--l", help="ℓ of the ℓ-diversity variant."),
+    t: float = typer.Option(0.2, "--t", help="t of the t-closeness variant."),
+    confidence: str = typer.Option("1,1/2,1/3,1/4,1/5", "--confidence",
+                                   help="Confidence levels C in (0, 1] for PVP_C (1, the perfect breach, always)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the rows as JSON instead of the table."),
+) -> None:
+    """Reproduce the composition attack of Ganta, Kasiviswanathan and Smith (KDD 2008) on Adult.
+
+    Draws subsets of the bundled Adult table that share an overlap population, anonymizes each
+    independently (Mondrian, MDAV, …) for every k and variant, runs the intersection attack on
+    the overlap population and writes a table (CSV and Markdown), a figure (PNG) and the settings
+    with the seed (JSON) into --out, all or nothing.
+    """
+    from veil.data.bundled import ADULT_QUASI_IDENTIFIERS, ADULT_SENSITIVE, load_adult
+
+    if out.exists() and not out.is_dir():
+        raise ParameterError(f"{str(out)!r} is a file; give a folder for the experiment's outputs.")
+    settings = composition.CompositionSettings(
+        k=_integers(k, "--k"), releases=_integers(releases, "--releases"), pairs=tuple(split_names(pairs)),
+        overlap=overlap, size=size, seed=seed, variants=tuple(split_names(variants)), l=l, t=t,
+        confidence=tuple(parse_levels(confidence)))
+    check_targets([out / name for name in composition.FILES], make_folders=True)
+    dataset = load_adult(ADULT_QUASI_IDENTIFIERS, ADULT_SENSITIVE)
+    composition.check_settings(settings, dataset.num_rows)  # refuse bad settings before any work
+    with progress_bar("composition experiment") as progress:
+        result = composition.run_composition(settings, progress=progress, dataset=dataset)
+    with stage(f"writing {out}"):
+        paths = result.write(out)
+    if as_json:
+        sys.stdout.write(json.dumps({"info": result.info, "rows": result.rows}, indent=2, ensure_ascii=False) + "\n")
+        return
+    sys.stdout.write(result.markdown())
+    console = Console(highlight=False)
+    console.print(f"wrote {', '.join(str(p) for p in paths)} in {result.info['seconds']['total']:.1f} s",
+                  markup=False)
+
+
+def _joined(values) -> str:
+    return ",".join(f"{v:g}" for v in values)
+
+
+def parse_values(text: Optional[str], option: str, whole: bool) -> list[float]:
+    """``"2,5,10"`` into numbers; ``""`` or ``"none"`` into an empty list (the model is skipped).
+
+    Raises:
+        ParameterError: an item is not a number (a whole number when ``whole``).
+    """
+    if text is None or text.strip().lower() in ("", "none", "-"):
+        return []
+    values = []
+    for item in split_names(text):
+        try:
+            value = int(item) if whole else float(item)
+        except ValueError:
+            kind = "whole numbers" if whole else "numbers"
+            raise ParameterError(f"{option} takes comma-separated {kind}, not {item!r}.") from None
+        values.append(value)
+    return values
+
+
+@experiment_app.command("tradeoff")
+@fails_cleanly
+def tradeoff_command(
+    out: Path = typer.Option(Path("veil-tradeoff"), "--out",
+                             help="Folder for tradeoff.csv, tradeoff.md and tradeoff.png (created if missing)."),
+    k: str = typer.Option(_joined(tradeoff.DEFAULT_K), "--k",
+                          help="Values of k (k-anonymity), comma-separated; 'none' skips the model."),
+    l: str = typer.Option(_joined(tradeoff.DEFAULT_L), "--l",
+                          help="Values of ℓ (entropy ℓ-diversity of occupation), comma-separated; 'none' skips the "
+                               "model."),
+    t: str = typer.Option(_joined(tradeoff.DEFAULT_T), "--t",
+                          help="Values of t (t-closeness of occupation, equal distance), comma-separated; 'none' "
+                               "skips the model."),
+    seed: int = typer.Option(tradeoff.DEFAULT_SEED, "--seed",
+                             help="Seed of the sample, the train/test splits and the classifiers (recorded in every "
+                                  "output)."),
+    classifiers: str = typer.Option("tree,bayes,logistic", "--classifiers",
+                                    help="Classifiers of the workload, comma-separated: tree, bayes, logistic."),
+    algorithm: str = typer.Option("fulldomain", "--algorithm", help="fulldomain (as in the paper) or mondrian."),
+    suppression: float = typer.Option(tradeoff.DEFAULT_SUPPRESSION, "--suppression",
+                                      help="Share of records full-domain generalization may suppress, in [0, 1)."),
+    sample: Optional[int] = typer.Option(None, "--sample", help="Use this many Adult records, drawn with the "
+                                                                "seed (default: all 30,162)."),
+) -> None:
+    """Brickell and Shmatikov's privacy/utility trade-off on the bundled Adult table.
+
+    Anonymizes Adult for each k, ℓ and t; trains a decision tree, naive Bayes
+    and logistic regression on the published quasi-identifiers to predict
+    occupation (sensitive) and salary-class (neutral); and sets the accuracy
+    gain over trivial sanitization (U_san − U_base) against the adversary's
+    knowledge gain about occupation (A_know, A_acc), with trivial sanitization
+    and the original table (U_max) as reference lines.
+
+    Writes OUT/tradeoff.csv, OUT/tradeoff.md and OUT/tradeoff.png, all of them
+    or none.
+    """
+    if out.exists() and not out.is_dir():
+        raise DataError(f"{str(out)!r} is a file; give a folder for the experiment's outputs.")
+    check_targets([out / name for name in tradeoff.FILES], make_folders=True)
+    ks = parse_values(k, "--k", whole=True)
+    ls = parse_values(l, "--l", whole=False)
+    ts = parse_values(t, "--t", whole=False)
+    started = time.perf_counter()
+    with progress_bar("anonymizing and classifying") as progress:
+        run = tradeoff.run_tradeoff(k=ks, l=ls, t=ts, seed=seed, classifiers=split_names(classifiers) or [""],
+                           algorithm=algorithm.strip().lower(), suppression=suppression, sample=sample,
+                           progress=progress)
+    with stage(f"writing {out}"):
+        written = tradeoff.write_tradeoff(run, out)
+    console = Console(highlight=False)
+    families = ", ".join(f"{len(run.config[p])} {tradeoff.SYMBOLS[p]}" for p in ("k", "l", "t") if run.config[p])
+    console.print(f"tradeoff: {run.config['records']:,} Adult records, {families}, seed {run.config['seed']}: "
+                  f"{run.releases} releases measured in {time.perf_counter() - started:.1f} s")
+    console.print("wrote " + ", ".join(str(p) for p in written[:-1]) + f" and {written[-1]}")

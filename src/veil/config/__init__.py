@@ -1,0 +1,31 @@
+"""Configuration files for anonymization: what they may hold, how they are read, what they become,
+and the starter ``veil init`` writes.
+
+==================  ===========================================================================
+module              job
+==================  ===========================================================================
+``specification``   the objects a file describes (:class:`AnonymizationConfig`, :class:`ModelSpec`, …)
+``schema``          the declarative schema: sections, keys, types and ranges, and its JSON Schema
+``parser``          :func:`load_config`: the YAML read node by node, errors as ``file, line N: …``
+``starter``         :func:`starter_config` and :func:`write_starter_config`, for ``veil init``
+==================  ===========================================================================
+
+A mistake in a file is one sentence naming the file, the line and the key, e.g.
+``adult.yaml, line 12: unknown model 'k_anonimity'; did you mean 'k_anonymity'?``. The JSON
+Schema of the format (:func:`configuration_schema`, printed by ``veil config schema``) is
+generated from the same tables the parser reads.
+"""
+
+from veil.config.parser import load_config
+from veil.config.schema import (ALGORITHMS, METRICS, MODELS, SECTIONS, SHIPPED_SCHEMA, configuration_schema,
+                                schema_text)
+from veil.config.specification import (AlgorithmSpec, AnonymizationConfig, HierarchySpec, MetricSpec, ModelSpec,
+                                       OutputSpec)
+from veil.config.starter import starter_config, write_starter_config
+from veil.errors import ConfigError
+
+__all__ = [
+    "ALGORITHMS", "AlgorithmSpec", "AnonymizationConfig", "ConfigError", "HierarchySpec", "METRICS", "MODELS",
+    "MetricSpec", "ModelSpec", "OutputSpec", "SECTIONS", "SHIPPED_SCHEMA", "configuration_schema", "load_config",
+    "schema_text", "starter_config", "write_starter_config",
+]

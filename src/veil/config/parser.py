@@ -1,0 +1,690 @@
+"""Reading a configuration file: YAML nodes checked against the schema, every mistake one sentence
+that names the file, the line and the key.
+
+The YAML is composed, not loaded, so that every node keeps its line: ``adult.yaml, line 12:
+unknown model 'k_anonimity'; did you mean 'k_anonymity'?``. What the file may hold comes from
+the tables of :mod:`veil.config.schema`; what it becomes is an
+:class:`~veil.config.specification.AnonymizationConfig`. A file looks like this::
+
+    data: adult.csv            # path, relative to this file (a DATA argument overrides it)
+    delimiter: ";"             # optional; sniffed when absent
+    missing_values: [""]       # optional; cell texts that mean "missing"
+    columns:
+      quasi_identifiers: [sex, age, race]
+      sensitive: [occupation]  # optional
+      identifying: [name]      # optional; dropped from the release
+    hierarchies:               # one per quasi-identifier for full-domain; optional for sensitive columns
+      age: {file: adult_hierarchy_age.csv}      # ARX hierarchy file (a bare path works too)
+      zip: {masking: {char: "*"}}               # builders: intervals {widths, start, top},
+      birth: {dates: {units: [month, year]}}    #   masking {char, top}, dates {units, format, top},
+      sex: {flat: {}}                           #   flat {top}
+    orders:                    # optional: value order of a text column (ordered t-closeness)
+      education: [Preschool, HS-grad, Bachelors]    # or {file: order.txt}, one value a line
+    models:                    # every model listed must hold
+      - k_anonymity: {k: 5}
+      - entropy_l_diversity: {l: 3, sensitive: occupation}
+    suppression_limit: 0.02    # share of records that may be removed, 0 <= s < 1 (default 0)
+    metric: loss               # or {name: classification, label: salary-class}
+    algorithm: fulldomain      # or {name: fulldomain, search: optimal|heuristic, time_limit: 10}
+    output:                    # optional
+      suppressed: remove       # or star
+      shuffle: false
+      seed: null
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import io
+import math
+import os
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import yaml
+
+from veil.config.schema import (ALGORITHMS, BUILDERS, COLUMN_ROLES, HIERARCHY_FILE_OPTIONS, METRICS, MODELS,
+                                ORDER_FILE_OPTIONS, SECTIONS, Column, Option)
+from veil.config.specification import AlgorithmSpec, AnonymizationConfig, HierarchySpec, MetricSpec, ModelSpec
+from veil.data.builders import DATE_GRANULARITIES
+from veil.errors import ConfigError, ParameterError, lower_first
+from veil.metrics import ALIASES as METRIC_ALIASES
+from veil.metrics import make_metric
+
+
+def _metric_column_options() -> set[str]:
+    """The metric options that name a column (``label``): the parser checks those against the
+    table; make_metric checks the others."""
+    return {key for metric in METRICS.values() for key, option in metric.options.items()
+            if isinstance(option.check, Column)}
+
+
+def load_config(path: str | os.PathLike, *, data: str | os.PathLike | None = None) -> AnonymizationConfig:
+    """Read and validate an anonymization configuration.
+
+    Args:
+        path: the YAML file.
+        data: a table path that overrides the file's ``data:`` (relative to the working folder,
+            as given on a command line); the file may then leave ``data:`` out.
+
+    Raises:
+        ConfigError: the file is missing, is not valid YAML, or breaks the schema; the message is
+            one sentence naming the file, the line and the key.
+    """
+    path = Path(path)
+    name = str(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise ConfigError(f"configuration file {name!r} does not exist; check the path.") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{name!r} is a folder, not a configuration file.") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"configuration file {name!r} cannot be read as UTF-8 text ({exc}).") from None
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as exc:
+        raise ConfigError(_describe_yaml_error(name, text, exc)) from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{name}: the file is not valid YAML ({exc}).") from None
+    return Parser(name, path.resolve().parent).parse(root, data)
+
+
+def _describe_yaml_error(name: str, text: str, exc: yaml.MarkedYAMLError) -> str:
+    mark = exc.problem_mark or exc.context_mark
+    line = mark.line + 1 if mark is not None else 1
+    lines = text.splitlines()
+    # At the end of the file the problem usually sits on the last line that has content.
+    while line > 1 and (line > len(lines) or not lines[line - 1].strip()):
+        line -= 1
+    problem = exc.problem or "unexpected text"
+    context = exc.context or ""
+    if context.startswith(("while parsing ", "while scanning ")) and "next token" not in context:
+        where = context.split(" ", 2)[2]
+        if exc.context_mark is not None and exc.context_mark.line + 1 != line:
+            where += f" that starts on line {exc.context_mark.line + 1}"
+        problem += f", in {where}"
+    elif context and "next token" not in context:
+        problem = f"{context}, {problem}"
+    shown = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+    near = f" near {shown!r}" if shown else ""
+    fix = ("indent with spaces, not tabs" if "\\t" in problem or "\t" in problem
+           else "check the indentation, the colons and the brackets or quotes there")
+    return f"{name}, line {line}: the file is not valid YAML ({problem}){near}; {fix}."
+
+
+def _suggest(word: str, choices: Sequence[str]) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    if close:
+        return f"; did you mean '{close[0]}'?"
+    return f"; use one of {', '.join(choices)}."
+
+
+def _describe(node: yaml.Node) -> str:
+    if isinstance(node, yaml.MappingNode):
+        return "a mapping"
+    if isinstance(node, yaml.SequenceNode):
+        return "a list"
+    return repr(node.value) if node.tag.endswith(":str") else str(node.value or "nothing")
+
+
+class Parser:
+    """Walks the composed YAML tree (nodes keep their line numbers) and validates it against the
+    tables of :mod:`veil.config.schema`.
+
+    Sections the tables describe alone are read by them (:meth:`Section.read
+    <veil.config.schema.Section.read>`); a section whose check needs others (the table's header,
+    the declared columns, the hierarchies) has a reader here, which returns the
+    :class:`AnonymizationConfig` fields it fills. Sections are read in the order of the table.
+    """
+
+    def __init__(self, name: str, folder: Path):
+        self.name = name
+        self.folder = folder
+        self.constructor = yaml.constructor.SafeConstructor()
+        self.data: Path | None = None
+        self.delimiter: str | None = None
+        self._header: list[str] | None = None
+        self._header_read = False
+        self.data_name = ""
+        self.data_override: str | os.PathLike | None = None
+        self.quasi: list[str] = []
+        self.sensitive: list[str] = []
+        self.identifying: list[str] = []
+        self.roles_node: yaml.Node | None = None
+        self.hierarchies: dict[str, HierarchySpec] = {}
+        self.models: list[ModelSpec] = []
+        self.readers = {"data": self.read_data, "delimiter": self.read_delimiter,
+                        "missing_values": self.read_missing_values, "columns": self.read_columns,
+                        "hierarchies": self.read_hierarchies, "orders": self.read_orders, "models": self.read_models,
+                        "metric": self.read_metric, "algorithm": self.read_algorithm}
+
+    @property
+    def header(self) -> list[str] | None:
+        """The table's column names, read cheaply when a column name is first checked."""
+        if not self._header_read:
+            self._header = _read_header(self.data, self.delimiter)
+            self._header_read = True
+        return self._header
+
+    # -- basic helpers ------------------------------------------------------------------------
+
+    def origin(self, node: yaml.Node | int) -> str:
+        line = node if isinstance(node, int) else node.start_mark.line + 1
+        return f"{self.name}, line {line}"
+
+    def error(self, node: yaml.Node | int, message: str) -> ConfigError:
+        return ConfigError(f"{self.origin(node)}: {message}")
+
+    def is_null(self, node: yaml.Node) -> bool:
+        return isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:null"
+
+    def is_mapping(self, node: yaml.Node) -> bool:
+        return isinstance(node, yaml.MappingNode)
+
+    def scalar(self, node: yaml.Node, where: str, expected: str) -> Any:
+        if not isinstance(node, yaml.ScalarNode):
+            raise self.error(node, f"{where} must be {expected}, not {_describe(node)}.")
+        try:
+            return self.constructor.construct_object(node)
+        except yaml.constructor.ConstructorError as exc:
+            raise self.error(node, f"{where} cannot be read ({exc.problem}).") from None
+
+    def mapping(self, node: yaml.Node, where: str, example: str = "") -> dict[str, tuple[yaml.Node, yaml.Node]]:
+        """The entries of a mapping node, refusing duplicate and non-text keys."""
+        if self.is_null(node):
+            return {}
+        if not isinstance(node, yaml.MappingNode):
+            hint = f", like {example}" if example else ""
+            raise self.error(node, f"{where} must be a mapping of keys to values{hint}, not {_describe(node)}.")
+        entries: dict[str, tuple[yaml.Node, yaml.Node]] = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise self.error(key_node, f"a key under {where} must be a name, not {_describe(key_node)}.")
+            key = key_node.value
+            if key in entries:
+                first = entries[key][0].start_mark.line + 1
+                raise self.error(key_node, f"{where} has the key '{key}' twice (first on line {first}); keep one.")
+            entries[key] = (key_node, value_node)
+        return entries
+
+    def known_keys(self, entries: Mapping[str, tuple[yaml.Node, yaml.Node]], allowed: Sequence[str],
+                   where: str) -> None:
+        for key, (key_node, _) in entries.items():
+            if key not in allowed:
+                what = f"unknown key '{key}'" if where == "the top level" else f"unknown key '{key}' in {where}"
+                raise self.error(key_node, what + _suggest(key, allowed))
+
+    def text(self, node: yaml.Node, where: str) -> str:
+        if self.is_null(node):
+            raise self.error(node, f"{where} has no value; give one.")
+        value = self.scalar(node, where, "text")
+        if not isinstance(value, str):
+            raise self.error(node, f"{where} must be text, not {_describe(node)}; put it in quotes.")
+        return value
+
+    def name_of(self, node: yaml.Node, where: str) -> str:
+        """A column name or value as written (``1990`` or ``yes`` stay text)."""
+        if not isinstance(node, yaml.ScalarNode):
+            raise self.error(node, f"{where} must be a column name, not {_describe(node)}.")
+        if not node.value.strip():
+            raise self.error(node, f"{where} has an empty name.")
+        return node.value
+
+    def integer(self, node: yaml.Node, where: str, minimum: int) -> int:
+        value = self.scalar(node, where, f"a whole number of at least {minimum}")
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.error(node, f"{where} must be a whole number of at least {minimum}, not {_describe(node)}.")
+        if value < minimum:
+            raise self.error(node, f"{where} must be a whole number of at least {minimum}, not {value}.")
+        return value
+
+    def number(self, node: yaml.Node, where: str, lo: float | None, hi: float | None, *,
+               lo_open: bool = False, hi_open: bool = False) -> float:
+        parts = []
+        if lo is not None:
+            parts.append(f"{'above' if lo_open else 'at least'} {lo:g}")
+        if hi is not None:
+            parts.append(f"{'below' if hi_open else 'at most'} {hi:g}")
+        expected = "a number" + (" " + " and ".join(parts) if parts else "")
+        value = self.scalar(node, where, expected)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise self.error(node, f"{where} must be {expected}, not {_describe(node)}.")
+        if ((lo is not None and (value <= lo if lo_open else value < lo))
+                or (hi is not None and (value >= hi if hi_open else value > hi))):
+            raise self.error(node, f"{where} must be {expected}, not {node.value}.")
+        return value
+
+    def boolean(self, node: yaml.Node, where: str) -> bool:
+        value = self.scalar(node, where, "true or false")
+        if not isinstance(value, bool):
+            raise self.error(node, f"{where} must be true or false, not {_describe(node)}.")
+        return value
+
+    def choice(self, node: yaml.Node, where: str, choices: Sequence[str]) -> str:
+        value = self.scalar(node, where, f"one of {', '.join(choices)}")
+        if value not in choices:
+            shown = f"'{value}'" if isinstance(value, str) else _describe(node)
+            raise self.error(node, f"{where} cannot be {shown}" + _suggest(str(value), choices))
+        return value
+
+    def items(self, node: yaml.Node, where: str) -> list[yaml.Node]:
+        """The items of a list; a single scalar counts as a list of one, nothing as none."""
+        if self.is_null(node):
+            return []
+        if isinstance(node, yaml.SequenceNode):
+            return list(node.value)
+        if isinstance(node, yaml.ScalarNode):
+            return [node]
+        raise self.error(node, f"{where} must be a list, not a mapping.")
+
+    def column(self, node: yaml.Node, where: str) -> str:
+        """A name that must be a column of the table."""
+        name = self.name_of(node, where)
+        if self.header is not None and name not in self.header:
+            raise self.error(node, f"{where} names '{name}', which is not a column of {self.data_name}"
+                             + _suggest(name, self.header))
+        return name
+
+    def declared_sensitive(self, node: yaml.Node, where: str) -> str:
+        name = self.name_of(node, where)
+        if name not in self.sensitive:
+            if not self.sensitive:
+                raise self.error(node, f"{where} names '{name}', but columns.sensitive declares no sensitive "
+                                 "column; add it there.")
+            raise self.error(node, f"{where} names '{name}', which is not declared under columns.sensitive"
+                             + _suggest(name, self.sensitive))
+        return name
+
+    def options(self, node: yaml.Node, where: str, schema: Mapping[str, Option], owner: yaml.Node,
+                example: str = "") -> dict[str, Any]:
+        """Validate a mapping of options against ``schema``; ``owner`` is the node of its key."""
+        entries = self.mapping(node, where, example)
+        self.known_keys(entries, list(schema), where)
+        out = {}
+        for key, option in schema.items():
+            if key in entries:
+                out[key] = option.check(self, entries[key][1], f"{where}.{key}")
+            elif option.required:
+                hint = f", like {example}" if example else ""
+                raise self.error(owner, f"{where} needs '{key}'{hint}.")
+            elif option.has_default:
+                out[key] = option.default
+        return out
+
+    def path(self, node: yaml.Node, where: str) -> Path:
+        text = self.text(node, where)
+        if not text.strip():
+            raise self.error(node, f"{where} is empty; give a file path.")
+        path = Path(os.path.expanduser(text))
+        return Path(os.path.normpath(path if path.is_absolute() else self.folder / path))
+
+    # -- sections -------------------------------------------------------------------------------
+
+    def parse(self, root: yaml.Node | None, data_override) -> AnonymizationConfig:
+        if root is None:
+            raise self.error(1, "the file is empty; it needs at least data, columns and models.")
+        top = self.mapping(root, "the configuration", "'data: adult.csv' on its own line")
+        self.known_keys(top, list(SECTIONS), "the top level")
+        self.data_override = data_override
+        missing = [key for key, section in SECTIONS.items() if section.required and key not in top]
+        if data_override is None and "data" not in top:
+            missing.append("data")  # a DATA argument stands in for it, so it is not required as such
+        if missing:
+            raise self.error(1, f"the required key '{missing[0]}' is missing; {SECTIONS[missing[0]].hint}")
+        fields: dict[str, Any] = {}
+        for key, section in SECTIONS.items():
+            if section.field is None:
+                fields.update(self.readers[key](top.get(key)))
+            elif key in top:
+                fields[section.field] = section.read(self, *top[key], key)
+        for spec in self.models:
+            spec.build()  # the models' own checks, reported at the model's line
+        return AnonymizationConfig(**fields, source=Path(self.name))
+
+    def read_data(self, entry) -> dict:
+        override = self.data_override
+        if override is not None:
+            path = Path(os.path.expanduser(str(override)))
+            if not path.is_file():
+                what = "is a folder, not a table" if path.is_dir() else "does not exist"
+                raise ConfigError(f"the data file {str(path)!r} given in place of the data of {self.name} "
+                                  f"{what}; check the path.")
+            self.data_name = repr(str(path))
+            self.data = path
+            return {"data": path}
+        key_node, node = entry
+        path = self.path(node, "data")
+        if not path.is_file():
+            what = "is a folder, not a table" if path.is_dir() else "does not exist"
+            raise self.error(node, f"data file {str(path)!r} {what} (a relative path is read from the "
+                             f"folder of {self.name}); check the path.")
+        self.data_name = repr(node.value)
+        self.data = path
+        return {"data": path}
+
+    def read_delimiter(self, entry) -> dict:
+        if entry is not None and not self.is_null(entry[1]):
+            node = entry[1]
+            delimiter = self.text(node, "delimiter")
+            if len(delimiter) != 1:
+                raise self.error(node, f"delimiter must be one character, like \";\" or \"\\t\", "
+                                 f"not {delimiter!r}.")
+            self.delimiter = delimiter
+        return {"delimiter": self.delimiter}
+
+    def read_missing_values(self, entry) -> dict:
+        if entry is None:
+            return {}
+        return {"missing_values": tuple(self.name_of(item, "missing_values") if item.value else ""
+                                        for item in self.items(entry[1], "missing_values"))}
+
+    def read_columns(self, entry) -> dict:
+        key_node, node = entry
+        self.roles_node = node
+        entries = self.mapping(node, "columns", "{quasi_identifiers: [age, zip], sensitive: [disease]}")
+        self.known_keys(entries, list(COLUMN_ROLES), "columns")
+        if "quasi_identifiers" not in entries:
+            raise self.error(key_node, "columns has no quasi_identifiers; list the columns that can be linked "
+                             "to outside data (age, ZIP code, sex, ...).")
+        seen: dict[str, str] = {}
+        roles = []
+        for role in COLUMN_ROLES:
+            names = []
+            if role in entries:
+                for item in self.items(entries[role][1], f"columns.{role}"):
+                    name = self.column(item, f"columns.{role}")
+                    if name in seen:
+                        other = seen[name]
+                        raise self.error(item, f"column '{name}' is listed twice, " + (
+                            f"in columns.{role}; list it once." if other == role else
+                            f"in columns.{other} and columns.{role}; give each column one role."))
+                    seen[name] = role
+                    names.append(name)
+            roles.append(names)
+        if not roles[0]:
+            raise self.error(entries["quasi_identifiers"][1], "columns.quasi_identifiers is empty; list at least "
+                             "one column that can be linked to outside data.")
+        self.quasi, self.sensitive, self.identifying = roles
+        return {"quasi_identifiers": tuple(self.quasi), "sensitive": tuple(self.sensitive),
+                "identifying": tuple(self.identifying)}
+
+    def read_hierarchies(self, entry) -> dict:
+        if entry is None:
+            return {"hierarchies": {}}
+        specs: dict[str, HierarchySpec] = {}
+        entries = self.mapping(entry[1], "hierarchies", "{age: {file: age.csv}}")
+        allowed = self.quasi + self.sensitive
+        for column, (key_node, node) in entries.items():
+            where = f"hierarchies.{column}"
+            if column not in allowed:
+                if self.header is not None and column not in self.header:
+                    raise self.error(key_node, f"hierarchies names '{column}', which is not a column of "
+                                     f"{self.data_name}" + _suggest(column, self.header))
+                hint = _suggest(column, allowed) if difflib.get_close_matches(column, allowed, 1, 0.6) else (
+                    "; add it to columns.quasi_identifiers or columns.sensitive, or remove its hierarchy.")
+                raise self.error(key_node, f"hierarchies names '{column}', which is neither a quasi-identifier "
+                                 f"nor a sensitive column{hint}")
+            specs[column] = self.hierarchy(column, key_node, node, where)
+        self.hierarchies = specs
+        return {"hierarchies": specs}
+
+    def hierarchy(self, column: str, key_node: yaml.Node, node: yaml.Node, where: str) -> HierarchySpec:
+        origin = self.origin(key_node)
+        if isinstance(node, yaml.ScalarNode) and not self.is_null(node):
+            return HierarchySpec(column, "file", {}, self.hierarchy_file(node, where), origin)
+        example = "{file: age.csv} or {intervals: {widths: [5, 10, 20]}}"
+        entries = self.mapping(node, where, example)
+        kinds = ("file",) + tuple(BUILDERS)
+        if "file" in entries:
+            self.known_keys(entries, list(HIERARCHY_FILE_OPTIONS), where)
+            options = {}
+            if "delimiter" in entries:
+                delimiter = self.text(entries["delimiter"][1], f"{where}.delimiter")
+                if len(delimiter) != 1:
+                    raise self.error(entries["delimiter"][1], f"{where}.delimiter must be one character.")
+                options["delimiter"] = delimiter
+            return HierarchySpec(column, "file", options, self.hierarchy_file(entries["file"][1], f"{where}.file"),
+                                 origin)
+        self.known_keys(entries, kinds, where)
+        if len(entries) != 1:
+            given = f"has {', '.join(entries)}" if entries else "is empty"
+            raise self.error(key_node, f"{where} {given}; give one file or one builder, like {example}.")
+        kind, (builder_key, options_node) = next(iter(entries.items()))
+        return HierarchySpec(column, kind, self.builder_options(kind, options_node, f"{where}.{kind}", builder_key),
+                             None, origin)
+
+    def hierarchy_file(self, node: yaml.Node, where: str) -> Path:
+        path = self.path(node, where)
+        if path.is_dir():
+            raise self.error(node, f"hierarchy {str(path)!r} ({where}) is a folder, not a hierarchy file; give the "
+                             "CSV file inside it.")
+        if not path.is_file():
+            raise self.error(node, f"hierarchy file {str(path)!r} ({where}) does not exist (a relative path is "
+                             f"read from the folder of {self.name}); check the path.")
+        return path
+
+    def builder_options(self, kind: str, node: yaml.Node, where: str, key_node: yaml.Node) -> dict[str, Any]:
+        entries = self.mapping(node, where)
+        self.known_keys(entries, list(BUILDERS[kind].options), where)
+        options: dict[str, Any] = {}
+        if "top" in entries:
+            options["top"] = self.name_of(entries["top"][1], f"{where}.top")
+        if kind == "intervals":
+            if "widths" not in entries:
+                raise self.error(key_node, f"{where} needs 'widths', the band width of each level, like "
+                                 "{widths: [5, 10, 20]}.")
+            widths_node = entries["widths"][1]
+            items = self.items(widths_node, f"{where}.widths")
+            if not items:
+                raise self.error(widths_node, f"{where}.widths is empty; give at least one band width.")
+            widths = [self.number(item, f"{where}.widths", 0, None, lo_open=True) for item in items]
+            for item, a, b in zip(items[1:], widths, widths[1:]):
+                ratio = b / a
+                if b < a or abs(ratio - round(ratio)) > 1e-9 * ratio:
+                    raise self.error(item, f"{where}.widths: {b:g} is not a multiple of {a:g}; each band "
+                                     "width must be a multiple of the one before, so the bands nest.")
+            options["widths"] = widths
+            if "start" in entries:
+                options["start"] = self.number(entries["start"][1], f"{where}.start", None, None)
+        elif kind == "masking":
+            if "char" in entries:
+                char = self.text(entries["char"][1], f"{where}.char")
+                if len(char) != 1:
+                    raise self.error(entries["char"][1], f"{where}.char must be one character, not {char!r}.")
+                options["char"] = char
+        elif kind == "dates":
+            if "units" in entries:
+                units_node = entries["units"][1]
+                units = [self.choice(item, f"{where}.units", DATE_GRANULARITIES)
+                         for item in self.items(units_node, f"{where}.units")]
+                ranks = [DATE_GRANULARITIES.index(u) for u in units]
+                if not units:
+                    raise self.error(units_node, f"{where}.units is empty; give at least one unit, like [month, year].")
+                if ranks != sorted(set(ranks)):
+                    raise self.error(units_node, f"{where}.units must go from fine to coarse, each once "
+                                     f"({', '.join(DATE_GRANULARITIES)}).")
+                if "week" in units and len(units) > 1:
+                    raise self.error(units_node, f"{where}.units: weeks do not nest in months or years; "
+                                     "use 'week' alone.")
+                options["units"] = tuple(units)
+            if "format" in entries:
+                options["format"] = self.text(entries["format"][1], f"{where}.format")
+        return options
+
+    def read_orders(self, entry) -> dict:
+        if entry is None:
+            return {"orders": {}}
+        orders = {}
+        for column, (key_node, node) in self.mapping(entry[1], "orders", "{education: [low, mid, high]}").items():
+            where = f"orders.{column}"
+            if column not in self.quasi + self.sensitive:
+                raise self.error(key_node, f"orders names '{column}', which is neither a quasi-identifier nor a "
+                                 "sensitive column" + _suggest(column, self.quasi + self.sensitive))
+            if isinstance(node, yaml.MappingNode):
+                entries = self.mapping(node, where)
+                self.known_keys(entries, list(ORDER_FILE_OPTIONS), where)
+                if "file" not in entries:
+                    raise self.error(key_node, f"{where} needs 'file', or a list of the values in order.")
+                path = self.path(entries["file"][1], f"{where}.file")
+                if not path.is_file():
+                    raise self.error(entries["file"][1], f"order file {str(path)!r} ({where}.file) does not "
+                                     f"exist (a relative path is read from the folder of {self.name}).")
+                values = [line for line in path.read_text(encoding="utf-8-sig").splitlines() if line]
+            else:
+                values = [self.name_of(item, where) for item in self.items(node, where)]
+            if not values:
+                raise self.error(node, f"{where} is empty; list the values of '{column}' in order.")
+            orders[column] = tuple(values)
+        return {"orders": orders}
+
+    def read_models(self, entry) -> dict:
+        key_node, node = entry
+        example = "'- k_anonymity: {k: 5}'"
+        if not isinstance(node, yaml.SequenceNode):
+            raise self.error(node, f"models must be a list, one model per line starting with '-', like {example}.")
+        if not node.value:
+            raise self.error(node, f"models is empty; list at least one privacy model, like {example}.")
+        specs = []
+        for item in node.value:
+            if isinstance(item, yaml.ScalarNode) and item.value in MODELS:
+                raise self.error(item, f"model '{item.value}' needs its options, like {example}.")
+            if isinstance(item, yaml.ScalarNode):
+                raise self.error(item, f"unknown model '{item.value}'" + _suggest(item.value, list(MODELS)))
+            entries = self.mapping(item, "each model", example)
+            if len(entries) != 1:
+                raise self.error(item, f"each entry of models is one model name with its options, like {example}, "
+                                 f"but this one has {len(entries)} keys ({', '.join(entries)}); indent the "
+                                 "options under the model name.")
+            name, (name_node, options_node) = next(iter(entries.items()))
+            if name not in MODELS:
+                raise self.error(name_node, f"unknown model '{name}'" + _suggest(name, list(MODELS)))
+            options = self.options(options_node, name, MODELS[name].options, name_node, MODELS[name].example)
+            options = {k: v for k, v in options.items() if v is not None}
+            if name != "k_anonymity" and not self.sensitive:
+                raise self.error(name_node, f"{name} constrains a sensitive column, but columns.sensitive declares "
+                                 "none; add one.")
+            if options.get("distance") == "hierarchical":
+                self.need_sensitive_hierarchy(name, options, options_node)
+            specs.append(ModelSpec(name, MODELS[name].cls, options, self.origin(name_node)))
+        self.models = specs
+        return {"model_specs": tuple(specs)}
+
+    def need_sensitive_hierarchy(self, name: str, options: dict, node: yaml.Node) -> None:
+        targets = [options["sensitive"]] if "sensitive" in options else self.sensitive
+        if not any(t in self.hierarchies for t in targets):
+            which = f"'{targets[0]}'" if len(targets) == 1 else "a sensitive column"
+            where = self.mapping(node, name).get("distance", (node, node))[1]
+            raise self.error(where, f"{name}.distance hierarchical needs a hierarchy for {which}; add one under "
+                             "hierarchies.")
+
+    def read_metric(self, entry) -> dict:
+        if entry is None:
+            return {"metric_spec": MetricSpec("loss", {}, f"{self.name}")}
+        key_node, node = entry
+        if isinstance(node, yaml.ScalarNode):
+            return {"metric_spec": MetricSpec(self.metric_name(node), {}, self.origin(node))}
+        entries = self.mapping(node, "metric", "{name: classification, label: salary-class}")
+        if "name" not in entries:
+            raise self.error(key_node, "metric needs 'name', like {name: classification, label: salary-class}.")
+        name = self.metric_name(entries["name"][1])
+        options = {}
+        for key, (_, option_node) in entries.items():
+            if key == "name":
+                continue
+            if key in _metric_column_options():
+                column = self.column(option_node, f"metric.{key}")
+                if column in self.identifying:
+                    raise self.error(option_node, f"metric.{key} names '{column}', an identifying column, which is "
+                                     "dropped from the release; choose another column.")
+                options[key] = column
+            else:
+                options[key] = self.constructor.construct_object(option_node, deep=True)
+        spec = MetricSpec(name, options, self.origin(key_node))
+        self.try_metric(spec)
+        return {"metric_spec": spec}
+
+    def metric_name(self, node: yaml.Node) -> str:
+        name = self.scalar(node, "metric", "a metric name")
+        if isinstance(name, str):
+            name = METRIC_ALIASES.get(name.strip().lower(), name)
+        if not isinstance(name, str) or name not in METRICS:
+            raise self.error(node, f"unknown metric '{node.value}'" + _suggest(str(node.value), list(METRICS)))
+        return name
+
+    def try_metric(self, spec: MetricSpec) -> None:
+        """Let make_metric check the options now, at the metric's line."""
+        try:
+            make_metric(spec.name, **spec.options)
+        except (ParameterError, TypeError) as exc:
+            raise ConfigError(f"{spec.origin}: metric '{spec.name}': {lower_first(str(exc))}") from None
+
+    def read_algorithm(self, entry) -> dict:
+        if entry is None:
+            name, options, origin, line_node = "fulldomain", {}, self.name, None
+            options = {k: o.default for k, o in ALGORITHMS[name].options.items() if o.has_default}
+        else:
+            key_node, node = entry
+            line_node = key_node
+            origin = self.origin(key_node)
+            if isinstance(node, yaml.ScalarNode):
+                name = self.algorithm_name(node)
+                options = {k: o.default for k, o in ALGORITHMS[name].options.items() if o.has_default}
+            else:
+                entries = self.mapping(node, "algorithm", "{name: fulldomain, search: optimal}")
+                if "name" not in entries:
+                    raise self.error(key_node, "algorithm needs 'name', like {name: fulldomain, search: optimal}.")
+                name = self.algorithm_name(entries["name"][1])
+                schema = dict(ALGORITHMS[name].options)
+                schema["name"] = Option(lambda p, n, w: None)
+                options = self.options(node, "algorithm", schema, key_node)
+                options.pop("name")
+        schema = ALGORITHMS[name]
+        if name == "mdav" and options.get("k") is None:
+            if not any(m.name == "k_anonymity" or (m.name == "alpha_k_anonymity" and m.options.get("k"))
+                       for m in self.models):
+                raise self.error(line_node or 1, "algorithm mdav needs k: give algorithm.k or a k_anonymity model.")
+        if schema.needs_hierarchies:
+            missing = [q for q in self.quasi if q not in self.hierarchies]
+            if missing:
+                node = self._qi_node(self.roles_node, missing[0])
+                raise self.error(node, f"quasi-identifier '{missing[0]}' has no hierarchy, and {schema.what} needs "
+                                 "one per quasi-identifier; add it under hierarchies (a file, or a builder such "
+                                 "as {flat: {}}).")
+        options = {k: v for k, v in options.items() if not (name == "mdav" and v is None)}
+        return {"algorithm": AlgorithmSpec(name, schema.cls, options, origin)}
+
+    def algorithm_name(self, node: yaml.Node) -> str:
+        name = self.scalar(node, "algorithm", "an algorithm name")
+        if not isinstance(name, str) or name not in ALGORITHMS:
+            raise self.error(node, f"unknown algorithm '{node.value}'" + _suggest(str(node.value), list(ALGORITHMS)))
+        return name
+
+    def _qi_node(self, roles_node: yaml.Node, column: str) -> yaml.Node:
+        entries = self.mapping(roles_node, "columns")
+        for item in self.items(entries["quasi_identifiers"][1], "columns.quasi_identifiers"):
+            if item.value == column:
+                return item
+        return roles_node
+
+
+def _read_header(path: Path, delimiter: str | None) -> list[str] | None:
+    """The column names of a table, read cheaply; ``None`` when they cannot be read here (reading
+    the whole table later gives the precise error)."""
+    from veil.data.io import SNIFF_BYTES, sniff_delimiter
+
+    try:
+        if path.suffix.lower() in (".parquet", ".pq"):
+            import pyarrow.parquet as pq
+
+            return list(pq.read_schema(path).names)
+        with open(path, "rb") as fh:
+            head = fh.read(SNIFF_BYTES)
+        sample = head.decode("utf-8-sig", errors="ignore")
+        if not sample.strip():
+            return None
+        delimiter = delimiter or sniff_delimiter(sample)
+        return next(csv.reader(io.StringIO(sample, newline=""), delimiter=delimiter))
+    except Exception:  # noqa: BLE001 - any failure here is reported by the real read
+        return None

@@ -1,0 +1,543 @@
+"""The declarative schema of a configuration file: its sections, and the keys, types and ranges each
+takes.
+
+The tables here are the one description of the file format. The parser (:mod:`veil.config.parser`)
+reads every key, every option and every value type from them, and :func:`configuration_schema`
+renders the same tables as a JSON Schema (draft 2020-12) for editors, so the two cannot disagree
+on which keys exist. What JSON Schema cannot say (a column must be in the table, a sensitive
+column must be declared, band widths must nest) only the parser checks.
+
+A value type is a small object that checks one YAML value (``type(parser, node, where)``, raising
+the parser's ``file, line N: …`` sentence) and states what it accepts (``type.json_schema()``):
+:class:`WholeNumber`, :class:`Number`, :class:`Choice`, :class:`Boolean`, :class:`Nullable` and
+the column types. An :class:`Option` says whether a key is required and its default; a mapping of
+options is an :class:`Options`.
+
+**Adding a section** is one entry of :data:`SECTIONS`: a :class:`Section` with its value type and
+the :class:`~veil.config.specification.AnonymizationConfig` field it fills (a field with a default,
+so that files without the section keep working). The parser checks it, the JSON Schema lists it,
+and the tests try every key of it against both. A section whose check needs other sections (the
+table's header, the declared columns) has a reader of its own in the parser instead.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+from veil.config.specification import OutputSpec
+from veil.data.builders import DATE_GRANULARITIES
+from veil.metrics import ALIASES as METRIC_ALIASES
+
+if TYPE_CHECKING:
+    import yaml
+
+# A value type's checks take the parser (veil.config.parser.Parser, which imports this module, so
+# it is not named here) and call its primitives: integer, number, choice, column, items, mapping …
+Parser = Any
+
+JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+#: The schema as veil ships it (``veil init`` names it on a configuration's first line).
+SHIPPED_SCHEMA = Path(__file__).resolve().parent.parent / "resources" / "veil.schema.json"
+
+#: A name as YAML may write it: ``1990`` and ``yes`` are names too (the parser keeps the text).
+NAME_SCHEMA = {"type": ["string", "number", "boolean"], "minLength": 1}
+
+
+# --------------------------------------------------------------------------------------------
+# Value types: a check of one YAML value, and the JSON Schema of what it accepts
+
+
+@dataclass(frozen=True)
+class WholeNumber:
+    """An integer of at least ``minimum``."""
+
+    minimum: int
+
+    def __call__(self, p: Parser, node: yaml.Node, where: str) -> int:
+        return p.integer(node, where, self.minimum)
+
+    def json_schema(self) -> dict:
+        return {"type": "integer", "minimum": self.minimum}
+
+
+@dataclass(frozen=True)
+class Number:
+    """A finite number in a range; ``lo_open``/``hi_open`` exclude the bound itself."""
+
+    lo: float | None = None
+    hi: float | None = None
+    lo_open: bool = False
+    hi_open: bool = False
+
+    def __call__(self, p: Parser, node: yaml.Node, where: str) -> float:
+        return p.number(node, where, self.lo, self.hi, lo_open=self.lo_open, hi_open=self.hi_open)
+
+    def json_schema(self) -> dict:
+        schema: dict = {"type": "number"}
+        if self.lo is not None:
+            schema["exclusiveMinimum" if self.lo_open else "minimum"] = self.lo
+        if self.hi is not None:
+            schema["exclusiveMaximum" if self.hi_open else "maximum"] = self.hi
+        return schema
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One of a few words."""
+
+    choices: tuple[str, ...]
+
+    def __call__(self, p: Parser, node: yaml.Node, where: str) -> str:
+        return p.choice(node, where, self.choices)
+
+    def json_schema(self) -> dict:
+        return {"enum": list(self.choices)}
+
+
+@dataclass(frozen=True)
+class Boolean:
+    """``true`` or ``false``."""
+
+    def __call__(self, p: Parser, node: yaml.Node, where: str) -> bool:
+        return p.boolean(node, where)
+
+    def json_schema(self) -> dict:
+        return {"type": "boolean"}
+
+
+@dataclass(frozen=True)
+class Nullable:
+    """``null`` (read as ``None``) or a value of another type."""
+
+    inner: Any
+
+    def __call__(self, p: Parser, node: yaml.Node, where: str) -> Any:
+        return None if p.is_null(node) else self.inner(p, node, where)
+
+    def json_schema(self) -> dict:
+        return {"anyOf": [self.inner.json_schema(), {"type": "null"}]}
+
+
+@dataclass(frozen=True)
+class Column:
+    """The name of a column of the table."""
+
+    def __call__(self, p: Parser, node: yaml.Node, where: str) -> str:
+        return p.column(node, where)
+
+    def json_schema(self) -> dict:
+        return dict(NAME_SCHEMA, description="a column of the table")
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Columns of the table: a list, or one name on its own."""
+
+    def __call__(self, p: Parser, node: yaml.Node, where: str) -> list[str]:
+        return [p.column(item, where) for item in p.items(node, where)]
+
+    def json_schema(self) -> dict:
+        return _one_or_list(NAME_SCHEMA)
+
+
+@dataclass(frozen=True)
+class SensitiveColumn:
+    """A column listed under ``columns.sensitive``."""
+
+    def __call__(self, p: Parser, node: yaml.Node, where: str) -> str:
+        return p.declared_sensitive(node, where)
+
+    def json_schema(self) -> dict:
+        return dict(NAME_SCHEMA, description="a column listed under columns.sensitive")
+
+
+@dataclass(frozen=True)
+class PerColumn:
+    """One value for every column, or a mapping ``{column: value}``."""
+
+    inner: Any
+
+    def __call__(self, p: Parser, node: yaml.Node, where: str) -> Any:
+        if p.is_mapping(node):
+            return {key: self.inner(p, value, f"{where}.{key}") for key, (_, value) in p.mapping(node, where).items()}
+        return self.inner(p, node, where)
+
+    def json_schema(self) -> dict:
+        each = self.inner.json_schema()
+        return {"anyOf": [each, {"type": "object", "additionalProperties": each}]}
+
+
+@dataclass(frozen=True)
+class JsonOnly:
+    """A value the parser hands on unchecked to the object that takes it (which checks it), or
+    checks with a rule of its own; ``schema`` is what it accepts."""
+
+    schema: Mapping[str, Any]
+
+    def json_schema(self) -> dict:
+        return dict(self.schema)
+
+
+def _one_or_list(item: Mapping) -> dict:
+    """A list of items, one item on its own, or nothing (as the parser's ``items`` reads them)."""
+    return {"anyOf": [dict(item), {"type": "array", "items": dict(item)}, {"type": "null"}]}
+
+
+# --------------------------------------------------------------------------------------------
+# Options and mappings of options
+
+
+@dataclass(frozen=True)
+class Option:
+    """One key of a mapping: its value type, whether it must be given, and its default.
+
+    ``check`` is a value type above (or any function of the shape ``check(parser, node, where)``);
+    a :class:`JsonOnly` one is described, not called: the parser reads that key by a rule of its
+    own.
+    """
+
+    check: Callable[..., Any]
+    required: bool = False
+    default: Any = None
+    has_default: bool = False
+
+
+def required(check: Callable[..., Any]) -> Option:
+    """An option the mapping must have."""
+    return Option(check, required=True)
+
+
+def optional(check: Callable[..., Any], *default) -> Option:
+    """An option that may be left out; with a default, that value is filled in."""
+    return Option(check, default=default[0] if default else None, has_default=bool(default))
+
+
+def options_schema(options: Mapping[str, Option], *, extra: Mapping[str, Any] | None = None) -> dict:
+    """The JSON Schema of a mapping of ``options`` (and no other key); ``extra`` adds required
+    properties (an algorithm's ``name``). Without a required key, ``null`` (read as an empty
+    mapping) is accepted too."""
+    properties = dict(extra or {})
+    for key, option in options.items():
+        schema = option.check.json_schema()
+        if option.has_default:
+            schema["default"] = option.default
+        properties[key] = schema
+    out: dict = {"type": "object", "properties": properties, "additionalProperties": False}
+    must = list(extra or {}) + [key for key, option in options.items() if option.required]
+    if must:
+        out["required"] = must
+    else:
+        out["type"] = ["object", "null"]
+    return out
+
+
+@dataclass(frozen=True)
+class Options:
+    """A mapping of named options (``output: {suppressed: remove, shuffle: false}``).
+
+    ``example`` is shown when the mapping is malformed or misses a required option.
+    """
+
+    options: Mapping[str, Option]
+    example: str = ""
+
+    def __call__(self, p: Parser, node: yaml.Node, where: str, owner: yaml.Node | None = None) -> dict[str, Any]:
+        return p.options(node, where, self.options, node if owner is None else owner, self.example)
+
+    def json_schema(self) -> dict:
+        return options_schema(self.options)
+
+
+# --------------------------------------------------------------------------------------------
+# Privacy models, utility metrics, algorithms, hierarchy builders
+
+
+@dataclass(frozen=True)
+class ModelSchema:
+    """A privacy model of the ``models`` list: the :mod:`veil.models` class and its options."""
+
+    cls: str
+    options: Mapping[str, Option]
+    example: str = ""
+    about: str = ""
+
+
+@dataclass(frozen=True)
+class MetricSchema:
+    """A utility metric (a key of :func:`veil.metrics.make_metric`) and its options. Options that
+    name a column are checked by the parser; the others by the metric itself."""
+
+    options: Mapping[str, Option] = field(default_factory=dict)
+    about: str = ""
+
+
+@dataclass(frozen=True)
+class AlgorithmSchema:
+    """An anonymization algorithm: the :mod:`veil.anonymize` class, its options, and whether it
+    needs a hierarchy for every quasi-identifier."""
+
+    cls: str
+    options: Mapping[str, Option]
+    needs_hierarchies: bool
+    what: str
+
+
+@dataclass(frozen=True)
+class BuilderSchema:
+    """A hierarchy builder of :mod:`veil.data.builders` and its options."""
+
+    options: Mapping[str, Option]
+    about: str = ""
+
+
+SENSITIVE = optional(SensitiveColumn())
+
+MODELS: dict[str, ModelSchema] = {
+    "k_anonymity": ModelSchema("KAnonymity", {"k": required(WholeNumber(1))}, "{k: 5}",
+                               "every record shares its quasi-identifiers with at least k − 1 others"),
+    "alpha_k_anonymity": ModelSchema("AlphaKAnonymity", {
+        "alpha": required(Number(0, 1, lo_open=True)), "k": optional(WholeNumber(1)), "sensitive": SENSITIVE},
+        "{alpha: 0.5, k: 5}", "no sensitive value has a share above alpha in a class (and k-anonymity)"),
+    "distinct_l_diversity": ModelSchema("DistinctLDiversity", {
+        "l": required(WholeNumber(1)), "sensitive": SENSITIVE}, "{l: 2}",
+        "every class holds at least l distinct sensitive values"),
+    "entropy_l_diversity": ModelSchema("EntropyLDiversity", {
+        "l": required(Number(1)), "sensitive": SENSITIVE}, "{l: 3, sensitive: occupation}",
+        "the entropy of every class's sensitive values is at least log l"),
+    "recursive_cl_diversity": ModelSchema("RecursiveCLDiversity", {
+        "c": required(Number(0, lo_open=True)), "l": required(WholeNumber(1)), "sensitive": SENSITIVE},
+        "{c: 3, l: 2}", "in every class the most frequent value is rarer than c times the l-th most frequent and "
+                       "the rarer ones together"),
+    "t_closeness": ModelSchema("TCloseness", {
+        "t": required(Number(0, 1)), "distance": optional(Choice(("equal", "ordered", "hierarchical"))),
+        "sensitive": SENSITIVE}, "{t: 0.2, distance: equal}",
+        "every class's sensitive distribution is within t of the table's (earth mover's distance)"),
+    "delta_disclosure": ModelSchema("DeltaDisclosure", {
+        "delta": required(Number(0, lo_open=True)), "sensitive": SENSITIVE}, "{delta: 1.5}",
+        "no class moves the log of a sensitive value's probability by delta or more"),
+    "beta_likeness": ModelSchema("BetaLikeness", {
+        "beta": required(Number(0, lo_open=True)), "enhanced": optional(Boolean()), "sensitive": SENSITIVE},
+        "{beta: 1, enhanced: false}", "no class raises a sensitive value's share by more than beta, relatively"),
+}
+
+LABEL = required(Column())
+
+# The keys of veil.metrics.make_metric and the options each takes.
+METRICS: dict[str, MetricSchema] = {
+    "height": MetricSchema(about="generalization height, the sum of the levels"),
+    "precision": MetricSchema(about="Sweeney's precision (higher is better)"),
+    "discernibility": MetricSchema(about="sum of class size squared, plus the table size per suppressed record"),
+    "aecs": MetricSchema(about="average equivalence class size"),
+    "loss": MetricSchema(about="normalized certainty penalty (ARX's loss)"),
+    "entropy": MetricSchema(about="non-uniform entropy"),
+    "classification": MetricSchema({"label": LABEL}, "Iyengar's classification metric for a label column"),
+    "kl": MetricSchema(about="KL-divergence between the original and the released distribution"),
+    "ig_pl": MetricSchema({"label": LABEL}, "information gain / privacy loss of top-down specialization"),
+    "workload": MetricSchema({
+        "queries": optional(JsonOnly({"anyOf": [{"type": "integer", "minimum": 1}, {
+            "type": "array", "minItems": 1, "items": {"type": "object"}}]})),
+        "max_attributes": optional(JsonOnly(WholeNumber(1).json_schema())),
+        "seed": optional(JsonOnly(WholeNumber(0).json_schema())),
+        "sanity": optional(JsonOnly(Nullable(Number(0, lo_open=True)).json_schema())),
+    }, "mean relative error of random counting queries"),
+}
+
+ALGORITHMS: dict[str, AlgorithmSchema] = {
+    "fulldomain": AlgorithmSchema("FullDomain", {
+        "search": optional(Choice(("optimal", "heuristic")), "optimal"),
+        "time_limit": optional(Nullable(Number(0, lo_open=True)), None),
+    }, needs_hierarchies=True, what="full-domain generalization"),
+    "mondrian": AlgorithmSchema("Mondrian", {
+        "mode": optional(Choice(("strict", "relaxed")), "strict"),
+        # No defaults here: Mondrian's own (hierarchy, false) apply when these are left out.
+        "categorical": optional(Choice(("hierarchy", "order"))),
+        "allow_single_class": optional(Boolean()),
+    }, needs_hierarchies=False, what="Mondrian"),
+    "mdav": AlgorithmSchema("MDAV", {
+        "k": optional(WholeNumber(1)),
+        # decimals: one whole number for every numeric quasi-identifier, or {column: number}.
+        "decimals": optional(Nullable(PerColumn(WholeNumber(0)))),
+        "nominal": optional(Columns()),
+        "missing": optional(Choice(("impute", "refuse"))),  # default (MDAV's): impute
+    }, needs_hierarchies=False, what="MDAV microaggregation"),
+}
+
+OUTPUT_OPTIONS: dict[str, Option] = {
+    "suppressed": optional(Choice(("remove", "star")), "remove"),
+    "shuffle": optional(Boolean(), False),
+    "seed": optional(Nullable(WholeNumber(0)), None),
+}
+
+# The builders' options; the parser reads them with checks of its own (band widths that nest,
+# calendar units from fine to coarse), the types here give their JSON Schema.
+_CHARACTER = JsonOnly({"type": "string", "minLength": 1, "maxLength": 1})
+_TOP = optional(JsonOnly(NAME_SCHEMA))
+BUILDERS: dict[str, BuilderSchema] = {
+    "intervals": BuilderSchema({
+        "widths": required(JsonOnly({"anyOf": [Number(0, lo_open=True).json_schema(), {
+            "type": "array", "minItems": 1, "items": Number(0, lo_open=True).json_schema()}]})),
+        "start": optional(JsonOnly(Number().json_schema())),
+        "top": _TOP,
+    }, "numeric bands, each width a multiple of the one before"),
+    "masking": BuilderSchema({"char": optional(_CHARACTER), "top": _TOP},
+                             "digits masked from the right (ZIP codes: 1305*, 130**, …)"),
+    "dates": BuilderSchema({
+        "units": optional(JsonOnly({"anyOf": [Choice(DATE_GRANULARITIES).json_schema(), {
+            "type": "array", "minItems": 1, "items": Choice(DATE_GRANULARITIES).json_schema()}]})),
+        "format": optional(JsonOnly({"type": "string"})),
+        "top": _TOP,
+    }, "calendar units from fine to coarse (day → month → year)"),
+    "flat": BuilderSchema({"top": _TOP}, "the value kept, or suppressed to *"),
+}
+
+_PATH = JsonOnly({"type": "string", "pattern": r"\S"})
+#: A hierarchy given as a file: ``{file: h.csv, delimiter: ";"}``.
+HIERARCHY_FILE_OPTIONS: dict[str, Option] = {"file": required(_PATH), "delimiter": optional(_CHARACTER)}
+#: A value order given as a file, one value a line: ``{file: order.txt}``.
+ORDER_FILE_OPTIONS: dict[str, Option] = {"file": required(_PATH)}
+
+COLUMN_ROLES: dict[str, Option] = {
+    "quasi_identifiers": required(Columns()),
+    "sensitive": optional(Columns()),
+    "identifying": optional(Columns()),
+}
+
+
+# --------------------------------------------------------------------------------------------
+# The sections of a file
+
+
+@dataclass(frozen=True)
+class Section:
+    """One top-level key of a configuration file.
+
+    Attributes:
+        value: the value's type: its JSON Schema, and its check for a section the parser reads
+            by this table alone.
+        about: what the section is for (its description in the JSON Schema).
+        required: whether every file must have it.
+        hint: what to write when a required section is missing.
+        field: the :class:`~veil.config.specification.AnonymizationConfig` field the section
+            fills when the parser reads it by this table alone; ``None`` for a section the parser
+            reads with a reader of its own.
+        build: turns the checked value into the field's value (``OutputSpec(**options)``).
+    """
+
+    value: Any
+    about: str
+    required: bool = False
+    hint: str = ""
+    field: str | None = None
+    build: Callable[[Any], Any] | None = None
+
+    def read(self, p: Parser, key_node: yaml.Node, node: yaml.Node, key: str) -> Any:
+        """Check a section the parser reads by the table alone, and build its field's value."""
+        if isinstance(self.value, Options):
+            value = self.value(p, node, key, owner=key_node)
+        else:
+            value = self.value(p, node, key)
+        return self.build(value) if self.build is not None else value
+
+
+@dataclass(frozen=True)
+class HierarchyMap:
+    """The value of ``hierarchies``: per column a file, ``{file: …, delimiter: …}``, or one builder."""
+
+    def json_schema(self) -> dict:
+        builders = [{"type": "object", "properties": {kind: options_schema(builder.options)}, "required": [kind],
+                     "additionalProperties": False, "description": builder.about}
+                    for kind, builder in BUILDERS.items()]
+        path = dict(_PATH.json_schema(), description="an ARX hierarchy file")
+        file_entry = dict(options_schema(HIERARCHY_FILE_OPTIONS), description="an ARX hierarchy file")
+        return {"type": ["object", "null"], "additionalProperties": {"oneOf": [path, file_entry, *builders]}}
+
+
+@dataclass(frozen=True)
+class ModelList:
+    """The value of ``models``: a list of ``{model name: options}``."""
+
+    def json_schema(self) -> dict:
+        items = [{"type": "object", "required": [name], "additionalProperties": False,
+                  "properties": {name: dict(options_schema(model.options), description=model.about)}}
+                 for name, model in MODELS.items()]
+        return {"type": "array", "minItems": 1, "items": {"oneOf": items}}
+
+
+@dataclass(frozen=True)
+class MetricChoice:
+    """The value of ``metric``: a metric's name (or another name of it), or ``{name: …, options}``."""
+
+    def json_schema(self) -> dict:
+        names = list(METRICS) + [alias for alias, key in METRIC_ALIASES.items() if key in METRICS]
+        objects = [dict(options_schema(metric.options, extra={"name": {"const": name}}), description=metric.about)
+                   for name, metric in METRICS.items()]
+        return {"anyOf": [{"enum": names}, {"oneOf": objects}]}
+
+
+@dataclass(frozen=True)
+class AlgorithmChoice:
+    """The value of ``algorithm``: an algorithm's name, or ``{name: …, options}``."""
+
+    def json_schema(self) -> dict:
+        objects = [dict(options_schema(algorithm.options, extra={"name": {"const": name}}), description=algorithm.what)
+                   for name, algorithm in ALGORITHMS.items()]
+        return {"anyOf": [{"enum": list(ALGORITHMS)}, {"oneOf": objects}]}
+
+
+SECTIONS: dict[str, Section] = {
+    "data": Section(
+        _PATH,
+        "the table (CSV or Parquet); a relative path is read from the configuration's folder, and a DATA "
+        "argument on the command line takes its place",
+        hint="give the table to anonymize, like 'data: adult.csv' (relative to this file)."),
+    "delimiter": Section(Nullable(_CHARACTER), "the CSV delimiter, one character (sniffed when absent)"),
+    "missing_values": Section(JsonOnly(_one_or_list({"type": ["string", "number", "boolean", "null"]})),
+                              "cell texts that mean a value is missing (default: the empty cell)"),
+    "columns": Section(
+        Options(COLUMN_ROLES), "the role of each column; every column not listed is released unchanged", required=True,
+        hint="give the roles of the columns, like 'columns: {quasi_identifiers: [age, zip], sensitive: [disease]}'."),
+    "hierarchies": Section(HierarchyMap(), "per column, an ARX hierarchy file or a builder"),
+    "orders": Section(JsonOnly({"type": ["object", "null"], "additionalProperties": {"anyOf": [
+        _one_or_list(NAME_SCHEMA), options_schema(ORDER_FILE_OPTIONS)]}}),
+        "per text column, its values in order (or a file, one value a line)"),
+    "models": Section(ModelList(), "the privacy models the release must satisfy, every one",
+                      required=True,
+                      hint="list the privacy models the release must satisfy, like "
+                           "'models: [{k_anonymity: {k: 5}}]'."),
+    "suppression_limit": Section(Number(0, 1, hi_open=True), "the share of records that may be suppressed",
+                                 field="suppression_limit", build=float),
+    "metric": Section(MetricChoice(), "the utility metric the search optimizes (default: loss)"),
+    "algorithm": Section(AlgorithmChoice(), "the anonymization algorithm (default: fulldomain)"),
+    "output": Section(Options(OUTPUT_OPTIONS, "{suppressed: remove, shuffle: false}"), "how the release is written",
+                      field="output", build=lambda options: OutputSpec(**options)),
+}
+
+
+def configuration_schema() -> dict:
+    """The JSON Schema (draft 2020-12) of a configuration file, generated from :data:`SECTIONS`.
+
+    It is what ``veil config schema`` prints and what veil ships as ``veil/resources/veil.schema.json``.
+    """
+    properties = {}
+    for key, section in SECTIONS.items():
+        schema = section.value.json_schema()
+        properties[key] = {**schema, "description": section.about} if "description" not in schema else schema
+    return {
+        "$schema": JSON_SCHEMA_DIALECT,
+        "title": "veil anonymization configuration",
+        "description": "A configuration for `veil anonymize`: the table, the roles of its columns, the "
+                       "hierarchies, the privacy models, the suppression limit, the metric and the algorithm.",
+        "type": "object",
+        "properties": properties,
+        "required": [key for key, section in SECTIONS.items() if section.required],
+        "additionalProperties": False,
+    }
+
+
+def schema_text() -> str:
+    """:func:`configuration_schema` as the JSON text ``veil config schema`` prints and veil ships."""
+    return json.dumps(configuration_schema(), indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,249 @@
+"""The objects a configuration file describes: plain, validated data that builds veil's objects
+on demand.
+
+:class:`AnonymizationConfig` holds the table's path, the roles of its columns, one
+:class:`HierarchySpec` per hierarchy, one :class:`ModelSpec` per privacy model, the
+:class:`MetricSpec`, the :class:`AlgorithmSpec` and the :class:`OutputSpec`. Nothing is read or
+built until asked (:meth:`~AnonymizationConfig.dataset`, :meth:`~AnonymizationConfig.models`,
+:meth:`~AnonymizationConfig.metric`, :meth:`~AnonymizationConfig.anonymizer`), so loading a file
+only reads the header of its table. Each spec keeps ``origin``, the ``file, line N`` it was
+written at, so that an error found when it is built still names that line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from veil.errors import ConfigError, ParameterError, VeilError, lower_first
+
+
+@dataclass(frozen=True)
+class HierarchySpec:
+    """How to get one column's hierarchy: an ARX file or a builder with its options.
+
+    Attributes:
+        column: the column.
+        kind: ``"file"`` or a builder: ``"intervals"``, ``"masking"``, ``"dates"``, ``"flat"``.
+        options: the builder's keyword arguments (for a file: its ``delimiter``).
+        path: the hierarchy file, resolved (``None`` for a builder).
+        origin: where it was written, ``"<config>, line <n>"``, for error messages.
+    """
+
+    column: str
+    kind: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+    path: Path | None = None
+    origin: str = ""
+
+    def build(self, values=None):
+        """The :class:`veil.Hierarchy`: the file read, or the builder run on ``values``.
+
+        Raises:
+            ConfigError: the file or the builder fails (the message names the config line).
+        """
+        from veil.data import builders
+        from veil.data.hierarchy import Hierarchy
+
+        try:
+            if self.kind == "file":
+                return Hierarchy.read_csv(self.path, **self.options)
+            if self.kind == "intervals":
+                return builders.intervals(values, **self.options)
+            if self.kind == "masking":
+                return builders.masking(values, **self.options)
+            if self.kind == "dates":
+                options = dict(self.options)
+                units = options.pop("units", ("month", "year"))
+                return builders.dates(values, units, **options)
+            return builders.flat(values, **self.options)
+        except VeilError as exc:
+            raise ConfigError(f"{self.origin}: the hierarchy of '{self.column}' cannot be built: "
+                              f"{lower_first(str(exc))}") from None
+
+    def to_dict(self) -> dict:
+        if self.kind == "file":
+            return {"file": str(self.path), **self.options}
+        return {self.kind: _plain(self.options)}
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One privacy model: its config name (``k_anonymity`` ...), its :mod:`veil.models` class and
+    its options."""
+
+    name: str
+    cls: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+    origin: str = ""
+
+    def build(self):
+        """The :class:`veil.PrivacyModel`.
+
+        Raises:
+            ConfigError: the model refuses its parameters.
+        """
+        import veil.models
+
+        cls = getattr(veil.models, self.cls)
+        try:
+            return cls(**self.options)
+        except ParameterError as exc:
+            raise ConfigError(f"{self.origin}: {self.name}: {lower_first(str(exc))}") from None
+
+    def to_dict(self) -> dict:
+        return {self.name: _plain(self.options)}
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """The utility metric the search minimizes: a key of ``veil.metrics.make_metric`` and options."""
+
+    name: str = "loss"
+    options: Mapping[str, Any] = field(default_factory=dict)
+    origin: str = ""
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, **_plain(self.options)}
+
+
+@dataclass(frozen=True)
+class AlgorithmSpec:
+    """The anonymization algorithm: its config name, its :mod:`veil.anonymize` class and its
+    options (``search``, ``time_limit`` for full-domain)."""
+
+    name: str = "fulldomain"
+    cls: str = "FullDomain"
+    options: Mapping[str, Any] = field(default_factory=dict)
+    origin: str = ""
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, **_plain(self.options)}
+
+
+@dataclass(frozen=True)
+class OutputSpec:
+    """How the release is written.
+
+    Attributes:
+        suppressed: ``"remove"`` drops suppressed records; ``"star"`` keeps them with every
+            quasi-identifier replaced by ``*``.
+        shuffle: shuffle the released rows, so row order reveals nothing.
+        seed: seed of the shuffle (``None``: unpredictable).
+    """
+
+    suppressed: str = "remove"
+    shuffle: bool = False
+    seed: int | None = None
+
+    def to_dict(self) -> dict:
+        return {"suppressed": self.suppressed, "shuffle": self.shuffle, "seed": self.seed}
+
+
+@dataclass(frozen=True)
+class AnonymizationConfig:
+    """A validated anonymization configuration.
+
+    Paths are resolved (relative ones against the configuration file's folder). Nothing is built
+    until asked: :meth:`dataset`, :meth:`models`, :meth:`metric` and :meth:`anonymizer`.
+    """
+
+    data: Path
+    quasi_identifiers: tuple[str, ...]
+    sensitive: tuple[str, ...] = ()
+    identifying: tuple[str, ...] = ()
+    delimiter: str | None = None
+    missing_values: tuple[str, ...] = ("",)
+    hierarchies: Mapping[str, HierarchySpec] = field(default_factory=dict)
+    orders: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    model_specs: tuple[ModelSpec, ...] = ()
+    suppression_limit: float = 0.0
+    metric_spec: MetricSpec = MetricSpec()
+    algorithm: AlgorithmSpec = AlgorithmSpec()
+    output: OutputSpec = OutputSpec()
+    source: Path | None = None
+
+    def dataset(self):
+        """The :class:`veil.Dataset`: the table read once, the hierarchies read or built.
+
+        Raises:
+            DataError: the table cannot be read.
+            ConfigError: a hierarchy cannot be built, or a hierarchy file does not cover its column.
+        """
+        from veil.data.dataset import Dataset
+        from veil.data.io import read_table
+        from veil.errors import HierarchyError
+
+        table = read_table(self.data, self.delimiter)
+        hierarchies = {}
+        for name, spec in self.hierarchies.items():
+            values = None if spec.kind == "file" else table.data.column(name)
+            hierarchies[name] = spec.build(values)
+        # A file that does not cover its column is found when the dataset aligns it; the
+        # hierarchies were made here, so their names can carry the config line for that message.
+        for name, h in hierarchies.items():
+            h.name = f"{self.hierarchies[name].origin}: {h.name}"
+        try:
+            return Dataset(table, quasi_identifiers=list(self.quasi_identifiers), sensitive=list(self.sensitive),
+                           identifying=list(self.identifying), hierarchies=hierarchies,
+                           orders={k: list(v) for k, v in self.orders.items()},
+                           missing_values=self.missing_values)
+        except HierarchyError as exc:
+            raise ConfigError(str(exc)) from None
+
+    def models(self) -> list:
+        """The privacy models, in the order listed."""
+        return [spec.build() for spec in self.model_specs]
+
+    def metric(self):
+        """The utility metric: ``veil.metrics.make_metric(name, **options)``.
+
+        Raises:
+            ConfigError: the metric refuses its options.
+        """
+        from veil.metrics import make_metric
+
+        spec = self.metric_spec
+        try:
+            return make_metric(spec.name, **spec.options)
+        except (ParameterError, TypeError) as exc:
+            raise ConfigError(f"{spec.origin}: metric '{spec.name}': {lower_first(str(exc))}") from None
+
+    def anonymizer(self):
+        """The anonymizer the configuration asks for (``veil.anonymize.FullDomain`` ...).
+
+        Raises:
+            ConfigError: the algorithm refuses its options.
+        """
+        import veil.anonymize
+
+        spec = self.algorithm
+        cls = getattr(veil.anonymize, spec.cls)
+        try:
+            return cls(self.models(), suppression_limit=self.suppression_limit, metric=self.metric(),
+                       **spec.options)
+        except ParameterError as exc:
+            raise ConfigError(f"{spec.origin}: algorithm '{spec.name}': {lower_first(str(exc))}") from None
+
+    def to_dict(self) -> dict:
+        """The configuration as plain JSON-ready data, e.g. for a release manifest."""
+        return {
+            "config": None if self.source is None else str(self.source),
+            "data": str(self.data),
+            "delimiter": self.delimiter,
+            "missing_values": list(self.missing_values),
+            "columns": {"quasi_identifiers": list(self.quasi_identifiers), "sensitive": list(self.sensitive),
+                        "identifying": list(self.identifying)},
+            "hierarchies": {name: spec.to_dict() for name, spec in self.hierarchies.items()},
+            "orders": {name: list(values) for name, values in self.orders.items()},
+            "models": [spec.to_dict() for spec in self.model_specs],
+            "suppression_limit": self.suppression_limit,
+            "metric": self.metric_spec.to_dict(),
+            "algorithm": self.algorithm.to_dict(),
+            "output": self.output.to_dict(),
+        }
+
+
+def _plain(options: Mapping[str, Any]) -> dict:
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in options.items()}

@@ -1,0 +1,288 @@
+"""``veil init``'s starter configuration: a commented YAML file for a table, every role and
+hierarchy in it a guess that says so.
+
+Roles are guessed from the column names and values (identifiers, sensitive attributes, everything
+else a quasi-identifier), and each quasi-identifier gets a built hierarchy: numeric bands, masking
+for fixed-length digit codes, calendar units for dates, otherwise flat. The file's first line names
+the JSON Schema veil ships (``# yaml-language-server: $schema=file:///…/veil.schema.json``), so
+that an editor completes and checks it offline.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import yaml
+
+from veil.config.schema import COLUMN_ROLES, SHIPPED_SCHEMA
+from veil.errors import ConfigError, ParameterError
+from veil.output import OutputSet
+
+
+IDENTIFYING_WORDS = ("name", "email", "mail", "phone", "telephone", "mobile", "ssn", "address",
+                     "passport", "iban", "username", "surname", "firstname", "lastname")
+IDENTIFYING_TOKENS = ("id", "uuid", "guid", "ssn", "nhs", "mrn")
+SENSITIVE_WORDS = ("disease", "diagnosis", "illness", "salary", "income", "occupation", "condition", "wage",
+                   "treatment", "medication")
+POSTAL_WORDS = ("zip", "postcode", "postal", "plz")
+DEFAULT_SAMPLE_ROWS = 100_000
+
+
+def _tokens(name: str) -> list[str]:
+    """Words of a column name: ``PatientID`` → patient, id; ``e_mail-2`` → e, mail, 2."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
+    spaced = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1 \2", spaced)
+    return [t for t in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if t]
+
+
+def _has_word(tokens: Sequence[str], words: Sequence[str]) -> bool:
+    """Whether a word of the name is, begins or ends with one of ``words`` (``firstname``, ``emails``)."""
+    return any(t == w or t.startswith(w) or t.endswith(w) for t in tokens for w in words)
+
+
+def _yaml_text(value: str) -> str:
+    """A string as a YAML flow scalar, quoted only when it has to be."""
+    out = yaml.safe_dump(value, default_flow_style=True, width=1 << 30, allow_unicode=True)
+    if out.endswith("\n...\n"):
+        out = out[:-5]
+    return out.strip()
+
+
+def _nice_width(x: float) -> float:
+    """The 1-2-5 series number nearest above ``x`` (5, 10, 20, 50, ...)."""
+    if x <= 0:
+        return 1.0
+    exponent = math.floor(math.log10(x))
+    for mantissa in (1, 2, 5, 10):
+        width = mantissa * 10.0 ** exponent
+        if width >= x * (1 - 1e-9):
+            return float(f"{width:.12g}")
+    return 10.0 ** (exponent + 1)
+
+
+def _band_widths(nums) -> list[float]:
+    """About 15 bands over the range at the first level, then twice and four times as wide (only
+    widths narrower than the range; whole numbers get bands wider than 1)."""
+    lo, hi = float(min(nums)), float(max(nums))
+    integral = all(float(x).is_integer() for x in nums)
+    base = _nice_width((hi - lo) / 15)
+    if integral:
+        base = max(base, 1.0)
+    return [w for w in (base, 2 * base, 4 * base) if w < hi - lo and not (integral and w <= 1)]
+
+
+def _number_text(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:.12g}"
+
+
+@dataclass
+class _Guess:
+    column: str
+    role: str                 # quasi_identifiers, sensitive or identifying
+    why: str                  # the role guess, for a comment
+    hierarchy: str = ""       # YAML flow text of the hierarchy
+    hierarchy_why: str = ""
+
+
+def _guess(name: str, values) -> _Guess:
+    import pandas as pd
+
+    from veil.data.encoding import encode_column, stray_texts
+
+    column = encode_column(name, values)
+    present = [i for i in range(column.cardinality) if i != column.missing_code]
+    labels = [str(column.labels[i]) for i in present]
+    non_missing = int((column.codes != column.missing_code).sum()) if column.missing_code is not None \
+        else len(column.codes)
+    tokens = _tokens(name)
+
+    if any(t in IDENTIFYING_TOKENS for t in tokens) or _has_word(tokens, IDENTIFYING_WORDS):
+        return _Guess(name, "identifying", "the name suggests an identifier")
+    if not labels:
+        return _Guess(name, "identifying", "every value is missing, so the column is dropped")
+    if _has_word(tokens, SENSITIVE_WORDS):
+        return _Guess(name, "sensitive", "the name suggests a sensitive attribute")
+    stray = stray_texts(column)
+    if not column.is_numeric and not stray and non_missing > 1 and len(labels) == non_missing:
+        return _Guess(name, "identifying", "every value is different text, as in a name or a record number")
+
+    guess = _Guess(name, "quasi_identifiers", "neither identifying nor sensitive by its name")
+    digits = bool(labels) and all(re.fullmatch(r"\d+", v) for v in labels)
+    same_length = digits and len({len(v) for v in labels}) == 1
+    postal = _has_word(tokens, POSTAL_WORDS)
+    if digits and (postal or (same_length and len(labels[0]) >= 5)
+                   or (same_length and len(labels[0]) >= 2 and any(v.startswith("0") for v in labels))):
+        length = max(len(v) for v in labels)
+        example = labels[0]
+        masked = [example[:len(example) - i] + "*" * i for i in (1, 2)]
+        why = "a postal-code name" if postal else f"{length}-digit codes"
+        guess.hierarchy = "{masking: {}}"
+        guess.hierarchy_why = f"{why}, so digits are masked from the right ({masked[0]}, {masked[1]}, ...)"
+        return guess
+    if not column.is_numeric and labels and all(re.fullmatch(r"\d{4}-\d{2}-\d{2}", v) for v in labels):
+        guess.hierarchy = "{dates: {units: [month, year]}}"
+        guess.hierarchy_why = "dates, so day → month → year"
+        return guess
+    if column.is_numeric and len(labels) > 2:
+        nums = column.numeric[:len(present)] if column.missing_code is not None else column.numeric
+        widths = _band_widths(nums)
+        if widths:
+            lo, hi = float(min(nums)), float(max(nums))
+            shown = ", ".join(_number_text(w) for w in widths)
+            guess.hierarchy = f"{{intervals: {{widths: [{shown}]}}}}"
+            rest = "".join(f", then {_number_text(w)}" for w in widths[1:])
+            guess.hierarchy_why = (f"numeric ({_number_text(lo)} to {_number_text(hi)}), so "
+                                   f"{_number_text(widths[0])}-wide bands{rest}, then *")
+            return guess
+    guess.hierarchy = "{flat: {}}"
+    if stray:
+        shown = ", ".join(f"{value!r} ({count:,} row{'s' if count != 1 else ''})" for value, count in stray.items())
+        numbers = pd.to_numeric(pd.Series(labels, dtype=object), errors="coerce").dropna().to_numpy(dtype=float)
+        widths = _band_widths(numbers)
+        bands = (f" and give {{intervals: {{widths: [{', '.join(_number_text(w) for w in widths)}]}}}}"
+                 if widths else "")
+        guess.hierarchy_why = (f"numbers, but read as text because of {shown}: correct those values, or list them "
+                               f"under a top-level missing_values key{bands}; as text, either kept or suppressed to *")
+        return guess
+    kind = "numeric with few values" if column.is_numeric else "text"
+    guess.hierarchy_why = f"{kind}, so either kept or suppressed to * (replace with a hierarchy file for finer steps)"
+    return guess
+
+
+def starter_config(data_path: str | os.PathLike, *, delimiter: str | None = None,
+                   sample_rows: int = DEFAULT_SAMPLE_ROWS, relative_to: str | os.PathLike | None = None) -> str:
+    """The text of a commented configuration for a table, with every guess marked as one.
+
+    Roles are guessed from column names and values: identifiers (``id``, ``name``, ``email``,
+    ``phone``, ``ssn``, ``address`` ..., or text whose values are all different), sensitive
+    columns (``disease``, ``diagnosis``, ``salary``, ``income``, ``occupation`` ...), and every
+    other column a quasi-identifier with a built hierarchy: numeric bands, masking for
+    fixed-length digit codes such as ZIP codes, calendar units for dates, otherwise flat.
+
+    Args:
+        data_path: the table (CSV or Parquet).
+        delimiter: the CSV delimiter (sniffed when ``None``).
+        sample_rows: how many rows the guesses read.
+        relative_to: the folder the configuration will be saved in; ``data:`` is written relative
+            to it (default: the path as given).
+
+    Raises:
+        DataError: the table cannot be read.
+        ConfigError: no column can be taken for a quasi-identifier.
+    """
+    from veil.data.io import read_table
+
+    if sample_rows < 1:
+        raise ParameterError(f"sample_rows must be at least 1, not {sample_rows}.")
+    table = read_table(data_path, delimiter)
+    sample = table.data.slice(0, sample_rows)
+    guesses = [_guess(name, sample.column(name)) for name in table.columns]
+    by_role = {role: [g for g in guesses if g.role == role] for role in COLUMN_ROLES}
+    if not by_role["quasi_identifiers"]:
+        raise ConfigError(f"no column of {str(data_path)!r} looks like a quasi-identifier (each looks identifying "
+                          "or sensitive); write the configuration by hand, starting from "
+                          "examples/adult-fulldomain.yaml.")
+
+    if relative_to is None:
+        data_text = str(data_path)
+    else:
+        try:
+            data_text = os.path.relpath(Path(data_path).resolve(), Path(relative_to).resolve())
+        except ValueError:  # another drive on Windows
+            data_text = str(Path(data_path).resolve())
+    data_text = data_text.replace(os.sep, "/")
+    shown_name = Path(data_path).name
+
+    out: list[str] = []
+    add = out.append
+
+    def item(text: str, comment: str, indent: int = 4, column: int = 30) -> None:
+        line = " " * indent + text
+        add(f"{line:<{column}}  # {comment}" if comment else line)
+
+    add(f"# yaml-language-server: $schema={SHIPPED_SCHEMA.resolve().as_uri()}")
+    add(f"# veil anonymization configuration for {shown_name}, written by `veil init`.")
+    add("#")
+    add("# Every role and hierarchy below is a GUESS made from the column names and values, and each")
+    add("# guess says so. Check every line before you publish anything.")
+    add("#")
+    add("# Run:  veil anonymize --config THIS_FILE --out release.csv")
+    add("# A DATA argument (veil anonymize DATA --config THIS_FILE ...) overrides `data:` below.")
+    add("")
+    item(f"data: {_yaml_text(data_text)}", "the table; a relative path is read from this file's folder", 0)
+    if table.kind == "csv":
+        item(f"delimiter: {_yaml_text(table.delimiter)}", "sniffed from the file", 0)
+    add("")
+    add("columns:")
+    add("  # Quasi-identifiers can be linked to outside data (age, ZIP code, sex, ...); they are generalized.")
+    add("  quasi_identifiers:")
+    for g in by_role["quasi_identifiers"]:
+        item(f"- {_yaml_text(g.column)}", f"guessed: {g.why}")
+    for role, about, none in (
+            ("sensitive", "Sensitive columns are what an adversary must not learn; the models below protect them.",
+             "no column name suggested a sensitive attribute"),
+            ("identifying", "Identifying columns (names, record numbers) are dropped from the release.",
+             "no column looked identifying")):
+        add(f"  # {about}")
+        if by_role[role]:
+            add(f"  {role}:")
+            for g in by_role[role]:
+                item(f"- {_yaml_text(g.column)}", f"guessed: {g.why}")
+        else:
+            add(f"{'  ' + role + ': []':<32}# guessed: {none}")
+    add("  # Every column not listed above is released unchanged.")
+    add("")
+    add("# One hierarchy per quasi-identifier: level 0 is the original value, each level is coarser.")
+    add("# Builders: intervals {widths: [5, 10, 20], start: 0}, masking {char: \"*\"},")
+    add("# dates {units: [month, year], format: \"%Y-%m-%d\"}, flat {} (kept or *); or an ARX hierarchy")
+    add("# file: {file: hierarchy_age.csv} (no header, ;-separated, one row per value, one column per level).")
+    add("# A sensitive column may have one too (hierarchical t-closeness uses it).")
+    add("hierarchies:")
+    for g in by_role["quasi_identifiers"]:
+        item(f"{_yaml_text(g.column)}: {g.hierarchy}", f"guessed: {g.hierarchy_why}", indent=2, column=44)
+    add("")
+    add("# The release must satisfy every model listed. Others: alpha_k_anonymity {alpha, k},")
+    add("# entropy_l_diversity {l}, recursive_cl_diversity {c, l}, t_closeness {t, distance: equal|ordered|")
+    add("# hierarchical}, delta_disclosure {delta}, beta_likeness {beta, enhanced}; each may name its")
+    add("# column with `sensitive: NAME` (default: every sensitive column).")
+    add("models:")
+    item("- k_anonymity: {k: 5}", "default: each record shares its quasi-identifiers with 4 others", 2, 44)
+    if by_role["sensitive"]:
+        item("- distinct_l_diversity: {l: 2}",
+             "default, as a sensitive column was guessed: 2 different values per class", 2, 44)
+    add("")
+    item("suppression_limit: 0.02", "default: at most 2 % of the records may be removed", 0, 44)
+    item("metric: loss", "information loss; or height, precision, discernibility, aecs,", 0, 44)
+    add(f"{'':44}  # entropy, kl, ig_pl, workload, {{name: classification, label: COLUMN}}")
+    item("algorithm: fulldomain", "or {name: fulldomain, search: optimal|heuristic, time_limit: 60}", 0, 44)
+    add("output:")
+    item("suppressed: remove", "remove suppressed records, or star: keep them with * everywhere", 2, 44)
+    item("shuffle: false", "true shuffles the released rows", 2, 44)
+    item("seed: null", "seed of the shuffle (null: unpredictable)", 2, 44)
+    return "\n".join(out) + "\n"
+
+
+def write_starter_config(data_path: str | os.PathLike, out_path: str | os.PathLike, *,
+                         delimiter: str | None = None, sample_rows: int = DEFAULT_SAMPLE_ROWS,
+                         overwrite: bool = False) -> None:
+    """Write :func:`starter_config` to ``out_path`` atomically, with ``data:`` relative to it.
+
+    Raises:
+        ConfigError: ``out_path`` exists and ``overwrite`` is false.
+        ParameterError: ``out_path`` is the table itself (even with ``overwrite``).
+        DataError: the table cannot be read, or ``out_path`` cannot be written (see
+            :class:`veil.output.OutputSet`).
+    """
+    out_path = Path(out_path)
+    outputs = OutputSet([out_path], reads=[data_path])
+    if out_path.exists() and not overwrite:
+        raise ConfigError(f"{str(out_path)!r} already exists; choose another file name or allow overwriting it.")
+    text = starter_config(data_path, delimiter=delimiter, sample_rows=sample_rows, relative_to=out_path.parent)
+    with outputs:
+        outputs.put(out_path, text)
+        outputs.commit()

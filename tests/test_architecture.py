@@ -1,0 +1,185 @@
+"""The shape of the package (DESIGN.md): no import circles, imports that run downward through its
+layers, and the terminal (Typer, Click, Rich) reached only from ``veil.cli``.
+
+Every import counts, at the top of a module or inside a function (an import made lazily is still
+a dependency), and so does ``importlib.import_module("veil.…")``. The imports are read from the
+source with ``ast``; nothing is imported to test them.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import deque
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+# The parts of the package by rank: a module may import from its own part and from parts of a
+# lower rank, never from a higher one or a sibling of the same rank. The chain of DESIGN.md is
+# data → classes → models/metrics → anonymize → attacks → experiments → cli; the others sit where
+# their imports put them.
+LAYERS = {
+    "errors": 0,        # the exceptions every part raises
+    "randomness": 1,    # the random sources dp and ldp share
+    "output": 1,        # the one writer: data writes hierarchy files through it
+    "data": 2,          # Dataset, Hierarchy, reading tables
+    "cells": 3,         # the published cells of a column (the classes and the metrics read them)
+    "classes": 4,       # equivalence classes and count matrices
+    "models": 5,        # privacy models, on the classes
+    "metrics": 5,       # utility metrics, on the classes
+    "risk": 5,          # re-identification risk, on the classes
+    "dp": 5,            # differential privacy, on the data alone
+    "ldp": 5,           # local differential privacy, on random sources alone
+    "check": 6,         # every model and the risk of a table
+    "veil": 7,          # the package itself: the core's public names and __version__
+    "anonymize": 8,     # the algorithms, their releases (which record veil's version)
+    "attacks": 9,       # attacks on releases
+    "config": 9,        # configuration files, which build anonymizers
+    "experiments": 10,  # reproductions of published experiments
+    "cli": 11,          # the command line
+    "__main__": 12,     # python -m veil
+}
+
+TERMINAL = ("typer", "click", "rich")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+@lru_cache(maxsize=None)
+def modules() -> dict[str, Path]:
+    """Every module of veil by its dotted name."""
+    return {_module_name(path): path for path in sorted((SRC / "veil").rglob("*.py"))}
+
+
+def imported_names(path: Path, name: str) -> set[str]:
+    """Every module ``path`` (the module ``name``) imports, anywhere in it, as absolute dotted
+    names; ``from a import b`` names ``a.b`` when that is a module of veil, else ``a``."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[:len(package.split(".")) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module
+            for alias in node.names:
+                found.add(f"{module}.{alias.name}" if f"{module}.{alias.name}" in modules() else module)
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr == "import_module" and node.args and isinstance(node.args[0], ast.Constant)):
+            found.add(node.args[0].value)
+    return found
+
+
+@lru_cache(maxsize=None)
+def graph() -> dict[str, frozenset[str]]:
+    """Module → the modules of veil it imports."""
+    return {name: frozenset(m for m in imported_names(path, name) if m in modules() and m != name)
+            for name, path in modules().items()}
+
+
+def circles(edges: dict[str, frozenset[str]]) -> list[list[str]]:
+    """One import circle per group of modules that reach each other, as ``[a, b, …, a]``."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+
+    def visit(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for vertex in sorted(edges):
+        if vertex not in index:
+            visit(vertex)
+    return [_shortest_circle(edges, group) for group in groups]
+
+
+def _shortest_circle(edges: dict[str, frozenset[str]], group: list[str]) -> list[str]:
+    start, members = group[0], set(group)
+    came_from = {start: None}
+    queue = deque([start])
+    while queue:
+        v = queue.popleft()
+        for w in sorted(edges.get(v, ())):
+            if w == start:
+                path = [v]
+                while came_from[path[-1]] is not None:
+                    path.append(came_from[path[-1]])
+                return [*reversed(path), start]
+            if w in members and w not in came_from:
+                came_from[w] = v
+                queue.append(w)
+    raise AssertionError(f"no circle through {start}")
+
+
+def part(module: str) -> str:
+    """The part of the package a module belongs to: ``veil.dp.noise`` → ``dp``."""
+    return module.split(".")[1] if "." in module else module
+
+
+# --------------------------------------------------------------------------- the rules
+
+def test_the_reader_sees_lazy_imports():
+    # veil.cli.anonymize imports the configuration only inside its commands
+    assert "veil.config" in graph()["veil.cli.anonymize"]
+    assert "veil.cli" in graph()["veil.__main__"]
+
+
+def test_no_import_circles():
+    found = circles(graph())
+    assert not found, "import circles: " + "; ".join(" → ".join(circle) for circle in found)
+
+
+def test_a_circle_is_named():
+    toy = {"a": frozenset({"b"}), "b": frozenset({"c"}), "c": frozenset({"a", "d"}), "d": frozenset(),
+           "e": frozenset({"f"}), "f": frozenset({"e"})}
+    assert circles(toy) == [["a", "b", "c", "a"], ["e", "f", "e"]]
+
+
+def test_every_part_of_the_package_has_a_layer():
+    assert {part(module) for module in modules()} == set(LAYERS)
+
+
+def test_imports_run_downward():
+    upward = [f"{module} → {target}" for module, targets in graph().items() for target in sorted(targets)
+              if part(module) != part(target) and LAYERS[part(target)] >= LAYERS[part(module)]]
+    assert not upward, "imports that do not run downward (see LAYERS): " + "; ".join(upward)
+
+
+@pytest.mark.parametrize("module", sorted(m for m in modules() if part(m) not in ("cli", "__main__")))
+def test_domain_modules_never_reach_the_terminal(module):
+    names = imported_names(modules()[module], module)
+    terminal = sorted(n for n in names if n.split(".")[0] in TERMINAL or n == "veil.cli" or n.startswith("veil.cli."))
+    assert not terminal, f"{module} imports {', '.join(terminal)}; only veil.cli may"
+
+
+def test_the_command_line_does_reach_the_terminal():
+    # the rule above looks at the right names: the command line does import them
+    assert {"typer", "rich.console"} <= imported_names(modules()["veil.cli.console"], "veil.cli.console")

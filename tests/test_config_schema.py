@@ -1,0 +1,210 @@
+"""The JSON Schema of the configuration files: generated from the tables the parser reads, shipped
+with veil, printed by ``veil config schema``, named by ``veil init``; every example validates,
+every key of the tables is accepted by both the parser and the schema, and mistakes are refused
+by both."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+import veil.metrics
+from veil.cli import app
+from veil.config import ConfigError, load_config, write_starter_config
+from veil.config.parser import Parser
+from veil.config.schema import (ALGORITHMS, BUILDERS, COLUMN_ROLES, HIERARCHY_FILE_OPTIONS, METRICS, MODELS,
+                                ORDER_FILE_OPTIONS, OUTPUT_OPTIONS, SECTIONS, SHIPPED_SCHEMA, Boolean, Choice, Column,
+                                Columns, JsonOnly, Nullable, Number, PerColumn, SensitiveColumn, WholeNumber,
+                                configuration_schema, schema_text)
+from veil.data.bundled import adult_folder
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
+VALIDATOR = jsonschema.Draft202012Validator(configuration_schema())
+
+PEOPLE = ("id,name,age,zip,sex,disease,when\n"
+          "1,Ann,28,13053,F,flu,2024-01-05\n2,Bob,29,13068,M,cancer,2024-02-11\n3,Cid,21,13068,M,flu,2023-12-30\n"
+          "4,Dee,23,13053,F,cold,2024-03-01\n")
+
+BASE = {
+    "data": "people.csv",
+    "columns": {"quasi_identifiers": ["age", "zip", "sex"], "sensitive": ["disease"], "identifying": ["id", "name"]},
+    "hierarchies": {"age": {"intervals": {"widths": [10, 20]}}, "zip": {"masking": {}}, "sex": {"flat": {}}},
+    "models": [{"k_anonymity": {"k": 2}}],
+}
+
+# Values for the options whose type only the JSON Schema describes (the parser checks them with
+# rules of its own, or hands them to the object that takes them).
+JSON_ONLY_EXAMPLES = {
+    ("intervals", "widths"): [10, 20], ("intervals", "start"): 0, ("intervals", "top"): "any",
+    ("masking", "char"): "#", ("masking", "top"): "any",
+    ("dates", "units"): ["month", "year"], ("dates", "format"): "%Y-%m-%d", ("dates", "top"): "any",
+    ("flat", "top"): "any",
+    ("workload", "queries"): 50, ("workload", "max_attributes"): 2, ("workload", "seed"): 1,
+    ("workload", "sanity"): 2.0,
+    ("file", "file"): "sex.csv", ("file", "delimiter"): ";",
+}
+
+
+def example(owner: str, key: str, check):
+    """A valid value of an option, from its type."""
+    if isinstance(check, WholeNumber):
+        return max(check.minimum, 2)
+    if isinstance(check, Number):
+        lo = 0.0 if check.lo is None else check.lo
+        return lo + 0.5 if check.hi is None else (lo + check.hi) / 2
+    if isinstance(check, Choice):
+        return check.choices[0]
+    if isinstance(check, Boolean):
+        return False
+    if isinstance(check, (SensitiveColumn, Column)):
+        return "disease"
+    if isinstance(check, Columns):
+        return ["zip"]
+    if isinstance(check, (Nullable, PerColumn)):
+        return example(owner, key, check.inner)
+    assert isinstance(check, JsonOnly), f"no example for {owner}.{key}"
+    return JSON_ONLY_EXAMPLES[owner, key]
+
+
+def examples_of(owner: str, options) -> dict:
+    return {key: example(owner, key, option.check) for key, option in options.items()}
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    (tmp_path / "people.csv").write_text(PEOPLE, encoding="utf-8")
+    (tmp_path / "sex.csv").write_text("F;*\nM;*\n", encoding="utf-8")
+    (tmp_path / "order.txt").write_text("F\nM\n", encoding="utf-8")
+    return tmp_path
+
+
+def parse(folder: Path, doc: dict):
+    path = folder / "job.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    return load_config(path)
+
+
+def schema_errors(doc: dict) -> list[str]:
+    return [error.message for error in VALIDATOR.iter_errors(doc)]
+
+
+# --------------------------------------------------------------------------- the schema itself
+
+def test_the_shipped_schema_is_the_one_the_tables_generate():
+    assert SHIPPED_SCHEMA.read_text(encoding="utf-8") == schema_text()
+    jsonschema.Draft202012Validator.check_schema(json.loads(schema_text()))
+    assert configuration_schema()["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+
+
+def test_veil_config_schema_prints_it():
+    result = CliRunner().invoke(app, ["config", "schema"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == schema_text()
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_every_example_validates_and_loads(path):
+    first, text = path.read_text(encoding="utf-8").split("\n", 1)
+    named = first.removeprefix("# yaml-language-server: $schema=")
+    assert named != first and (path.parent / named).resolve() == SHIPPED_SCHEMA  # editors find the schema
+    assert not schema_errors(yaml.safe_load(text))
+    assert load_config(path).models()
+
+
+def test_init_names_the_shipped_schema_and_writes_a_valid_file(tmp_path):
+    out = tmp_path / "adult.yaml"
+    write_starter_config(adult_folder() / "adult.csv", out)
+    first, text = out.read_text(encoding="utf-8").split("\n", 1)
+    assert first == f"# yaml-language-server: $schema={SHIPPED_SCHEMA.resolve().as_uri()}"
+    assert Path(SHIPPED_SCHEMA).is_file()
+    assert not schema_errors(yaml.safe_load(text))
+
+
+# --------------------------------------------------------------------------- one source of truth
+
+def test_every_section_is_read_by_the_table_or_by_a_reader_of_the_parser():
+    readers = set(Parser("x.yaml", Path(".")).readers)
+    assert readers == {key for key, section in SECTIONS.items() if section.field is None}
+    assert all(section.build is None or section.field for section in SECTIONS.values())
+
+
+def test_the_metric_table_is_veil_metrics():
+    assert set(METRICS) == set(veil.metrics.METRICS)
+    for key, metric in METRICS.items():
+        takes = [p for p in inspect.signature(veil.metrics.METRICS[key].__init__).parameters if p != "self"]
+        assert list(metric.options) == takes, key
+
+
+def test_the_schema_knows_every_key_the_parser_accepts(folder):
+    """Every key of every table, with a value of its type, in a document both accept."""
+    documents = [
+        {**BASE, "delimiter": ",", "missing_values": ["", "NA"], "suppression_limit": 0.1,
+         "orders": {"sex": ["F", "M"], "zip": examples_of("file", ORDER_FILE_OPTIONS)},
+         "output": examples_of("output", OUTPUT_OPTIONS)},
+        {**BASE, "hierarchies": {**BASE["hierarchies"], "sex": "sex.csv",
+                                 "disease": examples_of("file", HIERARCHY_FILE_OPTIONS)}},
+    ]
+    documents += [{**BASE, "models": [{name: examples_of(name, model.options)}]} for name, model in MODELS.items()]
+    for name, algorithm in ALGORITHMS.items():
+        documents += [{**BASE, "algorithm": name},
+                      {**BASE, "algorithm": {"name": name, **examples_of(name, algorithm.options)}}]
+    for name, metric in METRICS.items():
+        documents.append({**BASE, "metric": {"name": name, **examples_of(name, metric.options)}})
+        if not any(option.required for option in metric.options.values()):
+            documents.append({**BASE, "metric": name})
+    documents += [{**BASE, "metric": alias} for alias in veil.metrics.ALIASES]
+    documents += [{**BASE, "hierarchies": {**BASE["hierarchies"], "age": {kind: examples_of(kind, builder.options)}}}
+                  for kind, builder in BUILDERS.items()]
+    for doc in documents:
+        assert not schema_errors(doc), doc
+        assert parse(folder, doc).model_specs
+    assert {key for doc in documents for key in doc} == set(SECTIONS)
+    assert {key for doc in documents for key in doc["columns"]} == set(COLUMN_ROLES)
+
+
+# --------------------------------------------------------------------------- mistakes
+
+def _with(**changes) -> dict:
+    return {**BASE, **changes}
+
+
+MISTAKES = [
+    ("unknown top-level key", _with(suppresion_limit=0.1), "unknown key 'suppresion_limit'"),
+    ("unknown model", _with(models=[{"k_anonimity": {"k": 2}}]), "unknown model 'k_anonimity'"),
+    ("k below 1", _with(models=[{"k_anonymity": {"k": 0}}]), "at least 1"),
+    ("unknown model option", _with(models=[{"k_anonymity": {"k": 2, "kk": 3}}]), "unknown key 'kk'"),
+    ("a model without its option", _with(models=[{"k_anonymity": {}}]), "needs 'k'"),
+    ("no model", _with(models=[]), "models is empty"),
+    ("t above 1", _with(models=[{"t_closeness": {"t": 1.2}}]), "at most 1"),
+    ("suppression of 1", _with(suppression_limit=1), "below 1"),
+    ("shuffle as a word", _with(output={"shuffle": "maybe"}), "true or false"),
+    ("unknown output option", _with(output={"suppresed": "star"}), "unknown key 'suppresed'"),
+    ("unknown search", _with(algorithm={"name": "fulldomain", "search": "fast"}), "'fast'"),
+    ("unknown algorithm", _with(algorithm="fuldomain"), "unknown algorithm 'fuldomain'"),
+    ("option of another algorithm", _with(algorithm={"name": "mondrian", "search": "optimal"}), "unknown key 'search'"),
+    ("unknown metric", _with(metric="los"), "unknown metric 'los'"),
+    ("unknown builder", _with(hierarchies={**BASE["hierarchies"], "age": {"interval": {"widths": [10]}}}),
+     "unknown key 'interval'"),
+    ("intervals without widths", _with(hierarchies={**BASE["hierarchies"], "age": {"intervals": {}}}),
+     "needs 'widths'"),
+    ("a two-character mask", _with(hierarchies={**BASE["hierarchies"], "zip": {"masking": {"char": "**"}}}),
+     "one character"),
+    ("a two-character delimiter", _with(delimiter=";;"), "one character"),
+    ("no quasi-identifiers", _with(columns={"sensitive": ["disease"]}), "quasi_identifiers"),
+    ("unknown role", _with(columns={**BASE["columns"], "sensitiv": ["disease"]}), "unknown key 'sensitiv'"),
+    ("no columns", {k: v for k, v in BASE.items() if k != "columns"}, "'columns' is missing"),
+]
+
+
+@pytest.mark.parametrize("doc, words", [(doc, words) for _, doc, words in MISTAKES], ids=[m[0] for m in MISTAKES])
+def test_mistakes_are_refused_by_both(folder, doc, words):
+    assert schema_errors(doc)
+    with pytest.raises(ConfigError, match=words.replace("(", r"\(")):
+        parse(folder, doc)
