@@ -23,15 +23,21 @@ from __future__ import annotations
 import typer
 
 from veil.cli.anonymize import anonymize_command, demo_command, init_command
-from veil.cli.attack import attack_app
 from veil.cli.check import check_command
-from veil.cli.config import config_app
 from veil.cli.console import command_group
-from veil.cli.dp import dp_app
-from veil.cli.experiment import experiment_app
-from veil.cli.ldp import ldp_app
 
-app = command_group(no_args_is_help=True, help="Privacy-preserving data publishing: check, anonymize, attack, release.")
+# The command groups, each imported only when it runs (see console.LazyGroup): name → (module,
+# its Typer application, the help ``veil --help`` shows).
+GROUPS = {
+    "attack": ("veil.cli.attack", "attack_app", "Attack a release as an adversary who knows the algorithm."),
+    "experiment": ("veil.cli.experiment", "experiment_app", "Reproduce the published experiments."),
+    "dp": ("veil.cli.dp", "dp_app", "Answer queries under differential privacy, charging a budget."),
+    "ldp": ("veil.cli.ldp", "ldp_app", "Local differential privacy: frequency oracles, simulated or for real."),
+    "config": ("veil.cli.config", "config_app", "The configuration files: their JSON Schema, for editors."),
+}
+
+app = command_group(lazy=GROUPS, no_args_is_help=True,
+                    help="Privacy-preserving data publishing: check, anonymize, attack, release.")
 
 
 def _print_version(value: bool) -> None:
@@ -54,11 +60,6 @@ app.command("check")(check_command)
 app.command("anonymize")(anonymize_command)
 app.command("init")(init_command)
 app.command("demo")(demo_command)
-app.add_typer(attack_app, name="attack", help="Attack a release as an adversary who knows the algorithm.")
-app.add_typer(experiment_app, name="experiment", help="Reproduce the published experiments.")
-app.add_typer(dp_app, name="dp", help="Answer queries under differential privacy, charging a budget.")
-app.add_typer(ldp_app, name="ldp", help="Local differential privacy: frequency oracles, simulated or for real.")
-app.add_typer(config_app, name="config", help="The configuration files: their JSON Schema, for editors.")
 
 
 def main() -> None:
