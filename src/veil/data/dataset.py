@@ -74,6 +74,8 @@ class Dataset:
         # The columns every analysis encodes; a CSV file's are read straight into codes.
         encoded = list(dict.fromkeys(self.quasi_identifiers + self.sensitive))
         self.table: Table = data if isinstance(data, Table) else read_table(data, delimiter, dictionary=encoded)
+        # Columns this Dataset read as codes hold every value of their dictionaries.
+        self._read_as_codes = frozenset() if isinstance(data, Table) else frozenset(encoded)
         self._column_set = frozenset(self.table.columns)
         self.missing_values = tuple(missing_values)
         self.orders = {k: list(v) for k, v in (orders or {}).items()}
@@ -178,7 +180,7 @@ class Dataset:
         """Encode the columns, one per thread (Arrow's hashing and NumPy's gathers release the GIL)."""
         def encode(name: str) -> EncodedColumn:
             return encode_column(name, self.table.data.column(name), missing_values=self.missing_values,
-                                 order=self.orders.get(name))
+                                 order=self.orders.get(name), dictionary_in_use=name in self._read_as_codes)
 
         self._encoded.update(zip(names, map_threads(encode, names)))
         self._share_codes(names)
@@ -191,7 +193,9 @@ class Dataset:
         for name in names:
             column = self._encoded[name]
             if column.verbatim and pa.types.is_dictionary(data.schema.field(name).type):
-                shared = pa.DictionaryArray.from_arrays(arrays.from_numpy(column.codes), arrays.strings(column.labels))
+                # The codes index the labels by construction: no need to check them row by row.
+                shared = pa.DictionaryArray.from_arrays(arrays.from_numpy(column.codes), arrays.strings(column.labels),
+                                                        safe=False)
                 data = data.set_column(data.schema.get_field_index(name), name, pa.chunked_array([shared]))
         if data is not self.table.data:
             self.table = dataclasses.replace(self.table, data=data)

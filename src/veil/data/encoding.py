@@ -195,6 +195,7 @@ def encode_column(
     *,
     missing_values: Sequence[str] = (MISSING_LABEL,),
     order: Sequence[str] | None = None,
+    dictionary_in_use: bool = False,
 ) -> EncodedColumn:
     """Dictionary-encode one column.
 
@@ -208,6 +209,8 @@ def encode_column(
         missing_values: cell texts that mean "missing" besides null and NaN.
         order: optional explicit order of the values of an ordinal column; every value that occurs
             must be listed.
+        dictionary_in_use: the column is dictionary-encoded with only values its rows hold in
+            each chunk's dictionary (as veil's readers encode it), so they need not be counted.
 
     Raises:
         ColumnError: when ``order`` does not list every value of the column.
@@ -217,7 +220,7 @@ def encode_column(
                                              or any(chunk.dictionary.null_count for chunk in arr.chunks)):
         arr = arr.cast(arr.type.value_type)
     if pa.types.is_dictionary(arr.type):
-        indices, slots, dictionary = _present_dictionary(arr)
+        indices, slots, dictionary = _present_dictionary(arr, dictionary_in_use)
         value_type = arr.type.value_type
     else:
         value_type = arr.type
@@ -299,11 +302,12 @@ def _is_text(kind: pa.DataType) -> bool:
     return pa.types.is_string(kind) or pa.types.is_large_string(kind)
 
 
-def _present_dictionary(arr: pa.ChunkedArray) -> tuple[list[pa.Array], list[np.ndarray], pa.Array]:
+def _present_dictionary(arr: pa.ChunkedArray, in_use: bool) -> tuple[list[pa.Array], list[np.ndarray], pa.Array]:
     """A dictionary-encoded column's indices, with one dictionary for the whole column: each
     value once, and only values some row holds (the one ``dictionary_encode`` of its values
     gives). Each chunk keeps its indices; ``slots[c][i]`` is the position of its dictionary's
-    entry ``i`` in that dictionary."""
+    entry ``i`` in that dictionary. With ``in_use``, every entry is known to be held by a row
+    of its chunk, and the rows are not counted to find out."""
     chunks = arr.chunks
     if not chunks:
         return [], [], pa.nulls(0, arr.type.value_type)
@@ -316,7 +320,10 @@ def _present_dictionary(arr: pa.ChunkedArray) -> tuple[list[pa.Array], list[np.n
     for c, chunk in enumerate(chunks):
         entries = len(chunk.dictionary)
         index = chunk.indices.cast(pa.int32())
-        held = np.bincount(arrays.to_numpy(index, null=entries), minlength=entries + 1)[:entries] > 0
+        if in_use:
+            held = slice(None)
+        else:
+            held = np.bincount(arrays.to_numpy(index, null=entries), minlength=entries + 1)[:entries] > 0
         used[value_of_entry[starts[c]:starts[c + 1]][held]] = True
         indices.append(index)
     renumber = np.where(used, np.cumsum(used) - 1, -1)  # -1: an entry no row holds
@@ -327,18 +334,20 @@ def _present_dictionary(arr: pa.ChunkedArray) -> tuple[list[pa.Array], list[np.n
 def _gather(code_of: np.ndarray, indices: list[pa.Array], slots: list[np.ndarray],
             missing_code: int | None) -> np.ndarray:
     """The code of every row (``int32``): ``code_of[slots[c][index]]`` for the rows of chunk
-    ``c`` (-1 in a slot: an entry no row holds), ``missing_code`` for a null index."""
-    total = sum(len(chunk) for chunk in indices)
-    codes = np.empty(total, dtype=np.int32)
-    start = 0
+    ``c`` (-1 in a slot: an entry no row holds), ``missing_code`` for a null index. Arrow's take
+    reads the 32-bit indices as they are (NumPy would widen them first)."""
+    parts = []
     for index, slot in zip(indices, slots):
         # Each chunk's own lookup, with the slot after its last entry for nulls.
         lookup = np.full(len(slot) + 1, -1 if missing_code is None else missing_code, dtype=np.int32)
         held = np.flatnonzero(slot >= 0)
         lookup[held] = code_of[slot[held]]
-        np.take(lookup, arrays.to_numpy(index, null=len(slot)), out=codes[start:start + len(index)])
-        start += len(index)
-    return codes
+        if index.null_count:
+            index = arrays.from_numpy(arrays.to_numpy(index, null=len(slot)))
+        parts.append(arrays.to_numpy(pc.take(arrays.from_numpy(lookup), index)))
+    if not parts:
+        return np.zeros(0, dtype=np.int32)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 def _parse_numeric(dictionary: pa.Array) -> np.ndarray | None:

@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 from veil.data.encoding import to_arrow
 from veil.errors import DataError, ParameterError
 from veil.output import describe_os_error
-from veil.parallel import thread_count
+from veil.parallel import map_threads, thread_count
 
 CANDIDATE_DELIMITERS = (";", ",", "\t", "|")
 SNIFF_BYTES = 1 << 16
@@ -225,8 +225,12 @@ def refuse_unreadable_types(data: pa.Table, where: str) -> None:
                         "to text before using the table.")
 
 
-def from_frame(frame) -> Table:
+def from_frame(frame, dictionary: Iterable[str] = ()) -> Table:
     """Wrap a pandas or polars DataFrame (or a pyarrow Table) without copying or modifying it.
+
+    A polars frame's text columns named in ``dictionary`` are dictionary-encoded straight from
+    polars' own strings (string views, handed over without a copy), on every core; the other
+    columns are converted as polars converts them.
 
     Raises:
         DataError: the frame has no rows, or is of another type.
@@ -238,13 +242,34 @@ def from_frame(frame) -> Table:
             raise DataError("the DataFrame has two columns with the same name; rename one.")
         data = pa.table({name: to_arrow(frame.iloc[:, i]) for i, name in enumerate(columns)})
     elif kind == "polars":
-        data = frame.to_arrow()
+        data = _polars_table(frame, set(dictionary))
     else:
         data = frame
     if data.num_rows == 0:
         raise DataError("the table has no records; an empty table cannot be published.")
     refuse_unreadable_types(data, f"the {kind} table")
     return Table(data, kind, source=frame)
+
+
+def _polars_table(frame, codes: set[str]) -> pa.Table:
+    """A polars frame as an Arrow table, its text columns in ``codes`` as dictionary arrays of text."""
+    import polars as pl
+
+    text = [name for name, kind in frame.schema.items() if name in codes and kind == pl.String]
+    if not text:
+        return frame.to_arrow()
+    plain = frame.drop(text).to_arrow()
+    views = frame.select(text).to_arrow(compat_level=pl.CompatLevel.newest())
+
+    def encode(name: str) -> pa.ChunkedArray:
+        # Arrow hashes string views, but few of its other kernels read them: the dictionary,
+        # small, is turned into ordinary text.
+        encoded = views.column(name).dictionary_encode()
+        return pa.chunked_array([pa.DictionaryArray.from_arrays(chunk.indices, chunk.dictionary.cast(pa.large_string()))
+                                 for chunk in encoded.chunks], type=pa.dictionary(pa.int32(), pa.large_string()))
+
+    encoded = dict(zip(text, map_threads(encode, text)))
+    return pa.table({name: encoded[name] if name in encoded else plain.column(name) for name in frame.columns})
 
 
 def _frame_kind(frame) -> str:
@@ -262,11 +287,12 @@ def _frame_kind(frame) -> str:
 def read_table(source, delimiter: str | None = None, dictionary: Iterable[str] = ()) -> Table:
     """Read a table from a path (``.parquet``/``.pq`` as Parquet, anything else as CSV) or a frame.
 
-    A CSV file's columns named in ``dictionary`` are read straight into codes (see :func:`read_csv`).
+    A CSV file's columns named in ``dictionary`` are read straight into codes (see :func:`read_csv`),
+    a polars frame's are encoded from its own strings (see :func:`from_frame`).
     """
     if isinstance(source, (str, os.PathLike)):
         suffix = Path(source).suffix.lower()
         if suffix in (".parquet", ".pq"):
             return read_parquet(source)
         return read_csv(source, delimiter, dictionary)
-    return from_frame(source)
+    return from_frame(source, dictionary)
