@@ -83,6 +83,7 @@ from veil import (AlphaKAnonymity, BetaLikeness, Dataset, DeltaDisclosure, Disti
                   RecursiveCLDiversity, TCloseness)
 from veil.data.bundled import ADULT_QUASI_IDENTIFIERS, adult_csv, adult_hierarchies
 
+import alphabeta
 import fulldomain
 import attacks
 import dp
@@ -96,11 +97,12 @@ import startup
 import threads
 from harness import (SEED, cpu_model, fmt_ratio, fmt_time, fmt_value, positive_int, read_adult_polars, resample,
                      with_peer_versions, wrap, write_results)
+import timing
 from timing import best_of, progress
 
 QUASI_IDENTIFIERS = list(ADULT_QUASI_IDENTIFIERS)
 SENSITIVE = "occupation"
-BENCHMARKS = ("checker", "fulldomain", "local", "attacks", "dp", "ldp", "startup", "memory", "threads")
+BENCHMARKS = ("checker", "fulldomain", "local", "attacks", "dp", "ldp", "alphabeta", "startup", "memory", "threads")
 # The goals: every model together on Adult, and each model on the large table.
 ADULT_GOAL_S = 0.2
 FLOOR_GOAL_RATIO = 3.0
@@ -579,6 +581,8 @@ def main(argv: list[str] | None = None) -> int:
         "dp": ("dp", lambda: dp.run(args.dp_rows, args.repeat, args.skip_diffprivlib, args.skip_opendp), None,
                dp.terminal_report, dp.markdown_report),
         "ldp": ("ldp", lambda: ldp.run(args.repeat), None, ldp.terminal_report, ldp.markdown_report),
+        "alphabeta": ("alphabeta", lambda: alphabeta.run(args.repeat), None, alphabeta.terminal_report,
+                      alphabeta.markdown_report),
         "startup": ("startup", lambda: startup.run(args.repeat, args.one_off_rows, args.encode_rows), None,
                     startup.terminal_report, startup.markdown_report),
         "memory": ("memory", lambda: memory.run(args.memory_rows), None, memory.terminal_report,
@@ -587,15 +591,23 @@ def main(argv: list[str] | None = None) -> int:
                     threads.markdown_report),
     }
     chosen = [args.only] if args.only else list(BENCHMARKS)
+    # What ties every results file to this run, and how busy the machine was around each benchmark
+    # (it may be shared with other jobs): the README's summary reports both.
+    started = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    command = " ".join(["python", "benchmarks/run.py", *(argv if argv is not None else sys.argv[1:])])
     for i, name in enumerate(chosen):
         filename, execute, for_json, terminal, markdown = benchmarks[name]
         if i:
             print()
+        load_before, mark = os.getloadavg()[0], len(timing.SAMPLES)
         results = execute()
         print(terminal(results))
-        write_results(args.out, filename, for_json(results) if for_json else results, markdown(results))
+        stored = dict(for_json(results) if for_json else results)
+        stored["run"] = {"started": started, "command": command, "load_before": load_before,
+                         "load_after": os.getloadavg()[0], "spread": timing.spread_since(mark)}
+        write_results(args.out, filename, stored, markdown(results))
         if args.out.resolve() == RESULTS.resolve():
-            readme.update([filename])
+            readme.update([filename, readme.SUMMARY])
     return 0
 
 

@@ -122,8 +122,12 @@ def check(dataset: Dataset, *, c: float = 2.0, k: int | None = None, alpha: floa
         dataset: the table, with quasi-identifiers and (for every model but k-anonymity)
             sensitive columns.
         c: the c of recursive (c,ℓ)-diversity, whose level is the largest ℓ it allows.
-        k, alpha, l, t, delta, beta: thresholds to check (``l`` for all three ℓ-diversity
-            models, ``t`` for the three distances, ``beta`` for both β-likeness models).
+        k: the k of k-anonymity (and of (α,k)-anonymity) to check.
+        alpha: the α of (α,k)-anonymity to check.
+        l: the ℓ to check, for all three ℓ-diversity models.
+        t: the t to check, for t-closeness under all three distances.
+        delta: the δ of δ-disclosure privacy to check.
+        beta: the β to check, for basic and enhanced β-likeness.
         risk_threshold: per-record risk above which a record counts as at risk.
         population: a population table for journalist risk.
         classes: precomputed classes of ``dataset`` (default: its ungeneralized classes).

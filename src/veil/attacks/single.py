@@ -485,8 +485,10 @@ def release_classes(source, *, quasi_identifiers: str | Sequence[str] | None = N
         source: a veil ``Release`` (its published table is read, so record indices are its rows),
             :class:`EquivalenceClasses` (used as they are), a :class:`Dataset` of a released
             table, or a released table as a path or a pandas/polars frame.
-        quasi_identifiers, sensitive: the roles; for a ``Release`` or a ``Dataset`` they default
-            to its own.
+        quasi_identifiers: the quasi-identifying columns; for a ``Release`` or a ``Dataset`` they
+            default to its own.
+        sensitive: the sensitive columns; for a ``Release`` or a ``Dataset`` they default to its
+            own.
         hierarchies: hierarchies of sensitive columns (the similarity attack's groups); for a
             ``Release`` they default to the input's.
         delimiter: the CSV delimiter when ``source`` is a CSV path (sniffed when ``None``).
@@ -527,11 +529,18 @@ def attack_release(source, *, quasi_identifiers: str | Sequence[str] | None = No
     """Run every single-release attack and the disclosure measures on every sensitive column.
 
     Args:
-        source, quasi_identifiers, sensitive, hierarchies, delimiter: the release, as
-            :func:`release_classes` reads it.
-        max_m, threshold: the background-knowledge adversary (:func:`background_knowledge`);
-            ``max_m`` is capped per column at its number of distinct values minus one.
-        skew, rare: the skewness factor and rarity limit (:func:`skewness`).
+        source: the release, as :func:`release_classes` reads it.
+        quasi_identifiers: as :func:`release_classes` reads them.
+        sensitive: as :func:`release_classes` reads them.
+        hierarchies: as :func:`release_classes` reads them.
+        delimiter: as :func:`release_classes` reads it.
+        max_m: the most values the background-knowledge adversary rules out
+            (:func:`background_knowledge`); capped per column at its number of distinct values
+            minus one.
+        threshold: the posterior at which the background-knowledge adversary counts a record as
+            disclosed (:func:`background_knowledge`).
+        skew: the skewness factor (:func:`skewness`).
+        rare: the skewness attack's rarity limit (:func:`skewness`).
         level: the hierarchy level of the similarity groups (:func:`similarity`); columns
             without a hierarchy skip the similarity attack, with a note.
 

@@ -456,9 +456,13 @@ def tradeoff(original: Dataset, release, target: str, *, classifiers: Sequence[s
         release: a veil ``Release`` of it, or its released table (see
             :meth:`TradeoffWorkload.measure`).
         target: the column the classifiers predict (the sensitive one or a neutral one).
-        classifiers, test_size, rng: the workload (see :class:`TradeoffWorkload`).
+        classifiers: the workload's classifiers (see :class:`TradeoffWorkload`).
         sensitive: the sensitive column whose disclosure is measured (default: the only one).
-        quasi_identifiers, delimiter: how to read a released table.
+        test_size: the share of each target value's records held out for testing (see
+            :class:`TradeoffWorkload`).
+        rng: the seed or generator of the split and the tree (see :class:`TradeoffWorkload`).
+        quasi_identifiers: the released table's quasi-identifiers (default: the original's).
+        delimiter: the CSV delimiter when ``release`` is a CSV path (sniffed when ``None``).
 
     Raises:
         ColumnError, ParameterError, DataError: see :class:`TradeoffWorkload` and

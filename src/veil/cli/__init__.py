@@ -7,8 +7,9 @@ module              commands
 ``check``           ``veil check``: every privacy model and the re-identification risk of a table
 ``anonymize``       ``veil anonymize``, ``veil init`` (a starter configuration), ``veil demo``
 ``attack``          ``veil attack single``, ``veil attack intersection``
-``experiment``      ``veil experiment composition``, ``veil experiment tradeoff``
+``experiment``      ``veil experiment composition``, ``veil experiment tradeoff``, ``veil experiment alphabeta``
 ``dp``              ``veil dp count|sum|mean|quantile|histogram|budget``
+``alphabeta``       ``veil alphabeta estimate|parameters``: the αβ algorithm's view and parameters
 ``ldp``             ``veil ldp simulate``
 ``config``          ``veil config schema``: the JSON Schema of the configuration files
 ``console``         what every command shares: errors as one sentence, option parsing, progress
@@ -33,6 +34,8 @@ GROUPS = {
     "experiment": ("veil.cli.experiment", "experiment_app", "Reproduce the published experiments."),
     "dp": ("veil.cli.dp", "dp_app", "Answer queries under differential privacy, charging a budget."),
     "ldp": ("veil.cli.ldp", "ldp_app", "Local differential privacy: frequency oracles, simulated or for real."),
+    "alphabeta": ("veil.cli.alphabeta", "alphabeta_app",
+                  "The αβ algorithm: answer counting queries from a view, choose α and β."),
     "config": ("veil.cli.config", "config_app", "The configuration files: their JSON Schema, for editors."),
 }
 

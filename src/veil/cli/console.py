@@ -119,6 +119,13 @@ class LazyGroup(click.Group):
         # Running the group (or asking for its help) runs the real one.
         return self.loaded().make_context(info_name, args, parent=parent, **extra)
 
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        # Asked only by what walks the command tree (the docs' CLI reference), never by a run.
+        return self.loaded().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, cmd_name: str):
+        return self.loaded().get_command(ctx, cmd_name)
+
 
 def command_group(lazy: Mapping[str, tuple[str, str, str]] | None = None, **options) -> typer.Typer:
     """A ``typer.Typer`` group as every veil group is made: usage errors as one sentence, no

@@ -600,8 +600,9 @@ def dp_histogram(data: Any, columns: str | Sequence[str], epsilon: float, delta:
                        variance=mech.variance)
 
 
-#: a contingency table is a histogram over several columns
 dp_contingency = dp_histogram
+"""A contingency table is a histogram over several columns: :func:`dp_histogram` under the name
+statisticians use for it."""
 
 
 # ---------------------------------------------------------------------------------------------

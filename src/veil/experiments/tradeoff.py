@@ -228,7 +228,9 @@ def run_tradeoff(*, k: Sequence[int] | None = DEFAULT_K, l: Sequence[float] | No
     """Run the experiment (see the module) and return its measurements.
 
     Args:
-        k, l, t: the values of k, ℓ and t to anonymize with (``None`` or empty skips a model).
+        k: the values of k to anonymize with (``None`` or empty skips k-anonymity).
+        l: the values of ℓ to anonymize with (``None`` or empty skips ℓ-diversity).
+        t: the values of t to anonymize with (``None`` or empty skips t-closeness).
         seed: the seed of the sample, the splits and the classifiers (recorded in every output).
         classifiers: the workload's classifiers (default: tree, bayes, logistic).
         algorithm: ``"fulldomain"`` (default) or ``"mondrian"``.
