@@ -53,10 +53,26 @@ def mib(n: float) -> str:
     return f"{n / 2**20:,.0f} MiB"
 
 
-def machine(meta: dict) -> str:
-    """The sentence that says when and where the figures were measured."""
+def machine(meta: dict, run: dict | None = None) -> str:
+    """The sentence that says when and where the figures were measured and, given the ``run``
+    entry ``benchmarks/run.py`` stores, how busy the machine was and how much the runs varied."""
     versions = ", ".join(f"{k} {v}" for k, v in meta["versions"].items())
-    return f"*Measured {meta['date']} on {meta['cpu']} ({meta['cores']} cores), Python {meta['python']}; {versions}.*"
+    return (f"*Measured {meta['date']} on {meta['cpu']} ({meta['cores']} cores), Python {meta['python']}; "
+            f"{versions}.*" + conditions(run, meta["cores"]))
+
+
+def conditions(run: dict | None, cores) -> str:
+    """The load on the machine around a benchmark, and the spread of veil's repeated runs."""
+    if not run:
+        return ""
+    busy = max(run["load_before"], run["load_after"]) > cores
+    text = (f" Load average {run['load_before']:.1f} before, {run['load_after']:.1f} after"
+            + (f" (above the {cores} cores: other jobs shared the machine)" if busy else ""))
+    spread = run.get("spread")
+    if spread:
+        text += (f"; over its {spread['figures']} repeated figures the median run took {x(spread['median_over_best'])}"
+                 f" the best, the slowest at most {x(spread['worst_over_best'])}")
+    return text + "."
 
 
 def goals(results: dict) -> list[str]:
@@ -91,7 +107,7 @@ def checker(r: dict) -> list[str]:
     rows.append(["all models together (`veil.check`)", t(adult["veil"]["check_s"]), t(total),
                  x(total / adult["veil"]["check_s"]) if total else "—", t(large["veil"]["check_s"]),
                  x(large["veil"]["check_s"] / large["floor_s"])])
-    return [machine(r["meta"]) + f" veil: best of {r['meta']['repeat']}; pyCANON once per function.", "",
+    return [machine(r["meta"], r.get("run")) + f" veil: best of {r['meta']['repeat']}; pyCANON once per function.", "",
             *table(["model", "veil, Adult", "pyCANON, Adult", "veil faster by", f"veil, {large['veil']['rows']:,} rows",
                     "/ polars floor"], rows),
             "", f"The polars floor (a bare `group_by` over the quasi-identifiers) took {t(adult['floor_s'])} on Adult "
@@ -112,7 +128,7 @@ def fulldomain(r: dict) -> list[str]:
                      f"loss {peer['values']['loss']:.4g} (veil {run['value']:.4g})" if peer else ""])
     large = r["large"]
     hardest = max(large["runs"], key=lambda run: run["seconds"])
-    return [machine(r["meta"]) + f" veil: best of {r['meta']['repeat']} fits from the encoded table; ANJANA once per "
+    return [machine(r["meta"], r.get("run")) + f" veil: best of {r['meta']['repeat']} fits from the encoded table; ANJANA once per "
                                  "limit.", "",
             *table(["suppression, metric", "veil fit", "nodes checked", "proven optimal", "ANJANA (greedy)",
                     "veil faster by", "ANJANA's node"], rows, text=(0, 3, 6)),
@@ -133,7 +149,7 @@ def local_recoding(r: dict) -> list[str]:
                  f"{mdav['loss']:.4f}"])
     curve = ", ".join(f"{c['rows']:,} rows {t(c['fit_s'] + c['transform_s'])}" for c in r["curve"])
     noise = r.get("noise_curve") or []
-    out = [machine(r["meta"]) + f" veil: best of {r['meta']['repeat']} (fit + transform); AnonyPy once.", "",
+    out = [machine(r["meta"], r.get("run")) + f" veil: best of {r['meta']['repeat']} (fit + transform); AnonyPy once.", "",
            *table(["algorithm (k = 5)", "veil", "veil faster than AnonyPy", "classes", "loss"], rows)]
     if peer_s:
         out += ["", f"AnonyPy's Mondrian took {t(peer_s)} (partitioning {t(peer['partition_s'])}), loss "
@@ -152,7 +168,7 @@ def attacks(r: dict) -> list[str]:
                   "measured": f"worst {t(r['goals']['intersection_worst'])}", "met": r["goals"]["intersection_met"]},
                  {"goal": "the composition experiment under a minute", "measured": t(r["composition"]["seconds"]),
                   "met": r["goals"]["composition_met"]}]
-    return [machine(meta), "", f"The intersection attack on two Adult releases (k = 5 and k = 10) over "
+    return [machine(meta, r.get("run")), "", f"The intersection attack on two Adult releases (k = 5 and k = 10) over "
             f"{r['intersection'][0]['targets']:,} targets: {pairs}; the composition experiment over "
             f"{len(r['composition']['k'])} values of k and {len(r['composition']['pairs'])} algorithm pairs: "
             f"{t(r['composition']['seconds'])}.", *goals({"goals": goal_rows})]
@@ -170,7 +186,7 @@ def dp(r: dict) -> list[str]:
     fast = r["secure_at_speed"]
     fast_rows = [[queries[q["query"]], t(q["secure_s"]), t(q["seeded_s"]), x(q["secure_over_seeded"])]
                  for q in fast["queries"]]
-    return [machine(r["meta"]) + f" Best of {r['meta']['repeat']}; ε = {r['meta']['epsilon']:g}, discrete Laplace "
+    return [machine(r["meta"], r.get("run")) + f" Best of {r['meta']['repeat']}; ε = {r['meta']['epsilon']:g}, discrete Laplace "
                                  "noise on every cell.", "",
             *table(["query", "cells", "veil secure", "veil seeded", "diffprivlib", "OpenDP",
                     "veil secure faster than diffprivlib / OpenDP"], rows),
@@ -194,7 +210,7 @@ def ldp(r: dict) -> list[str]:
                   "met": r["goals"]["large_met"]},
                  {"goal": "secure coins within 1.5× of seeded ones", "measured":
                   f"worst {x(r['goals']['secure_ratio'])} ({r['goals']['secure_worst']})", "met": r["goals"]["secure_met"]}]
-    return [machine(meta) + f" ε = {r['epsilon']:g}; perturb + estimate; veil best of {r['repeat']}, pure-LDP once.", "",
+    return [machine(meta, r.get("run")) + f" ε = {r['epsilon']:g}; perturb + estimate; veil best of {r['repeat']}, pure-LDP once.", "",
             *table(["protocol, users × domain", "veil secure", "veil seeded", "pure-LDP", "veil secure faster by"],
                    rows), "", "veil's secure coins (the operating system's CSPRNG, as a deployment draws them) beside "
                               "seeded ones:", "",
@@ -216,7 +232,7 @@ def startup(r: dict) -> list[str]:
                         + ", ".join(f"{name} {t(sec)}" for name, sec in list(s["imports"][key].items())[:4]) + ")"
                         for key, label in (("veil_check", "`veil check`"), ("veil_help", "`veil --help`"),
                                            ("typer_help", "the minimal Typer app")))
-    return [machine(r["meta"]) + f" Whole processes, imports included; best of {r['meta']['repeat']}, with the "
+    return [machine(r["meta"], r.get("run")) + f" Whole processes, imports included; best of {r['meta']['repeat']}, with the "
                                  "median and the worst.", "",
             *table(["command", "best", "median", "worst"], rows),
             "", f"Import time (`python -X importtime`, by package): {imports}. Heavy packages loaded: `veil check` "
@@ -233,10 +249,10 @@ MEMORY_LABELS = {"check": "`veil check --json`", "mondrian": "`veil anonymize`, 
 def memory(r: dict) -> list[str]:
     meta = r["meta"]
     if r.get("skipped"):
-        return [machine(meta), "", f"Not measured: {r['skipped']}"]
+        return [machine(meta, r.get("run")), "", f"Not measured: {r['skipped']}"]
     rows = [[MEMORY_LABELS[name], mib(m["peak_bytes"]), f"{m['per_row']:.0f} bytes", t(m["wall_s"])]
             for name, m in r["veil"].items()]
-    return [machine(meta) + f" Adult resampled to {meta['rows']:,} rows in a CSV file of {mib(r['file_bytes'])}; "
+    return [machine(meta, r.get("run")) + f" Adult resampled to {meta['rows']:,} rows in a CSV file of {mib(r['file_bytes'])}; "
                             "each command a process of its own, its peak resident memory from `/usr/bin/time -v`.", "",
             *table(["command", "peak memory", "above the input, per row", "wall time"], rows),
             "", f"The input is what a plain reader holds: pyarrow reading the file, every column as text, peaks at "
@@ -246,20 +262,102 @@ def memory(r: dict) -> list[str]:
 def threads(r: dict) -> list[str]:
     rows = [[s["step"], t(s["one_s"]), t(s["two_s"]), x(s["speedup"]), "yes" if s["identical"] else "**no**"]
             for s in r["steps"]]
-    return [machine(r["meta"]) + f" `VEIL_THREADS=1` against `VEIL_THREADS=2`, best of {r['meta']['repeat']} each.",
+    return [machine(r["meta"], r.get("run")) + f" `VEIL_THREADS=1` against `VEIL_THREADS=2`, best of {r['meta']['repeat']} each.",
             "", *table(["step", "1 thread", "2 threads", "speed-up", "same results"], rows), *goals(r)]
 
 
+def alphabeta(r: dict) -> list[str]:
+    meta = {k: r[k] for k in ("date", "cpu", "cores", "python", "versions")}
+    goal_rows = [{"goal": "publishing under 2 s", "measured": t(r["goals"]["publish_s"]), "met": r["goals"]["publish_met"]},
+                 {"goal": f"{r['queries']:,} counting queries under 1 s", "measured": t(r["goals"]["answer_s"]),
+                  "met": r["goals"]["answer_met"]}]
+    return [machine(meta, r.get("run")) + f" Best of {r['repeat']}.", "",
+            f"Adult over its nine columns with the domains of its hierarchies' leaves ({r['records']:,} records, "
+            f"n = {r['n']:,} distinct tuples of m = {r['m']:,}), γ = {r['gamma']:g}, k = {r['k']}: publishing (fit + "
+            f"transform, a view of {r['view_rows']:,} tuples) {t(r['publish_secure_s'])} with the secure coins and "
+            f"{t(r['publish_seeded_s'])} with seeded ones; {r['queries']:,} random counting queries answered in "
+            f"{t(r['answer_s'])}.", *goals({"goals": goal_rows})]
+
+
+def summary(every: dict[str, dict]) -> list[str]:
+    """veil beside each peer, one row per comparison, from every results file; says whether the
+    files come from one run of ``benchmarks/run.py`` and which."""
+    rows = []
+
+    def add(block: str, what: str, ours: float, peer: str, theirs: float | None, unit=t) -> None:
+        date = (every[block].get("meta") or every[block])["date"]
+        rows.append([what, unit(ours), peer, unit(theirs) if theirs else "—", x(theirs / ours) if theirs else "—",
+                     date.split(" ")[1]])
+
+    c = every["checker"]
+    pycanon = c["adult"].get("pycanon")
+    add("checker", "every privacy model on Adult", c["adult"]["veil"]["check_s"], "pyCANON",
+        sum(p["seconds"] for p in pycanon.values()) if pycanon else None)
+    add("checker", f"every privacy model, {c['large']['veil']['rows']:,} rows", c["large"]["veil"]["check_s"],
+        "polars group_by (floor)", c["large"]["floor_s"])
+    f = every["fulldomain"]
+    anjana = {run["limit"]: run["seconds"] for run in (f.get("anjana") or {}).get("runs", [])}
+    for run in f["adult"]["runs"]:
+        if run["metric"] == "loss":
+            add("fulldomain", f"full-domain, Adult, {run['limit']:.0%} suppression", run["seconds"], "ANJANA (greedy)",
+                anjana.get(run["limit"]))
+    lr = every["local_recoding"]
+    peer = lr.get("anonypy") or {}
+    peer_s = peer["partition_s"] + (peer.get("anonymize_s") or 0) if peer.get("partition_s") else None
+    order = next(run for run in lr["adult"]["mondrian"] if (run["mode"], run["categorical"]) == ("strict", "order"))
+    add("local_recoding", "Mondrian strict, Adult", order["fit_s"] + order["transform_s"], "AnonyPy", peer_s)
+    d = every["dp"]
+    for query, label in (("histogram", "DP histogram"), ("contingency", "DP 3-way contingency table")):
+        ours = d["veil"]["queries"][f"secure/{query}"]["seconds"]
+        for name, key in (("diffprivlib", "diffprivlib"), ("OpenDP", "opendp")):
+            add("dp", f"{label}, {d['meta']['rows']:,} rows, secure", ours, name,
+                (d.get(key) or {}).get("queries", {}).get(query, {}).get("seconds"))
+    for p in every["ldp"]["side_by_side"]:
+        add("ldp", f"LDP {p['protocol']}, 100,000 users × 64, secure", p["veil"]["seconds"], "pure-LDP",
+            p["pure_ldp"]["seconds"])
+    st = every["startup"]
+    add("startup", "`veil check` Adult, whole process", st["startup"]["veil_check"]["best_s"],
+        "polars read + group_by script", st["startup"]["polars_floor"]["best_s"])
+    add("startup", "`veil --help`", st["startup"]["veil_help"]["best_s"], "a minimal Typer app",
+        st["startup"]["typer_help"]["best_s"])
+    one_off = st["one_off"]
+    add("startup", f"`veil check`, {one_off['rows']:,} rows from CSV", one_off["whole_process"]["veil_check"]["best_s"],
+        "polars read + group_by script", one_off["whole_process"]["polars_floor"]["best_s"])
+    m = every["memory"]
+    if not m.get("skipped"):
+        add("memory", f"`veil check`, {m['meta']['rows']:,} rows: peak memory", m["veil"]["check"]["peak_bytes"],
+            "pyarrow reading the CSV as text", m["input"]["peak_bytes"], unit=mib)
+
+    runs = {(r.get("run") or {}).get("started") for r in every.values()}
+    commands = {(r.get("run") or {}).get("command") for r in every.values()}
+    if len(runs) == 1 and None not in runs:
+        source = f"All from one run of `{commands.pop()}`, started {runs.pop()}"
+    else:
+        source = "From more than one run (each block below names its own date)"
+    cpu = every["checker"]["meta"]
+    return [f"*{source}, on {cpu['cpu']} ({cpu['cores']} cores), Python {cpu['python']}.* veil's figure is its best "
+            "run; a peer's, its only one; the ratio is the peer's figure over veil's (above 1, veil is ahead). The "
+            "blocks below give each one's load average and spread.", "",
+            *table(["what", "veil", "peer", "peer's figure", "ratio", "measured (UTC)"], rows, text=(0, 2))]
+
+
 RENDERERS: dict[str, Callable[[dict], list[str]]] = {
-    "checker": checker, "fulldomain": fulldomain, "local_recoding": local_recoding, "attacks": attacks, "dp": dp,
-    "ldp": ldp, "startup": startup, "memory": memory, "threads": threads}
+    "summary": summary, "checker": checker, "fulldomain": fulldomain, "local_recoding": local_recoding,
+    "attacks": attacks, "dp": dp, "ldp": ldp, "alphabeta": alphabeta, "startup": startup, "memory": memory,
+    "threads": threads}
+# The summary is drawn from every results file rather than a file of its own.
+SUMMARY = "summary"
 
 
 # ------------------------------------------------------------------------------- the README
 
 def render(name: str, results_dir: Path = RESULTS) -> str:
-    """The text of block ``name``: its results file rendered (ending with a newline)."""
-    results = json.loads((results_dir / f"{name}.json").read_text(encoding="utf-8"))
+    """The text of block ``name``: its results file (every file, for the summary) rendered, ending
+    with a newline."""
+    def load(name: str) -> dict:
+        return json.loads((results_dir / f"{name}.json").read_text(encoding="utf-8"))
+
+    results = {n: load(n) for n in RENDERERS if n != SUMMARY} if name == SUMMARY else load(name)
     return "\n".join(RENDERERS[name](results)) + "\n"
 
 
