@@ -37,7 +37,7 @@ def t(seconds: float | None) -> str:
     else:
         unit, scale = "µs", 1e-6
     value = seconds / scale
-    return f"{value:.{0 if value >= 100 else 1 if value >= 10 else 2}f} {unit}"
+    return f"{value:,.{0 if value >= 100 else 1 if value >= 10 else 2}f} {unit}"
 
 
 def x(ratio: float | None) -> str:
@@ -287,7 +287,7 @@ def summary(every: dict[str, dict]) -> list[str]:
     def add(block: str, what: str, ours: float, peer: str, theirs: float | None, unit=t) -> None:
         date = (every[block].get("meta") or every[block])["date"]
         rows.append([what, unit(ours), peer, unit(theirs) if theirs else "—", x(theirs / ours) if theirs else "—",
-                     date.split(" ")[1]])
+                     date.removesuffix(" UTC")])
 
     c = every["checker"]
     pycanon = c["adult"].get("pycanon")
