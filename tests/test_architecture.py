@@ -24,6 +24,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 LAYERS = {
     "errors": 0,        # the exceptions every part raises
     "randomness": 1,    # the random sources dp and ldp share
+    "parallel": 1,      # the thread pool data, classes, anonymize and ldp spread work over
     "output": 1,        # the one writer: data writes hierarchy files through it
     "data": 2,          # Dataset, Hierarchy, reading tables
     "cells": 3,         # the published cells of a column (the classes and the metrics read them)

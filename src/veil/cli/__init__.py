@@ -13,8 +13,8 @@ module              commands
 ``dp``              ``veil dp count|sum|mean|quantile|histogram|budget|stream``
 ``alphabeta``       ``veil alphabeta estimate|parameters``: the αβ algorithm's view and parameters
 ``ldp``             ``veil ldp simulate``
-``ledger``          ``veil ledger init|status|history|verify|import``, ``veil publish`` (the gate)
 ``config``          ``veil config schema``: the JSON Schema of the configuration files
+``ledger``          ``veil ledger init|status|history|verify|import``, ``veil publish`` (the gate)
 ``console``         what every command shares: errors as one sentence, option parsing, progress
 ==================  ===========================================================================
 
@@ -26,20 +26,28 @@ from __future__ import annotations
 
 import typer
 
-from veil.cli.alphabeta import alphabeta_app
 from veil.cli.anonymize import anonymize_command, demo_command, init_command
-from veil.cli.attack import attack_app
 from veil.cli.audit import audit_command
 from veil.cli.check import check_command
-from veil.cli.config import config_app
 from veil.cli.console import command_group
-from veil.cli.dp import dp_app
-from veil.cli.experiment import experiment_app
-from veil.cli.ldp import ldp_app
-from veil.cli.ledger import ledger_app, publish_command
+from veil.cli.ledger import publish_command
 from veil.cli.marginals import marginals_command
 
-app = command_group(no_args_is_help=True, help="Privacy-preserving data publishing: check, anonymize, attack, release.")
+# The command groups, each imported only when it runs (see console.LazyGroup): name → (module,
+# its Typer application, the help ``veil --help`` shows).
+GROUPS = {
+    "attack": ("veil.cli.attack", "attack_app", "Attack a release as an adversary who knows the algorithm."),
+    "experiment": ("veil.cli.experiment", "experiment_app", "Reproduce the published experiments."),
+    "dp": ("veil.cli.dp", "dp_app", "Answer queries under differential privacy, charging a budget."),
+    "ldp": ("veil.cli.ldp", "ldp_app", "Local differential privacy: frequency oracles, simulated or for real."),
+    "alphabeta": ("veil.cli.alphabeta", "alphabeta_app",
+                  "The αβ algorithm: answer counting queries from a view, choose α and β."),
+    "config": ("veil.cli.config", "config_app", "The configuration files: their JSON Schema, for editors."),
+    "ledger": ("veil.cli.ledger", "ledger_app", "The release ledger: what was published and spent, and its proof."),
+}
+
+app = command_group(lazy=GROUPS, no_args_is_help=True,
+                    help="Privacy-preserving data publishing: check, anonymize, attack, release.")
 
 
 def _print_version(value: bool) -> None:
@@ -64,14 +72,6 @@ app.command("init")(init_command)
 app.command("demo")(demo_command)
 app.command("audit")(audit_command)
 app.command("marginals")(marginals_command)
-app.add_typer(attack_app, name="attack", help="Attack a release as an adversary who knows the algorithm.")
-app.add_typer(experiment_app, name="experiment", help="Reproduce the published experiments.")
-app.add_typer(dp_app, name="dp", help="Answer queries under differential privacy, charging a budget.")
-app.add_typer(ldp_app, name="ldp", help="Local differential privacy: frequency oracles, simulated or for real.")
-app.add_typer(alphabeta_app, name="alphabeta",
-              help="The αβ algorithm: answer counting queries from a view, choose α and β.")
-app.add_typer(config_app, name="config", help="The configuration files: their JSON Schema, for editors.")
-app.add_typer(ledger_app, name="ledger", help="The release ledger: what was published and spent, and its proof.")
 app.command("publish")(publish_command)
 
 

@@ -28,7 +28,7 @@ def render_release(release: Release, console: Console) -> None:
     """Print what an anonymization did: the transformation, suppression, models and metrics."""
     ds = release.dataset
     manifest = release.manifest
-    console.print(f"[bold]{release.algorithm}[/]: {ds.num_rows:,} records → {release.table.num_rows:,} released "
+    console.print(f"[bold]{release.algorithm}[/]: {ds.num_rows:,} records → {release.num_rows:,} released "
                   f"in {manifest['classes']['released']:,} classes")
     if "node" in manifest:
         levels = ", ".join(f"{q} {lv}/{ds.generalizations[q].height}" for q, lv in manifest["node"].items())
@@ -99,7 +99,7 @@ def anonymize_command(
         notes = ds.stray_text_notes() if cfg.algorithm.name != "fulldomain" else []
         document = {**release.manifest, "config": cfg.to_dict(), **({"notes": notes} if notes else {})}
     with stage(f"writing {out}"), outputs:
-        outputs.put(out, release.csv_text())
+        outputs.put(out, release.csv_chunks())  # in pieces: the release is never held whole
         if manifest:
             manifest_text = outputs.put_manifest(manifest, document, describes={"release": out})
         else:
@@ -186,7 +186,7 @@ def demo_command(
     with stage("a second release of the same people, for discernibility"):
         second = anonymizer("discernibility").fit_transform(ds)
     with stage(f"writing {out}"), outputs:
-        outputs.put(release_path, release.csv_text())
+        outputs.put(release_path, release.csv_chunks())
         manifest_text = outputs.put_manifest(manifest_path, {**release.manifest, "attacks": attacks.to_dict()},
                                              describes={"release": release_path})
         outputs.put(second_path, second.csv_text())

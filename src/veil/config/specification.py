@@ -290,7 +290,8 @@ class AnonymizationConfig:
         from veil.data.io import read_table
         from veil.errors import HierarchyError
 
-        table = read_table(self.data, self.delimiter)
+        # The role columns are read straight into codes (what the Dataset encodes anyway).
+        table = read_table(self.data, self.delimiter, dictionary=[*self.quasi_identifiers, *self.sensitive])
         hierarchies = {}
         for name, spec in self.hierarchies.items():
             values = None if spec.kind == "file" else table.data.column(name)
