@@ -13,17 +13,19 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table as RichTable
 
-from veil.audit import AuditSession, DenialAttack, read_queries
 from veil.cli.console import fails_cleanly, print_error, stage
 from veil.errors import ParameterError, VeilError
 from veil.output import OutputSet
+
+if TYPE_CHECKING:  # veil.audit loads NumPy: imported when the command runs, not by ``veil --help``
+    from veil.audit import AuditSession, DenialAttack
 
 PROMPT = "query> "
 
@@ -106,6 +108,8 @@ def audit_command(
     if (queries is None) == (not interactive):
         raise ParameterError("give the queries as a file (--queries FILE) or type them (--interactive), one of "
                              "the two.")
+    from veil.audit import AuditSession, DenialAttack, read_queries
+
     outputs = OutputSet([log], reads=[data, queries]) if log is not None else None
     session = AuditSession(data, column, auditor=auditor, id_column=id_column, delimiter=delimiter)
     console = Console(highlight=False)
