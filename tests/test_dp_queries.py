@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 import numpy as np
 import pandas as pd
@@ -144,15 +143,14 @@ def test_histogram_accepts_a_dataset_and_a_csv(frame, tmp_path):
     np.testing.assert_array_equal(a, b)
 
 
-def test_ten_million_row_histogram_is_fast():
+def test_a_million_row_histogram_counts_every_row_once():
+    # Speed is the benchmark's business (benchmarks/dp.py); here only the answer on a large table.
     rng = np.random.default_rng(0)
-    frame = pd.DataFrame({"x": rng.integers(0, 50, 10_000_000)})
+    frame = pd.DataFrame({"x": rng.integers(0, 50, 1_000_000)})
     ds = Dataset(frame, quasi_identifiers=["x"])
-    ds.column("x")  # encoding is the table's load, not the query
-    start = time.perf_counter()
     r = dp_histogram(ds, "x", 1.0, categories={"x": range(50)}, noise=NoiseSource.seeded(0))
-    assert time.perf_counter() - start < 3.0
-    assert r.value.shape == (50,) and abs(int(r.value.sum()) - 10_000_000) < 2_000
+    truth = np.bincount(frame["x"], minlength=50)
+    assert r.value.shape == (50,) and np.abs(r.value - truth).max() < 40
 
 
 # --------------------------------------------------------------------------- mean and quantile
