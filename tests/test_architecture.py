@@ -39,6 +39,7 @@ LAYERS = {
     "attacks": 9,       # attacks on releases
     "config": 9,        # configuration files, which build anonymizers
     "experiments": 10,  # reproductions of published experiments
+    "report": 10,       # a release's HTML report, which runs the checks and the attacks
     "cli": 11,          # the command line
     "__main__": 12,     # python -m veil
 }

@@ -69,18 +69,24 @@ def anonymize_command(
     out: Path = typer.Option(..., "--out", help="Where to write the released table (CSV)."),
     manifest: Optional[Path] = typer.Option(None, "--manifest", help="Where to write the manifest (JSON), which "
                                                                      "names the release and its SHA-256."),
+    report: Optional[Path] = typer.Option(None, "--report", help="Also write the release's report (one "
+                                                                 "self-contained HTML page)."),
     as_json: bool = typer.Option(False, "--json", help="Print the manifest instead of tables."),
 ) -> None:
     """Anonymize a table as a configuration says, writing the release and its manifest.
 
-    The release and the manifest appear together or not at all; no output may replace a file the
-    run reads (the table, the configuration, a hierarchy file).
+    The release, the manifest and the report appear together or not at all; no output may
+    replace a file the run reads (the table, the configuration, a hierarchy file).
     """
     from veil.config import load_config
     from veil.output import OutputSet
 
     cfg = load_config(config, data=data)
-    outputs = OutputSet([out] + ([manifest] if manifest else []), reads=files_read(cfg, config))
+    if report is not None and cfg.algorithm.name == "alphabeta":
+        raise ParameterError("--report describes a generalized or partitioned release; the αβ algorithm publishes "
+                             "a view, so leave --report out.")
+    outputs = OutputSet([out] + ([manifest] if manifest else []) + ([report] if report else []),
+                        reads=files_read(cfg, config))
     with stage(f"loading {cfg.data.name}"):
         ds = cfg.dataset()
     if cfg.algorithm.name == "alphabeta":
@@ -98,8 +104,15 @@ def anonymize_command(
         # algorithms treat a text column as nominal, which a stray text value makes silently.
         notes = ds.stray_text_notes() if cfg.algorithm.name != "fulldomain" else []
         document = {**release.manifest, "config": cfg.to_dict(), **({"notes": notes} if notes else {})}
+    if report is not None:
+        from veil.report import release_report_of, render_html
+
+        with stage("attacking the release for its report"):
+            report_text = render_html(release_report_of(release))
     with stage(f"writing {out}"), outputs:
         outputs.put(out, release.csv_text())
+        if report is not None:
+            outputs.put(report, report_text)
         if manifest:
             manifest_text = outputs.put_manifest(manifest, document, describes={"release": out})
         else:
@@ -113,7 +126,9 @@ def anonymize_command(
         render_release(release, console)
         for note in notes:
             console.print(f"note: {note}", markup=False)
-        console.print(f"wrote {out}" + (f" and {manifest}" if manifest else ""), soft_wrap=True)
+        written = [str(p) for p in (out, manifest, report) if p is not None]
+        console.print(f"wrote {', '.join(written[:-1])} and {written[-1]}" if len(written) > 1
+                      else f"wrote {out}", soft_wrap=True)
 
 
 @fails_cleanly
@@ -141,7 +156,8 @@ DEMO_MODELS = "5-anonymity and entropy 3-diversity of occupation, at most 2 % su
 
 @fails_cleanly
 def demo_command(
-    out: Path = typer.Option(Path("veil-demo"), "--out", help="Folder for release.csv and manifest.json."),
+    out: Path = typer.Option(Path("veil-demo"), "--out", help="Folder for release.csv, manifest.json and "
+                                                              "report.html."),
     as_json: bool = typer.Option(False, "--json", help="Print the manifest instead of tables."),
 ) -> None:
     """Anonymize the bundled Adult census extract (30,162 records), then attack the release.
@@ -150,7 +166,8 @@ def demo_command(
     sensitive: occupation. Optimal full-domain generalization for 5-anonymity and entropy
     3-diversity with at most 2 % of the records suppressed, then the homogeneity, background-
     knowledge, skewness and similarity attacks and the disclosure measures on the release;
-    writes OUT/release.csv (the input's delimiter and column order) and OUT/manifest.json.
+    writes OUT/release.csv (the input's delimiter and column order), OUT/manifest.json and
+    OUT/report.html (the release's report, one self-contained page).
     """
     from veil.anonymize import FullDomain
     from veil.attacks import attack_release
@@ -158,11 +175,12 @@ def demo_command(
     from veil.data.bundled import ADULT_QUASI_IDENTIFIERS, ADULT_SENSITIVE, load_adult
     from veil.models import EntropyLDiversity, KAnonymity
     from veil.output import OutputSet
+    from veil.report import release_report_of, render_html
 
     if out.exists() and not out.is_dir():
         raise ParameterError(f"{str(out)!r} is a file; give a folder for the demo's outputs.")
-    release_path, manifest_path = out / "release.csv", out / "manifest.json"
-    outputs = OutputSet([release_path, manifest_path], make_folders=True)
+    release_path, manifest_path, report_path = out / "release.csv", out / "manifest.json", out / "report.html"
+    outputs = OutputSet([release_path, manifest_path, report_path], make_folders=True)
     with stage("loading the bundled Adult table"):
         ds = load_adult(ADULT_QUASI_IDENTIFIERS, ADULT_SENSITIVE)
     anonymizer = FullDomain([KAnonymity(5), EntropyLDiversity(3, sensitive="occupation")],
@@ -172,8 +190,10 @@ def demo_command(
     with stage("transforming and attacking"):
         release = anonymizer.transform(ds)
         attacks = attack_release(release)
+        report_text = render_html(release_report_of(release, title="veil demo: Adult, " + DEMO_MODELS))
     with stage(f"writing {out}"), outputs:
         outputs.put(release_path, release.csv_text())
+        outputs.put(report_path, report_text)
         manifest_text = outputs.put_manifest(manifest_path, {**release.manifest, "attacks": attacks.to_dict()},
                                              describes={"release": release_path})
         outputs.commit()
@@ -185,4 +205,4 @@ def demo_command(
     render_release(release, console)
     console.print("\n[bold]The adversary's view[/]: attacks on the release itself")
     render_single(attacks, console)
-    console.print(f"wrote {release_path} and {manifest_path}")
+    console.print(f"wrote {release_path}, {manifest_path} and {report_path}", soft_wrap=True)

@@ -1,0 +1,53 @@
+"""``veil report``: the HTML report of a release, from its manifest.
+
+The report is one self-contained page (see :mod:`veil.report`). It is written whole or not at
+all, and never over a file the run reads (the manifest, the release, the original table).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+from veil.cli.console import fails_cleanly, stage
+
+
+@fails_cleanly
+def report_command(
+    manifest: Path = typer.Argument(..., help="The release's manifest (JSON), written with it by veil anonymize."),
+    out: Optional[Path] = typer.Option(None, "--out", help="The HTML report to write (default: report.html beside "
+                                                           "the manifest)."),
+    original: Optional[Path] = typer.Option(None, "--original", help="The ungeneralized input table, to compare "
+                                                                     "the utility metrics with."),
+    risk_threshold: float = typer.Option(0.2, "--risk-threshold", help="Prosecutor risk above which a record is "
+                                                                       "at risk, in (0, 1]."),
+    threshold: float = typer.Option(0.8, "--threshold", help="Posterior at or above which the background-knowledge "
+                                                             "adversary counts a record as exposed, in (0, 1]."),
+) -> None:
+    """Write a release's report: one self-contained HTML page with its configuration, models,
+    risk, the attacks on it and its utility, with figures, readable printed on A4.
+
+    The release is the file the manifest names, checked against the SHA-256 it records.
+    """
+    from veil.data.dataset import Dataset
+    from veil.output import check_targets, write_file
+    from veil.report import read_release_manifest, release_file, report_html
+
+    target = out if out is not None else manifest.parent / "report.html"
+    doc = read_release_manifest(manifest)
+    release = release_file(manifest, doc)
+    reads = [manifest, release, original]
+    check_targets([target], reads=reads)
+    roles = doc["roles"]
+    with stage("reading the release and attacking it"):
+        base = None
+        if original is not None:
+            base = Dataset(original, quasi_identifiers=roles["quasi_identifiers"], sensitive=roles.get("sensitive"),
+                           delimiter=(doc.get("input") or {}).get("delimiter"))
+        html = report_html(doc, release, original=base, risk_threshold=risk_threshold, attack_threshold=threshold)
+    with stage(f"writing {target}"):
+        write_file(target, html, reads=reads)
+    Console(highlight=False).print(f"wrote {target}", soft_wrap=True)

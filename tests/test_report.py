@@ -1,0 +1,329 @@
+"""The release report (``veil.report``, ``veil report``).
+
+1. The figures: their accessible names, their colours (the colour-blind-safe palette), their
+   refusals.
+2. What the report says agrees with ``veil check`` and ``veil attack single`` on the same release,
+   and counts exposed records without naming one.
+3. The page is self-contained (no script, no external resource), its figures have alt text and
+   captions, its tables are real tables, and what the data holds is escaped.
+4. ``veil report``, ``veil anonymize --report``: the page is written; bad input (an incompatible
+   manifest, a missing release, an output over an input) exits 2 with one sentence and writes
+   nothing.
+
+The rendering in a real browser is in ``test_report_browser.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from veil.anonymize import FullDomain
+from veil.attacks import attack_release
+from veil.check import check
+from veil.cli import app
+from veil.data.dataset import Dataset
+from veil.errors import DataError, ParameterError
+from veil.models import EntropyLDiversity, KAnonymity
+from veil.report import read_release_manifest, release_file, release_report, release_report_of, render_html
+from veil.report.figures import GRID, INK, PALETTE, THRESHOLD, bar_chart, step_chart
+
+from helpers import ADULT_DIR
+
+QIS = ["sex", "age", "race", "education"]
+OKABE_ITO = {"#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000"}
+
+runner = CliRunner()
+
+
+def invoke(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def published(tmp_path_factory):
+    """The first 2,000 records of Adult, released under 5-anonymity and entropy 2-diversity of
+    occupation; returns the Release and its (manifest, release) files."""
+    folder = tmp_path_factory.mktemp("release")
+    lines = (ADULT_DIR / "adult.csv").read_bytes().splitlines(keepends=True)
+    data = folder / "adult-2000.csv"
+    data.write_bytes(b"".join(lines[:2001]))
+    hierarchies = {c: ADULT_DIR / f"adult_hierarchy_{c}.csv" for c in QIS + ["occupation"]}
+    ds = Dataset(data, quasi_identifiers=QIS, sensitive=["occupation"], hierarchies=hierarchies)
+    anonymizer = FullDomain([KAnonymity(5), EntropyLDiversity(2, sensitive="occupation")], suppression_limit=0.02,
+                            metric="loss").fit(ds)
+    release = anonymizer.transform(ds)
+    release.write(folder / "release.csv", folder / "manifest.json")
+    return release, folder / "manifest.json", folder / "release.csv", data
+
+
+@pytest.fixture(scope="module")
+def page(published) -> str:
+    return render_html(release_report_of(published[0]))
+
+
+# --------------------------------------------------------------------------------------------- 1. figures
+
+def test_a_bar_chart_is_an_image_with_a_name_and_a_description():
+    figure = bar_chart("f", ["a", "b"], {"x": [1, 2], "y": [3, 0]}, title="T <1>", alt="A & B", caption="C")
+    svg = str(figure.svg)
+    assert svg.startswith("<svg") and 'role="img"' in svg and 'aria-labelledby="f-title f-desc"' in svg
+    assert '<title id="f-title">T &lt;1&gt;</title>' in svg and '<desc id="f-desc">A &amp; B</desc>' in svg
+    assert svg.count("<rect") == 2 + 4  # the legend's two marks, then one bar per value
+
+
+@pytest.mark.parametrize("series, words", [({"x": [1]}, "one value per category"),
+                                           ({"x": [1, -1]}, "negative"),
+                                           ({"x": [1, float("inf")]}, "infinite")])
+def test_a_bar_chart_refuses_bad_values(series, words):
+    with pytest.raises(ParameterError, match=words):
+        bar_chart("f", ["a", "b"], series, title="t", alt="a", caption="c")
+
+
+def test_a_step_chart_refuses_points_off_the_unit_square():
+    with pytest.raises(ParameterError, match="one y per x"):
+        step_chart("s", [0, 0.5], [1], title="t", alt="a", caption="c", x_label="x", y_label="y")
+    with pytest.raises(ParameterError, match=r"\[0, 1\]"):
+        step_chart("s", [0, 2], [1, 0], title="t", alt="a", caption="c", x_label="x", y_label="y")
+
+
+def test_the_palette_is_okabe_ito():
+    assert set(PALETTE) | {THRESHOLD} <= OKABE_ITO
+
+
+def test_the_page_draws_only_with_the_palette(page):
+    colours = set(re.findall(r'(?:fill|stroke)="(#[0-9A-Fa-f]{6})"', page))
+    assert colours and colours <= set(PALETTE) | {INK, GRID, THRESHOLD}
+
+
+# --------------------------------------------------------------------------------------------- 2. content
+
+def test_the_report_agrees_with_check_and_the_attacks(published):
+    release, manifest, release_csv, _ = published
+    doc = read_release_manifest(manifest)
+    report = release_report(doc, release_file(manifest, doc), risk_threshold=0.1)
+    ds = Dataset(release_csv, quasi_identifiers=QIS, sensitive=["occupation"])
+    checked = check(ds, manifest=doc, risk_threshold=0.1)
+    assert report.risk["max"] == checked.risk.prosecutor_max == 1 / release.released_classes.sizes.min()
+    assert report.risk["at_risk"] == checked.risk.prosecutor_at_risk
+    assert report.measured == checked.to_dict()["by_sensitive"]
+    attacks = attack_release(ds)
+    col = attacks.by_sensitive["occupation"]
+    rows = {row[0].split(" (")[0]: row for row in report.attacks["occupation"]}
+    assert rows["homogeneity"][2] == len(col.homogeneity.records)
+    assert rows["background knowledge"][2] == len(col.background_knowledge.records)
+    assert rows["skewness"][2] == len(col.skewness.records)
+    assert [m["level"] for m in report.models] == [m["level"] for m in doc["models"]]
+
+
+def test_the_class_size_figure_accounts_for_every_record(published):
+    release = published[0]
+    report = release_report_of(release)
+    sizes = report.figures["classes"][0]
+    counted = sum(int(n.replace(",", "")) for n in re.findall(r"([\d,]+) records", sizes.alt.split(";", 1)[1]))
+    assert counted == release.released_classes.n_rows
+    assert f"{release.released_classes.n_classes:,} classes" in sizes.alt
+
+
+def test_the_report_compares_utility_with_the_ungeneralized_input(published):
+    report = release_report_of(published[0])
+    by_key = {key: (value, base) for key, value, base in report.metrics}
+    assert by_key["loss"][1] == 0 and by_key["loss"][0] > 0
+    assert by_key["height"][1] == 0
+    from_file = release_report(read_release_manifest(published[1]), published[2])
+    assert all(base is None for _, _, base in from_file.metrics)
+
+
+def test_the_report_names_no_record(published, page):
+    release = published[0]
+    # no released row (its quasi-identifiers and sensitive value, as a line) is printed
+    frame = release.data if hasattr(release.data, "itertuples") else release.data.to_pandas()
+    rows = {";".join(str(v) for v in row) for row in frame[QIS + ["occupation"]].itertuples(index=False)}
+    text = re.sub(r"<[^>]+>", " ", page)
+    assert not any(row in text for row in rows)
+
+
+# --------------------------------------------------------------------------------------------- 3. the page
+
+class Outline(HTMLParser):
+    """The tags, attributes and texts of a page, as the accessibility checks read them."""
+
+    def __init__(self):
+        super().__init__()
+        self.tags: list[tuple[str, dict]] = []
+        self.open: list[str] = []
+        self.figures: list[dict] = []
+        self.ids: dict[str, str] = {}
+        self._text_of: str | None = None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self.tags.append((tag, attrs))
+        self.open.append(tag)
+        if tag == "figure":
+            self.figures.append({"svg": None, "caption": ""})
+        if tag == "svg" and self.figures:
+            self.figures[-1]["svg"] = attrs
+        if "id" in attrs:
+            self._text_of = attrs["id"]
+            self.ids[attrs["id"]] = ""
+
+    def handle_endtag(self, tag):
+        while self.open and self.open.pop() != tag:
+            pass
+
+    def handle_data(self, data):
+        if self._text_of is not None:
+            self.ids[self._text_of] += data
+        if "figcaption" in self.open and self.figures:
+            self.figures[-1]["caption"] += data
+
+
+def test_the_page_loads_nothing(page):
+    outline = Outline()
+    outline.feed(page)
+    tags = {tag for tag, _ in outline.tags}
+    assert not tags & {"script", "link", "img", "iframe", "object", "embed"}
+    for _, attrs in outline.tags:
+        assert not any(k in ("src", "href") for k in attrs), attrs
+    assert "url(" not in page and "@import" not in page
+
+
+def test_every_figure_has_alt_text_and_a_caption(page):
+    outline = Outline()
+    outline.feed(page)
+    assert len(outline.figures) >= 6
+    for figure in outline.figures:
+        svg = figure["svg"]
+        assert svg["role"] == "img"
+        title, desc = svg["aria-labelledby"].split()
+        assert outline.ids[title].strip() and len(outline.ids[desc].strip()) > 20
+        assert figure["caption"].strip()
+
+
+def test_tables_are_real_tables(page):
+    outline = Outline()
+    outline.feed(page)
+    tables = [attrs for tag, attrs in outline.tags if tag == "table"]
+    assert len(tables) >= 6
+    assert page.count("<caption>") == len(tables)
+    assert page.count('scope="col"') + page.count('scope="row"') > 20
+
+
+def test_the_page_escapes_what_the_data_holds(tmp_path):
+    data = tmp_path / "t.csv"
+    rows = ["zip,illness"] + [f"<b>{i % 2}</b>,<script>alert(1)</script>" for i in range(6)]
+    data.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    ds = Dataset(data, quasi_identifiers=["zip"], sensitive=["illness"])
+    from veil.anonymize import Mondrian
+
+    release = Mondrian([KAnonymity(2)]).fit(ds).transform(ds)
+    page = render_html(release_report_of(release))
+    assert "<script>" not in page and "&lt;script&gt;" in page
+
+
+# --------------------------------------------------------------------------------------------- 4. the commands
+
+def test_veil_report_writes_the_page(published, tmp_path):
+    _, manifest, _, data = published
+    out = tmp_path / "r.html"
+    result = invoke("report", manifest, "--out", out, "--original", data)
+    assert result.exit_code == 0, result.output
+    page = out.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and "The adversary's view" in page
+    assert "not given" not in page  # the ungeneralized input was given
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.html"]
+
+
+def test_veil_report_writes_beside_the_manifest_by_default(published, tmp_path):
+    folder = tmp_path / "copy"
+    folder.mkdir()
+    for path in published[1:3]:
+        (folder / path.name).write_bytes(path.read_bytes())
+    result = invoke("report", folder / "manifest.json")
+    assert result.exit_code == 0, result.output
+    assert (folder / "report.html").read_text(encoding="utf-8").endswith("</html>\n")
+
+
+def _copy(published, folder: Path, edit=None) -> Path:
+    folder.mkdir(exist_ok=True)
+    for path in published[1:3]:
+        (folder / path.name).write_bytes(path.read_bytes())
+    if edit:
+        doc = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        edit(doc)
+        (folder / "manifest.json").write_text(json.dumps(doc), encoding="utf-8")
+    return folder / "manifest.json"
+
+
+@pytest.mark.parametrize("case, words", [
+    ("version", "written by veil 9.0.0"),
+    ("no release", "does not exist"),
+    ("altered release", "does not match"),
+    ("over the manifest", "is an input of this run"),
+    ("over the release", "is an input of this run"),
+    ("no roles", "no quasi-identifiers"),
+])
+def test_veil_report_refuses_bad_input_in_one_sentence(published, tmp_path, case, words):
+    edit = {"version": lambda d: d.update(veil="9.0.0"),
+            "no roles": lambda d: d.update(roles={})}.get(case)
+    manifest = _copy(published, tmp_path / "in", edit)
+    release = manifest.parent / "release.csv"
+    out = tmp_path / "out.html"
+    if case == "no release":
+        release.unlink()
+    if case == "altered release":
+        release.write_text(release.read_text(encoding="utf-8") + "x\n", encoding="utf-8")
+    if case == "over the manifest":
+        out = manifest
+    if case == "over the release":
+        out = release
+    before = {p: p.read_bytes() for p in manifest.parent.iterdir()}
+    result = invoke("report", manifest, "--out", out)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("error: ") and words in result.stderr
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.output
+    assert {p: p.read_bytes() for p in manifest.parent.iterdir()} == before
+    assert not (tmp_path / "out.html").exists()
+
+
+def test_read_release_manifest_names_the_version(published, tmp_path):
+    manifest = _copy(published, tmp_path / "in", lambda d: d.pop("veil"))
+    with pytest.raises(DataError, match="unknown version"):
+        read_release_manifest(manifest)
+
+
+def test_veil_anonymize_writes_the_report_with_the_release(published, tmp_path):
+    _, _, _, data = published
+    config = tmp_path / "c.yaml"
+    config.write_text("\n".join([
+        f"data: {data}", 'delimiter: ";"', "columns:", "  quasi_identifiers: [sex, age]", "  sensitive: [occupation]",
+        "hierarchies:", f"  sex: {{file: {ADULT_DIR / 'adult_hierarchy_sex.csv'}}}",
+        f"  age: {{file: {ADULT_DIR / 'adult_hierarchy_age.csv'}}}",
+        "models:", "  - k_anonymity: {k: 5}", "suppression_limit: 0.02", "metric: loss"]) + "\n", encoding="utf-8")
+    out, manifest, report = tmp_path / "o.csv", tmp_path / "m.json", tmp_path / "r.html"
+    result = invoke("anonymize", "--config", config, "--out", out, "--manifest", manifest, "--report", report)
+    assert result.exit_code == 0, result.output
+    assert f"wrote {out}, {manifest} and {report}" in result.stdout.replace("\n", "")
+    page = report.read_text(encoding="utf-8")
+    assert "k-anonymity at 5" in page and 'id="figure-risk"' in page
+    # the report refuses to replace the configuration, and then nothing is written
+    again = invoke("anonymize", "--config", config, "--out", tmp_path / "o2.csv", "--report", config)
+    assert again.exit_code == 2 and "is an input of this run" in again.stderr
+    assert not (tmp_path / "o2.csv").exists() and config.read_text(encoding="utf-8").startswith("data:")
+
+
+def test_the_risk_curve_steps_at_each_class_size(published):
+    release = published[0]
+    report = release_report_of(release)
+    risk = report.figures["classes"][1]
+    sizes = release.released_classes.sizes
+    expected = float(sizes[1 / sizes > report.risk["threshold"]].sum() / sizes.sum())
+    assert f"{expected:.2%} of the records" in risk.alt
+    assert np.isclose(report.risk["at_risk"], expected)
