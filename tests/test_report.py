@@ -10,13 +10,18 @@
    manifest, a missing release, an output over an input) exits 2 with one sentence and writes
    nothing.
 
-The rendering in a real browser is in ``test_report_browser.py``.
+5. In a real browser (headless Chromium, the ``service`` marker): the page loads without an error
+   and without fetching anything, every figure has a size, a screenshot is taken, and it prints
+   on A4. Without Chromium these skip with the reason, unless VEIL_REQUIRE_SERVICES=1.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -327,3 +332,110 @@ def test_the_risk_curve_steps_at_each_class_size(published):
     expected = float(sizes[1 / sizes > report.risk["threshold"]].sum() / sizes.sum())
     assert f"{expected:.2%} of the records" in risk.alt
     assert np.isclose(report.risk["at_risk"], expected)
+
+
+# --------------------------------------------------------------------------------------------- 5. a real browser
+
+# Injected first in <head> of a copy of the page: records every error (scripts, resources that
+# fail to load, console.error), then, once loaded, the size of every figure and every resource
+# fetched, as JSON in a <pre> that --dump-dom prints.
+PROBE = """<script>
+window.__errors = [];
+window.addEventListener("error", e => window.__errors.push(String(e.message || (e.target && (e.target.src || e.target.href)))), true);
+const __error = console.error; console.error = (...a) => { window.__errors.push(a.join(" ")); __error(...a); };
+window.addEventListener("load", () => {
+  const figures = [...document.querySelectorAll("figure svg")].map(s => {
+    const r = s.getBoundingClientRect(); return {id: s.getAttribute("aria-labelledby"), width: r.width, height: r.height};
+  });
+  const pre = document.createElement("pre"); pre.id = "veil-probe";
+  pre.textContent = JSON.stringify({errors: window.__errors, figures,
+                                    resources: performance.getEntriesByType("resource").map(e => e.name)});
+  document.body.appendChild(pre);
+});
+</script>"""
+
+
+def _unavailable(reason: str):
+    if os.environ.get("VEIL_REQUIRE_SERVICES") == "1":
+        pytest.fail(f"{reason}, and VEIL_REQUIRE_SERVICES=1 demands it")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    """A function running headless Chromium with extra arguments on a file, returning its
+    standard output and error; skips (or fails, when services are required) without it."""
+    binary = shutil.which("chromium") or shutil.which("chromium-browser")
+    if binary is None:
+        _unavailable("Chromium is not installed (Debian package chromium)")
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    # As root (CI) Chromium refuses its sandbox; the pages it opens here are veil's own.
+    base = [binary, "--headless", "--disable-gpu", "--no-first-run", "--no-default-browser-check",
+            f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        base.append("--no-sandbox")
+
+    def run(page: Path, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(base + list(args) + [page.as_uri()], capture_output=True, text=True, timeout=180)
+
+    blank = profile / "blank.html"
+    blank.write_text("<!DOCTYPE html><title>t</title><p>ok</p>", encoding="utf-8")
+    try:
+        started = run(blank, "--dump-dom")
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        _unavailable(f"Chromium could not start: {exc}")
+    if started.returncode != 0 or "<p>ok</p>" not in started.stdout:
+        _unavailable(f"Chromium could not start (exit {started.returncode}): {started.stderr.strip()[-300:]}")
+    return run
+
+
+def probe(browser, html: str, folder: Path) -> dict:
+    page = folder / "probe.html"
+    page.write_text(html.replace("<head>", "<head>" + PROBE, 1), encoding="utf-8")
+    done = browser(page, "--dump-dom")
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = re.search(r'<pre id="veil-probe">(.*?)</pre>', done.stdout, re.S)
+    assert found, "the page did not finish loading"
+    text = found[1].replace("&quot;", '"').replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+    return json.loads(text)
+
+
+@pytest.mark.service
+def test_the_page_loads_in_a_browser_without_errors_and_its_figures_have_size(browser, page, tmp_path):
+    found = probe(browser, page, tmp_path)
+    assert found["errors"] == []
+    assert found["resources"] == []
+    assert len(found["figures"]) == page.count("<figure ") >= 6
+    assert all(f["width"] > 100 and f["height"] > 20 for f in found["figures"]), found["figures"]
+
+
+@pytest.mark.service
+def test_the_browser_check_sees_an_error(browser, tmp_path):
+    broken = "<!DOCTYPE html><html><head><title>t</title></head><body><img src='missing.png' alt='x'></body></html>"
+    found = probe(browser, broken, tmp_path)
+    assert found["errors"] and "missing.png" in found["errors"][0]
+
+
+@pytest.mark.service
+def test_a_screenshot_of_the_page(browser, page, tmp_path):
+    report = tmp_path / "report.html"
+    report.write_text(page, encoding="utf-8")
+    shot = tmp_path / "report.png"
+    done = browser(report, f"--screenshot={shot}", "--window-size=900,2400", "--hide-scrollbars")
+    assert done.returncode == 0, done.stderr[-2000:]
+    data = shot.read_bytes()
+    assert data.startswith(b"\x89PNG") and len(data) > 20_000  # a blank page is a few kilobytes
+    print(f"screenshot: {shot}")
+
+
+@pytest.mark.service
+def test_the_page_prints_on_a4(browser, page, tmp_path):
+    report = tmp_path / "report.html"
+    report.write_text(page, encoding="utf-8")
+    pdf = tmp_path / "report.pdf"
+    done = browser(report, f"--print-to-pdf={pdf}", "--no-pdf-header-footer")
+    assert done.returncode == 0, done.stderr[-2000:]
+    boxes = re.findall(rb"/MediaBox\s*\[\s*0 0 ([\d.]+) ([\d.]+)\s*\]", pdf.read_bytes())
+    assert len(boxes) >= 2  # several pages
+    # A4 is 210 × 297 mm: 595.3 × 841.9 points
+    assert all(abs(float(w) - 595.3) < 1 and abs(float(h) - 841.9) < 1 for w, h in boxes), boxes
