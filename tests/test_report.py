@@ -439,3 +439,31 @@ def test_the_page_prints_on_a4(browser, page, tmp_path):
     assert len(boxes) >= 2  # several pages
     # A4 is 210 × 297 mm: 595.3 × 841.9 points
     assert all(abs(float(w) - 595.3) < 1 and abs(float(h) - 841.9) < 1 for w, h in boxes), boxes
+
+
+# --------------------------------------------------------------------------------------------- the intersection
+
+def test_the_report_runs_the_intersection_attack_with_earlier_releases(published, tmp_path):
+    from veil.anonymize import Mondrian
+    from veil.attacks.intersection import PublishedRelease, intersection_attack
+
+    release, manifest, release_csv, data = published
+    ds = Dataset(data, quasi_identifiers=QIS, sensitive=["occupation"])
+    other = Mondrian([KAnonymity(3)]).fit(ds).transform(ds)
+    other.write(tmp_path / "other.csv", tmp_path / "other.json")
+    report = release_report_of(release, earlier=[other], targets=data)
+    expected = intersection_attack([PublishedRelease.from_release(release), other], data, sensitive="occupation")
+    summary = expected.summary()
+    rows = dict(report.intersection)
+    assert rows["targets attacked"] == f"{summary['targets']:,}" == "2,000"
+    assert rows["vulnerable targets (fewer values left than any single release leaves)"].startswith(
+        f"{summary['vulnerable']:,} (")
+    assert summary["vulnerable"] > 0  # a Mondrian release beside a full-domain one narrows people down
+    assert 'id="figure-intersection"' in render_html(report)
+    # the command line: the earlier release's manifest, the input as the targets
+    out = tmp_path / "r.html"
+    result = invoke("report", manifest, "--out", out, "--earlier", tmp_path / "other.json", "--original", data)
+    assert result.exit_code == 0, result.output
+    assert f"{summary['vulnerable']:,} (" in out.read_text(encoding="utf-8")
+    refused = invoke("report", manifest, "--out", tmp_path / "s.html", "--earlier", tmp_path / "other.json")
+    assert refused.exit_code == 2 and "--targets" in refused.stderr and not (tmp_path / "s.html").exists()

@@ -7,7 +7,7 @@ all, and never over a file the run reads (the manifest, the release, the origina
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
 from rich.console import Console
@@ -26,20 +26,37 @@ def report_command(
                                                                        "at risk, in (0, 1]."),
     threshold: float = typer.Option(0.8, "--threshold", help="Posterior at or above which the background-knowledge "
                                                              "adversary counts a record as exposed, in (0, 1]."),
+    earlier: List[Path] = typer.Option([], "--earlier", help="The manifest of an earlier release of the same people "
+                                                             "(repeatable): run the intersection attack with it."),
+    targets: Optional[Path] = typer.Option(None, "--targets", help="The people the intersection attack locates (their "
+                                                                   "quasi-identifiers; default: --original)."),
 ) -> None:
     """Write a release's report: one self-contained HTML page with its configuration, models,
     risk, the attacks on it and its utility, with figures, readable printed on A4.
 
-    The release is the file the manifest names, checked against the SHA-256 it records.
+    The release is the file the manifest names, checked against the SHA-256 it records. With
+    --earlier, the intersection attack locates the targets (--targets, or the --original table) in
+    this release and the earlier ones together.
     """
+    from veil.attacks.intersection import PublishedRelease
     from veil.data.dataset import Dataset
+    from veil.errors import ParameterError
     from veil.output import check_targets, write_file
     from veil.report import read_release_manifest, release_file, report_html
 
     target = out if out is not None else manifest.parent / "report.html"
     doc = read_release_manifest(manifest)
     release = release_file(manifest, doc)
-    reads = [manifest, release, original]
+    people = targets if targets is not None else original
+    if earlier and people is None:
+        raise ParameterError("--earlier runs the intersection attack, which needs the people it locates; give "
+                             "--targets FILE or --original FILE.")
+    previous = []
+    for path in earlier:
+        earlier_doc = read_release_manifest(path)
+        previous.append(PublishedRelease(release_file(path, earlier_doc), manifest=earlier_doc, name=path.name,
+                                         delimiter=(earlier_doc.get("input") or {}).get("delimiter") or ","))
+    reads = [manifest, release, original, targets, *earlier, *(p.table for p in previous)]
     check_targets([target], reads=reads)
     roles = doc["roles"]
     with stage("reading the release and attacking it"):
@@ -47,7 +64,8 @@ def report_command(
         if original is not None:
             base = Dataset(original, quasi_identifiers=roles["quasi_identifiers"], sensitive=roles.get("sensitive"),
                            delimiter=(doc.get("input") or {}).get("delimiter"))
-        html = report_html(doc, release, original=base, risk_threshold=risk_threshold, attack_threshold=threshold)
+        html = report_html(doc, release, original=base, risk_threshold=risk_threshold, attack_threshold=threshold,
+                           earlier=previous, targets=people)
     with stage(f"writing {target}"):
         write_file(target, html, reads=reads)
     Console(highlight=False).print(f"wrote {target}", soft_wrap=True)

@@ -9,6 +9,7 @@ gathers the report of a :class:`~veil.anonymize.Release` still in memory.
 
 from __future__ import annotations
 
+from veil.attacks.intersection import PublishedRelease
 from veil.report.content import ReleaseReport, read_release_manifest, release_file, release_report
 from veil.report.figures import Figure
 from veil.report.render import render_html
@@ -35,12 +36,14 @@ def release_report_of(release, **options) -> ReleaseReport:
     Args:
         release: a :class:`veil.anonymize.Release`.
         **options: passed to :func:`release_report` (``risk_threshold``, ``attack_threshold``,
-            ``title``).
+            ``earlier`` and ``targets``, ``title``).
 
     Raises:
         As :func:`release_report`.
     """
     ds = release.dataset
+    if options.get("earlier") and "this_release" not in options:
+        options["this_release"] = PublishedRelease.from_release(release, name="this release")
     return release_report(release.manifest, release.table, original=ds,
                           heights={q: g.height for q, g in ds.generalizations.items()},
                           sensitive_hierarchies={n: h for n, h in ds.hierarchies.items() if n in ds.sensitive},

@@ -22,6 +22,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from veil.attacks.intersection import PublishedRelease, intersection_attack
 from veil.attacks.single import DEFAULT_THRESHOLD, attack_release
 from veil.check import check
 from veil.classes import STAR, EquivalenceClasses
@@ -116,7 +117,8 @@ def release_file(manifest: str | os.PathLike, doc: Mapping) -> str:
 def release_report(manifest: Mapping, table, *, original: Dataset | None = None,
                    heights: Mapping[str, int] | None = None,
                    sensitive_hierarchies: Mapping | None = None, risk_threshold: float = 0.2,
-                   attack_threshold: float = DEFAULT_THRESHOLD, title: str | None = None) -> ReleaseReport:
+                   attack_threshold: float = DEFAULT_THRESHOLD, earlier: Sequence = (), targets=None,
+                   this_release=None, title: str | None = None) -> ReleaseReport:
     """Gather the report of a release from its manifest and its published table.
 
     Args:
@@ -132,16 +134,29 @@ def release_report(manifest: Mapping, table, *, original: Dataset | None = None,
         risk_threshold: the prosecutor risk above which a record counts as at risk, in (0, 1].
         attack_threshold: the posterior at which the background-knowledge adversary counts a
             record as exposed, in (0, 1].
+        earlier: earlier releases of the same people (each a
+            :class:`~veil.attacks.intersection.PublishedRelease`, a ``Release`` or a released
+            table), against which the intersection attack is run with this release.
+        targets: the people the intersection attack locates (a path or a frame with their
+            quasi-identifiers); needed with ``earlier``.
+        this_release: how the intersection attack reads this release (a ``PublishedRelease`` or
+            a ``Release``); by default ``table`` with ``manifest``.
         title: the report's title (default: names the algorithm).
 
     Raises:
-        ParameterError: a threshold out of range.
+        ParameterError: a threshold out of range, or ``earlier`` without ``targets``.
         DataError, ColumnError: the table cannot be read or lacks a column the manifest names.
     """
     if not 0 < risk_threshold <= 1:
         raise ParameterError(f"the risk threshold must be in (0, 1], not {risk_threshold}.")
     roles = manifest["roles"]
     qis, sensitive = list(roles["quasi_identifiers"]), list(roles.get("sensitive") or [])
+    if earlier and targets is None:
+        raise ParameterError("the intersection attack with earlier releases needs the people it locates; give the "
+                             "targets (their quasi-identifiers).")
+    if earlier and not sensitive:
+        raise ParameterError("the intersection attack needs a sensitive column, and the release has none; leave the "
+                             "earlier releases out.")
     delimiter = (manifest.get("input") or {}).get("delimiter") or ","
     hierarchies = {n: h for n, h in (sensitive_hierarchies or {}).items() if n in sensitive}
     ds = Dataset(table, quasi_identifiers=qis, sensitive=sensitive, hierarchies=hierarchies,
@@ -179,6 +194,15 @@ def release_report(manifest: Mapping, table, *, original: Dataset | None = None,
                                        "guessing accuracy before": float(d.accuracy_base),
                                        "guessing accuracy after": float(d.accuracy_base + d.a_acc)}
         report.figures["attacks"] = [attack_figure(name, rows) for name, rows in report.attacks.items()]
+    if earlier:
+        if this_release is None:
+            this_release = PublishedRelease(table, manifest=dict(manifest), name="this release",
+                                            delimiter=delimiter if isinstance(table, (str, os.PathLike)) else None)
+        result = intersection_attack([this_release, *earlier], targets, quasi_identifiers=qis,
+                                     sensitive=sensitive[0], delimiter=delimiter)
+        report.intersection = intersection_rows(result.summary())
+        report.figures["intersection"] = [intersection_figure(result.summary())]
+        notes.extend(n for n in result.notes if n not in notes)
     report.metrics = utility_rows(manifest, original)
     if report.metrics:
         report.figures["utility"] = [utility_figure(report.metrics)]
@@ -405,3 +429,33 @@ def lattice_figures(manifest: Mapping, heights: Mapping[str, int]) -> list[Figur
                        caption=f"Of the lattice's {total:,} nodes the search checked {checked:,} "
                                f"({checked / max(total, 1):.1%}); the others were decided without being checked.")
     return [levels, region]
+
+
+def intersection_rows(summary: Mapping) -> list[tuple[str, str]]:
+    """The intersection attack's outcome in words: counts of targets, never who they are."""
+    n = summary["targets"]
+    rows = [("sensitive column", summary["sensitive"]), ("targets attacked", f"{n:,}")]
+    for rel in summary["releases"]:
+        rows.append((rel["name"], f"{rel['rows']:,} records in {rel['classes']:,} classes; {rel['located']:,} targets "
+                                  f"located, {rel['unlocated']:,} not"))
+    rows.append(("distinct values left per target", f"{summary['mean_ea_prior']:.3g} in the best single release, "
+                                                    f"{summary['mean_ea_posterior']:.3g} after the intersection "
+                                                    "(averages)"))
+    rows.append(("vulnerable targets (fewer values left than any single release leaves)",
+                 f"{summary['vulnerable']:,} ({summary['vulnerable_share']:.2%})"))
+    for entry in summary["pvp"]:
+        rows.append((f"targets whose value is guessed with confidence ≥ {entry['confidence']:.3g}",
+                     f"{entry['targets']:,} ({entry['percent']:.2f} %)"))
+    return rows
+
+
+def intersection_figure(summary: Mapping) -> Figure:
+    """The targets the intersection breaches at each confidence level."""
+    levels = summary["pvp"]
+    labels = [f"confidence ≥ {e['confidence']:.3g}" for e in levels]
+    alt = (f"Of {summary['targets']:,} targets, {summary['vulnerable']:,} are vulnerable; "
+           + "; ".join(f"{e['targets']:,} at confidence at least {e['confidence']:.3g}" for e in levels) + ".")
+    return bar_chart("intersection", labels, {"targets breached": [float(e["targets"]) for e in levels]},
+                     title="The intersection attack", alt=alt,
+                     caption="Targets whose sensitive value the releases together give away with at least each "
+                             "confidence (1: a single value is left). Counts only; no target is named.")
