@@ -467,3 +467,43 @@ def test_the_report_runs_the_intersection_attack_with_earlier_releases(published
     assert f"{summary['vulnerable']:,} (" in out.read_text(encoding="utf-8")
     refused = invoke("report", manifest, "--out", tmp_path / "s.html", "--earlier", tmp_path / "other.json")
     assert refused.exit_code == 2 and "--targets" in refused.stderr and not (tmp_path / "s.html").exists()
+
+
+# --------------------------------------------------------------------------------------------- DP answers
+
+def test_the_dp_report_shows_each_answer_with_its_error_bar_and_the_budget(tmp_path):
+    table = tmp_path / "t.csv"
+    table.write_text("age,sex\n" + "".join(f"{20 + i % 50},{'MF'[i % 2]}\n" for i in range(200)), encoding="utf-8")
+    budget = tmp_path / "b.json"
+    answers = []
+    for i, args in enumerate([["count"], ["mean", "--columns", "age", "--bounds", "0,100"],
+                              ["histogram", "--columns", "sex", "--categories", "sex=M,F"]]):
+        result = invoke("dp", *args, table, "--epsilon", "0.5", "--budget-file", budget, "--budget", "2",
+                        "--seed", str(i), "--json")
+        assert result.exit_code == 0, result.output
+        answers.append(tmp_path / f"a{i}.json")
+        answers[-1].write_text(result.stdout, encoding="utf-8")
+    out = tmp_path / "dp.html"
+    result = invoke("dp", "report", *answers, "--budget-file", budget, "--out", out)
+    assert result.exit_code == 0, result.output
+    page = out.read_text(encoding="utf-8")
+    spent = re.search(r'<th scope="row">spent</th><td class="num">([\d.]+)</td>', page)
+    left = re.search(r'<th scope="row">left</th><td class="num">([\d.]+)</td>', page)
+    assert float(spent[1]) == 1.5 and float(left[1]) == 0.5
+    assert page.count("<figure ") == 3 and "Not fit for release" in page  # seeded answers
+    histogram = json.loads(answers[2].read_text(encoding="utf-8"))
+    low, high = histogram["low"][0], histogram["high"][0]
+    assert f"[{low:,}, {high:,}]" in page
+    # an answer file that is not one, and an output over an input, are refused in one sentence
+    refused = invoke("dp", "report", budget, "--out", tmp_path / "x.html")
+    assert refused.exit_code == 2 and "is not an answer of veil dp" in refused.stderr
+    refused = invoke("dp", "report", answers[0], "--out", answers[0])
+    assert refused.exit_code == 2 and "is an input of this run" in refused.stderr
+    assert not (tmp_path / "x.html").exists() and json.loads(answers[0].read_text(encoding="utf-8"))["query"]
+
+
+def test_an_error_bar_must_hold_its_answer():
+    from veil.report.figures import interval_chart
+
+    with pytest.raises(ParameterError, match="low ≤ value ≤ high"):
+        interval_chart("i", ["a"], [5], [6], [7], title="t", alt="a", caption="c")

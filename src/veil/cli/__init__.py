@@ -12,7 +12,7 @@ module              commands
 ``alphabeta``       ``veil alphabeta estimate|parameters``: the αβ algorithm's view and parameters
 ``ldp``             ``veil ldp simulate``
 ``config``          ``veil config schema``: the JSON Schema of the configuration files
-``report``          ``veil report``: a release's report, one self-contained HTML page
+``report``          ``veil report``, ``veil dp report``: a release's report, or DP answers', as one HTML page
 ``console``         what every command shares: errors as one sentence, option parsing, progress
 ==================  ===========================================================================
 
@@ -33,7 +33,7 @@ from veil.cli.console import command_group
 from veil.cli.dp import dp_app
 from veil.cli.experiment import experiment_app
 from veil.cli.ldp import ldp_app
-from veil.cli.report import report_command
+from veil.cli.report import dp_report_command, report_command
 
 app = command_group(no_args_is_help=True, help="Privacy-preserving data publishing: check, anonymize, attack, release.")
 
@@ -59,6 +59,7 @@ app.command("anonymize")(anonymize_command)
 app.command("init")(init_command)
 app.command("demo")(demo_command)
 app.command("report")(report_command)
+dp_app.command("report")(dp_report_command)
 app.add_typer(attack_app, name="attack", help="Attack a release as an adversary who knows the algorithm.")
 app.add_typer(experiment_app, name="experiment", help="Reproduce the published experiments.")
 app.add_typer(dp_app, name="dp", help="Answer queries under differential privacy, charging a budget.")

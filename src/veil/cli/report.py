@@ -1,4 +1,5 @@
-"""``veil report``: the HTML report of a release, from its manifest.
+"""``veil report`` and ``veil dp report``: the HTML report of a release, from its manifest, and of
+answers released under differential privacy, from what ``veil dp … --json`` printed.
 
 The report is one self-contained page (see :mod:`veil.report`). It is written whole or not at
 all, and never over a file the run reads (the manifest, the release, the original table).
@@ -69,3 +70,38 @@ def report_command(
     with stage(f"writing {target}"):
         write_file(target, html, reads=reads)
     Console(highlight=False).print(f"wrote {target}", soft_wrap=True)
+
+
+@fails_cleanly
+def dp_report_command(
+    answers: List[Path] = typer.Argument(..., help="Answers as veil dp … --json printed them (JSON files)."),
+    out: Path = typer.Option(..., "--out", help="The HTML report to write."),
+    budget_file: Optional[Path] = typer.Option(None, "--budget-file", help="The budget file the answers were "
+                                                                           "charged to: ε and δ spent and left."),
+) -> None:
+    """Write the report of answers released under differential privacy: each answer with its error
+    bar, ε and δ spent, and the budget left (one self-contained HTML page).
+
+    Nothing is charged: the report only reads what was already released and the budget file.
+    """
+    import json
+
+    from veil.dp.budget_file import BudgetFile
+    from veil.errors import DataError
+    from veil.output import check_targets, write_file
+    from veil.report import dp_report, render_dp_html
+    from veil.report.dp import budget_summary, check_answer
+
+    reads = [*answers, budget_file]
+    check_targets([out], reads=reads)
+    parsed = []
+    for path in answers:
+        try:
+            parsed.append(check_answer(json.loads(path.read_text(encoding="utf-8")), repr(str(path))))
+        except FileNotFoundError:
+            raise DataError(f"answer file {str(path)!r} does not exist; check the path.") from None
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            raise DataError(f"answer file {str(path)!r} is not JSON; give what veil dp … --json printed.") from None
+    budget = budget_summary(BudgetFile(budget_file).read(None)) if budget_file is not None else None
+    write_file(out, render_dp_html(dp_report(parsed, budget)), reads=reads)
+    Console(highlight=False).print(f"wrote {out}", soft_wrap=True)

@@ -4,15 +4,17 @@
 table (the configuration in words, the transformation, every model's level per sensitive column,
 the re-identification risk, the single-release attacks, the utility), with figures;
 :func:`render_html` makes the page; :func:`report_html` does both, and :func:`release_report_of`
-gathers the report of a :class:`~veil.anonymize.Release` still in memory.
+gathers the report of a :class:`~veil.anonymize.Release` still in memory. Answers released under
+differential privacy get theirs from :func:`dp_report` and :func:`render_dp_html`.
 """
 
 from __future__ import annotations
 
 from veil.attacks.intersection import PublishedRelease
 from veil.report.content import ReleaseReport, read_release_manifest, release_file, release_report
+from veil.report.dp import DPReport, dp_report
 from veil.report.figures import Figure
-from veil.report.render import render_html
+from veil.report.render import render_dp_html, render_html
 
 
 def report_html(manifest, table, **options) -> str:
@@ -50,5 +52,5 @@ def release_report_of(release, **options) -> ReleaseReport:
                           **options)
 
 
-__all__ = ["Figure", "ReleaseReport", "read_release_manifest", "release_file", "release_report", "release_report_of",
-           "render_html", "report_html"]
+__all__ = ["DPReport", "Figure", "ReleaseReport", "dp_report", "read_release_manifest", "release_file",
+           "release_report", "release_report_of", "render_dp_html", "render_html", "report_html"]

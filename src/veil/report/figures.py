@@ -181,3 +181,62 @@ def step_chart(key: str, x: Sequence[float], y: Sequence[float], *, title: str, 
     parts.append(f'<line x1="{left}" y1="{top}" x2="{left}" y2="{bottom}" stroke="{INK}"/>')
     parts.append("</svg>")
     return Figure(key, Markup("".join(parts)), alt, caption)
+
+
+def plain_number(value: float) -> str:
+    """A number as a reader expects it: whole numbers in full with separators, others to four
+    significant digits."""
+    value = float(value)
+    return f"{value:,.0f}" if value.is_integer() and abs(value) < 1e15 else f"{value:,.4g}"
+
+
+def interval_chart(key: str, labels: Sequence[str], values: Sequence[float], lows: Sequence[float],
+                   highs: Sequence[float], *, title: str, alt: str, caption: str,
+                   fmt: Callable[[float], str] = plain_number) -> Figure:
+    """Answers with their error bars, one row each, every row on its own scale: its interval in
+    the middle half, so the answer's place within its interval shows at any magnitude.
+
+    Args:
+        key: the figure's identifier.
+        labels: each row's label.
+        values: each answer.
+        lows: each interval's lower bound.
+        highs: each interval's upper bound.
+        title: the figure's title (its accessible name).
+        alt: the figure's description in words.
+        caption: the caption printed under it.
+        fmt: how a number is printed.
+
+    Raises:
+        ParameterError: the sequences differ in length, a number is not finite, or an interval
+            does not hold its answer.
+    """
+    if not len(labels) == len(values) == len(lows) == len(highs):
+        raise ParameterError("give one value, one lower and one upper bound per label.")
+    numbers = [float(v) for v in list(values) + list(lows) + list(highs)]
+    if any(not math.isfinite(v) for v in numbers):
+        raise ParameterError("an answer or a bound is not finite; error bars need finite numbers.")
+    if any(not lo <= v <= hi for v, lo, hi in zip(values, lows, highs)):
+        raise ParameterError("an interval does not hold its answer; give low ≤ value ≤ high.")
+    row, top = 26, 8
+    height = top + row * len(labels) + 6
+    left, right = LABEL_WIDTH - 40, WIDTH - 220
+    parts = _open(key, height, alt, title)
+    for i, (label, v, lo, hi) in enumerate(zip(labels, values, lows, highs)):
+        width = (float(hi) - float(lo)) or 1.0
+        start, span = float(lo) - width / 2, 2 * width
+        at = lambda x: left + (right - left) * (float(x) - start) / span  # noqa: E731 - this row's scale
+        y = top + i * row + row / 2
+        parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{escape(_clip(str(label)))}</text>')
+        parts.append(f'<line x1="{left}" y1="{y:.1f}" x2="{right}" y2="{y:.1f}" stroke="{GRID}"/>')
+        parts.append(f'<line x1="{at(lo):.1f}" y1="{y:.1f}" x2="{at(hi):.1f}" y2="{y:.1f}" stroke="{PALETTE[0]}" '
+                     'stroke-width="3"/>')
+        for end in (lo, hi):
+            parts.append(f'<line x1="{at(end):.1f}" y1="{y - 6:.1f}" x2="{at(end):.1f}" y2="{y + 6:.1f}" '
+                         f'stroke="{PALETTE[0]}" stroke-width="2"/>')
+        parts.append(f'<circle cx="{at(v):.1f}" cy="{y:.1f}" r="4" fill="{PALETTE[1]}"><title>{escape(label)}: '
+                     f'{escape(fmt(v))} [{escape(fmt(lo))}, {escape(fmt(hi))}]</title></circle>')
+        parts.append(f'<text x="{right + 8}" y="{y + 4:.1f}">{escape(fmt(v))} '
+                     f'[{escape(fmt(lo))}, {escape(fmt(hi))}]</text>')
+    parts.append("</svg>")
+    return Figure(key, Markup("".join(parts)), alt, caption)

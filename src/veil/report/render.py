@@ -1,6 +1,7 @@
-"""A release's report as one self-contained HTML page.
+"""A report as one self-contained HTML page: a release's, or DP answers'.
 
-The page is rendered from a Jinja2 template shipped with veil (``templates/report.html.j2``),
+The page is rendered from a Jinja2 template shipped with veil (``templates/report.html.j2`` and
+``templates/dp.html.j2``, on ``templates/base.html.j2``),
 with every value escaped. Its style sheet and figures are inline, and it loads nothing: no
 script, font, image or style sheet from a file or the network, so it reads the same on any
 machine, offline, and when attached to a decision. A print style lays it out on A4.
@@ -14,6 +15,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from veil.report.content import MODEL_NAMES, ReleaseReport
+from veil.report.dp import DPReport
 from veil.report.figures import Figure
 
 
@@ -42,3 +44,9 @@ def render_html(report: ReleaseReport) -> str:
     """The report as one HTML page (text), with its style sheet and figures inline."""
     template = _environment().get_template("report.html.j2")
     return template.render(report=report, show=_show, number=_number, model_names=MODEL_NAMES)
+
+
+def render_dp_html(report: DPReport) -> str:
+    """The report of DP answers as one HTML page (text), with its style sheet and figures inline."""
+    template = _environment().get_template("dp.html.j2")
+    return template.render(report=report, show=_show, number=_number)
