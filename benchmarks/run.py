@@ -2,7 +2,8 @@
 
 Run from the repository root::
 
-    python benchmarks/run.py [--only checker|fulldomain|local|attacks|dp|ldp] [--quick] [--rows N] [--repeat R]
+    python benchmarks/run.py [--only checker|fulldomain|local|attacks|dp|ldp|alphabeta|report] [--quick]
+                             [--rows N] [--repeat R]
                              [--skip-pycanon] [--skip-anjana] [--skip-exhaustive] [--skip-anonypy]
                              [--curve-rows N] [--dp-rows N] [--skip-diffprivlib] [--skip-opendp] [--out DIR]
 
@@ -41,6 +42,10 @@ targets, and the composition experiment at its default settings. The results go 
 **ldp** (``ldp.py``): local-DP frequency oracles (OUE and OLH) beside pure-LDP at 100,000 users
 over 64 values, and OLH at 1,000,000 users over 1,024 values; see that module. The results go to
 ``ldp.json`` and ``ldp.md``.
+
+**report** (``report.py``): the HTML report of the ``veil demo`` release of Adult, from its
+manifest, from the release in memory, and as a ``veil report`` process. The results go to
+``report.json`` and ``report.md``.
 """
 
 from __future__ import annotations
@@ -69,6 +74,7 @@ from veil import (AlphaKAnonymity, BetaLikeness, Dataset, DeltaDisclosure, Disti
 from veil.data.bundled import ADULT_QUASI_IDENTIFIERS, adult_csv, adult_hierarchies
 
 import alphabeta
+import report
 import fulldomain
 import attacks
 import dp
@@ -82,7 +88,7 @@ from timing import best_of, progress
 
 QUASI_IDENTIFIERS = list(ADULT_QUASI_IDENTIFIERS)
 SENSITIVE = "occupation"
-BENCHMARKS = ("checker", "fulldomain", "local", "attacks", "dp", "ldp", "alphabeta")
+BENCHMARKS = ("checker", "fulldomain", "local", "attacks", "dp", "ldp", "alphabeta", "report")
 # The issue's goals: every model together on Adult, and each model on the large table.
 ADULT_GOAL_S = 0.2
 FLOOR_GOAL_RATIO = 3.0
@@ -552,6 +558,7 @@ def main(argv: list[str] | None = None) -> int:
         "ldp": ("ldp", lambda: ldp.run(args.repeat), None, ldp.terminal_report, ldp.markdown_report),
         "alphabeta": ("alphabeta", lambda: alphabeta.run(args.repeat), None, alphabeta.terminal_report,
                       alphabeta.markdown_report),
+        "report": ("report", lambda: report.run(args.repeat), None, report.terminal_report, report.markdown_report),
     }
     chosen = [args.only] if args.only else list(BENCHMARKS)
     for i, name in enumerate(chosen):
