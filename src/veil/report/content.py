@@ -66,7 +66,6 @@ class ReleaseReport:
         metrics: rows ``(metric, released, ungeneralized or None)``.
         figures: the figures, by section.
         notes: remarks worth the reader's attention (one sentence each).
-        fit_for_release: ``False`` when the release was made with a seed, ``None`` when unknown.
     """
 
     title: str
@@ -176,7 +175,8 @@ def release_report(manifest: Mapping, table, *, original: Dataset | None = None,
               "at_risk": checked.risk.prosecutor_at_risk},
         attacks={}, disclosure={}, metrics=[], notes=notes)
     if (manifest.get("output") or {}).get("seed") is not None:
-        report.notes.append("the release was shuffled with a fixed seed: reproducible, so not fit for release.")
+        report.notes.append("the rows were shuffled with the seed the manifest records, so anyone can undo the "
+                            "shuffle and recover the input's row order.")
     report.figures["classes"] = [class_size_figure(classes), risk_figure(classes, risk_threshold)]
     report.figures["sensitive"] = [sensitive_figure(classes, name) for name in sensitive if classes.n_classes]
     if sensitive and classes.n_rows:
