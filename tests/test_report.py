@@ -229,9 +229,11 @@ def test_the_page_escapes_what_the_data_holds(tmp_path):
 def test_veil_report_writes_the_page(published, tmp_path):
     _, manifest, _, data = published
     out = tmp_path / "r.html"
-    result = invoke("report", manifest, "--out", out, "--original", data)
+    result = invoke("report", manifest, "--out", out, "--original", data,
+                    "--hierarchy", f"occupation={ADULT_DIR / 'adult_hierarchy_occupation.csv'}")
     assert result.exit_code == 0, result.output
     page = out.read_text(encoding="utf-8")
+    assert "similarity (level 1)" in page
     assert page.startswith("<!DOCTYPE html>") and "The adversary's view" in page
     assert "not given" not in page  # the ungeneralized input was given
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.html"]
@@ -265,6 +267,7 @@ def _copy(published, folder: Path, edit=None) -> Path:
     ("over the manifest", "is an input of this run"),
     ("over the release", "is an input of this run"),
     ("no roles", "no quasi-identifiers"),
+    ("hierarchy of a quasi-identifier", "not a sensitive column"),
 ])
 def test_veil_report_refuses_bad_input_in_one_sentence(published, tmp_path, case, words):
     edit = {"version": lambda d: d.update(veil="9.0.0"),
@@ -281,7 +284,8 @@ def test_veil_report_refuses_bad_input_in_one_sentence(published, tmp_path, case
     if case == "over the release":
         out = release
     before = {p: p.read_bytes() for p in manifest.parent.iterdir()}
-    result = invoke("report", manifest, "--out", out)
+    extra = ["--hierarchy", f"sex={ADULT_DIR / 'adult_hierarchy_sex.csv'}"] if case.startswith("hierarchy") else []
+    result = invoke("report", manifest, "--out", out, *extra)
     assert result.exit_code == 2, result.output
     assert result.stderr.startswith("error: ") and words in result.stderr
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.output

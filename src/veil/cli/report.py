@@ -13,7 +13,7 @@ from typing import List, Optional
 import typer
 from rich.console import Console
 
-from veil.cli.console import fails_cleanly, stage
+from veil.cli.console import fails_cleanly, files_named, parse_pairs, stage
 
 
 @fails_cleanly
@@ -31,6 +31,8 @@ def report_command(
                                                              "(repeatable): run the intersection attack with it."),
     targets: Optional[Path] = typer.Option(None, "--targets", help="The people the intersection attack locates (their "
                                                                    "quasi-identifiers; default: --original)."),
+    hierarchy: List[str] = typer.Option([], "--hierarchy", help="COL=FILE: the ARX hierarchy of a sensitive column "
+                                                                "(the similarity attack's groups); repeatable."),
 ) -> None:
     """Write a release's report: one self-contained HTML page with its configuration, models,
     risk, the attacks on it and its utility, with figures, readable printed on A4.
@@ -57,7 +59,8 @@ def report_command(
         earlier_doc = read_release_manifest(path)
         previous.append(PublishedRelease(release_file(path, earlier_doc), manifest=earlier_doc, name=path.name,
                                          delimiter=(earlier_doc.get("input") or {}).get("delimiter") or ","))
-    reads = [manifest, release, original, targets, *earlier, *(p.table for p in previous)]
+    reads = [manifest, release, original, targets, *earlier, *(p.table for p in previous),
+             *files_named(hierarchy, "--hierarchy")]
     check_targets([target], reads=reads)
     roles = doc["roles"]
     with stage("reading the release and attacking it"):
@@ -66,7 +69,8 @@ def report_command(
             base = Dataset(original, quasi_identifiers=roles["quasi_identifiers"], sensitive=roles.get("sensitive"),
                            delimiter=(doc.get("input") or {}).get("delimiter"))
         html = report_html(doc, release, original=base, risk_threshold=risk_threshold, attack_threshold=threshold,
-                           earlier=previous, targets=people)
+                           earlier=previous, targets=people,
+                           sensitive_hierarchies=parse_pairs(hierarchy, "--hierarchy"))
     with stage(f"writing {target}"):
         write_file(target, html, reads=reads)
     Console(highlight=False).print(f"wrote {target}", soft_wrap=True)

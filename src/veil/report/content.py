@@ -143,7 +143,8 @@ def release_report(manifest: Mapping, table, *, original: Dataset | None = None,
         title: the report's title (default: names the algorithm).
 
     Raises:
-        ParameterError: a threshold out of range, or ``earlier`` without ``targets``.
+        ParameterError: a threshold out of range, ``earlier`` without ``targets``, or a hierarchy
+            of a column that is not sensitive.
         DataError, ColumnError: the table cannot be read or lacks a column the manifest names.
     """
     if not 0 < risk_threshold <= 1:
@@ -157,7 +158,11 @@ def release_report(manifest: Mapping, table, *, original: Dataset | None = None,
         raise ParameterError("the intersection attack needs a sensitive column, and the release has none; leave the "
                              "earlier releases out.")
     delimiter = (manifest.get("input") or {}).get("delimiter") or ","
-    hierarchies = {n: h for n, h in (sensitive_hierarchies or {}).items() if n in sensitive}
+    stray = [n for n in (sensitive_hierarchies or {}) if n not in sensitive]
+    if stray:
+        raise ParameterError(f"a hierarchy is given for '{stray[0]}', which is not a sensitive column of the release "
+                             f"({', '.join(sensitive) or 'it has none'}); give hierarchies of sensitive columns only.")
+    hierarchies = dict(sensitive_hierarchies or {})
     ds = Dataset(table, quasi_identifiers=qis, sensitive=sensitive, hierarchies=hierarchies,
                  delimiter=delimiter if isinstance(table, (str, os.PathLike)) else None)
     checked = check(ds, manifest=manifest, risk_threshold=risk_threshold)
