@@ -2,7 +2,7 @@
 
 Run from the repository root::
 
-    python benchmarks/run.py [--only checker|fulldomain|local|attacks|dp|ldp|alphabeta|report] [--quick]
+    python benchmarks/run.py [--only checker|fulldomain|local|attacks|dp|ldp|alphabeta|temporal|report] [--quick]
                              [--rows N] [--repeat R]
                              [--skip-pycanon] [--skip-anjana] [--skip-exhaustive] [--skip-anonypy]
                              [--curve-rows N] [--dp-rows N] [--skip-diffprivlib] [--skip-opendp] [--out DIR]
@@ -43,6 +43,11 @@ targets, and the composition experiment at its default settings. The results go 
 over 64 values, and OLH at 1,000,000 users over 1,024 values; see that module. The results go to
 ``ldp.json`` and ``ldp.md``.
 
+**temporal** (``temporal.py``): releases over time: Kellaris et al.'s adaptive w-event budgets
+(BD, BA) beside the uniform split on a synthetic histogram stream, and the cost of Cao et al.'s
+temporal leakage (the closed-form L(α) beside SciPy's linear program); see that module. The
+results go to ``temporal.json`` and ``temporal.md``.
+
 **report** (``report.py``): the HTML report of the ``veil demo`` release of Adult, from its
 manifest, from the release in memory, and as a ``veil report`` process. The results go to
 ``report.json`` and ``report.md``.
@@ -80,6 +85,7 @@ import attacks
 import dp
 import ldp
 import local_recoding
+import temporal
 import peer_env
 import pycanon_fixture
 from harness import (SEED, cpu_model, fmt_ratio, fmt_time, fmt_value, positive_int, read_adult_polars, resample,
@@ -88,7 +94,7 @@ from timing import best_of, progress
 
 QUASI_IDENTIFIERS = list(ADULT_QUASI_IDENTIFIERS)
 SENSITIVE = "occupation"
-BENCHMARKS = ("checker", "fulldomain", "local", "attacks", "dp", "ldp", "alphabeta", "report")
+BENCHMARKS = ("checker", "fulldomain", "local", "attacks", "dp", "ldp", "alphabeta", "temporal", "report")
 # The issue's goals: every model together on Adult, and each model on the large table.
 ADULT_GOAL_S = 0.2
 FLOOR_GOAL_RATIO = 3.0
@@ -558,6 +564,8 @@ def main(argv: list[str] | None = None) -> int:
         "ldp": ("ldp", lambda: ldp.run(args.repeat), None, ldp.terminal_report, ldp.markdown_report),
         "alphabeta": ("alphabeta", lambda: alphabeta.run(args.repeat), None, alphabeta.terminal_report,
                       alphabeta.markdown_report),
+        "temporal": ("temporal", lambda: temporal.run(args.repeat), None, temporal.terminal_report,
+                     temporal.markdown_report),
         "report": ("report", lambda: report.run(args.repeat), None, report.terminal_report, report.markdown_report),
     }
     chosen = [args.only] if args.only else list(BENCHMARKS)
