@@ -2,8 +2,8 @@
 
 Run from the repository root::
 
-    python benchmarks/run.py [--only checker|fulldomain|local|attacks|dp|ldp|alphabeta|temporal|report] [--quick]
-                             [--rows N] [--repeat R]
+    python benchmarks/run.py [--only checker|fulldomain|local|attacks|dp|ldp|adversary|alphabeta|temporal|ledger|
+                                     report] [--quick] [--rows N] [--repeat R]
                              [--skip-pycanon] [--skip-anjana] [--skip-exhaustive] [--skip-anonypy]
                              [--curve-rows N] [--dp-rows N] [--skip-diffprivlib] [--skip-opendp] [--out DIR]
 
@@ -43,10 +43,17 @@ targets, and the composition experiment at its default settings. The results go 
 over 64 values, and OLH at 1,000,000 users over 1,024 values; see that module. The results go to
 ``ldp.json`` and ``ldp.md``.
 
+**adversary** (``adversary.py``): query auditing, Ace and the minimality attack; see that module.
+The results go to ``adversary.json`` and ``adversary.md``.
+
 **temporal** (``temporal.py``): releases over time: Kellaris et al.'s adaptive w-event budgets
 (BD, BA) beside the uniform split on a synthetic histogram stream, and the cost of Cao et al.'s
 temporal leakage (the closed-form L(α) beside SciPy's linear program); see that module. The
 results go to ``temporal.json`` and ``temporal.md``.
+
+**ledger** (``ledger.py``): charges per second on SQLite from one process, and the publishing
+gate's composition check of a new Adult release against 10 earlier ones. The results go to
+``ledger.json`` and ``ledger.md``.
 
 **report** (``report.py``): the HTML report of the ``veil demo`` release of Adult, from its
 manifest, from the release in memory, and as a ``veil report`` process. The results go to
@@ -81,9 +88,11 @@ from veil.data.bundled import ADULT_QUASI_IDENTIFIERS, adult_csv, adult_hierarch
 import alphabeta
 import report
 import fulldomain
+import adversary
 import attacks
 import dp
 import ldp
+import ledger
 import local_recoding
 import temporal
 import peer_env
@@ -94,7 +103,8 @@ from timing import best_of, progress
 
 QUASI_IDENTIFIERS = list(ADULT_QUASI_IDENTIFIERS)
 SENSITIVE = "occupation"
-BENCHMARKS = ("checker", "fulldomain", "local", "attacks", "dp", "ldp", "alphabeta", "temporal", "report")
+BENCHMARKS = ("checker", "fulldomain", "local", "attacks", "dp", "ldp", "adversary", "alphabeta", "temporal", "ledger",
+              "report")
 # The issue's goals: every model together on Adult, and each model on the large table.
 ADULT_GOAL_S = 0.2
 FLOOR_GOAL_RATIO = 3.0
@@ -562,10 +572,13 @@ def main(argv: list[str] | None = None) -> int:
         "dp": ("dp", lambda: dp.run(args.dp_rows, args.repeat, args.skip_diffprivlib, args.skip_opendp), None,
                dp.terminal_report, dp.markdown_report),
         "ldp": ("ldp", lambda: ldp.run(args.repeat), None, ldp.terminal_report, ldp.markdown_report),
+        "adversary": ("adversary", lambda: adversary.run(args.repeat), None, adversary.terminal_report,
+                      adversary.markdown_report),
         "alphabeta": ("alphabeta", lambda: alphabeta.run(args.repeat), None, alphabeta.terminal_report,
                       alphabeta.markdown_report),
         "temporal": ("temporal", lambda: temporal.run(args.repeat), None, temporal.terminal_report,
                      temporal.markdown_report),
+        "ledger": ("ledger", lambda: ledger.run(args.repeat), None, ledger.terminal_report, ledger.markdown_report),
         "report": ("report", lambda: report.run(args.repeat), None, report.terminal_report, report.markdown_report),
     }
     chosen = [args.only] if args.only else list(BENCHMARKS)

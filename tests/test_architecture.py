@@ -33,12 +33,14 @@ LAYERS = {
     "risk": 5,          # re-identification risk, on the classes
     "dp": 5,            # differential privacy, on the data alone
     "ldp": 5,           # local differential privacy, on random sources alone
+    "audit": 5,         # query auditing, on the data alone
     "check": 6,         # every model and the risk of a table
     "veil": 7,          # the package itself: the core's public names and __version__
     "anonymize": 8,     # the algorithms, their releases (which record veil's version)
     "attacks": 9,       # attacks on releases
     "config": 9,        # configuration files, which build anonymizers
     "experiments": 10,  # reproductions of published experiments
+    "ledger": 10,       # the release ledger and its gate: budgets, attacks across releases, checks
     "report": 10,       # a release's HTML report, which runs the checks and the attacks
     "cli": 11,          # the command line
     "__main__": 12,     # python -m veil

@@ -18,12 +18,11 @@ from veil.dp import (
     Accountant,
     Budget,
     BudgetExceededError,
-    BudgetFileError,
     NoiseSource,
 )
-from veil.dp.budget_file import BudgetFile
 from veil.cli.dp import dp_app
 from veil.dp.fingerprint import dataset_id
+from veil.ledger import Ledger, LedgerError
 from veil.dp.queries import (
     DEFAULT_GRID,
     QueryResult,
@@ -339,7 +338,7 @@ def test_cli_budget_file_create_charge_report(cli, csv, tmp_path):
     assert r.exit_code == 0 and json.loads(r.stdout)["budget"]["left"]["epsilon"] == 0.5
     r = cli("sum", csv, "--epsilon", "0.25", "--columns", "age", "--bounds", "0,120", "--budget-file", budget)
     assert r.exit_code == 0
-    acc = BudgetFile(budget).read(dataset_id(csv))
+    acc = Ledger(budget).budget(dataset_id(csv))
     assert [c.label for c in acc.charges] == ["count", "sum(age)"]
     r = cli("budget", budget)
     assert r.exit_code == 0 and "sum(age)" in r.stdout and "left ε = 0.25" in r.stdout
@@ -401,8 +400,8 @@ def test_cli_refuses_budget_file_of_another_dataset_and_corrupt_files(cli, csv, 
         r = cli(*args)
         assert r.exit_code == 2 and len(r.stderr.strip().splitlines()) == 1
         assert bad.read_text(encoding="utf-8") == "{not json"
-    with pytest.raises(BudgetFileError):
-        BudgetFile(budget).read(dataset_id(csv))
+    with pytest.raises(LedgerError):
+        Ledger(budget).budget(dataset_id(csv))
 
 
 def test_library_errors_are_parameter_errors(frame):

@@ -469,7 +469,7 @@ def test_the_report_runs_the_intersection_attack_with_earlier_releases(published
 def test_the_dp_report_shows_each_answer_with_its_error_bar_and_the_budget(tmp_path):
     table = tmp_path / "t.csv"
     table.write_text("age,sex\n" + "".join(f"{20 + i % 50},{'MF'[i % 2]}\n" for i in range(200)), encoding="utf-8")
-    budget = tmp_path / "b.json"
+    budget = tmp_path / "b.db"
     answers = []
     for i, args in enumerate([["count"], ["mean", "--columns", "age", "--bounds", "0,100"],
                               ["histogram", "--columns", "sex", "--categories", "sex=M,F"]]):
@@ -478,8 +478,12 @@ def test_the_dp_report_shows_each_answer_with_its_error_bar_and_the_budget(tmp_p
         assert result.exit_code == 0, result.output
         answers.append(tmp_path / f"a{i}.json")
         answers[-1].write_text(result.stdout, encoding="utf-8")
+    shown = invoke("dp", "budget", budget, "--json")
+    assert shown.exit_code == 0, shown.output
+    budget = tmp_path / "budget.json"
+    budget.write_text(shown.stdout, encoding="utf-8")
     out = tmp_path / "dp.html"
-    result = invoke("dp", "report", *answers, "--budget-file", budget, "--out", out)
+    result = invoke("dp", "report", *answers, "--budget", budget, "--out", out)
     assert result.exit_code == 0, result.output
     page = out.read_text(encoding="utf-8")
     spent = re.search(r'<th scope="row">spent</th><td class="num">([\d.]+)</td>', page)

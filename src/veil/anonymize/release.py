@@ -170,7 +170,9 @@ class Release:
             rows.append({"model": model.name, "key": model.key, "threshold": model.threshold,
                          "sensitive": sensitive,
                          "level": _json_number(result.level) if result else None,
-                         "passed": result.passed if result else None})
+                         "passed": result.passed if result else None,
+                         # the c of recursive (c,ℓ)-diversity, which its level depends on
+                         **({"c": model.c} if hasattr(model, "c") else {})})
         return rows
 
     def reference(self) -> dict[str, dict[str, int]]:

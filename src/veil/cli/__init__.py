@@ -6,11 +6,13 @@ module              commands
 ==================  ===========================================================================
 ``check``           ``veil check``: every privacy model and the re-identification risk of a table
 ``anonymize``       ``veil anonymize``, ``veil init`` (a starter configuration), ``veil demo``
-``attack``          ``veil attack single``, ``veil attack intersection``
-``experiment``      ``veil experiment composition``, ``veil experiment tradeoff``, ``veil experiment alphabeta``
+``attack``          ``veil attack single``, ``veil attack intersection``, ``veil attack minimality``
+``audit``           ``veil audit``: MAX, MIN and SUM queries answered or denied by an auditor
+``experiment``      ``veil experiment composition``, ``tradeoff``, ``alphabeta``, ``transparency``
 ``dp``              ``veil dp count|sum|mean|quantile|histogram|budget|stream``
 ``alphabeta``       ``veil alphabeta estimate|parameters``: the αβ algorithm's view and parameters
 ``ldp``             ``veil ldp simulate``
+``ledger``          ``veil ledger init|status|history|verify|import``, ``veil publish`` (the gate)
 ``config``          ``veil config schema``: the JSON Schema of the configuration files
 ``report``          ``veil report``, ``veil dp report``: a release's report, or DP answers', as one HTML page
 ``console``         what every command shares: errors as one sentence, option parsing, progress
@@ -27,12 +29,14 @@ import typer
 from veil.cli.alphabeta import alphabeta_app
 from veil.cli.anonymize import anonymize_command, demo_command, init_command
 from veil.cli.attack import attack_app
+from veil.cli.audit import audit_command
 from veil.cli.check import check_command
 from veil.cli.config import config_app
 from veil.cli.console import command_group
 from veil.cli.dp import dp_app
 from veil.cli.experiment import experiment_app
 from veil.cli.ldp import ldp_app
+from veil.cli.ledger import ledger_app, publish_command
 from veil.cli.report import dp_report_command, report_command
 
 app = command_group(no_args_is_help=True, help="Privacy-preserving data publishing: check, anonymize, attack, release.")
@@ -58,6 +62,7 @@ app.command("check")(check_command)
 app.command("anonymize")(anonymize_command)
 app.command("init")(init_command)
 app.command("demo")(demo_command)
+app.command("audit")(audit_command)
 app.command("report")(report_command)
 dp_app.command("report")(dp_report_command)
 app.add_typer(attack_app, name="attack", help="Attack a release as an adversary who knows the algorithm.")
@@ -67,6 +72,8 @@ app.add_typer(ldp_app, name="ldp", help="Local differential privacy: frequency o
 app.add_typer(alphabeta_app, name="alphabeta",
               help="The αβ algorithm: answer counting queries from a view, choose α and β.")
 app.add_typer(config_app, name="config", help="The configuration files: their JSON Schema, for editors.")
+app.add_typer(ledger_app, name="ledger", help="The release ledger: what was published and spent, and its proof.")
+app.command("publish")(publish_command)
 
 
 def main() -> None:

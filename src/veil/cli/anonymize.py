@@ -156,47 +156,66 @@ DEMO_MODELS = "5-anonymity and entropy 3-diversity of occupation, at most 2 % su
 
 @fails_cleanly
 def demo_command(
-    out: Path = typer.Option(Path("veil-demo"), "--out", help="Folder for release.csv, manifest.json and "
-                                                              "report.html."),
+    out: Path = typer.Option(Path("veil-demo"), "--out", help="Folder for the release, its manifest and the ledger."),
     as_json: bool = typer.Option(False, "--json", help="Print the manifest instead of tables."),
 ) -> None:
-    """Anonymize the bundled Adult census extract (30,162 records), then attack the release.
+    """Anonymize the bundled Adult census extract (30,162 records), attack the release, and publish it
+    through a release ledger that refuses a second release of the same people.
 
     Quasi-identifiers: sex, age, race, marital-status, education, native-country, workclass;
     sensitive: occupation. Optimal full-domain generalization for 5-anonymity and entropy
     3-diversity with at most 2 % of the records suppressed, then the homogeneity, background-
     knowledge, skewness and similarity attacks and the disclosure measures on the release;
-    writes OUT/release.csv (the input's delimiter and column order), OUT/manifest.json and
-    OUT/report.html (the release's report, one self-contained page).
+    writes OUT/release.csv (the input's delimiter and column order) and OUT/manifest.json. The
+    release is then published through the gate of the ledger OUT/ledger.db; a second release with
+    the same models, optimized for discernibility instead of loss (OUT/refused/), is refused
+    there, because intersected with the first it pins a person's occupation.
     """
     from veil.anonymize import FullDomain
     from veil.attacks import attack_release
     from veil.cli.attack import render_single
-    from veil.data.bundled import ADULT_QUASI_IDENTIFIERS, ADULT_SENSITIVE, load_adult
+    from veil.cli.ledger import render_decision
+    from veil.data.bundled import ADULT_QUASI_IDENTIFIERS, ADULT_SENSITIVE, adult_csv, load_adult
+    from veil.ledger import Ledger
     from veil.models import EntropyLDiversity, KAnonymity
     from veil.output import OutputSet
-    from veil.report import release_report_of, render_html
 
     if out.exists() and not out.is_dir():
         raise ParameterError(f"{str(out)!r} is a file; give a folder for the demo's outputs.")
-    release_path, manifest_path, report_path = out / "release.csv", out / "manifest.json", out / "report.html"
-    outputs = OutputSet([release_path, manifest_path, report_path], make_folders=True)
+    release_path, manifest_path = out / "release.csv", out / "manifest.json"
+    second_path, second_manifest = out / "refused" / "release.csv", out / "refused" / "manifest.json"
+    outputs = OutputSet([release_path, manifest_path, second_path, second_manifest], make_folders=True)
     with stage("loading the bundled Adult table"):
         ds = load_adult(ADULT_QUASI_IDENTIFIERS, ADULT_SENSITIVE)
-    anonymizer = FullDomain([KAnonymity(5), EntropyLDiversity(3, sensitive="occupation")],
-                            suppression_limit=0.02, metric="loss")
+
+    def anonymizer(metric: str) -> FullDomain:
+        return FullDomain([KAnonymity(5), EntropyLDiversity(3, sensitive="occupation")], suppression_limit=0.02,
+                          metric=metric)
+
+    first = anonymizer("loss")
     with progress_bar("searching") as progress:
-        anonymizer.fit(ds, progress=progress)
+        first.fit(ds, progress=progress)
     with stage("transforming and attacking"):
-        release = anonymizer.transform(ds)
+        release = first.transform(ds)
         attacks = attack_release(release)
-        report_text = render_html(release_report_of(release, title="veil demo: Adult, " + DEMO_MODELS))
+    with stage("a second release of the same people, for discernibility"):
+        second = anonymizer("discernibility").fit_transform(ds)
     with stage(f"writing {out}"), outputs:
         outputs.put(release_path, release.csv_text())
-        outputs.put(report_path, report_text)
         manifest_text = outputs.put_manifest(manifest_path, {**release.manifest, "attacks": attacks.to_dict()},
                                              describes={"release": release_path})
+        outputs.put(second_path, second.csv_text())
+        outputs.put_manifest(second_manifest, second.manifest, describes={"release": second_path})
         outputs.commit()
+    ledger, _ = Ledger.init(out / "ledger.db")
+    try:
+        with stage("publishing through the ledger's gate"):
+            ledger.add_population("adult")
+            published = ledger.publish(manifest_path, population="adult", data=adult_csv())
+            refused = ledger.publish(second_manifest, population="adult", data=adult_csv(),
+                                     name=f"{out.name}/refused/release.csv (optimized for discernibility)")
+    finally:
+        ledger.close()
     if as_json:
         sys.stdout.write(manifest_text)
         return
@@ -205,4 +224,9 @@ def demo_command(
     render_release(release, console)
     console.print("\n[bold]The adversary's view[/]: attacks on the release itself")
     render_single(attacks, console)
-    console.print(f"wrote {release_path}, {manifest_path} and {report_path}", soft_wrap=True)
+    console.print(f"wrote {release_path} and {manifest_path}")
+    lines = Console(highlight=False, soft_wrap=True)
+    lines.print(f"\n[bold]The release ledger[/] {out / 'ledger.db'}: this release passes its gate; a second one of "
+                "the same people, with the same models optimized for discernibility, does not")
+    render_decision(published, lines)
+    render_decision(refused, lines)

@@ -80,32 +80,34 @@ def report_command(
 def dp_report_command(
     answers: List[Path] = typer.Argument(..., help="Answers as veil dp … --json printed them (JSON files)."),
     out: Path = typer.Option(..., "--out", help="The HTML report to write."),
-    budget_file: Optional[Path] = typer.Option(None, "--budget-file", help="The budget file the answers were "
-                                                                           "charged to: ε and δ spent and left."),
+    budget: Optional[Path] = typer.Option(None, "--budget", help="What veil dp budget … --json printed (a JSON "
+                                                                 "file): ε and δ spent and left."),
 ) -> None:
     """Write the report of answers released under differential privacy: each answer with its error
     bar, ε and δ spent, and the budget left (one self-contained HTML page).
 
-    Nothing is charged: the report only reads what was already released and the budget file.
+    Nothing is charged: the report only reads what was already released and shown.
     """
-    import json
-
-    from veil.dp.budget_file import BudgetFile
-    from veil.errors import DataError
     from veil.output import check_targets, write_file
     from veil.report import dp_report, render_dp_html
-    from veil.report.dp import budget_summary, check_answer
+    from veil.report.dp import check_answer, check_budget
 
-    reads = [*answers, budget_file]
+    reads = [*answers, budget]
     check_targets([out], reads=reads)
-    parsed = []
-    for path in answers:
-        try:
-            parsed.append(check_answer(json.loads(path.read_text(encoding="utf-8")), repr(str(path))))
-        except FileNotFoundError:
-            raise DataError(f"answer file {str(path)!r} does not exist; check the path.") from None
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            raise DataError(f"answer file {str(path)!r} is not JSON; give what veil dp … --json printed.") from None
-    budget = budget_summary(BudgetFile(budget_file).read(None)) if budget_file is not None else None
-    write_file(out, render_dp_html(dp_report(parsed, budget)), reads=reads)
+    parsed = [check_answer(_json(path, "answer file"), repr(str(path))) for path in answers]
+    shown = check_budget(_json(budget, "budget file"), repr(str(budget))) if budget is not None else None
+    write_file(out, render_dp_html(dp_report(parsed, shown)), reads=reads)
     Console(highlight=False).print(f"wrote {out}", soft_wrap=True)
+
+
+def _json(path: Path, what: str):
+    import json
+
+    from veil.errors import DataError
+
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DataError(f"{what} {str(path)!r} does not exist; check the path.") from None
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise DataError(f"{what} {str(path)!r} is not JSON; give what veil dp … --json printed.") from None

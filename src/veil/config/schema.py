@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from veil.config.specification import OutputSpec
+from veil.config.specification import OutputSpec, PolicySpec, PopulationSpec
 from veil.data.builders import DATE_GRANULARITIES
 from veil.metrics import ALIASES as METRIC_ALIASES
 
@@ -131,6 +131,17 @@ class Column:
 
     def json_schema(self) -> dict:
         return dict(NAME_SCHEMA, description="a column of the table")
+
+
+@dataclass(frozen=True)
+class Name:
+    """A name as written (``1990`` stays text), not checked against a table."""
+
+    def __call__(self, p: Parser, node: yaml.Node, where: str) -> str:
+        return p.name_of(node, where)
+
+    def json_schema(self) -> dict:
+        return dict(NAME_SCHEMA)
 
 
 @dataclass(frozen=True)
@@ -397,6 +408,14 @@ ALGORITHMS: dict[str, AlgorithmSchema] = {
         "nominal": optional(Columns()),
         "missing": optional(Choice(("impute", "refuse"))),  # default (MDAV's): impute
     }, needs_hierarchies=False, what="MDAV microaggregation"),
+    "ace": AlgorithmSchema("Ace", {
+        # No defaults: without l, Ace takes ℓ from the ℓ-diversity models; without rng, Assign
+        # draws from the operating system's secure source.
+        "l": optional(WholeNumber(1)),
+        "sensitive": SENSITIVE,
+        "categorical": optional(Choice(("hierarchy", "order"))),
+        "rng": optional(Nullable(WholeNumber(0))),
+    }, needs_hierarchies=False, what="Ace, transparent ℓ-diversity"),
     "alphabeta": AlgorithmSchema("AlphaBeta", {
         "gamma": required(Number(0, 1, lo_open=True, hi_open=True)),
         # the adversary's prior bound: d itself, or k with d = k·n/m (exactly one of the two)
@@ -448,6 +467,94 @@ COLUMN_ROLES: dict[str, Option] = {
     "sensitive": optional(Columns()),
     "identifying": optional(Columns()),
 }
+
+
+# --------------------------------------------------------------------------------------------
+# The publishing policy (veil publish --policy)
+
+#: The cross-release checks of the publishing gate (:mod:`veil.ledger.checks`, by their key) and
+#: the thresholds each takes; a check the file does not list runs with its defaults.
+CHECKS: dict[str, dict[str, Option]] = {
+    "intersection": {
+        "confidence": optional(Number(0, 1, lo_open=True), 1.0),
+        "max_share": optional(Number(0, 1), 0.0),
+    },
+}
+COMPOSITIONS = ("sequential", "advanced", "temporal", "window")
+# Each composition rule's own option, and the rule it belongs to.
+_RULE_OPTIONS = {"delta_prime": "advanced", "discount": "temporal", "window": "window"}
+DISCOUNTS: dict[str, Option] = {"exponential": optional(Number(0, 1, lo_open=True)), "hyperbolic": optional(Number(0))}
+POPULATION_OPTIONS: dict[str, Option] = {
+    "key": optional(Nullable(Name()), None),
+    "budget": optional(Nullable(Options({"epsilon": required(Number(0, lo_open=True)),
+                                         "delta": optional(Number(0, 1, hi_open=True), 0.0)}, "{epsilon: 1.0}")),
+                       None),
+    "composition": optional(Choice(COMPOSITIONS), "sequential"),
+    "delta_prime": optional(Nullable(Number(0, 1, lo_open=True, hi_open=True)), None),
+    "discount": optional(Nullable(Options(DISCOUNTS, "{exponential: 0.9}")), None),
+    "window": optional(Nullable(WholeNumber(1)), None),
+    "relation": optional(Choice(("add-remove", "substitute")), "add-remove"),
+}
+
+
+@dataclass(frozen=True)
+class PopulationMap:
+    """The value of ``policy.populations``: per population name, its key and its budget."""
+
+    def __call__(self, p: Parser, node: yaml.Node, where: str) -> tuple[PopulationSpec, ...]:
+        out = []
+        for name, (key_node, value) in p.mapping(node, where, "{adult: {budget: {epsilon: 1.0}}}").items():
+            here = f"{where}.{name}"
+            o = p.options(value, here, POPULATION_OPTIONS, key_node, "{key: id, budget: {epsilon: 1.0}}")
+            for option, rule in _RULE_OPTIONS.items():
+                if o[option] is not None and o["composition"] != rule:
+                    raise p.error(key_node, f"{here}.{option} applies only to {rule} composition, and its "
+                                            f"composition is {o['composition']}.")
+            if o["composition"] != "sequential" and o["budget"] is None:
+                raise p.error(key_node, f"{here} has {o['composition']} composition but no budget; give its budget.")
+            if o["composition"] == "advanced" and o["budget"]["delta"] == 0:
+                raise p.error(key_node, f"{here} has advanced composition, which spends a δ' > 0, so its budget "
+                                        "needs a delta above 0.")
+            discount = None
+            if o["composition"] == "temporal":
+                given = [(k, v) for k, v in (o["discount"] or {}).items()]
+                if len(given) != 1:
+                    raise p.error(key_node, f"{here} has temporal composition and needs one discount, like "
+                                            "{exponential: 0.9} or {hyperbolic: 0.5}.")
+                discount = given[0]
+            if o["composition"] == "window" and o["window"] is None:
+                raise p.error(key_node, f"{here} has window composition and needs window, its length in time steps.")
+            budget = None if o["budget"] is None else (o["budget"]["epsilon"], o["budget"]["delta"])
+            out.append(PopulationSpec(name, o["key"], budget, o["composition"], o["delta_prime"], discount,
+                                      o["window"], o["relation"]))
+        return tuple(out)
+
+    def json_schema(self) -> dict:
+        return {"type": ["object", "null"], "additionalProperties": options_schema(POPULATION_OPTIONS)}
+
+
+POLICY_OPTIONS: dict[str, Option] = {
+    "recheck": optional(Boolean(), True),
+    "composition": optional(Nullable(Options({name: optional(Options(options)) for name, options in CHECKS.items()},
+                                             "{intersection: {confidence: 1.0, max_share: 0.0}}")), None),
+    "populations": optional(PopulationMap(), ()),
+}
+
+
+@dataclass(frozen=True)
+class PolicyOptions:
+    """The value of ``policy``: the gate's checks with their thresholds, and the populations."""
+
+    def __call__(self, p: Parser, node: yaml.Node, where: str) -> PolicySpec:
+        o = p.options(node, where, POLICY_OPTIONS, node, "{composition: {intersection: {max_share: 0.0}}}")
+        given = o["composition"] or {}
+        # a check the file leaves out runs with its defaults
+        checks = {name: given.get(name) or {key: option.default for key, option in options.items()}
+                  for name, options in CHECKS.items()}
+        return PolicySpec(o["recheck"], checks, o["populations"], p.origin(node))
+
+    def json_schema(self) -> dict:
+        return options_schema(POLICY_OPTIONS)
 
 
 # --------------------------------------------------------------------------------------------
@@ -558,6 +665,9 @@ SECTIONS: dict[str, Section] = {
     "algorithm": Section(AlgorithmChoice(), "the anonymization algorithm (default: fulldomain)"),
     "output": Section(Options(OUTPUT_OPTIONS, "{suppressed: remove, shuffle: false}"), "how the release is written",
                       field="output", build=lambda options: OutputSpec(**options)),
+    "policy": Section(PolicyOptions(), "what the publishing gate enforces (veil publish --policy): the thresholds of "
+                      "its checks across releases and the populations with their privacy budgets; a file may hold "
+                      "this section alone", field="policy"),
 }
 
 
@@ -571,24 +681,29 @@ def configuration_schema() -> dict:
         schema = section.value.json_schema()
         properties[key] = {**schema, "description": section.about} if "description" not in schema else schema
     # A section an algorithm excludes is forbidden with it, and required only without it.
-    conditions = []
+    exclusions = []
     for name, algorithm in ALGORITHMS.items():
         if algorithm.excludes:
-            conditions.append({"if": _chooses([name]), "then": {"properties": {k: False for k in algorithm.excludes}}})
+            exclusions.append({"if": _chooses([name]), "then": {"properties": {k: False for k in algorithm.excludes}}})
     excluded_by = {key: [n for n, a in ALGORITHMS.items() if key in a.excludes] for key in SECTIONS}
-    for key, section in SECTIONS.items():
-        if section.required and excluded_by[key]:
-            conditions.append({"if": _chooses(excluded_by[key]), "else": {"required": [key]}})
+    anonymization: dict = {"required": [key for key, section in SECTIONS.items()
+                                        if section.required and not excluded_by[key]]}
+    requirements = [{"if": _chooses(excluded_by[key]), "else": {"required": [key]}}
+                    for key, section in SECTIONS.items() if section.required and excluded_by[key]]
+    if requirements:
+        anonymization["allOf"] = requirements
     return {
         "$schema": JSON_SCHEMA_DIALECT,
         "title": "veil anonymization configuration",
         "description": "A configuration for `veil anonymize`: the table, the roles of its columns, the "
-                       "hierarchies, the privacy models, the suppression limit, the metric and the algorithm.",
+                       "hierarchies, the privacy models, the suppression limit, the metric and the algorithm; "
+                       "and for `veil publish`, the policy (a file may hold that section alone).",
         "type": "object",
         "properties": properties,
-        "required": [key for key, section in SECTIONS.items() if section.required and not excluded_by[key]],
+        # Either a whole anonymization configuration or a policy file.
+        "anyOf": [anonymization, {"required": ["policy"]}],
         "additionalProperties": False,
-        **({"allOf": conditions} if conditions else {}),
+        **({"allOf": exclusions} if exclusions else {}),
     }
 
 

@@ -142,6 +142,60 @@ class OutputSpec:
 
 
 @dataclass(frozen=True)
+class PopulationSpec:
+    """A population the publishing policy defines (see :class:`veil.ledger.policy.PopulationPolicy`).
+
+    Attributes:
+        name: its name.
+        key: the column naming a person in every table of it, or ``None`` (it is one table).
+        budget: its privacy budget ``(epsilon, delta)``, or ``None``.
+        composition: the rule that counts the budget: sequential, advanced, temporal or window.
+        delta_prime: advanced composition's δ'.
+        discount: temporal composition's ``(exponential|hyperbolic, parameter)``.
+        window: window composition's w.
+        relation: the neighbouring relation (``add-remove`` or ``substitute``).
+    """
+
+    name: str
+    key: str | None = None
+    budget: tuple[float, float] | None = None
+    composition: str = "sequential"
+    delta_prime: float | None = None
+    discount: tuple[str, float] | None = None
+    window: int | None = None
+    relation: str = "add-remove"
+
+    def to_dict(self) -> dict:
+        return {"key": self.key, "budget": None if self.budget is None else {"epsilon": self.budget[0],
+                                                                            "delta": self.budget[1]},
+                "composition": self.composition, "delta_prime": self.delta_prime,
+                "discount": None if self.discount is None else {self.discount[0]: self.discount[1]},
+                "window": self.window, "relation": self.relation}
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    """The ``policy:`` section: what the publishing gate enforces (``veil publish --policy``).
+
+    Attributes:
+        recheck: check a release's own models on its published file.
+        checks: per cross-release check (a key of :data:`veil.config.schema.CHECKS`), its
+            thresholds; every check is listed, with its defaults where the file gives none.
+        populations: the populations it defines.
+        origin: where it was read (``file, line N``), for messages.
+    """
+
+    recheck: bool = True
+    checks: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    populations: tuple[PopulationSpec, ...] = ()
+    origin: str = ""
+
+    def to_dict(self) -> dict:
+        return {"recheck": self.recheck, "composition": {name: dict(options) for name, options in self.checks.items()},
+                "populations": {p.name: p.to_dict() for p in self.populations}}
+
+
+@dataclass(frozen=True)
 class AnonymizationConfig:
     """A validated anonymization configuration.
 
@@ -162,6 +216,7 @@ class AnonymizationConfig:
     metric_spec: MetricSpec = MetricSpec()
     algorithm: AlgorithmSpec = AlgorithmSpec()
     output: OutputSpec = OutputSpec()
+    policy: PolicySpec | None = None
     source: Path | None = None
 
     def dataset(self):
@@ -257,6 +312,7 @@ class AnonymizationConfig:
             "metric": self.metric_spec.to_dict(),
             "algorithm": self.algorithm.to_dict(),
             "output": self.output.to_dict(),
+            **({"policy": self.policy.to_dict()} if self.policy is not None else {}),
         }
 
 

@@ -115,6 +115,23 @@ def read_csv(path: str | os.PathLike, delimiter: str | None = None, allow_empty:
             head = fh.read(SNIFF_BYTES)
     except OSError as exc:
         raise DataError(f"cannot read file {str(path)!r}: {describe_os_error(exc)}.") from None
+    return _read_csv(path, head, delimiter, path, allow_empty)
+
+
+def read_csv_bytes(content: bytes, name: str, delimiter: str | None = None) -> Table:
+    """Read CSV text held in memory (a published file a release ledger keeps), exactly as
+    :func:`read_csv` reads a file; ``name`` is what messages call it.
+
+    Raises:
+        ParameterError, DataError: as :func:`read_csv`.
+    """
+    return _read_csv(pa.BufferReader(content), content[:SNIFF_BYTES], normalize_delimiter(delimiter), Path(name),
+                     allow_empty=False)
+
+
+def _read_csv(source, head: bytes, delimiter: str | None, path: Path, allow_empty: bool) -> Table:
+    """The table in ``source`` (a path, or a buffer whose first bytes are ``head``); ``allow_empty`` as
+    :func:`read_csv` takes it."""
     try:
         sample = head.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -133,7 +150,7 @@ def read_csv(path: str | os.PathLike, delimiter: str | None = None, allow_empty:
     _check_header(header, path)
     try:
         data = pacsv.read_csv(
-            path,
+            source,
             read_options=pacsv.ReadOptions(use_threads=True, block_size=1 << 24),
             parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=False),
             convert_options=pacsv.ConvertOptions(
@@ -168,7 +185,7 @@ def _describe_parse_error(path: Path, delimiter: str, expected: int, exc: Except
                 if row and len(row) != expected:
                     return (f"line {number} of {str(path)!r} has {len(row)} fields but the header has "
                             f"{expected} (delimiter {delimiter!r}); fix that row or give --delimiter.")
-    except (UnicodeDecodeError, csv.Error):
+    except (UnicodeDecodeError, csv.Error, OSError):  # OSError: text held in memory has no file to scan
         pass
     if "UTF8" in str(exc) or "utf8" in str(exc).lower():
         return f"file {str(path)!r} is not UTF-8 text; save it as UTF-8 CSV."

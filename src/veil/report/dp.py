@@ -64,8 +64,8 @@ def dp_report(answers: Sequence[Mapping], budget: Mapping | None = None, *, titl
 
     Args:
         answers: the answers, each as ``veil dp … --json`` prints it (see :func:`check_answer`).
-        budget: the budget file's content as ``veil dp budget --json`` prints it (``budget``,
-            ``spent``, ``charges``), or ``None``.
+        budget: the budget as ``veil dp budget --json`` prints it (``budget``, ``spent``,
+            ``charges``; see :func:`check_budget`), or ``None``.
         title: the report's title.
 
     Raises:
@@ -99,14 +99,22 @@ def dp_report(answers: Sequence[Mapping], budget: Mapping | None = None, *, titl
     return DPReport(title or "Answers under differential privacy", rows, summary, figures, not_fit)
 
 
-def budget_summary(accountant) -> dict:
-    """A budget file's accountant as :func:`dp_report` reads it (what ``veil dp budget --json``
-    prints): the total, what was spent, the composition and every charge."""
-    spent = accountant.spent()
-    charges = [{**row, "epsilon": float(row["epsilon"]), "delta": float(row["delta"])} for row in accountant.report()]
-    return {"budget": {"epsilon": float(accountant.budget.epsilon), "delta": float(accountant.budget.delta)},
-            "spent": {"epsilon": float(spent.epsilon), "delta": float(spent.delta)},
-            "composition": accountant.composition, "charges": charges}
+def check_budget(budget, where: str) -> dict:
+    """A budget as ``veil dp budget … --json`` prints it, checked for the entries the report reads.
+
+    Args:
+        budget: the parsed JSON.
+        where: how to name it in an error (its file).
+
+    Raises:
+        DataError: it is not such a budget.
+    """
+    ok = (isinstance(budget, Mapping) and all(isinstance(budget.get(k), Mapping) for k in ("budget", "spent"))
+          and all(k in budget[part] for part in ("budget", "spent") for k in ("epsilon", "delta")))
+    if not ok:
+        raise DataError(f"{where} is not a budget shown by veil dp budget (it lacks its budget or what was spent); "
+                        "give what veil dp budget … --json printed.")
+    return dict(budget)
 
 
 def _series(answer: Mapping) -> tuple[list[str], list[float], list[float], list[float]]:
