@@ -3,7 +3,7 @@
 Run from the repository root::
 
     python benchmarks/run.py [--only checker|fulldomain|local|attacks|dp|ldp|adversary|alphabeta|temporal|ledger|marginals|
-                                    startup|memory|threads]
+                                    report|startup|memory|threads]
                              [--quick] [--rows N] [--repeat R]
                              [--skip-pycanon] [--skip-anjana] [--skip-exhaustive] [--skip-anonypy]
                              [--curve-rows N] [--dp-rows N] [--skip-diffprivlib] [--skip-opendp] [--out DIR]
@@ -60,6 +60,10 @@ gate's composition check of a new Adult release against 10 earlier ones. The res
 marginals, and the greedy search, on Adult. The results go to ``marginals.json`` and
 ``marginals.md``.
 
+**report** (``report.py``): the HTML report of the ``veil demo`` release of Adult, from its
+manifest, from the release in memory, and as a ``veil report`` process. The results go to
+``report.json`` and ``report.md``.
+
 **startup** (``startup.py``): ``veil check`` and ``veil --help`` as whole processes beside a bare
 polars script and the framework's floor, a one-off check of ``--one-off-rows`` records, and the
 encoding of ``--encode-rows`` records. The results go to ``startup.json`` and ``startup.md``.
@@ -114,6 +118,7 @@ import memory
 import peer_env
 import pycanon_fixture
 import readme
+import report
 import startup
 import temporal
 import threads
@@ -125,7 +130,7 @@ from timing import best_of, progress
 QUASI_IDENTIFIERS = list(ADULT_QUASI_IDENTIFIERS)
 SENSITIVE = "occupation"
 BENCHMARKS = ("checker", "fulldomain", "local", "attacks", "dp", "ldp", "adversary", "alphabeta", "temporal", "ledger",
-              "marginals", "startup", "memory", "threads")
+              "marginals", "report", "startup", "memory", "threads")
 # The goals: every model together on Adult, and each model on the large table.
 ADULT_GOAL_S = 0.2
 FLOOR_GOAL_RATIO = 3.0
@@ -619,6 +624,7 @@ def main(argv: list[str] | None = None) -> int:
                    memory.markdown_report),
         "threads": ("threads", lambda: threads.run(args.repeat, args.threads_rows), None, threads.terminal_report,
                     threads.markdown_report),
+        "report": ("report", lambda: report.run(args.repeat), None, report.terminal_report, report.markdown_report),
     }
     chosen = [args.only] if args.only else list(BENCHMARKS)
     # What ties every results file to this run, and how busy the machine was around each benchmark

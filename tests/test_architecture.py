@@ -43,6 +43,7 @@ LAYERS = {
     "marginals": 9,     # anonymized marginals, whose base table is a full-domain release
     "experiments": 10,  # reproductions of published experiments
     "ledger": 10,       # the release ledger and its gate: budgets, attacks across releases, checks
+    "report": 10,       # a release's HTML report, which runs the checks and the attacks
     "cli": 11,          # the command line
     "__main__": 12,     # python -m veil
 }

@@ -15,6 +15,7 @@ module              commands
 ``ldp``             ``veil ldp simulate``
 ``config``          ``veil config schema``: the JSON Schema of the configuration files
 ``ledger``          ``veil ledger init|status|history|verify|import``, ``veil publish`` (the gate)
+``report``          ``veil report``, ``veil dp report``: a release's report, or DP answers', as one HTML page
 ``console``         what every command shares: errors as one sentence, option parsing, progress
 ==================  ===========================================================================
 
@@ -32,6 +33,7 @@ from veil.cli.check import check_command
 from veil.cli.console import command_group
 from veil.cli.ledger import publish_command
 from veil.cli.marginals import marginals_command
+from veil.cli.report import report_command
 
 # The command groups, each imported only when it runs (see console.LazyGroup): name → (module,
 # its Typer application, the help ``veil --help`` shows).
@@ -72,6 +74,7 @@ app.command("init")(init_command)
 app.command("demo")(demo_command)
 app.command("audit")(audit_command)
 app.command("marginals")(marginals_command)
+app.command("report")(report_command)
 app.command("publish")(publish_command)
 
 

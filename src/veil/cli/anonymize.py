@@ -69,18 +69,24 @@ def anonymize_command(
     out: Path = typer.Option(..., "--out", help="Where to write the released table (CSV)."),
     manifest: Optional[Path] = typer.Option(None, "--manifest", help="Where to write the manifest (JSON), which "
                                                                      "names the release and its SHA-256."),
+    report: Optional[Path] = typer.Option(None, "--report", help="Also write the release's report (one "
+                                                                 "self-contained HTML page)."),
     as_json: bool = typer.Option(False, "--json", help="Print the manifest instead of tables."),
 ) -> None:
     """Anonymize a table as a configuration says, writing the release and its manifest.
 
-    The release and the manifest appear together or not at all; no output may replace a file the
-    run reads (the table, the configuration, a hierarchy file).
+    The release, the manifest and the report appear together or not at all; no output may
+    replace a file the run reads (the table, the configuration, a hierarchy file).
     """
     from veil.config import load_config
     from veil.output import OutputSet
 
     cfg = load_config(config, data=data)
-    outputs = OutputSet([out] + ([manifest] if manifest else []), reads=files_read(cfg, config))
+    if report is not None and cfg.algorithm.name == "alphabeta":
+        raise ParameterError("--report describes a generalized or partitioned release; the αβ algorithm publishes "
+                             "a view, so leave --report out.")
+    outputs = OutputSet([out] + ([manifest] if manifest else []) + ([report] if report else []),
+                        reads=files_read(cfg, config))
     with stage(f"loading {cfg.data.name}"):
         ds = cfg.dataset()
     if cfg.algorithm.name == "alphabeta":
@@ -98,8 +104,15 @@ def anonymize_command(
         # algorithms treat a text column as nominal, which a stray text value makes silently.
         notes = ds.stray_text_notes() if cfg.algorithm.name != "fulldomain" else []
         document = {**release.manifest, "config": cfg.to_dict(), **({"notes": notes} if notes else {})}
+    if report is not None:
+        from veil.report import release_report_of, render_html
+
+        with stage("attacking the release for its report"):
+            report_text = render_html(release_report_of(release))
     with stage(f"writing {out}"), outputs:
         outputs.put(out, release.csv_chunks())  # in pieces: the release is never held whole
+        if report is not None:
+            outputs.put(report, report_text)
         if manifest:
             manifest_text = outputs.put_manifest(manifest, document, describes={"release": out})
         else:
@@ -113,7 +126,9 @@ def anonymize_command(
         render_release(release, console)
         for note in notes:
             console.print(f"note: {note}", markup=False)
-        console.print(f"wrote {out}" + (f" and {manifest}" if manifest else ""), soft_wrap=True)
+        written = [str(p) for p in (out, manifest, report) if p is not None]
+        console.print(f"wrote {', '.join(written[:-1])} and {written[-1]}" if len(written) > 1
+                      else f"wrote {out}", soft_wrap=True)
 
 
 @fails_cleanly

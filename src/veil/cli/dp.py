@@ -48,6 +48,7 @@ import typer
 from rich.console import Console
 
 from veil.cli.console import command_group, fails_cleanly, parse_pairs, split_names, stage
+from veil.cli.report import dp_report_command
 from veil.data.hierarchy import Hierarchy
 from veil.dp.accountant import Accountant, Budget, _show, step_epsilons
 from veil.dp.fingerprint import dataset_id
@@ -624,3 +625,6 @@ def _leakage_lines(leakage, first_step: int) -> list[str]:
         rows.append(tuple(cells))
     widths = [max(len(r[k]) for r in rows) for k in range(len(header))]
     return ["  ".join(c.ljust(width) for c, width in zip(r, widths)).rstrip() for r in rows]
+
+
+dp_app.command("report")(dp_report_command)
