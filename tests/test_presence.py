@@ -137,3 +137,17 @@ def test_veil_check_population_options(tmp_path):
     assert runner.invoke(app, base + ["--k-map", "2"]).exit_code == 1
     bad = runner.invoke(app, base + ["--delta-presence", "half"])
     assert bad.exit_code == 2 and "DMIN,DMAX" in bad.output
+
+
+def test_arx_regression_row_five_map_on_the_adult_subset():
+    # ARX's TestAnonymizationKMap: KMap(5) of adult_subset within adult, no suppression, AECS:
+    # the optimum is [1, 0, 1, 2, 3, 2, 2, 1] with AECS 3,016 / 67.
+    from helpers import ADULT_DIR, ADULT_SUBSET_CSV
+
+    columns = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "salary-class"]
+    hierarchies = {c: ADULT_DIR / f"adult_hierarchy_{c}.csv" for c in columns + ["occupation"]}
+    subset = Dataset(ADULT_SUBSET_CSV, quasi_identifiers=columns, sensitive="occupation", hierarchies=hierarchies)
+    population = Dataset(ADULT_DIR / "adult.csv", quasi_identifiers=columns)
+    search = FullDomain([KMap(population, 5)], metric="aecs", suppression_limit=0.0).fit(subset)
+    assert list(search.levels_.values()) == [1, 0, 1, 2, 3, 2, 2, 1]
+    assert search.result_.loss == pytest.approx(45.014925373134325, rel=1e-12)
