@@ -4,7 +4,10 @@ The intersection (composition) attack of Ganta, Kasiviswanathan and Smith across
 releases (:mod:`veil.attacks.intersection`). Single-release attacks (:mod:`veil.attacks.single`): homogeneity, background knowledge,
 skewness and similarity. Disclosure measures (:mod:`veil.attacks.disclosure`): Brickell and
 Shmatikov's A_diff, A_quot, A_know, A_acc and δ. The membership attack against a population
-(:mod:`veil.attacks.presence`). The privacy/utility trade-off
+(:mod:`veil.attacks.presence`). Attacks across releases of the same records: unsorted matching by
+row position (:mod:`veil.attacks.matching`), the join attack on sequential releases
+(:mod:`veil.attacks.join`) and the tuple-correspondence attacks on incremental releases
+(:mod:`veil.attacks.correspondence`). The privacy/utility trade-off
 (:mod:`veil.attacks.tradeoff`): classifier accuracy on the original, the release and trivial
 sanitization. Every attack reads the equivalence classes of a release, whoever made it: a veil
 release, or a released table with its column roles.
@@ -16,6 +19,8 @@ from veil.attacks.single import (AttackResult, BackgroundKnowledgeResult, Column
                                  background_knowledge, homogeneity, release_classes, similarity, skewness)
 from veil.attacks.intersection import (IntersectionResult, PublishedRelease, ReleaseMismatchError, TargetsError,
                                        UnreadableValueError, intersection_attack)
+from veil.attacks.join import JoinResult, NothingToJoinError, join_attack
+from veil.attacks.matching import MatchingResult, matching_attack
 from veil.attacks.presence import MembershipResult, PopulationMismatchError, membership_attack
 from veil.attacks.tradeoff import TradeoffResult, TradeoffWorkload, tradeoff
 
@@ -25,5 +30,5 @@ __all__ = [
     "disclosure", "homogeneity", "release_classes", "similarity", "skewness", "TradeoffResult",
     "TradeoffWorkload", "tradeoff", "IntersectionResult", "PublishedRelease", "ReleaseMismatchError",
     "TargetsError", "UnreadableValueError", "intersection_attack", "MembershipResult", "PopulationMismatchError",
-    "membership_attack",
+    "membership_attack", "JoinResult", "NothingToJoinError", "join_attack", "MatchingResult", "matching_attack",
 ]

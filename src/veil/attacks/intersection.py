@@ -478,6 +478,12 @@ def _text_column(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
     return labels, codes
 
 
+def published_texts(column: pa.ChunkedArray) -> np.ndarray:
+    """A published column's cells as text (nulls as ``""``), one object array."""
+    labels, codes = _text_column(column)
+    return labels[codes]
+
+
 def _roles(manifest: dict | None) -> tuple[list[str], list[str]]:
     roles = (manifest or {}).get("roles") or {}
     return list(roles.get("quasi_identifiers") or []), list(roles.get("sensitive") or [])

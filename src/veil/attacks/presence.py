@@ -22,7 +22,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from veil.attacks.intersection import _as_published, _load_manifest, _release_name, _roles, published_table
+from veil.attacks.intersection import (_as_published, _load_manifest, _release_name, _roles, published_table,
+                                      published_texts)
 from veil.classes import STAR, group_rows
 from veil.data.io import read_table
 from veil.errors import ColumnError, DataError, ParameterError
@@ -113,8 +114,8 @@ def membership_attack(release, population, *, quasi_identifiers: str | Sequence[
     codes, radices = [], []
     n_rel = table.num_rows
     for q in qis:
-        released = _texts(table.column(q))
-        people = _texts(pop.column(q))
+        released = published_texts(table.column(q))
+        people = published_texts(pop.column(q))
         mapping = value_map.get(q)
         if mapping:
             distinct = pd.Index(pd.unique(people))
@@ -150,14 +151,9 @@ def membership_attack(release, population, *, quasi_identifiers: str | Sequence[
     return MembershipResult(qis, probability, released_count, matching, n_rel, float(exposed_at), notes)
 
 
-def _texts(column) -> np.ndarray:
-    """A column's cells as text (nulls as the empty text), one object array."""
-    values = column.to_pandas().astype(object)
-    return np.where(values.isna().to_numpy(), "", values.astype(str).to_numpy()).astype(object)
-
 
 def _all_star(table, qis: Sequence[str]) -> np.ndarray:
     starred = np.ones(table.num_rows, dtype=bool)
     for q in qis:
-        starred &= _texts(table.column(q)) == STAR
+        starred &= published_texts(table.column(q)) == STAR
     return starred
