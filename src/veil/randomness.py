@@ -3,6 +3,8 @@ mode for reproducible experiments, which says it is not fit for release."""
 
 from __future__ import annotations
 
+import secrets
+
 import numpy as np
 
 from veil.errors import ParameterError
@@ -41,3 +43,23 @@ class RandomSource:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({'secure' if self._secure else 'seeded'})"
+
+
+def secure_permutation(n: int) -> np.ndarray:
+    """A uniformly random order of ``0 .. n-1`` drawn from the operating system's secure source.
+
+    Each position gets a 64-bit key from :func:`secrets.token_bytes` and the positions are sorted
+    by key (a stable sort, so the rare equal keys, with probability below n²/2⁶⁵, keep their
+    order). Used to shuffle released rows, so that two releases of one table cannot be joined by
+    position (Sweeney's unsorted matching attack) and the order reveals nothing reproducible.
+
+    Args:
+        n: the number of positions, at least 0.
+
+    Raises:
+        ParameterError: ``n`` is negative.
+    """
+    if n < 0:
+        raise ParameterError(f"a permutation needs 0 or more positions, not {n}.")
+    keys = np.frombuffer(secrets.token_bytes(8 * n), dtype=np.uint64)
+    return np.argsort(keys, kind="stable").astype(np.int64)

@@ -796,15 +796,17 @@ class MDAV(Anonymizer):
 
     # -- transform ---------------------------------------------------------------------------
 
-    def transform(self, dataset: Dataset, *, suppressed: str = "remove", shuffle: bool = False,
+    def transform(self, dataset: Dataset, *, suppressed: str = "remove", shuffle: bool = True,
                   rng: np.random.Generator | None = None):
         """The release of ``dataset`` (the dataset given to :meth:`fit`) with the groups found.
 
         Args:
             suppressed: ``"remove"`` drops suppressed records; ``"star"`` keeps them with every
                 quasi-identifier published as ``*``.
-            shuffle: publish the rows in random order (so row order leaks nothing).
-            rng: the generator or seed for shuffling (default: a fresh unseeded one).
+            shuffle: publish the rows in random order (the default), so that releases of one table
+                cannot be joined by position; ``False`` keeps the input order (flagged in the manifest).
+            rng: ``None`` (default) shuffles with the secure source; a seed or generator makes a
+                reproducible shuffle, not fit for release.
 
         Raises:
             ParameterError: not fitted, or ``dataset`` has another number of rows than the one

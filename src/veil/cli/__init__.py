@@ -6,7 +6,7 @@ module              commands
 ==================  ===========================================================================
 ``check``           ``veil check``: every privacy model and the re-identification risk of a table
 ``anonymize``       ``veil anonymize``, ``veil init`` (a starter configuration), ``veil demo``
-``attack``          ``veil attack single``, ``veil attack intersection``
+``attack``          ``veil attack single|intersection|matching|join|presence``
 ``experiment``      ``veil experiment composition``, ``veil experiment tradeoff``
 ``dp``              ``veil dp count|sum|mean|quantile|histogram|budget``
 ``ldp``             ``veil ldp simulate``

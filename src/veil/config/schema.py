@@ -248,7 +248,7 @@ def options_schema(options: Mapping[str, Option], *, extra: Mapping[str, Any] | 
 
 @dataclass(frozen=True)
 class Options:
-    """A mapping of named options (``output: {suppressed: remove, shuffle: false}``).
+    """A mapping of named options (``output: {suppressed: remove, shuffle: true}``).
 
     ``example`` is shown when the mapping is malformed or misses a required option.
     """
@@ -379,7 +379,7 @@ ALGORITHMS: dict[str, AlgorithmSchema] = {
 
 OUTPUT_OPTIONS: dict[str, Option] = {
     "suppressed": optional(Choice(("remove", "star")), "remove"),
-    "shuffle": optional(Boolean(), False),
+    "shuffle": optional(Boolean(), True),
     "seed": optional(Nullable(WholeNumber(0)), None),
 }
 
@@ -426,6 +426,15 @@ COLUMN_ROLES: dict[str, Option] = {
 CHECKS: dict[str, dict[str, Option]] = {
     "intersection": {
         "confidence": optional(Number(0, 1, lo_open=True), 1.0),
+        "max_share": optional(Number(0, 1), 0.0),
+    },
+    "matching": {
+        "k": optional(Nullable(WholeNumber(1)), None),
+        "max_share": optional(Number(0, 1), 0.0),
+    },
+    "join": {
+        "k": optional(Nullable(WholeNumber(1)), None),
+        "l": optional(Nullable(WholeNumber(1)), None),
         "max_share": optional(Number(0, 1), 0.0),
     },
 }
@@ -611,7 +620,7 @@ SECTIONS: dict[str, Section] = {
                                  field="suppression_limit", build=float),
     "metric": Section(MetricChoice(), "the utility metric the search optimizes (default: loss)"),
     "algorithm": Section(AlgorithmChoice(), "the anonymization algorithm (default: fulldomain)"),
-    "output": Section(Options(OUTPUT_OPTIONS, "{suppressed: remove, shuffle: false}"), "how the release is written",
+    "output": Section(Options(OUTPUT_OPTIONS, "{suppressed: remove, shuffle: true}"), "how the release is written",
                       field="output", build=lambda options: OutputSpec(**options)),
     "policy": Section(PolicyOptions(), "what the publishing gate enforces (veil publish --policy): the thresholds of "
                       "its checks across releases and the populations with their privacy budgets; a file may hold "

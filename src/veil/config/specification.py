@@ -129,12 +129,13 @@ class OutputSpec:
     Attributes:
         suppressed: ``"remove"`` drops suppressed records; ``"star"`` keeps them with every
             quasi-identifier replaced by ``*``.
-        shuffle: shuffle the released rows, so row order reveals nothing.
-        seed: seed of the shuffle (``None``: unpredictable).
+        shuffle: shuffle the released rows (the default), so that two releases of one table cannot
+            be joined by position; ``False`` keeps the input order, which the manifest flags.
+        seed: seed of the shuffle (``None``: the secure source; a seed is for experiments only).
     """
 
     suppressed: str = "remove"
-    shuffle: bool = False
+    shuffle: bool = True
     seed: int | None = None
 
     def to_dict(self) -> dict:
