@@ -64,7 +64,9 @@ class _Server:
             except KeyError:
                 self.error = "the tests run as root and there is no 'postgres' user to run the server as"
                 return
-        self.folder = Path(tempfile.mkdtemp(prefix="veil-pg-"))
+        # /tmp, not $TMPDIR: the server's socket path must stay under ~100 bytes, and when the tests
+        # run as root the 'postgres' user must be able to reach the folder.
+        self.folder = Path(tempfile.mkdtemp(prefix="veil-pg-", dir="/tmp" if os.path.isdir("/tmp") else None))
         if os.geteuid() == 0:
             os.chown(self.folder, owner.pw_uid, owner.pw_gid)
         data = self.folder / "data"
@@ -74,7 +76,12 @@ class _Server:
              "-o", f"-k {self.folder} -c listen_addresses='' -c fsync=off -c max_connections=60", "start"],
         ]
         for step in steps:
-            done = subprocess.run(_as_server_user(step), capture_output=True, text=True)
+            try:
+                done = subprocess.run(_as_server_user(step), capture_output=True, text=True, timeout=120)
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                self.error = f"the PostgreSQL test server could not start ({Path(step[0]).name}: {exc})"
+                self.stop()
+                return
             if done.returncode != 0:
                 tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
                 self.error = f"the PostgreSQL test server could not start ({Path(step[0]).name}: {tail[0]})"
@@ -87,7 +94,7 @@ class _Server:
             return
         if (self.folder / "data" / "postmaster.pid").exists():
             subprocess.run(_as_server_user([str(self.bin / "pg_ctl"), "-D", str(self.folder / "data"), "-m",
-                                            "immediate", "-w", "stop"]), capture_output=True)
+                                            "immediate", "-w", "stop"]), capture_output=True, timeout=120)
         shutil.rmtree(self.folder, ignore_errors=True)
         self.folder = None
 
@@ -95,6 +102,10 @@ class _Server:
 @pytest.fixture(scope="session")
 def postgres_server():
     """The URL of the session's PostgreSQL server (``postgres`` database)."""
+    try:
+        import psycopg  # noqa: F401  (the driver the ledger and the fixture below use)
+    except ImportError:
+        unavailable("psycopg is not installed; pip install -e '.[postgresql]'")
     given = os.environ.get("VEIL_TEST_POSTGRES_URL")
     if given:
         yield given

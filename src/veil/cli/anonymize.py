@@ -83,6 +83,11 @@ def anonymize_command(
     outputs = OutputSet([out] + ([manifest] if manifest else []), reads=files_read(cfg, config))
     with stage(f"loading {cfg.data.name}"):
         ds = cfg.dataset()
+    if cfg.algorithm.name == "alphabeta":
+        from veil.cli.alphabeta import publish_view
+
+        publish_view(cfg, ds, outputs, out, manifest, as_json)
+        return
     anonymizer = cfg.anonymizer()
     with progress_bar("searching") as progress:
         anonymizer.fit(ds, progress=progress)
