@@ -68,3 +68,32 @@ def test_property_shuffled_releases_defeat_unsorted_matching(rows, seed):
     # Joined by position, a person is never in a smaller set than the true pairs give.
     truth = matching_attack(first, second, quasi_identifiers=["a", "b"])
     assert (truth.joined <= truth.before).all()
+
+
+def test_releases_are_shuffled_securely_by_default_and_input_order_is_flagged():
+    import veil
+    from veil.anonymize import Release
+    from veil.models import KAnonymity
+    from veil.randomness import secure_permutation
+
+    order = secure_permutation(1000)
+    assert sorted(order.tolist()) == list(range(1000)) and not (order == np.arange(1000)).all()
+    with pytest.raises(ParameterError, match="0 or more positions"):
+        secure_permutation(-1)
+    table = pd.DataFrame({"a": [str(v % 7) for v in range(200)], "s": [str(v) for v in range(200)]})
+    ds = veil.Dataset(table, quasi_identifiers=["a"], sensitive=["s"])
+    classes = veil.EquivalenceClasses.from_dataset(ds)
+
+    def make(**options):
+        return Release(ds, classes, [False] * classes.n_classes, algorithm="fulldomain", models=[KAnonymity(1)],
+                       suppression_limit=0.0, **options)
+
+    secure = make()
+    assert secure.manifest["output"]["order"] == "secure shuffle" and secure.manifest["output"]["seed"] is None
+    assert secure.table.column("s").to_pylist() != table["s"].tolist()
+    kept = make(shuffle=False)
+    assert kept.manifest["output"]["order"] == "input order" and kept.table.column("s").to_pylist() == table["s"].tolist()
+    assert make(rng=3).manifest["output"]["order"] == "seeded shuffle"
+    # The input order is what unsorted matching needs; the secure shuffle defeats it.
+    assert matching_attack(kept, kept.table, quasi_identifiers=["a"]).linkable
+    assert not matching_attack(kept, secure, quasi_identifiers=["a"]).linkable
