@@ -25,6 +25,7 @@ from veil.ledger.answers import write_answer
 from veil.errors import ParameterError
 from veil.ledger import Ledger, LedgerError, LedgerTamperedError, LegacyBudgetFileError
 from veil.ledger.checks import IntersectionCheck
+from veil.ledger.kinds import kind_of
 from veil.ledger.policy import Policy, PopulationPolicy
 from veil.models import DistinctLDiversity, KAnonymity
 
@@ -375,19 +376,26 @@ def test_a_keyed_population_holds_several_tables(ledger, tmp_path):
     one_sentence_error(LedgerError, lambda: ledger.register_dataset("patients", table), "twice")
 
 
-def write_dp(folder: Path, epsilon: float, *, charge=None, seed=None) -> Path:
+def write_dp(folder: Path, epsilon: float, *, charge=None, seed=None, unlike=()) -> Path:
+    """A DP count's answer and manifest in ``folder``. Its noisy value differs from those of the
+    answers beside the manifests ``unlike``: an answer whose bytes equal a published one's is that
+    release again, which the gate answers with its earlier decision."""
     folder.mkdir()
     noise = NoiseSource.seeded(seed) if seed is not None else None
+    taken = {json.loads((m.parent / "answer.json").read_text())["value"] for m in unlike}
     result = dp_count(PEOPLE, epsilon, noise=noise)
+    while result.value in taken:
+        result = dp_count(PEOPLE, epsilon, noise=noise)
     write_answer(result, folder / "answer.json", folder / "manifest.json", charge=charge)
     return folder / "manifest.json"
 
 
 def test_dp_answers_are_charged_once_at_the_gate(ledger, tmp_path):
     policy = Policy(populations=(PopulationPolicy("survey", budget=Budget(1)),))
-    first = ledger.publish(write_dp(tmp_path / "q1", 0.6), population="survey", policy=policy)
+    q1 = write_dp(tmp_path / "q1", 0.6)
+    first = ledger.publish(q1, population="survey", policy=policy)
     assert first.published and first.charge == 1 and first.kind == "dp-query"
-    second = ledger.publish(write_dp(tmp_path / "q2", 0.6), population="survey", policy=policy)
+    second = ledger.publish(write_dp(tmp_path / "q2", 0.6, unlike=[q1]), population="survey", policy=policy)
     assert not second.published and "asks for ε = 0.6 but only ε = 0.4 is left" in second.reason
     seeded = ledger.publish(write_dp(tmp_path / "q3", 0.1, seed=3), population="survey", policy=policy)
     assert not seeded.published and "not fit for release" in seeded.reason
@@ -402,11 +410,12 @@ def test_dp_answers_are_charged_once_at_the_gate(ledger, tmp_path):
     again = ledger.publish(paid, population="survey", policy=policy)   # the same files: nothing happens
     assert again.already and again.published and again.release_id == third.release_id and again.charge == made
     redrawn = write_dp(tmp_path / "q6", 0.3, charge={"ledger_id": ledger.ledger_id, "population": "survey",
-                                                    "seq": made})      # another answer naming that charge
+                                                    "seq": made}, unlike=[q1, paid])  # another answer, that charge
     refused = ledger.publish(redrawn, population="survey", policy=policy)
     assert not refused.published
     assert f"charge {made} was already published, as release {third.release_id}" in refused.reason
-    forged = write_dp(tmp_path / "q5", 0.3, charge={"ledger_id": "elsewhere", "population": "survey", "seq": 1})
+    forged = write_dp(tmp_path / "q5", 0.3, charge={"ledger_id": "elsewhere", "population": "survey", "seq": 1},
+                      unlike=[q1, paid])
     assert "another ledger" in ledger.publish(forged, population="survey", policy=policy).reason
     assert ledger.verify().ok
 
@@ -489,3 +498,12 @@ def test_a_postgresql_ledger_keeps_the_same_promises(postgres_url, two_releases)
     report = ledger.verify()
     assert not report.ok and "charge 1 differs" in report.problems[0]
     one_sentence_error(LedgerTamperedError, lambda: ledger.budget("survey"), "edited by hand")
+
+
+@pytest.mark.parametrize("algorithm, words", [
+    ("alphabeta", "a release of kind 'alpha-beta', which this gate cannot judge"),
+    ("arx", "made by 'arx', which the gate does not know")])
+def test_releases_the_gate_cannot_judge_are_named_and_refused(algorithm, words):
+    with pytest.raises(LedgerError, match=words):
+        kind_of({"algorithm": algorithm}, "manifest 'm.json'")
+    assert kind_of({"algorithm": "mondrian"}, "manifest 'm.json'") == "local-recoding"

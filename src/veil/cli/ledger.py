@@ -114,8 +114,8 @@ def status_command(ledger: str = LEDGER, as_json: bool = JSON) -> None:
     for pop in status["populations"]:
         who = (f"key column {pop['key_column']!r}" if pop["key_column"] else
                f"table {pop['fingerprint']}" if pop["fingerprint"] else "one table")
-        console.print(f"population {pop['name']!r} ({who}): {pop['datasets']} tables, {len(pop['releases'])} "
-                      f"releases, {pop['charges']} charges", markup=False)
+        console.print(f"population {pop['name']!r} ({who}): tables {pop['datasets']}, releases "
+                      f"{len(pop['releases'])}, charges {pop['charges']}", markup=False)
         budget = pop["budget"]
         if budget is not None:
             total, spent, left = budget["total"], budget["spent"], budget["left"]

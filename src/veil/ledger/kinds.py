@@ -16,7 +16,7 @@ DIFFERENTIALLY_PRIVATE = ("dp-query", "ldp-collection")
 
 # The algorithm a manifest names → the kind of release it made.
 _ALGORITHMS = {"fulldomain": "generalization", "mondrian": "local-recoding", "mdav": "local-recoding",
-               "ace": "ace", "dp": "dp-query"}
+               "ace": "ace", "alphabeta": "alpha-beta", "dp": "dp-query"}
 # Kinds the gate knows how to judge (a kind without a producer in this veil is refused).
 JUDGED = ("generalization", "local-recoding", "dp-query")
 
@@ -33,6 +33,6 @@ def kind_of(manifest: dict, where: str) -> str:
         raise LedgerError(f"{where} describes a release made by {algorithm!r}, which the gate does not know; it "
                           "publishes what veil anonymize and veil dp wrote.")
     if kind not in JUDGED:
-        raise LedgerError(f"{where} describes a {kind} release, which this gate cannot judge yet; it publishes "
-                          f"{', '.join(JUDGED)} releases.")
+        raise LedgerError(f"{where} describes a release of kind {kind!r}, which this gate cannot judge yet; it "
+                          f"publishes {', '.join(JUDGED)} releases.")
     return kind
