@@ -796,15 +796,15 @@ class MDAV(Anonymizer):
 
     # -- transform ---------------------------------------------------------------------------
 
-    def transform(self, dataset: Dataset, *, suppressed: str = "remove", shuffle: bool = True,
+    def transform(self, dataset: Dataset, *, suppressed: str = "remove", shuffle: bool = False,
                   rng: np.random.Generator | None = None):
         """The release of ``dataset`` (the dataset given to :meth:`fit`) with the groups found.
 
         Args:
             suppressed: ``"remove"`` drops suppressed records; ``"star"`` keeps them with every
                 quasi-identifier published as ``*``.
-            shuffle: publish the rows in random order (the default), so that releases of one table
-                cannot be joined by position; ``False`` keeps the input order (flagged in the manifest).
+            shuffle: publish the rows in random order, so that releases of one table cannot be
+                joined by position; ``False`` (the default) keeps the input order, flagged in the manifest.
             rng: ``None`` (default) shuffles with the secure source; a seed or generator makes a
                 reproducible shuffle, not fit for release.
 

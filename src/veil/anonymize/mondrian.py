@@ -395,15 +395,15 @@ class Mondrian(Anonymizer):
         self.seconds_ = time.perf_counter() - started
         return self
 
-    def transform(self, dataset: Dataset, *, suppressed: str = "remove", shuffle: bool = True,
+    def transform(self, dataset: Dataset, *, suppressed: str = "remove", shuffle: bool = False,
                   rng: np.random.Generator | int | None = None):
         """The release of the partitioning found by :meth:`fit`, rows in the input's order.
 
         Args:
             dataset: the dataset :meth:`fit` partitioned.
             suppressed: ``"remove"`` or ``"star"`` (Mondrian suppresses no record).
-            shuffle: publish the rows in random order (the default), so that releases of one table
-                cannot be joined by position; ``False`` keeps the input order (flagged in the manifest).
+            shuffle: publish the rows in random order, so that releases of one table cannot be
+                joined by position; ``False`` (the default) keeps the input order, flagged in the manifest.
             rng: ``None`` (default) shuffles with the secure source; a seed or generator makes a
                 reproducible shuffle, not fit for release.
 

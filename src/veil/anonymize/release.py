@@ -58,10 +58,10 @@ class Release:
         search: the search result to record (any object with ``__dict__``-like fields), or ``None``.
         suppressed: ``"remove"`` (drop suppressed records) or ``"star"`` (publish their
             quasi-identifiers as ``*``).
-        shuffle: publish rows in random order (the default), so that two releases of one table
-            cannot be joined by row position (Sweeney's unsorted matching attack,
-            :mod:`veil.attacks.matching`); ``False`` keeps the input's order, which the manifest
-            flags as linkable by position.
+        shuffle: publish rows in random order, so that two releases of one table cannot be
+            joined by row position (Sweeney's unsorted matching attack,
+            :mod:`veil.attacks.matching`); ``False`` (for now the default) keeps the input's
+            order, which the manifest's ``output.order`` flags as linkable by position.
         rng: ``None`` shuffles with the operating system's secure randomness; a
             ``numpy.random.Generator`` or an integer seed (recorded in the manifest) makes a
             reproducible shuffle for experiments, which the manifest says is not fit for release.
@@ -80,7 +80,7 @@ class Release:
 
     def __init__(self, dataset: Dataset, classes: EquivalenceClasses, failing: np.ndarray, *, algorithm: str,
                  models: Sequence[PrivacyModel], suppression_limit: float, metric=None, search=None,
-                 suppressed: str = "remove", shuffle: bool = True, rng: np.random.Generator | int | None = None,
+                 suppressed: str = "remove", shuffle: bool = False, rng: np.random.Generator | int | None = None,
                  recoding: dict | None = None):
         if suppressed not in SUPPRESSED_STYLES:
             raise ParameterError(f"suppressed records are 'remove'd or shown as 'star', not {suppressed!r}.")

@@ -28,7 +28,7 @@ the tables of :mod:`veil.config.schema`; what it becomes is an
     algorithm: fulldomain      # or {name: fulldomain, search: optimal|heuristic, time_limit: 10}
     output:                    # optional
       suppressed: remove       # or star
-      shuffle: true            # default; false keeps the input order (linkable by position)
+      shuffle: false
       seed: null
 """
 

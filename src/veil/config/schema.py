@@ -266,7 +266,7 @@ def options_schema(options: Mapping[str, Option], *, extra: Mapping[str, Any] | 
 
 @dataclass(frozen=True)
 class Options:
-    """A mapping of named options (``output: {suppressed: remove, shuffle: true}``).
+    """A mapping of named options (``output: {suppressed: remove, shuffle: false}``).
 
     ``example`` is shown when the mapping is malformed or misses a required option.
     """
@@ -422,7 +422,7 @@ ALGORITHMS: dict[str, AlgorithmSchema] = {
 
 OUTPUT_OPTIONS: dict[str, Option] = {
     "suppressed": optional(Choice(("remove", "star")), "remove"),
-    "shuffle": optional(Boolean(), True),
+    "shuffle": optional(Boolean(), False),
     "seed": optional(Nullable(WholeNumber(0)), None),
 }
 
@@ -664,7 +664,7 @@ SECTIONS: dict[str, Section] = {
                                  field="suppression_limit", build=float),
     "metric": Section(MetricChoice(), "the utility metric the search optimizes (default: loss)"),
     "algorithm": Section(AlgorithmChoice(), "the anonymization algorithm (default: fulldomain)"),
-    "output": Section(Options(OUTPUT_OPTIONS, "{suppressed: remove, shuffle: true}"), "how the release is written",
+    "output": Section(Options(OUTPUT_OPTIONS, "{suppressed: remove, shuffle: false}"), "how the release is written",
                       field="output", build=lambda options: OutputSpec(**options)),
     "policy": Section(PolicyOptions(), "what the publishing gate enforces (veil publish --policy): the thresholds of "
                       "its checks across releases and the populations with their privacy budgets; a file may hold "
