@@ -2,7 +2,8 @@
 
 Run from the repository root::
 
-    python benchmarks/run.py [--only checker|fulldomain|local|attacks|dp|ldp|alphabeta|ledger] [--quick] [--rows N] [--repeat R]
+    python benchmarks/run.py [--only checker|fulldomain|local|attacks|dp|ldp|alphabeta|temporal|ledger]
+                             [--quick] [--rows N] [--repeat R]
                              [--skip-pycanon] [--skip-anjana] [--skip-exhaustive] [--skip-anonypy]
                              [--curve-rows N] [--dp-rows N] [--skip-diffprivlib] [--skip-opendp] [--out DIR]
 
@@ -42,6 +43,11 @@ targets, and the composition experiment at its default settings. The results go 
 over 64 values, and OLH at 1,000,000 users over 1,024 values; see that module. The results go to
 ``ldp.json`` and ``ldp.md``.
 
+**temporal** (``temporal.py``): releases over time: Kellaris et al.'s adaptive w-event budgets
+(BD, BA) beside the uniform split on a synthetic histogram stream, and the cost of Cao et al.'s
+temporal leakage (the closed-form L(α) beside SciPy's linear program); see that module. The
+results go to ``temporal.json`` and ``temporal.md``.
+
 **ledger** (``ledger.py``): charges per second on SQLite from one process, and the publishing
 gate's composition check of a new Adult release against 10 earlier ones. The results go to
 ``ledger.json`` and ``ledger.md``.
@@ -79,6 +85,7 @@ import dp
 import ldp
 import ledger
 import local_recoding
+import temporal
 import peer_env
 import pycanon_fixture
 from harness import (SEED, cpu_model, fmt_ratio, fmt_time, fmt_value, positive_int, read_adult_polars, resample,
@@ -87,7 +94,7 @@ from timing import best_of, progress
 
 QUASI_IDENTIFIERS = list(ADULT_QUASI_IDENTIFIERS)
 SENSITIVE = "occupation"
-BENCHMARKS = ("checker", "fulldomain", "local", "attacks", "dp", "ldp", "alphabeta", "ledger")
+BENCHMARKS = ("checker", "fulldomain", "local", "attacks", "dp", "ldp", "alphabeta", "temporal", "ledger")
 # The issue's goals: every model together on Adult, and each model on the large table.
 ADULT_GOAL_S = 0.2
 FLOOR_GOAL_RATIO = 3.0
@@ -557,6 +564,8 @@ def main(argv: list[str] | None = None) -> int:
         "ldp": ("ldp", lambda: ldp.run(args.repeat), None, ldp.terminal_report, ldp.markdown_report),
         "alphabeta": ("alphabeta", lambda: alphabeta.run(args.repeat), None, alphabeta.terminal_report,
                       alphabeta.markdown_report),
+        "temporal": ("temporal", lambda: temporal.run(args.repeat), None, temporal.terminal_report,
+                     temporal.markdown_report),
         "ledger": ("ledger", lambda: ledger.run(args.repeat), None, ledger.terminal_report, ledger.markdown_report),
     }
     chosen = [args.only] if args.only else list(BENCHMARKS)

@@ -8,7 +8,7 @@ module              commands
 ``anonymize``       ``veil anonymize``, ``veil init`` (a starter configuration), ``veil demo``
 ``attack``          ``veil attack single|intersection|matching|join|presence``
 ``experiment``      ``veil experiment composition|tradeoff|alphabeta|releases``
-``dp``              ``veil dp count|sum|mean|quantile|histogram|budget``
+``dp``              ``veil dp count|sum|mean|quantile|histogram|budget|stream``
 ``alphabeta``       ``veil alphabeta estimate|parameters``: the αβ algorithm's view and parameters
 ``ldp``             ``veil ldp simulate``
 ``ledger``          ``veil ledger init|status|history|verify|import``, ``veil publish`` (the gate)
