@@ -45,7 +45,8 @@ def test_matching_join_and_presence_commands(tmp_path):
                                    "--json"])
     assert presence.exit_code == 0, presence.output
     figures = json.loads(presence.output)
-    assert figures["exposed"] == 2 and figures["max_probability"] == 1.0 and figures["expected_members"] == pytest.approx(4.0)
+    assert figures["exposed"] == 2 and figures["max_probability"] == 1.0
+    assert figures["expected_members"] == pytest.approx(4.0)
     small = write(tmp_path, "small.csv", pd.DataFrame({"race": ["b"], "zip": ["*"]}))
     refused = runner.invoke(app, ["attack", "presence", first, "--population", small, "--qi", "race,zip"])
     assert refused.exit_code == 2 and "population must contain every released record" in refused.output

@@ -73,7 +73,8 @@ def view(name: str, frame: pd.DataFrame, qis: list[str], sensitive: list[str], s
 
 def test_the_join_check_on_sequential_projections():
     people = pd.DataFrame({"sex": ["M", "M", "F", "F", "M", "F"], "job": ["eng", "eng", "eng", "eng", "law", "law"],
-                           "zip": ["A", "B", "A", "B", "C", "C"], "disease": ["flu", "hiv", "flu", "cold", "hiv", "flu"]})
+                           "zip": ["A", "B", "A", "B", "C", "C"],
+                           "disease": ["flu", "hiv", "flu", "cold", "hiv", "flu"]})
     earlier = view("release 1", people[["sex", "job", "disease"]], ["sex"], ["disease"], 3)
     new = view("the new release", people[["job", "zip"]], ["zip"], [], 2)
     check = JoinCheck()

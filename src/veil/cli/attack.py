@@ -389,8 +389,8 @@ def matching_command(
                                                         "(default: each manifest's)."),
     k: Optional[int] = typer.Option(None, "--k", help="Joined class size under which a row is exposed "
                                                       "(default: the smallest class of either release)."),
-    first_manifest: Optional[Path] = typer.Option(None, "--manifest1", help="The veil manifest of the first release."),
-    second_manifest: Optional[Path] = typer.Option(None, "--manifest2", help="The veil manifest of the second release."),
+    first_manifest: Optional[Path] = typer.Option(None, "--manifest1", help="The first release's veil manifest."),
+    second_manifest: Optional[Path] = typer.Option(None, "--manifest2", help="The second release's veil manifest."),
     delimiter: Optional[str] = typer.Option(None, "--delimiter", help="CSV delimiter (default: sniffed)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a table."),
 ) -> None:
@@ -403,7 +403,8 @@ def matching_command(
     from veil.attacks.matching import matching_attack
 
     with stage("joining the releases by position"):
-        result = matching_attack(_release(first, first_manifest, delimiter), _release(second, second_manifest, delimiter),
+        result = matching_attack(_release(first, first_manifest, delimiter),
+                                 _release(second, second_manifest, delimiter),
                                  quasi_identifiers=split_names(qi) or None, k=k, delimiter=delimiter)
     _print_summary("Unsorted matching", result.summary(), as_json)
 
@@ -418,8 +419,8 @@ def join_command(
     sensitive: Optional[str] = typer.Option(None, "--sensitive", help="The sensitive column, for --l."),
     k: int = typer.Option(2, "--k", help="The fewest candidates a joined group must have."),
     l: Optional[int] = typer.Option(None, "--l", help="The fewest distinct sensitive values a joined group must have."),
-    first_manifest: Optional[Path] = typer.Option(None, "--manifest1", help="The veil manifest of the first release."),
-    second_manifest: Optional[Path] = typer.Option(None, "--manifest2", help="The veil manifest of the second release."),
+    first_manifest: Optional[Path] = typer.Option(None, "--manifest1", help="The first release's veil manifest."),
+    second_manifest: Optional[Path] = typer.Option(None, "--manifest2", help="The second release's veil manifest."),
     delimiter: Optional[str] = typer.Option(None, "--delimiter", help="CSV delimiter (default: sniffed)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a table."),
 ) -> None:
@@ -432,7 +433,8 @@ def join_command(
     from veil.attacks.join import join_attack
 
     with stage("joining the releases on their shared columns"):
-        result = join_attack(_release(first, first_manifest, delimiter), _release(second, second_manifest, delimiter),
+        result = join_attack(_release(first, first_manifest, delimiter),
+                             _release(second, second_manifest, delimiter),
                              quasi_identifiers=split_names(qi) or None, k=k, l=l, sensitive=sensitive,
                              delimiter=delimiter)
     _print_summary("Join attack", result.summary(), as_json)
