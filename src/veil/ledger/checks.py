@@ -220,7 +220,8 @@ class MatchingCheck(CrossReleaseCheck):
     published with ``shuffle: false``, which their manifests flag; a release whose manifest says
     it was shuffled is not checked), joining them by position intersects each person's classes.
     A row is *exposed* when its joined class is smaller than ``k`` (default: the smaller of the
-    two releases' smallest classes, so that the pair is refused when it makes anyone less anonymous than either release claims to be).
+    two releases' smallest classes, so that the pair is refused when it makes anyone less
+    anonymous than either release claims to be).
     The measure is the share of the earlier release's rows exposed; the pair fails when it
     exceeds ``max_share``.
 
