@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Mapping
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 
 from veil.classes import STAR, EquivalenceClasses
@@ -215,12 +214,10 @@ def _published_population(population: Dataset, value_map: Mapping[str, Mapping[s
     for name, mapping in value_map.items():
         if name not in table.column_names:
             continue
-        column = table.column(name).cast(pa.string())
-        texts = np.asarray(column.to_pylist(), dtype=object)
-        distinct = pd.Index(pd.unique(texts))
-        published = np.array([mapping.get(t, t) if t is not None else None for t in distinct], dtype=object)
-        table = table.set_column(table.column_names.index(name), name,
-                                 pa.array(published[distinct.get_indexer(texts)].tolist(), type=pa.string()))
+        # Each distinct value is mapped once; a missing cell stays missing.
+        encoded = table.column(name).cast(pa.string()).combine_chunks().dictionary_encode()
+        published = pa.array([mapping.get(t, t) for t in encoded.dictionary.to_pylist()], type=pa.string())
+        table = table.set_column(table.column_names.index(name), name, published.take(encoded.indices))
     if table is population.table.data:
         return population
     return Dataset(table, quasi_identifiers=population.quasi_identifiers, missing_values=population.missing_values)

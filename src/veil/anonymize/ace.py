@@ -227,7 +227,7 @@ class Ace(Anonymizer):
         for j, dim in enumerate(dims):
             ranks[j] = dim.rank[dim.column.codes]
         partition, split_rounds = split(ranks, dims, bucket, group, alpha, progress)
-        classes, keys, boxes, _ = _publish(dataset, dims, ranks, partition)
+        classes, keys, boxes, _ = _publish(dataset, dims, partition)
         self.release_models_ = self._release_models(name)
         for model in self.release_models_:
             result = model.evaluate(classes)

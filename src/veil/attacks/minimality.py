@@ -578,7 +578,7 @@ class AceProcess(Publisher):
         for bucket in _assign_outcomes(value_codes, rounds):
             total += 1
             partition, _ = split(ranks, dims, bucket, _local_groups(bucket, value_codes), alpha)
-            classes, _, _, _ = _publish(ds, dims, ranks, partition)
+            classes, _, _, _ = _publish(ds, dims, partition)
             texts = [np.asarray(classes.cells(j).labels, dtype=object)[classes.keys[classes.row_class, j]]
                      for j in range(len(dims))]
             sens = np.asarray(column.labels, dtype=object)[value_codes]
