@@ -117,6 +117,14 @@ def _mixed_radix(columns: Sequence[np.ndarray], radices: Sequence[int]) -> np.nd
     return key
 
 
+def _count(ids: np.ndarray, n: int, weights: np.ndarray | None) -> np.ndarray:
+    """How many records carry each id ``0 .. n-1``: one per row, or ``weights`` per row for a
+    table summarized by its distinct rows (exact while a count stays below 2**53)."""
+    if weights is None:
+        return np.bincount(ids, minlength=n)
+    return np.bincount(ids, weights=weights, minlength=n).astype(np.int64)
+
+
 def sum_by_group(group: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
     """Sum the rows of ``values`` (1-D or 2-D, integer) that share a group id.
 
@@ -263,7 +271,9 @@ class EquivalenceClasses:
             rows = self.row_class
             released = rows >= 0  # rows of suppressed classes are -1 in a subset
             cells = rows[released] * m + col.codes[released]
-            self._counts[name] = np.bincount(cells, minlength=self.n_classes * m).reshape(self.n_classes, m)
+            weights = self.dataset.row_weights
+            self._counts[name] = _count(cells, self.n_classes * m, None if weights is None else weights[released]) \
+                .reshape(self.n_classes, m)
         return self._counts[name]
 
     @property
@@ -307,7 +317,7 @@ class EquivalenceClasses:
         row_class, keys = group_rows(columns, radices)
         keys = keys.astype(np.int32)
         n_classes = len(keys)
-        sizes = np.bincount(row_class, minlength=n_classes)
+        sizes = _count(row_class, n_classes, dataset.row_weights)
         classes = cls(dataset, levels, sizes, keys, row_class, {})
         for name in dataset.sensitive if track is None else track:
             classes.counts(name)
@@ -336,7 +346,7 @@ class EquivalenceClasses:
         """
         row_class = np.asarray(row_class, dtype=np.int64)
         keys = np.asarray(keys, dtype=np.int32)
-        sizes = np.bincount(row_class, minlength=len(keys))
+        sizes = _count(row_class, len(keys), dataset.row_weights)
         classes = cls(dataset, None, sizes, keys, row_class, {}, cells=cells)
         for name in dataset.sensitive if track is None else track:
             classes.counts(name)
