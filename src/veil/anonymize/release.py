@@ -109,8 +109,41 @@ class Release:
         """Number of records suppressed."""
         return int(self.classes.sizes[self.failing].sum())
 
-    def _build_table(self) -> pa.Table:
+    @property
+    def released_rows(self) -> int:
+        """Number of rows of the released table (suppressed records included when shown as ``*``)."""
+        removed = self.suppressed_records if self.suppressed_style == "remove" else 0
+        return self.dataset.num_rows - removed
+
+    @property
+    def released_columns(self) -> list[str]:
+        """The columns of the released table: the input's, less the identifying ones."""
+        return [name for name in self.dataset.columns if name not in self.dataset.identifying]
+
+    def published_labels(self) -> dict[str, np.ndarray]:
+        """Per quasi-identifier, the published text of each row of the dataset (``*`` for the rows
+        of suppressed classes when they are shown), and ``"suppressed"``: bool per row.
+
+        An engine that holds the records elsewhere (Spark) joins them to these, row of its summary
+        by row, to write the release itself.
+        """
+        classes, rows = self.classes, self.classes.row_class
+        suppressed_row = self.failing[rows]
+        out = {}
+        for j, name in enumerate(self.dataset.quasi_identifiers):
+            labels = np.asarray(classes.cells(j).labels, dtype=object)[classes.keys[:, j]][rows]
+            if self.suppressed_style == "star":
+                labels = np.where(suppressed_row, STAR, labels)
+            out[name] = labels.astype(str)
+        out["suppressed"] = suppressed_row
+        return out
+
+    def _build_table(self) -> pa.Table | None:
+        """The released table, or ``None`` for a dataset summarized by its distinct rows, whose
+        records only its engine holds (see :attr:`data`)."""
         ds, classes = self.dataset, self.classes
+        if ds.row_weights is not None:
+            return None
         source = ds.table.data
         row_class = classes.row_class
         suppressed_row = self.failing[row_class]
@@ -141,7 +174,10 @@ class Release:
 
     @property
     def data(self):
-        """The released table, as the kind of frame the input was (pandas for files)."""
+        """The released table, as the kind of frame the input was (pandas for files; a Spark
+        DataFrame for a table the Spark engine read)."""
+        if self.table is None:
+            return self.dataset.publish(self)
         if self.dataset.table.kind == "polars":
             import polars as pl
 
@@ -200,7 +236,7 @@ class Release:
                       "delimiter": ds.table.delimiter if ds.table.kind == "csv" else None},
             "roles": {"quasi_identifiers": ds.quasi_identifiers, "sensitive": ds.sensitive,
                       "identifying": ds.identifying, "insensitive": ds.insensitive},
-            "output": {"rows": self.table.num_rows, "columns": self.table.column_names,
+            "output": {"rows": self.released_rows, "columns": self.released_columns,
                        "suppressed": self.suppressed_style, "shuffled": self.shuffled, "seed": self.seed},
             "suppression": {"limit": self.suppression_limit, "records": self.suppressed_records,
                             "share": self.suppressed_records / ds.num_rows},
@@ -225,6 +261,9 @@ class Release:
 
     def csv_text(self, delimiter: str | None = None) -> str:
         """The released table as CSV text, with the input's delimiter by default."""
+        if self.table is None:
+            raise ParameterError("this release's records are held by the engine that read them; write it with "
+                                 "that engine (veil.engines.SparkEngine.write_release).")
         if delimiter is None:
             delimiter = self.dataset.table.delimiter if self.dataset.table.kind == "csv" else ","
         sink = pa.BufferOutputStream()
