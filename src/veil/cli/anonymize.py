@@ -7,7 +7,6 @@ run reads (see :mod:`veil.output`).
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
@@ -28,7 +27,7 @@ def render_release(release: Release, console: Console) -> None:
     """Print what an anonymization did: the transformation, suppression, models and metrics."""
     ds = release.dataset
     manifest = release.manifest
-    console.print(f"[bold]{release.algorithm}[/]: {ds.num_rows:,} records → {release.table.num_rows:,} released "
+    console.print(f"[bold]{release.algorithm}[/]: {ds.num_rows:,} records → {release.released_rows:,} released "
                   f"in {manifest['classes']['released']:,} classes")
     if "node" in manifest:
         levels = ", ".join(f"{q} {lv}/{ds.generalizations[q].height}" for q, lv in manifest["node"].items())
@@ -70,19 +69,28 @@ def anonymize_command(
     manifest: Optional[Path] = typer.Option(None, "--manifest", help="Where to write the manifest (JSON), which "
                                                                      "names the release and its SHA-256."),
     as_json: bool = typer.Option(False, "--json", help="Print the manifest instead of tables."),
+    engine: Optional[str] = typer.Option(None, "--engine", help="local or spark: where the records are read and "
+                                                                "counted (default: the configuration's engine)."),
 ) -> None:
     """Anonymize a table as a configuration says, writing the release and its manifest.
 
     The release and the manifest appear together or not at all; no output may replace a file the
-    run reads (the table, the configuration, a hierarchy file).
+    run reads (the table, the configuration, a hierarchy file). With the Spark engine (--engine
+    spark, or 'engine:' in the configuration) the release is written by Spark as a new folder of
+    Parquet (OUT ending in .parquet) or CSV part files.
     """
     from veil.config import load_config
+    from veil.engines import make_engine
     from veil.output import OutputSet
 
     cfg = load_config(config, data=data)
-    outputs = OutputSet([out] + ([manifest] if manifest else []), reads=files_read(cfg, config))
+    name = engine or cfg.engine.name
+    spark = name == "spark"
+    reader = make_engine(name, master=cfg.engine.master, config=cfg.engine.config)
+    outputs = OutputSet([out] + ([manifest] if manifest else []), reads=files_read(cfg, config),
+                        folders=[out] if spark else ())
     with stage(f"loading {cfg.data.name}"):
-        ds = cfg.dataset()
+        ds = cfg.dataset(engine=reader) if spark else cfg.dataset()
     anonymizer = cfg.anonymizer()
     with progress_bar("searching") as progress:
         anonymizer.fit(ds, progress=progress)
@@ -92,15 +100,9 @@ def anonymize_command(
         # Full-domain generalization reads a column through its hierarchy only; the other
         # algorithms treat a text column as nominal, which a stray text value makes silently.
         notes = ds.stray_text_notes() if cfg.algorithm.name != "fulldomain" else []
-        document = {**release.manifest, "config": cfg.to_dict(), **({"notes": notes} if notes else {})}
-    with stage(f"writing {out}"), outputs:
-        outputs.put(out, release.csv_text())
-        if manifest:
-            manifest_text = outputs.put_manifest(manifest, document, describes={"release": out})
-        else:
-            manifest_text = json.dumps({**document, "release": outputs.describe(out)}, indent=2,
-                                       ensure_ascii=False) + "\n"
-        outputs.commit()
+    with stage(f"writing {out}"):
+        manifest_text = reader.write_release(release, out, manifest, extra={"config": cfg.to_dict(), **(
+            {"notes": notes} if notes else {})}, outputs=outputs)
     if as_json:
         sys.stdout.write(manifest_text)
     else:

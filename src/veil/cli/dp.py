@@ -33,7 +33,7 @@ import numpy as np
 import typer
 from rich.console import Console
 
-from veil.cli.console import command_group, fails_cleanly, parse_pairs, split_names
+from veil.cli.console import ENGINE, MASTER, command_group, engine_named, fails_cleanly, parse_pairs, split_names
 from veil.data.hierarchy import Hierarchy
 from veil.dp.accountant import Accountant, Budget, _show
 from veil.dp.budget_file import BudgetFile
@@ -132,7 +132,8 @@ class _Run:
     """What a query command prepares before it charges anything."""
 
     def __init__(self, data: Path, epsilon: float, delta: float, budget_file: Optional[Path],
-                 budget: Optional[str], seed: Optional[int], delimiter: Optional[str]):
+                 budget: Optional[str], seed: Optional[int], delimiter: Optional[str], engine: str = "local",
+                 master: Optional[str] = None, reads: tuple[str, ...] = ()):
         if not epsilon > 0 or not math.isfinite(epsilon):
             raise ParameterError(f"--epsilon must be a positive finite number, got {epsilon:g}.")
         if not 0.0 <= delta < 1.0:
@@ -141,12 +142,21 @@ class _Run:
         self.new_budget = _budget(budget) if budget is not None else None
         if budget_file is None and self.new_budget is not None:
             raise ParameterError("--budget applies only with --budget-file.")
-        if not data.is_file():
+        reader = engine_named(engine, master)
+        if engine == "spark":
+            if budget_file is not None:
+                raise ParameterError("a budget file is bound to the table's fingerprint, which the Spark engine does "
+                                     "not compute; charge a veil.dp.Accountant in Python, or use the local engine.")
+        elif not data.is_file():
             raise DataError(f"data file {str(data)!r} does not exist; check the path.")
         self.budget_file = None if budget_file is None else BudgetFile(budget_file)
         if self.budget_file is not None:
             self.budget_file.check_place()
-        self.columns = _Columns(data, delimiter)
+        if engine == "spark":
+            # The true aggregate on Spark: the distinct values of the columns read, with counts.
+            self.columns = _Columns(reader.query_dataset(data, list(reads), delimiter))
+        else:
+            self.columns = _Columns(data, delimiter)
         self.dataset_id = None if self.budget_file is None else dataset_id(self.columns.table)
         self.accountant: Optional[Accountant] = None
 
@@ -229,12 +239,13 @@ def _render(r: QueryResult, console: Console) -> None:
 def count_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DELTA,
                   columns: Optional[str] = typer.Option(None, "--columns", help="Count non-missing values of this column."),
                   budget_file: Optional[Path] = BUDGET_FILE, budget: Optional[str] = BUDGET,
-                  seed: Optional[int] = SEED, delimiter: Optional[str] = DELIMITER, as_json: bool = JSON) -> None:
+                  seed: Optional[int] = SEED, delimiter: Optional[str] = DELIMITER, as_json: bool = JSON,
+                  engine: str = ENGINE, master: Optional[str] = MASTER) -> None:
     """The noisy number of records (sensitivity 1)."""
     names = split_names(columns)
     if len(names) > 1:
         raise ParameterError("count reads at most one column; give one name with --columns.")
-    run = _Run(data, epsilon, delta, budget_file, budget, seed, delimiter)
+    run = _Run(data, epsilon, delta, budget_file, budget, seed, delimiter, engine, master, tuple(names))
     with run.charging() as accountant:
         result = dp_count(run.columns, epsilon, delta, column=names[0] if names else None,
                           accountant=accountant, noise=run.noise)
@@ -243,11 +254,11 @@ def count_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DE
 
 def _clamped(query: str, answer, data: Path, epsilon: float, delta: float, columns: Optional[str],
              bounds: Optional[str], budget_file: Optional[Path], budget: Optional[str], seed: Optional[int],
-             delimiter: Optional[str], as_json: bool) -> None:
+             delimiter: Optional[str], as_json: bool, engine: str, master: Optional[str]) -> None:
     """``sum`` and ``mean``: one numeric column clamped to public bounds, answered by ``answer``."""
     column = _one_column(columns, query)
     lohi = _bounds(bounds, query)
-    run = _Run(data, epsilon, delta, budget_file, budget, seed, delimiter)
+    run = _Run(data, epsilon, delta, budget_file, budget, seed, delimiter, engine, master, (column,))
     with run.charging() as accountant:
         result = answer(run.columns, column, lohi, epsilon, delta, accountant=accountant, noise=run.noise)
     run.finish(result, as_json)
@@ -259,12 +270,13 @@ def sum_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DELT
                 columns: Optional[str] = typer.Option(None, "--columns", help="The numeric column to sum."),
                 bounds: Optional[str] = BOUNDS, budget_file: Optional[Path] = BUDGET_FILE,
                 budget: Optional[str] = BUDGET, seed: Optional[int] = SEED, delimiter: Optional[str] = DELIMITER,
-                as_json: bool = JSON) -> None:
+                as_json: bool = JSON, engine: str = ENGINE, master: Optional[str] = MASTER) -> None:
     """The noisy sum of a column clamped to --bounds (sensitivity max(|LO|, |HI|)).
 
     Cells that are not finite numbers (empty, text such as 'unknown') are left out.
     """
-    _clamped("sum", dp_sum, data, epsilon, delta, columns, bounds, budget_file, budget, seed, delimiter, as_json)
+    _clamped("sum", dp_sum, data, epsilon, delta, columns, bounds, budget_file, budget, seed, delimiter, as_json,
+             engine, master)
 
 
 @dp_app.command("mean")
@@ -273,12 +285,13 @@ def mean_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DEL
                  columns: Optional[str] = typer.Option(None, "--columns", help="The numeric column."),
                  bounds: Optional[str] = BOUNDS, budget_file: Optional[Path] = BUDGET_FILE,
                  budget: Optional[str] = BUDGET, seed: Optional[int] = SEED, delimiter: Optional[str] = DELIMITER,
-                 as_json: bool = JSON) -> None:
+                 as_json: bool = JSON, engine: str = ENGINE, master: Optional[str] = MASTER) -> None:
     """The noisy mean of a column clamped to --bounds: noisy sum / noisy count, ε split in half.
 
     Cells that are not finite numbers (empty, text such as 'unknown') are left out.
     """
-    _clamped("mean", dp_mean, data, epsilon, delta, columns, bounds, budget_file, budget, seed, delimiter, as_json)
+    _clamped("mean", dp_mean, data, epsilon, delta, columns, bounds, budget_file, budget, seed, delimiter, as_json,
+             engine, master)
 
 
 @dp_app.command("quantile")
@@ -326,7 +339,7 @@ def histogram_command(data: Path = DATA, epsilon: float = EPSILON, delta: float 
                       budget_file: Optional[Path] = BUDGET_FILE, budget: Optional[str] = BUDGET,
                       seed: Optional[int] = SEED, delimiter: Optional[str] = DELIMITER,
                       raw: bool = typer.Option(False, "--raw", help="No post-processing: noisy cells as drawn."),
-                      as_json: bool = JSON) -> None:
+                      as_json: bool = JSON, engine: str = ENGINE, master: Optional[str] = MASTER) -> None:
     """Noisy counts over every combination of the columns' public categories (sensitivity 1).
 
     Each column's categories come from --categories or --hierarchy, never from the data (which
@@ -345,7 +358,7 @@ def histogram_command(data: Path = DATA, epsilon: float = EPSILON, delta: float 
                              f"from the data: give --categories {first}=v1,v2,… (or {first}=FILE, one value a line) "
                              f"or --hierarchy {first}=FILE, or pass --data-categories, which makes the answer not "
                              "fit for release.")
-    run = _Run(data, epsilon, delta, budget_file, budget, seed, delimiter)
+    run = _Run(data, epsilon, delta, budget_file, budget, seed, delimiter, engine, master, tuple(names))
     with run.charging() as accountant:
         result = dp_histogram(run.columns, names, epsilon, delta, categories=given, data_categories=data_categories,
                               accountant=accountant, noise=run.noise)

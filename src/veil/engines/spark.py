@@ -49,6 +49,7 @@ INSTALL_HINT = 'PySpark is not installed; install it with: pip install "veil[spa
 CONNECT_TIMEOUT = 10.0
 _COUNT = "__veil_count"
 _ROW = "__veil_row"
+_RECORDS = "__veil_records"
 _SUPPRESSED = "__veil_suppressed"
 # Settings every session veil starts gets unless the configuration gives its own.
 _DEFAULTS = {
@@ -217,6 +218,7 @@ class SparkEngine:
                 builder = builder.config(key, value)
             try:
                 self._session = builder.getOrCreate()
+                self._session.sparkContext.setLogLevel("ERROR")
             except Exception as exc:  # noqa: BLE001 - PySpark raises its own types for a JVM that will not start
                 text = str(exc)
                 if "JAVA_GATEWAY_EXITED" in text or "JAVA_HOME" in text or "java" in text.lower():
@@ -330,6 +332,27 @@ class SparkEngine:
                             frame=frame, summary=summary, read=read, engine=self, columns=columns, kind=kind,
                             delimiter=delimiter, quasi_identifiers=qis, sensitive=sens, identifying=ident,
                             hierarchies=built, orders=orders, missing_values=missing_values)
+
+    def query_dataset(self, data, columns: Sequence[str], delimiter: str | None = None) -> SparkDataset:
+        """The true aggregate a DP query reads: the distinct values of ``columns`` with their
+        counts (with no column, the number of records alone).
+
+        Args:
+            data: a Spark DataFrame or a Parquet or CSV path.
+            columns: the columns the query reads.
+            delimiter: the CSV delimiter (sniffed when ``None``).
+
+        Raises:
+            DataError: the table cannot be read.
+            ColumnError: a column is not in the table's schema.
+        """
+        from pyspark.sql import functions as F
+
+        if columns:
+            return self.dataset(data, quasi_identifiers=list(columns), delimiter=delimiter)
+        frame, _, _ = self.read(data, delimiter)
+        # A count reads no value: one constant column makes a summary of one row, the records.
+        return self.dataset(frame.select(F.lit("").alias(_RECORDS)), quasi_identifiers=[_RECORDS])
 
     # -- writing ----------------------------------------------------------------------------
 
