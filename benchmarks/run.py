@@ -68,6 +68,7 @@ from veil import (AlphaKAnonymity, BetaLikeness, Dataset, DeltaDisclosure, Disti
                   RecursiveCLDiversity, TCloseness)
 from veil.data.bundled import ADULT_QUASI_IDENTIFIERS, adult_csv, adult_hierarchies
 
+import alphabeta
 import fulldomain
 import attacks
 import dp
@@ -81,7 +82,7 @@ from timing import best_of, progress
 
 QUASI_IDENTIFIERS = list(ADULT_QUASI_IDENTIFIERS)
 SENSITIVE = "occupation"
-BENCHMARKS = ("checker", "fulldomain", "local", "attacks", "dp", "ldp")
+BENCHMARKS = ("checker", "fulldomain", "local", "attacks", "dp", "ldp", "alphabeta")
 # The goals: every model together on Adult, and each model on the large table.
 ADULT_GOAL_S = 0.2
 FLOOR_GOAL_RATIO = 3.0
@@ -549,6 +550,8 @@ def main(argv: list[str] | None = None) -> int:
         "dp": ("dp", lambda: dp.run(args.dp_rows, args.repeat, args.skip_diffprivlib, args.skip_opendp), None,
                dp.terminal_report, dp.markdown_report),
         "ldp": ("ldp", lambda: ldp.run(args.repeat), None, ldp.terminal_report, ldp.markdown_report),
+        "alphabeta": ("alphabeta", lambda: alphabeta.run(args.repeat), None, alphabeta.terminal_report,
+                      alphabeta.markdown_report),
     }
     chosen = [args.only] if args.only else list(BENCHMARKS)
     for i, name in enumerate(chosen):

@@ -20,7 +20,8 @@ from veil.config import ConfigError, load_config, write_starter_config
 from veil.config.parser import Parser
 from veil.config.schema import (ALGORITHMS, BUILDERS, COLUMN_ROLES, HIERARCHY_FILE_OPTIONS, METRICS, MODELS,
                                 ORDER_FILE_OPTIONS, OUTPUT_OPTIONS, SECTIONS, SHIPPED_SCHEMA, Boolean, Choice, Column,
-                                Columns, JsonOnly, Nullable, Number, PerColumn, SensitiveColumn, WholeNumber,
+                                Columns, JsonOnly, Nullable, Number, PerColumn, PublicDomains, SensitiveColumn,
+                                WholeNumber,
                                 configuration_schema, schema_text)
 from veil.data.bundled import adult_folder
 
@@ -52,8 +53,14 @@ JSON_ONLY_EXAMPLES = {
 }
 
 
+# Options whose valid values depend on another option (the αβ algorithm's d must be below its γ).
+RELATED_EXAMPLES = {("alphabeta", "d"): 0.01}
+
+
 def example(owner: str, key: str, check):
     """A valid value of an option, from its type."""
+    if (owner, key) in RELATED_EXAMPLES:
+        return RELATED_EXAMPLES[owner, key]
     if isinstance(check, WholeNumber):
         return max(check.minimum, 2)
     if isinstance(check, Number):
@@ -69,6 +76,8 @@ def example(owner: str, key: str, check):
         return ["zip"]
     if isinstance(check, (Nullable, PerColumn)):
         return example(owner, key, check.inner)
+    if isinstance(check, PublicDomains):
+        return {"age": {"min": 20, "max": 29}, "sex": ["F", "M"], "zip": "data", "disease": ["flu", "cold", "cancer"]}
     assert isinstance(check, JsonOnly), f"no example for {owner}.{key}"
     return JSON_ONLY_EXAMPLES[owner, key]
 
@@ -115,7 +124,8 @@ def test_every_example_validates_and_loads(path):
     named = first.removeprefix("# yaml-language-server: $schema=")
     assert named != first and (path.parent / named).resolve() == SHIPPED_SCHEMA  # editors find the schema
     assert not schema_errors(yaml.safe_load(text))
-    assert load_config(path).models()
+    config = load_config(path)
+    assert config.models() or "models" in ALGORITHMS[config.algorithm.name].excludes
 
 
 def test_init_names_the_shipped_schema_and_writes_a_valid_file(tmp_path):
@@ -152,9 +162,19 @@ def test_the_schema_knows_every_key_the_parser_accepts(folder):
                                  "disease": examples_of("file", HIERARCHY_FILE_OPTIONS)}},
     ]
     documents += [{**BASE, "models": [{name: examples_of(name, model.options)}]} for name, model in MODELS.items()]
+    documents.append({**BASE, "engine": {"name": "spark", "master": "local[2]",
+                                         "config": {"spark.executor.memory": "1g", "spark.sql.shuffle.partitions": 4}}})
     for name, algorithm in ALGORITHMS.items():
-        documents += [{**BASE, "algorithm": name},
-                      {**BASE, "algorithm": {"name": name, **examples_of(name, algorithm.options)}}]
+        base = {key: value for key, value in BASE.items() if key not in algorithm.excludes}
+        options = examples_of(name, algorithm.options)
+        if algorithm.named_alone:
+            documents.append({**base, "algorithm": name})
+        # exactly one option of each group, in turn
+        groups = [dict.fromkeys(group) for group in algorithm.exactly_one] or [{}]
+        for group in groups:
+            for chosen in group or [None]:
+                given = {k: v for k, v in options.items() if k == chosen or k not in group}
+                documents.append({**base, "algorithm": {"name": name, **given}})
     for name, metric in METRICS.items():
         documents.append({**BASE, "metric": {"name": name, **examples_of(name, metric.options)}})
         if not any(option.required for option in metric.options.values()):
@@ -164,7 +184,8 @@ def test_the_schema_knows_every_key_the_parser_accepts(folder):
                   for kind, builder in BUILDERS.items()]
     for doc in documents:
         assert not schema_errors(doc), doc
-        assert parse(folder, doc).model_specs
+        config = parse(folder, doc)
+        assert config.model_specs or "models" in ALGORITHMS[config.algorithm.name].excludes
     assert {key for doc in documents for key in doc} == set(SECTIONS)
     assert {key for doc in documents for key in doc["columns"]} == set(COLUMN_ROLES)
 
@@ -173,6 +194,11 @@ def test_the_schema_knows_every_key_the_parser_accepts(folder):
 
 def _with(**changes) -> dict:
     return {**BASE, **changes}
+
+
+def _alphabeta(algorithm) -> dict:
+    """BASE for the αβ algorithm, which takes no models."""
+    return {**{k: v for k, v in BASE.items() if k != "models"}, "algorithm": algorithm}
 
 
 MISTAKES = [
@@ -200,6 +226,15 @@ MISTAKES = [
     ("no quasi-identifiers", _with(columns={"sensitive": ["disease"]}), "quasi_identifiers"),
     ("unknown role", _with(columns={**BASE["columns"], "sensitiv": ["disease"]}), "unknown key 'sensitiv'"),
     ("no columns", {k: v for k, v in BASE.items() if k != "columns"}, "'columns' is missing"),
+    ("no models without the αβ algorithm", {k: v for k, v in BASE.items() if k != "models"}, "'models' is missing"),
+    ("models with the αβ algorithm", _with(algorithm={"name": "alphabeta", "gamma": 0.5, "k": 1}),
+     "models does not apply to the αβ algorithm"),
+    ("the αβ algorithm by its name alone", _alphabeta("alphabeta"), "needs gamma, d or k"),
+    ("both d and k", _alphabeta({"name": "alphabeta", "gamma": 0.5, "k": 1, "d": 0.1}),
+     "exactly one of algorithm.d and algorithm.k, not both"),
+    ("gamma of 1", _alphabeta({"name": "alphabeta", "gamma": 1, "k": 1}), "below 1"),
+    ("a domain that is text", _alphabeta({"name": "alphabeta", "gamma": 0.5, "k": 1, "domains": {"age": "20-29"}}),
+     "a list of values, {min, max} or data"),
 ]
 
 

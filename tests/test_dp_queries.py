@@ -549,3 +549,31 @@ def test_numbers_match_categories_by_value_whatever_the_other_cells_hold():
     for frame in (numbers, with_text):
         r = dp_histogram(frame, "age", 1e6, categories={"age": ["25.0", "30", "40"]}, noise=1)
         assert r.value.tolist() == [2, 1, 0]
+
+
+@pytest.mark.parametrize("query", [
+    ["count"],
+    ["sum", "--columns", "age", "--bounds", "0,100"],
+    ["mean", "--columns", "age", "--bounds", "0,100"],
+    ["quantile", "--columns", "age", "--bounds", "0,100", "--grid", "1", "--q", "0.5"],
+    ["histogram", "--columns", "sex", "--categories", "sex=F,M"],
+])
+def test_an_empty_table_is_answered_like_any_other(tmp_path, query):
+    # Refusing a table because it has no records would tell the analyst that it is empty.
+    empty = tmp_path / "empty.csv"
+    empty.write_text("age,sex\n")
+    result = CliRunner().invoke(dp_app, [*query, str(empty), "--epsilon", "1", "--seed", "3", "--json"])
+    assert result.exit_code == 0, result.output
+    answer = json.loads(result.stdout)
+    assert answer["value"] is not None and answer["epsilon"] == 1
+
+
+def test_an_empty_table_is_still_refused_where_nothing_is_private(tmp_path):
+    from veil.data.io import read_csv
+    from veil.errors import DataError
+
+    empty = tmp_path / "empty.csv"
+    empty.write_text("age,sex\n")
+    with pytest.raises(DataError, match="no records"):
+        read_csv(empty)
+    assert read_csv(empty, allow_empty=True).num_rows == 0

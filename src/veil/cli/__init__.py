@@ -7,8 +7,9 @@ module              commands
 ``check``           ``veil check``: every privacy model and the re-identification risk of a table
 ``anonymize``       ``veil anonymize``, ``veil init`` (a starter configuration), ``veil demo``
 ``attack``          ``veil attack single``, ``veil attack intersection``
-``experiment``      ``veil experiment composition``, ``veil experiment tradeoff``
+``experiment``      ``veil experiment composition``, ``veil experiment tradeoff``, ``veil experiment alphabeta``
 ``dp``              ``veil dp count|sum|mean|quantile|histogram|budget``
+``alphabeta``       ``veil alphabeta estimate|parameters``: the αβ algorithm's view and parameters
 ``ldp``             ``veil ldp simulate``
 ``config``          ``veil config schema``: the JSON Schema of the configuration files
 ``console``         what every command shares: errors as one sentence, option parsing, progress
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import typer
 
+from veil.cli.alphabeta import alphabeta_app
 from veil.cli.anonymize import anonymize_command, demo_command, init_command
 from veil.cli.attack import attack_app
 from veil.cli.check import check_command
@@ -58,6 +60,8 @@ app.add_typer(attack_app, name="attack", help="Attack a release as an adversary 
 app.add_typer(experiment_app, name="experiment", help="Reproduce the published experiments.")
 app.add_typer(dp_app, name="dp", help="Answer queries under differential privacy, charging a budget.")
 app.add_typer(ldp_app, name="ldp", help="Local differential privacy: frequency oracles, simulated or for real.")
+app.add_typer(alphabeta_app, name="alphabeta",
+              help="The αβ algorithm: answer counting queries from a view, choose α and β.")
 app.add_typer(config_app, name="config", help="The configuration files: their JSON Schema, for editors.")
 
 

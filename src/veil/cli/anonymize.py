@@ -86,11 +86,19 @@ def anonymize_command(
     cfg = load_config(config, data=data)
     name = engine or cfg.engine.name
     spark = name == "spark"
+    if spark and cfg.algorithm.name == "alphabeta":
+        # αβ draws a coin per record of the table, which a summary of distinct rows does not hold.
+        raise ParameterError("the alphabeta algorithm runs on the local engine only; set engine to local.")
     reader = make_engine(name, master=cfg.engine.master, config=cfg.engine.config)
     outputs = OutputSet([out] + ([manifest] if manifest else []), reads=files_read(cfg, config),
                         folders=[out] if spark else ())
     with stage(f"loading {cfg.data.name}"):
         ds = cfg.dataset(engine=reader) if spark else cfg.dataset()
+    if cfg.algorithm.name == "alphabeta":
+        from veil.cli.alphabeta import publish_view
+
+        publish_view(cfg, ds, outputs, out, manifest, as_json)
+        return
     anonymizer = cfg.anonymizer()
     with progress_bar("searching") as progress:
         anonymizer.fit(ds, progress=progress)

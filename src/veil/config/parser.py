@@ -328,13 +328,20 @@ class Parser:
         top = self.mapping(root, "the configuration", "'data: adult.csv' on its own line")
         self.known_keys(top, list(SECTIONS), "the top level")
         self.data_override = data_override
-        missing = [key for key, section in SECTIONS.items() if section.required and key not in top]
+        algorithm = ALGORITHMS[self.algorithm_of(top.get("algorithm"))]
+        for key in algorithm.excludes:
+            if key in top:
+                raise self.error(top[key][0], f"{key} does not apply to {algorithm.what}; remove it.")
+        missing = [key for key, section in SECTIONS.items()
+                   if section.required and key not in top and key not in algorithm.excludes]
         if data_override is None and "data" not in top:
             missing.append("data")  # a DATA argument stands in for it, so it is not required as such
         if missing:
             raise self.error(1, f"the required key '{missing[0]}' is missing; {SECTIONS[missing[0]].hint}")
         fields: dict[str, Any] = {}
         for key, section in SECTIONS.items():
+            if key in algorithm.excludes:
+                continue
             if section.field is None:
                 fields.update(self.readers[key](top.get(key)))
             elif key in top:
@@ -620,27 +627,48 @@ class Parser:
         except (ParameterError, TypeError) as exc:
             raise ConfigError(f"{spec.origin}: metric '{spec.name}': {lower_first(str(exc))}") from None
 
-    def read_algorithm(self, entry) -> dict:
+    def algorithm_of(self, entry) -> str:
+        """The algorithm's name (``fulldomain`` when the file names none), read before the sections
+        because it decides which of them apply."""
         if entry is None:
-            name, options, origin, line_node = "fulldomain", {}, self.name, None
+            return "fulldomain"
+        key_node, node = entry
+        if isinstance(node, yaml.ScalarNode):
+            return self.algorithm_name(node)
+        entries = self.mapping(node, "algorithm", "{name: fulldomain, search: optimal}")
+        if "name" not in entries:
+            raise self.error(key_node, "algorithm needs 'name', like {name: fulldomain, search: optimal}.")
+        return self.algorithm_name(entries["name"][1])
+
+    def read_algorithm(self, entry) -> dict:
+        name = self.algorithm_of(entry)
+        if entry is None:
+            options, origin, line_node = {}, self.name, None
             options = {k: o.default for k, o in ALGORITHMS[name].options.items() if o.has_default}
         else:
             key_node, node = entry
             line_node = key_node
             origin = self.origin(key_node)
             if isinstance(node, yaml.ScalarNode):
-                name = self.algorithm_name(node)
+                algorithm = ALGORITHMS[name]
+                if not algorithm.named_alone:
+                    needed = [k for k, o in algorithm.options.items() if o.required]
+                    needed += [" or ".join(group) for group in algorithm.exactly_one]
+                    raise self.error(node, f"algorithm {name} needs {', '.join(needed)}: write it as "
+                                     f"{{name: {name}, …}} with those keys.")
                 options = {k: o.default for k, o in ALGORITHMS[name].options.items() if o.has_default}
             else:
-                entries = self.mapping(node, "algorithm", "{name: fulldomain, search: optimal}")
-                if "name" not in entries:
-                    raise self.error(key_node, "algorithm needs 'name', like {name: fulldomain, search: optimal}.")
-                name = self.algorithm_name(entries["name"][1])
                 schema = dict(ALGORITHMS[name].options)
                 schema["name"] = Option(lambda p, n, w: None)
                 options = self.options(node, "algorithm", schema, key_node)
                 options.pop("name")
         schema = ALGORITHMS[name]
+        for group in schema.exactly_one:
+            given = [key for key in group if key in options]
+            if len(given) != 1:
+                raise self.error(line_node or 1, f"algorithm {name} takes exactly one of "
+                                 f"{' and '.join('algorithm.' + key for key in group)}, not "
+                                 + ("both." if given else "neither."))
         if name == "mdav" and options.get("k") is None:
             if not any(m.name == "k_anonymity" or (m.name == "alpha_k_anonymity" and m.options.get("k"))
                        for m in self.models):
@@ -652,8 +680,75 @@ class Parser:
                 raise self.error(node, f"quasi-identifier '{missing[0]}' has no hierarchy, and {schema.what} needs "
                                  "one per quasi-identifier; add it under hierarchies (a file, or a builder such "
                                  "as {flat: {}}).")
+        if name == "alphabeta":
+            self.check_alphabeta(options, *entry)   # never absent or a bare name: it needs options
         options = {k: v for k, v in options.items() if not (name == "mdav" and v is None)}
         return {"algorithm": AlgorithmSpec(name, schema.cls, options, origin)}
+
+    def check_alphabeta(self, options: dict, key_node: yaml.Node, node: yaml.Node) -> None:
+        """The αβ algorithm's rules that need more than one key: d below γ, and a public domain for
+        every published column (a builder's hierarchy is made from the data's values, so its
+        leaves are not one)."""
+        entries = self.mapping(node, "algorithm")
+        if "d" in options and options["d"] >= options["gamma"]:
+            raise self.error(entries["d"][1], f"algorithm.d = {options['d']:g} is not below algorithm.gamma = "
+                             f"{options['gamma']:g}; Theorem 4.3 needs d < gamma, so raise gamma or lower d.")
+        domains = options.get("domains") or {}
+        if options.get("data_domains"):
+            return
+        for column in self.quasi + self.sensitive:
+            if column in domains:
+                continue
+            spec = self.hierarchies.get(column)
+            if spec is not None and spec.kind != "file":
+                raise ConfigError(f"{spec.origin}: the hierarchy of '{column}' is built from the data's values, so "
+                                  f"its leaves are not a public domain for the αβ algorithm; give "
+                                  f"algorithm.domains.{column} or a hierarchy file, or set data_domains: true "
+                                  "(not fit for release).")
+            if spec is None:
+                raise self.error(key_node, f"column '{column}' has no public domain for the αβ algorithm; give "
+                                 f"algorithm.domains.{column} (its values, or {{min, max}}) or a hierarchy file, or "
+                                 "set data_domains: true (not fit for release).")
+
+    def public_domains(self, node: yaml.Node, where: str) -> dict[str, Any]:
+        """The αβ algorithm's ``domains``: per published column a list of values, ``{min, max}``
+        (whole numbers) or ``data``."""
+        published = self.quasi + self.sensitive
+        out: dict[str, Any] = {}
+        for column, (key_node, value) in self.mapping(node, where, "{age: {min: 17, max: 90}}").items():
+            at = f"{where}.{column}"
+            if column not in published:
+                raise self.error(key_node, f"{where} names '{column}', which is neither a quasi-identifier nor a "
+                                 "sensitive column, so it is not published" + _suggest(column, published))
+            if isinstance(value, yaml.SequenceNode):
+                values = [self.name_of(item, at) for item in value.value]
+                if not values:
+                    raise self.error(value, f"{at} is empty; list the values of '{column}'.")
+                if len(set(values)) != len(values):
+                    twice = next(v for i, v in enumerate(values) if v in values[:i])
+                    raise self.error(value, f"{at} lists {twice!r} twice; list each value once.")
+                out[column] = values
+            elif isinstance(value, yaml.MappingNode):
+                entries = self.mapping(value, at)
+                self.known_keys(entries, ["min", "max"], at)
+                if set(entries) != {"min", "max"}:
+                    raise self.error(key_node, f"{at} needs both min and max, like {{min: 17, max: 90}}.")
+                bounds = {b: self.whole_number(entries[b][1], f"{at}.{b}") for b in ("min", "max")}
+                if bounds["min"] > bounds["max"]:
+                    raise self.error(value, f"{at} has min {bounds['min']} above max {bounds['max']}.")
+                out[column] = bounds
+            elif isinstance(value, yaml.ScalarNode) and value.value == "data":
+                out[column] = "data"
+            else:
+                raise self.error(value, f"{at} must be a list of values, {{min, max}} or data, not "
+                                 f"{_describe(value)}.")
+        return out
+
+    def whole_number(self, node: yaml.Node, where: str) -> int:
+        value = self.scalar(node, where, "a whole number")
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.error(node, f"{where} must be a whole number, not {_describe(node)}.")
+        return value
 
     def algorithm_name(self, node: yaml.Node) -> str:
         name = self.scalar(node, "algorithm", "an algorithm name")

@@ -182,6 +182,24 @@ class JsonOnly:
         return dict(self.schema)
 
 
+@dataclass(frozen=True)
+class PublicDomains:
+    """The αβ algorithm's ``domains``: per published column its public domain, a list of values,
+    the whole numbers ``{min: …, max: …}``, or ``data`` (the values found in the data, which makes
+    the view not fit for release)."""
+
+    def __call__(self, p: Parser, node: yaml.Node, where: str) -> dict[str, Any]:
+        return p.public_domains(node, where)
+
+    def json_schema(self) -> dict:
+        values = {"type": "array", "minItems": 1, "items": NAME_SCHEMA, "description": "the values, in order"}
+        whole_numbers = {"type": "object", "properties": {"min": {"type": "integer"}, "max": {"type": "integer"}},
+                         "required": ["min", "max"], "additionalProperties": False,
+                         "description": "the whole numbers from min to max"}
+        data = {"const": "data", "description": "the values found in the data (not fit for release)"}
+        return {"type": ["object", "null"], "additionalProperties": {"anyOf": [values, whole_numbers, data]}}
+
+
 def _one_or_list(item: Mapping) -> dict:
     """A list of items, one item on its own, or nothing (as the parser's ``items`` reads them)."""
     return {"anyOf": [dict(item), {"type": "array", "items": dict(item)}, {"type": "null"}]}
@@ -277,13 +295,28 @@ class MetricSchema:
 
 @dataclass(frozen=True)
 class AlgorithmSchema:
-    """An anonymization algorithm: the :mod:`veil.anonymize` class, its options, and whether it
-    needs a hierarchy for every quasi-identifier."""
+    """An anonymization algorithm: the :mod:`veil.anonymize` class, its options, whether it needs
+    a hierarchy for every quasi-identifier, the sections of the file that do not apply to it
+    (``excludes``: the αβ algorithm takes no privacy models, suppression, metric or output style),
+    and groups of options of which exactly one must be given (``exactly_one``: its d or k)."""
 
     cls: str
     options: Mapping[str, Option]
     needs_hierarchies: bool
     what: str
+    excludes: tuple[str, ...] = ()
+    exactly_one: tuple[tuple[str, ...], ...] = ()
+
+    @property
+    def named_alone(self) -> bool:
+        """Whether the bare name will do (``algorithm: fulldomain``): no option is required."""
+        return not self.exactly_one and not any(option.required for option in self.options.values())
+
+    def json_schema(self, name: str) -> dict:
+        """``{name: …, options}`` as JSON Schema."""
+        schema = dict(options_schema(self.options, extra={"name": {"const": name}}), description=self.what)
+        groups = [{"oneOf": [{"required": [key]} for key in group]} for group in self.exactly_one]
+        return {**schema, "allOf": groups} if groups else schema
 
 
 @dataclass(frozen=True)
@@ -364,6 +397,16 @@ ALGORITHMS: dict[str, AlgorithmSchema] = {
         "nominal": optional(Columns()),
         "missing": optional(Choice(("impute", "refuse"))),  # default (MDAV's): impute
     }, needs_hierarchies=False, what="MDAV microaggregation"),
+    "alphabeta": AlgorithmSchema("AlphaBeta", {
+        "gamma": required(Number(0, 1, lo_open=True, hi_open=True)),
+        # the adversary's prior bound: d itself, or k with d = k·n/m (exactly one of the two)
+        "d": optional(Number(0, 1, lo_open=True, hi_open=True)),
+        "k": optional(Number(0, lo_open=True)),
+        "domains": optional(PublicDomains()),
+        "data_domains": optional(Boolean(), False),
+        "seed": optional(Nullable(WholeNumber(0)), None),
+    }, needs_hierarchies=False, what="the αβ algorithm (a randomized view with (d,γ)-privacy)",
+        excludes=("models", "suppression_limit", "metric", "output"), exactly_one=(("d", "k"),)),
 }
 
 OUTPUT_OPTIONS: dict[str, Option] = {
@@ -517,12 +560,13 @@ class MetricChoice:
 
 @dataclass(frozen=True)
 class AlgorithmChoice:
-    """The value of ``algorithm``: an algorithm's name, or ``{name: …, options}``."""
+    """The value of ``algorithm``: an algorithm's name (one that needs no option), or
+    ``{name: …, options}``."""
 
     def json_schema(self) -> dict:
-        objects = [dict(options_schema(algorithm.options, extra={"name": {"const": name}}), description=algorithm.what)
-                   for name, algorithm in ALGORITHMS.items()]
-        return {"anyOf": [{"enum": list(ALGORITHMS)}, {"oneOf": objects}]}
+        objects = [algorithm.json_schema(name) for name, algorithm in ALGORITHMS.items()]
+        alone = [name for name, algorithm in ALGORITHMS.items() if algorithm.named_alone]
+        return {"anyOf": [{"enum": alone}, {"oneOf": objects}]}
 
 
 SECTIONS: dict[str, Section] = {
@@ -567,6 +611,15 @@ def configuration_schema() -> dict:
     for key, section in SECTIONS.items():
         schema = section.value.json_schema()
         properties[key] = {**schema, "description": section.about} if "description" not in schema else schema
+    # A section an algorithm excludes is forbidden with it, and required only without it.
+    conditions = []
+    for name, algorithm in ALGORITHMS.items():
+        if algorithm.excludes:
+            conditions.append({"if": _chooses([name]), "then": {"properties": {k: False for k in algorithm.excludes}}})
+    excluded_by = {key: [n for n, a in ALGORITHMS.items() if key in a.excludes] for key in SECTIONS}
+    for key, section in SECTIONS.items():
+        if section.required and excluded_by[key]:
+            conditions.append({"if": _chooses(excluded_by[key]), "else": {"required": [key]}})
     return {
         "$schema": JSON_SCHEMA_DIALECT,
         "title": "veil anonymization configuration",
@@ -574,9 +627,17 @@ def configuration_schema() -> dict:
                        "hierarchies, the privacy models, the suppression limit, the metric and the algorithm.",
         "type": "object",
         "properties": properties,
-        "required": [key for key, section in SECTIONS.items() if section.required],
+        "required": [key for key, section in SECTIONS.items() if section.required and not excluded_by[key]],
         "additionalProperties": False,
+        **({"allOf": conditions} if conditions else {}),
     }
+
+
+def _chooses(names: list[str]) -> dict:
+    """The JSON Schema of a file whose algorithm is one of ``names`` (by name or ``{name: …}``)."""
+    chosen = [{"const": name} for name in names]
+    chosen.append({"type": "object", "required": ["name"], "properties": {"name": {"enum": list(names)}}})
+    return {"required": ["algorithm"], "properties": {"algorithm": {"anyOf": chosen}}}
 
 
 def schema_text() -> str:

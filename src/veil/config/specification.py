@@ -267,10 +267,25 @@ class AnonymizationConfig:
         spec = self.algorithm
         cls = getattr(veil.anonymize, spec.cls)
         try:
+            if spec.name == "alphabeta":
+                return self._alphabeta(cls)
             return cls(self.models(), suppression_limit=self.suppression_limit, metric=self.metric(),
                        **spec.options)
         except ParameterError as exc:
             raise ConfigError(f"{spec.origin}: algorithm '{spec.name}': {lower_first(str(exc))}") from None
+
+    def _alphabeta(self, cls):
+        """The αβ algorithm over the quasi-identifiers and sensitive columns. A column without a
+        domain of its own takes its hierarchy file's leaves; a hierarchy a builder made from the
+        data's values gives the data's values (``data``, which the parser allows only with
+        ``data_domains``)."""
+        options = dict(self.algorithm.options)
+        seed = options.pop("seed", None)
+        domains = dict(options.pop("domains", None) or {})
+        for column, hierarchy in self.hierarchies.items():
+            if hierarchy.kind != "file" and column not in domains:
+                domains[column] = "data"
+        return cls(domains=domains, attributes=list(self.quasi_identifiers + self.sensitive), rng=seed, **options)
 
     def to_dict(self) -> dict:
         """The configuration as plain JSON-ready data, e.g. for a release manifest."""

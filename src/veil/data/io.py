@@ -91,15 +91,18 @@ def normalize_delimiter(delimiter: str | None) -> str | None:
     return delimiter
 
 
-def read_csv(path: str | os.PathLike, delimiter: str | None = None) -> Table:
+def read_csv(path: str | os.PathLike, delimiter: str | None = None, allow_empty: bool = False) -> Table:
     """Read a CSV file with a header row; every cell is kept as text.
 
     ``delimiter`` is one character (``tab`` or ``\\t`` for the tab), or ``None`` to sniff it.
+    ``allow_empty`` accepts a header with no records: a differentially private release must answer
+    for an empty table as for any other, since refusing would tell that it is empty.
 
     Raises:
         ParameterError: the delimiter is not one character.
-        DataError: the file is missing, not UTF-8, empty, has duplicate or empty column names,
-            or a row with a different number of fields than the header (the line is named).
+        DataError: the file is missing, not UTF-8, empty (or has no records while ``allow_empty``
+            is false), has duplicate or empty column names, or a row with a different number of
+            fields than the header (the line is named).
     """
     delimiter = normalize_delimiter(delimiter)
     path = Path(path)
@@ -121,7 +124,8 @@ def read_csv(path: str | os.PathLike, delimiter: str | None = None) -> Table:
             raise DataError(f"file {str(path)!r} is not UTF-8 text; save it as UTF-8 CSV.") from None
     if not sample.strip():
         raise DataError(f"file {str(path)!r} is empty; it needs a header row and at least one record.")
-    if len([line for line in sample.splitlines() if line.strip()]) == 1 and len(head) < SNIFF_BYTES:
+    if (not allow_empty and len(head) < SNIFF_BYTES
+            and len([line for line in sample.splitlines() if line.strip()]) == 1):
         raise DataError(f"file {str(path)!r} has a header but no records; an empty table cannot be published.")
     if delimiter is None:
         delimiter = sniff_delimiter(sample)
@@ -140,7 +144,7 @@ def read_csv(path: str | os.PathLike, delimiter: str | None = None) -> Table:
         )
     except pa.ArrowInvalid as exc:
         raise DataError(_describe_parse_error(path, delimiter, len(header), exc)) from None
-    if data.num_rows == 0:
+    if data.num_rows == 0 and not allow_empty:
         raise DataError(f"file {str(path)!r} has a header but no records; an empty table cannot be published.")
     return Table(data, "csv", delimiter)
 
@@ -171,11 +175,13 @@ def _describe_parse_error(path: Path, delimiter: str, expected: int, exc: Except
     return f"file {str(path)!r} is not a readable CSV table ({str(exc).splitlines()[0]})."
 
 
-def read_parquet(path: str | os.PathLike) -> Table:
+def read_parquet(path: str | os.PathLike, allow_empty: bool = False) -> Table:
     """Read a Parquet file.
 
+    ``allow_empty`` accepts a file with no rows (see :func:`read_csv`).
+
     Raises:
-        DataError: the file is missing, not Parquet, or has no rows.
+        DataError: the file is missing, not Parquet, or has no rows while ``allow_empty`` is false.
     """
     path = Path(path)
     if not path.exists():
@@ -186,7 +192,7 @@ def read_parquet(path: str | os.PathLike) -> Table:
         data = pq.read_table(path)
     except (pa.ArrowInvalid, OSError) as exc:
         raise DataError(f"file {str(path)!r} is not a readable Parquet file ({str(exc).splitlines()[0]}).") from None
-    if data.num_rows == 0:
+    if data.num_rows == 0 and not allow_empty:
         raise DataError(f"file {str(path)!r} has no records; an empty table cannot be published.")
     refuse_unreadable_types(data, repr(str(path)))
     return Table(data, "parquet")
@@ -252,11 +258,14 @@ def _frame_kind(frame) -> str:
                     "a pyarrow Table, or a path to a CSV or Parquet file.")
 
 
-def read_table(source, delimiter: str | None = None) -> Table:
-    """Read a table from a path (``.parquet``/``.pq`` as Parquet, anything else as CSV) or a frame."""
+def read_table(source, delimiter: str | None = None, allow_empty: bool = False) -> Table:
+    """Read a table from a path (``.parquet``/``.pq`` as Parquet, anything else as CSV) or a frame.
+
+    ``allow_empty`` accepts a table file with no records (see :func:`read_csv`).
+    """
     if isinstance(source, (str, os.PathLike)):
         suffix = Path(source).suffix.lower()
         if suffix in (".parquet", ".pq"):
-            return read_parquet(source)
-        return read_csv(source, delimiter)
+            return read_parquet(source, allow_empty)
+        return read_csv(source, delimiter, allow_empty)
     return from_frame(source)

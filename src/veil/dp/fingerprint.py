@@ -99,5 +99,5 @@ def dataset_id(data: Any, delimiter: str | None = None) -> str:
     if isinstance(data, Table):
         return table_fingerprint(data.data)
     if isinstance(data, (str, os.PathLike)):
-        return table_fingerprint(read_table(data, delimiter).data)
+        return table_fingerprint(read_table(data, delimiter, allow_empty=True).data)
     return table_fingerprint(read_table(data).data)

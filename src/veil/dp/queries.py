@@ -199,7 +199,7 @@ class _Columns:
             return
         self._dataset = None
         self.weights = None
-        self.table = data if isinstance(data, Table) else read_table(data, delimiter)
+        self.table = data if isinstance(data, Table) else read_table(data, delimiter, allow_empty=True)
         self.names = list(self.table.columns)
         self.num_rows = self.table.num_rows
         self._cache: dict[str, EncodedColumn] = {}
