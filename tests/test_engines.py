@@ -251,3 +251,20 @@ def test_the_configuration_names_its_engine(tmp_path, adult_csv):
     config.write_text(config.read_text().replace("name: spark", "name: sparc"))
     with pytest.raises(ConfigError, match="did you mean 'spark'"):
         load_config(config)
+
+
+def test_the_command_line_refuses_a_master_without_spark_and_alphabeta_on_spark(tmp_path, adult_csv):
+    from typer.testing import CliRunner
+
+    from veil.cli import app
+
+    runner = CliRunner()
+    checked = runner.invoke(app, ["check", str(adult_csv), "--qi", "sex", "--master", "local[2]"])
+    assert checked.exit_code == 2 and checked.stderr == "error: --master applies only with --engine spark.\n"
+    example = Path(__file__).resolve().parents[1] / "examples" / "adult-alphabeta.yaml"
+    out = tmp_path / "view.csv"
+    for extra, sentence in ((["--master", "local[2]"], "--master applies only with the Spark engine"),
+                            (["--engine", "spark"], "the alphabeta algorithm runs on the local engine only")):
+        result = runner.invoke(app, ["anonymize", "--config", str(example), "--out", str(out), *extra])
+        assert result.exit_code == 2 and sentence in result.stderr and len(result.stderr.splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []

@@ -71,6 +71,9 @@ def anonymize_command(
     as_json: bool = typer.Option(False, "--json", help="Print the manifest instead of tables."),
     engine: Optional[str] = typer.Option(None, "--engine", help="local or spark: where the records are read and "
                                                                 "counted (default: the configuration's engine)."),
+    master: Optional[str] = typer.Option(None, "--master", help="The Spark master (default: the configuration's "
+                                                                "engine master): local[*], local[N], spark://HOST:PORT, "
+                                                                "yarn."),
 ) -> None:
     """Anonymize a table as a configuration says, writing the release and its manifest.
 
@@ -89,7 +92,10 @@ def anonymize_command(
     if spark and cfg.algorithm.name == "alphabeta":
         # αβ draws a coin per record of the table, which a summary of distinct rows does not hold.
         raise ParameterError("the alphabeta algorithm runs on the local engine only; set engine to local.")
-    reader = make_engine(name, master=cfg.engine.master, config=cfg.engine.config)
+    if master is not None and not spark:
+        raise ParameterError("--master applies only with the Spark engine (--engine spark, or engine: spark in the "
+                             "configuration).")
+    reader = make_engine(name, master=master or cfg.engine.master, config=cfg.engine.config)
     outputs = OutputSet([out] + ([manifest] if manifest else []), reads=files_read(cfg, config),
                         folders=[out] if spark else ())
     with stage(f"loading {cfg.data.name}"):
