@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import veil
-from veil.anonymize import FullDomain, Mondrian
+from veil.anonymize import MDAV, FullDomain, Mondrian
 from veil.data import builders
 from veil.dp import dp_count, dp_histogram, dp_mean, dp_sum
 from veil.engines import FrequencyDataset, LocalEngine, make_engine
@@ -123,6 +123,8 @@ def test_strict_mondrian_on_the_summary_makes_the_same_partitions(adult, models,
 def test_relaxed_mondrian_is_refused_on_a_summary(adult):
     with pytest.raises(ParameterError, match="strict"):
         Mondrian([KAnonymity(5)], mode="relaxed").fit(adult[1])
+    with pytest.raises(ParameterError, match="MDAV groups records one by one"):
+        MDAV([KAnonymity(5)]).fit(adult[1])
 
 
 def test_dp_queries_on_the_summary_answer_as_on_the_records(adult):
