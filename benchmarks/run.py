@@ -2,7 +2,7 @@
 
 Run from the repository root::
 
-    python benchmarks/run.py [--only checker|fulldomain|local|attacks|dp|ldp] [--quick] [--rows N] [--repeat R]
+    python benchmarks/run.py [--only checker|fulldomain|local|attacks|dp|ldp|temporal] [--quick] [--rows N] [--repeat R]
                              [--skip-pycanon] [--skip-anjana] [--skip-exhaustive] [--skip-anonypy]
                              [--curve-rows N] [--dp-rows N] [--skip-diffprivlib] [--skip-opendp] [--out DIR]
 
@@ -41,6 +41,11 @@ targets, and the composition experiment at its default settings. The results go 
 **ldp** (``ldp.py``): local-DP frequency oracles (OUE and OLH) beside pure-LDP at 100,000 users
 over 64 values, and OLH at 1,000,000 users over 1,024 values; see that module. The results go to
 ``ldp.json`` and ``ldp.md``.
+
+**temporal** (``temporal.py``): releases over time: Kellaris et al.'s adaptive w-event budgets
+(BD, BA) beside the uniform split on a synthetic histogram stream, and the cost of Cao et al.'s
+temporal leakage (the closed-form L(α) beside SciPy's linear program); see that module. The
+results go to ``temporal.json`` and ``temporal.md``.
 """
 
 from __future__ import annotations
@@ -74,6 +79,7 @@ import attacks
 import dp
 import ldp
 import local_recoding
+import temporal
 import peer_env
 import pycanon_fixture
 from harness import (SEED, cpu_model, fmt_ratio, fmt_time, fmt_value, positive_int, read_adult_polars, resample,
@@ -82,7 +88,7 @@ from timing import best_of, progress
 
 QUASI_IDENTIFIERS = list(ADULT_QUASI_IDENTIFIERS)
 SENSITIVE = "occupation"
-BENCHMARKS = ("checker", "fulldomain", "local", "attacks", "dp", "ldp", "alphabeta")
+BENCHMARKS = ("checker", "fulldomain", "local", "attacks", "dp", "ldp", "alphabeta", "temporal")
 # The issue's goals: every model together on Adult, and each model on the large table.
 ADULT_GOAL_S = 0.2
 FLOOR_GOAL_RATIO = 3.0
@@ -552,6 +558,8 @@ def main(argv: list[str] | None = None) -> int:
         "ldp": ("ldp", lambda: ldp.run(args.repeat), None, ldp.terminal_report, ldp.markdown_report),
         "alphabeta": ("alphabeta", lambda: alphabeta.run(args.repeat), None, alphabeta.terminal_report,
                       alphabeta.markdown_report),
+        "temporal": ("temporal", lambda: temporal.run(args.repeat), None, temporal.terminal_report,
+                     temporal.markdown_report),
     }
     chosen = [args.only] if args.only else list(BENCHMARKS)
     for i, name in enumerate(chosen):

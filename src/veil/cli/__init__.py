@@ -8,7 +8,7 @@ module              commands
 ``anonymize``       ``veil anonymize``, ``veil init`` (a starter configuration), ``veil demo``
 ``attack``          ``veil attack single``, ``veil attack intersection``
 ``experiment``      ``veil experiment composition``, ``veil experiment tradeoff``, ``veil experiment alphabeta``
-``dp``              ``veil dp count|sum|mean|quantile|histogram|budget``
+``dp``              ``veil dp count|sum|mean|quantile|histogram|budget|stream``
 ``alphabeta``       ``veil alphabeta estimate|parameters``: the αβ algorithm's view and parameters
 ``ldp``             ``veil ldp simulate``
 ``config``          ``veil config schema``: the JSON Schema of the configuration files

@@ -2,7 +2,9 @@
 
 ``veil dp count|sum|mean|quantile|histogram DATA --epsilon E [--delta D] [--columns …]
 [--bounds LO,HI] [--budget-file B.json [--budget E[,D]]] [--seed N] [--json]`` prints the noisy
-answer with its 95 % error bar; ``veil dp budget B.json`` shows what was spent by what.
+answer with its 95 % error bar; ``veil dp budget B.json`` shows what was spent by what (and, with
+transition matrices, the temporal leakage of the charges); ``veil dp stream EVENTS --epsilon E
+--start S --end E --out DIR`` releases a stream of events over time (:mod:`veil.dp.stream`).
 
 The budget file is tied to the data by its **dataset id**, a fingerprint of the table's content
 as parsed (:func:`veil.dp.fingerprint.dataset_id`): line ends, quoting, the order of rows and of
@@ -33,9 +35,10 @@ import numpy as np
 import typer
 from rich.console import Console
 
-from veil.cli.console import ENGINE, MASTER, command_group, engine_named, fails_cleanly, parse_pairs, split_names
+from veil.cli.console import (ENGINE, MASTER, command_group, engine_named, fails_cleanly, parse_pairs, split_names,
+                              stage)
 from veil.data.hierarchy import Hierarchy
-from veil.dp.accountant import Accountant, Budget, _show
+from veil.dp.accountant import Accountant, Budget, _show, step_epsilons
 from veil.dp.budget_file import BudgetFile
 from veil.dp.fingerprint import dataset_id
 from veil.dp.noise import NoiseSource
@@ -50,7 +53,11 @@ from veil.dp.queries import (
     dp_sum,
     postprocess,
 )
+from veil.dp.stream import FILES as STREAM_FILES
+from veil.dp.stream import StreamSettings, read_transition_matrix, release_stream
+from veil.dp.temporal import TemporalCorrelation
 from veil.errors import DataError, ParameterError
+from veil.output import check_targets
 
 dp_app = command_group(no_args_is_help=True, help="Differentially private queries with a privacy-budget file.")
 
@@ -65,6 +72,10 @@ SEED = typer.Option(None, "--seed", help="Seeded noise for experiments (a whole 
 JSON = typer.Option(False, "--json", help="Print one JSON object.")
 DELIMITER = typer.Option(None, "--delimiter", help="CSV delimiter (default: sniffed).")
 BOUNDS = typer.Option(None, "--bounds", help="LO,HI: the public clamping range (never from the data).")
+BACKWARD = typer.Option(None, "--backward", help="Backward transition matrix P^B (text, one row a line): "
+                                                 "P^B[i,j] = Pr(value j at t-1 | value i at t).")
+FORWARD = typer.Option(None, "--forward", help="Forward transition matrix P^F (text, one row a line): "
+                                               "P^F[i,j] = Pr(value j at t | value i at t-1).")
 
 
 def _number(text: str, what: str) -> float:
@@ -371,19 +382,148 @@ def histogram_command(data: Path = DATA, epsilon: float = EPSILON, delta: float 
 @fails_cleanly
 def budget_command(budget_file: Path = typer.Argument(..., help="Budget file (JSON) to show."),
                    data: Optional[Path] = typer.Option(None, "--data", help="Check the file belongs to this table."),
+                   backward: Optional[Path] = BACKWARD, forward: Optional[Path] = FORWARD,
+                   w: int = typer.Option(1, "--w", help="With --backward/--forward: the window of steps whose "
+                                                        "leakage is shown (1: each step's TPL)."),
                    delimiter: Optional[str] = DELIMITER, as_json: bool = JSON) -> None:
-    """Show what was spent by what, and what is left (the file's seal is checked)."""
+    """Show what was spent by what, and what is left (the file's seal is checked).
+
+    With --backward and/or --forward transition matrices, also the temporal privacy leakage of the
+    charges made at time steps (Cao et al.): what each step's releases leak once the data is
+    correlated in time, for any budget file whose charges carry steps (temporal, w-event or
+    temporal-correlation budgets).
+    """
     if data is not None and not data.is_file():
         raise DataError(f"data file {str(data)!r} does not exist; check the path.")
+    correlation = _matrices(backward, forward)
+    if correlation is None and w != 1:
+        raise ParameterError("--w applies only with --backward or --forward.")
     acc = BudgetFile(budget_file).read(None if data is None else dataset_id(data, delimiter))
+    leakage, first = None, None
+    if correlation is not None:
+        first, eps = step_epsilons(acc.charges)
+        if first is None:
+            raise ParameterError(f"the charges of budget file {str(budget_file)!r} carry no time steps, so they have no "
+                                 "temporal leakage; it applies to temporal, w-event and temporal-correlation budgets.")
+        leakage = correlation.leakage([float(e) for e in eps], w)
     if as_json:
         spent = acc.spent()
         rows = [{**row, "epsilon": float(row["epsilon"]), "delta": float(row["delta"]),
                  "counted": None if row["counted"] is None else float(row["counted"])} for row in acc.report()]
         doc = {"file": str(budget_file), "dataset_id": acc.dataset_id, "composition": acc.composition,
                "budget": {"epsilon": float(acc.budget.epsilon), "delta": float(acc.budget.delta)},
-               "spent": {"epsilon": float(spent.epsilon), "delta": float(spent.delta)},
+               "spent": {"epsilon": float(spent.epsilon), "delta": float(spent.delta), "method": spent.method},
                "charges": rows}
+        if leakage is not None:
+            doc["temporal_leakage"] = {"first_step": first, "w": w, "maximum": leakage.maximum,
+                                       **{k: getattr(leakage, k).tolist()
+                                          for k in ("epsilon", "backward", "forward", "temporal", "window")}}
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
         return
-    Console(highlight=False, soft_wrap=True).print(acc.format_report(), markup=False)
+    console = Console(highlight=False, soft_wrap=True)
+    console.print(acc.format_report(), markup=False)
+    if leakage is not None:
+        what = "temporal privacy leakage (TPL)" if w == 1 else f"leakage of {w} consecutive steps"
+        console.print(f"under the transition matrices given, per step (Cao et al.): the largest {what} is "
+                      f"{leakage.maximum:.6g}", markup=False)
+        for line in _leakage_lines(leakage, first):
+            console.print(line, markup=False)
+
+
+# --------------------------------------------------------------------------- streams over time
+
+def _matrices(backward: Optional[Path], forward: Optional[Path]) -> Optional[TemporalCorrelation]:
+    """The transition matrices named by --backward and --forward, or ``None`` when neither is."""
+    if backward is None and forward is None:
+        return None
+    pb = None if backward is None else read_transition_matrix(backward, "backward transition matrix")
+    pf = None if forward is None else read_transition_matrix(forward, "forward transition matrix")
+    return TemporalCorrelation(pb, pf)
+
+
+@dp_app.command("stream")
+@fails_cleanly
+def stream_command(
+    events: Path = typer.Argument(..., help="CSV or Parquet table of events, one row each, in time order."),
+    epsilon: float = typer.Option(..., "--epsilon", help="ε at the chosen level (per step, per user or per window)."),
+    start: int = typer.Option(..., "--start", help="The first time step of the public horizon."),
+    end: int = typer.Option(..., "--end", help="The last time step of the public horizon."),
+    out: Path = typer.Option(..., "--out", help="Folder for releases.csv, leakage.csv, privacy_loss.png and "
+                                                "stream.json (made when missing)."),
+    query: str = typer.Option("count", "--query", help="count, histogram (a counter per category) or sum."),
+    level: str = typer.Option("event", "--level", help="event, user or w-event."),
+    w: Optional[int] = typer.Option(None, "--w", help="Window length in steps (w-event level; at event level "
+                                                      "the window the report sums over)."),
+    strategy: str = typer.Option("uniform", "--strategy", help="w-event budget: uniform, bd (budget distribution) "
+                                                               "or ba (budget absorption)."),
+    max_events: int = typer.Option(1, "--max-events", help="User level: the events kept per user (the first m)."),
+    categories: Optional[str] = typer.Option(None, "--categories", help="v1,v2,… or FILE (one value a line): the "
+                                                                        "histogram's public categories."),
+    bounds: Optional[str] = BOUNDS,
+    backward: Optional[Path] = BACKWARD,
+    forward: Optional[Path] = FORWARD,
+    time_column: str = typer.Option("time", "--time-column", help="The column of whole-number time steps."),
+    user_column: str = typer.Option("user", "--user-column", help="The column of user ids."),
+    value_column: str = typer.Option("value", "--value-column", help="The column of values (histogram, sum)."),
+    seed: Optional[int] = SEED, delimiter: Optional[str] = DELIMITER, as_json: bool = JSON,
+) -> None:
+    """Release a stream of (time, user, value) events over time, with the privacy loss of every step.
+
+    Writes the noisy count, histogram or sum of every step at event, user or w-event level, the
+    privacy spent per step and, given --backward and/or --forward transition matrices, the
+    temporal privacy leakage of every step (Cao et al.), and a figure of it. The events must be in
+    time order; the horizon, categories and bounds are public, never read from the data.
+    """
+    if not events.is_file():
+        raise DataError(f"events file {str(events)!r} does not exist; check the path.")
+    cats = tuple(_category_list("the histogram", categories)) if categories is not None else None
+    if query != "histogram" and cats is not None:
+        raise ParameterError("--categories applies to --query histogram only.")
+    if query != "sum" and bounds is not None:
+        raise ParameterError("--bounds applies to --query sum only.")
+    settings = StreamSettings(query=query, level=level, epsilon=epsilon, start=start, end=end, w=w,
+                              strategy=strategy, max_events=max_events, categories=cats,
+                              bounds=_bounds(bounds, "sum") if query == "sum" else None, time_column=time_column,
+                              user_column=user_column, value_column=value_column)
+    correlation = _matrices(backward, forward)
+    reads = [events, backward, forward] + ([Path(categories)] if categories and Path(categories).is_file() else [])
+    check_targets([out / name for name in STREAM_FILES], reads=reads, make_folders=True)
+    noise = NoiseSource.seeded(seed) if seed is not None else NoiseSource.secure()
+    with stage("releasing the stream"):
+        result = release_stream(events, settings, correlation=correlation, delimiter=delimiter, noise=noise)
+        written = result.write(out, reads=reads)
+    if not result.release.fit_for_release:
+        Console(stderr=True, highlight=False, soft_wrap=True).print(f"warning: {result.release.label}.", markup=False)
+    if as_json:
+        sys.stdout.write(json.dumps({**result.summary(), "files": [str(p) for p in written]}, indent=2) + "\n")
+        return
+    console = Console(highlight=False, soft_wrap=True)
+    console.print(result.release.guarantee["statement"], markup=False)
+    console.print(f"steps {start}..{end}: the most ε spent in {result.release.w} consecutive step(s) is "
+                  f"{_show(float(result.release.epsilon_window.max()))}", markup=False)
+    if result.leakage is not None:
+        lk = result.leakage
+        worst = int(np.argmax(lk.window))
+        what = "temporal privacy leakage" if lk.w == 1 else f"leakage of {lk.w} consecutive steps"
+        line = f"{what} under the correlations: at most {lk.maximum:.6g} (time {start + worst})"
+        if result.supremum is not None:
+            line += (f"; supremum as the stream goes on {result.supremum.window:.6g}" if result.supremum.exists
+                     else "; it grows without bound as the stream goes on")
+        console.print(line, markup=False)
+    elif correlation is not None:
+        console.print("user level protects every event of a user together, so the correlations add nothing.",
+                      markup=False)
+    console.print("wrote " + ", ".join(str(p) for p in written), markup=False)
+
+
+def _leakage_lines(leakage, first_step: int) -> list[str]:
+    header = ("step", "ε", "BPL", "FPL", "TPL") + ((f"window {leakage.w}",) if leakage.w > 1 else ())
+    rows = [header]
+    for i in range(leakage.epsilon.shape[0]):
+        cells = [str(first_step + i)] + [f"{v:.6g}" for v in (leakage.epsilon[i], leakage.backward[i],
+                                                               leakage.forward[i], leakage.temporal[i])]
+        if leakage.w > 1:
+            cells.append(f"{leakage.window[i]:.6g}")
+        rows.append(tuple(cells))
+    widths = [max(len(r[k]) for r in rows) for k in range(len(header))]
+    return ["  ".join(c.ljust(width) for c, width in zip(r, widths)).rstrip() for r in rows]

@@ -1,31 +1,41 @@
 """Differential privacy: mechanisms with secure noise, queries over a table (count, sum, mean,
 quantiles, histograms and contingency tables), a privacy-budget accountant kept in a sealed file
-that many processes can share, and continual release of counts over time.
+that many processes can share, and releases over time: continual counts, histograms and sums at
+event, user and w-event level (with the adaptive w-event budgets of Kellaris et al.), pan-private
+streaming (Dwork et al.), privacy filters for adaptively chosen charges (Rogers et al.) and the
+temporal privacy leakage of data correlated in time (Cao et al.).
 
 Real releases draw their noise through OpenDP's floating-point-safe samplers (the default,
 ``noise=None``); a run with a seed or a ``numpy.random.Generator`` is an experiment and its
 :class:`NoisyRelease` says ``fit_for_release=False``.
 """
 
-from veil.dp.continual import ContinualRelease, binary_tree_counts, event_level_counts, w_event_counts
+from veil.dp.continual import (ContinualRelease, binary_tree_counts, continual_histogram, continual_sum,
+                               event_level_counts, w_event_counts)
 from veil.dp.mechanisms import (CountEstimate, ExponentialMechanism, Gaussian, Geometric, KaryRandomizedResponse,
                                 Laplace, PlanarLaplace, NoisyRelease, ReportNoisyMax, WarnerRandomizedResponse,
                                 analytic_gaussian_sigma, classical_gaussian_sigma, gaussian_delta,
                                 planar_radius_cdf, planar_radius_quantile)
-from veil.dp.accountant import (Accountant, Budget, BudgetExceededError, BudgetFileError, TemporalAccountant,
-                                WindowAccountant, advanced_composition)
+from veil.dp.accountant import (Accountant, Budget, BudgetExceededError, BudgetFileError, FilterAccountant,
+                                TemporalAccountant, TemporalCorrelationAccountant, WindowAccountant,
+                                advanced_composition)
 from veil.dp.budget_file import BudgetFile
 from veil.dp.fingerprint import dataset_id
 from veil.dp.noise import NoiseSource, as_noise_source
+from veil.dp.panprivate import PanPrivateCounter, PanPrivateDensity
 from veil.dp.queries import (QueryResult, dp_contingency, dp_count, dp_histogram, dp_mean, dp_quantile, dp_sum,
                              postprocess, quantile_grid)
+from veil.dp.stream import StreamSettings, release_stream
+from veil.dp.temporal import TemporalCorrelation
 
 __all__ = [
     "QueryResult", "dp_contingency", "dp_count", "dp_histogram", "dp_mean", "dp_quantile", "dp_sum", "postprocess",
     "quantile_grid",
-    "ContinualRelease", "binary_tree_counts", "event_level_counts", "w_event_counts",
-    "Accountant", "Budget", "BudgetExceededError", "BudgetFile", "BudgetFileError", "TemporalAccountant",
-    "WindowAccountant", "advanced_composition", "dataset_id",
+    "ContinualRelease", "binary_tree_counts", "continual_histogram", "continual_sum", "event_level_counts",
+    "w_event_counts",
+    "PanPrivateCounter", "PanPrivateDensity", "StreamSettings", "TemporalCorrelation", "release_stream",
+    "Accountant", "Budget", "BudgetExceededError", "BudgetFile", "BudgetFileError", "FilterAccountant",
+    "TemporalAccountant", "TemporalCorrelationAccountant", "WindowAccountant", "advanced_composition", "dataset_id",
     "CountEstimate", "ExponentialMechanism", "Gaussian", "Geometric", "KaryRandomizedResponse", "Laplace",
     "NoiseSource", "PlanarLaplace", "NoisyRelease", "ReportNoisyMax", "WarnerRandomizedResponse",
     "analytic_gaussian_sigma", "as_noise_source", "classical_gaussian_sigma", "gaussian_delta",

@@ -6,8 +6,9 @@ A charge is checked *before* it is recorded: a query that would overspend raises
 charges first and draws noise second never draws noise for a refused query. (If the noise draw
 then fails, the budget stays spent, which errs on the side of privacy.)
 
-Three accountants, one per way of counting (the composition theorems of McSherry 2009, Dwork,
-Rothblum & Vadhan 2010, Farokhi 2020 and Kellaris et al. 2014):
+Five accountants, one per way of counting (the composition theorems of McSherry 2009, Dwork,
+Rothblum & Vadhan 2010, Farokhi 2020, Kellaris et al. 2014, Rogers et al. 2016 and Cao et al.
+2017):
 
 :class:`Accountant`
     Sequential composition: the ε (and δ) of queries on the same data add up. Parallel
@@ -23,11 +24,21 @@ Rothblum & Vadhan 2010, Farokhi 2020 and Kellaris et al. 2014):
     non-increasing discount g with g(0) = 1, so the effective ε at time t is Σ g(t − t_i) ε_i.
 :class:`WindowAccountant`
     w-event privacy for streams: the ε spent in any w consecutive time steps stays within ε.
+:class:`FilterAccountant`
+    Charges whose ε and δ are chosen adaptively, admitted under a privacy filter (Rogers, Roth,
+    Ullman & Vadhan 2016; :mod:`veil.dp.filters`): basic composition or their advanced filter,
+    and it says which one admitted each charge.
+:class:`TemporalCorrelationAccountant`
+    Releases over time whose data is correlated in time (Cao, Yoshikawa, Xiao & Xiong 2017/2018;
+    :mod:`veil.dp.temporal`): the temporal privacy leakage of every step (or window of steps)
+    stays within the budget α, given the backward and forward transition matrices.
 
 Arithmetic is exact where it can be: every ε and δ is kept as a :class:`fractions.Fraction`, and a
 float is read as the decimal it prints as (``0.1`` is 1/10), so ten charges of 0.1 exhaust a
 budget of 1.0 exactly, with no spurious overspend and no rounding in the user's favour. Only the
-advanced composition bound (a square root and an exponential) is computed in floating point.
+advanced composition bound and the advanced filter (square roots and exponentials) and the
+temporal leakage (logarithms) are computed in floating point, and compared so that rounding
+refuses rather than admits.
 
 Every accountant serializes to JSON (:meth:`to_json`; :func:`from_json`) with a schema version,
 the dataset id, the budget, the options and every charge, so a budget file or a release ledger can
@@ -49,12 +60,15 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from fractions import Fraction
 
+from veil.dp.filters import advanced_filter_bound
+from veil.dp.temporal import LeakageTracker, TemporalCorrelation
 from veil.errors import ParameterError, VeilError
 
 __all__ = [
     "Accountant", "Budget", "BudgetExceededError", "BudgetFileError", "Charge", "ExponentialDiscount",
-    "HyperbolicDiscount", "ParallelGroup", "Spent", "TemporalAccountant", "WindowAccountant",
-    "advanced_composition", "from_document", "from_json",
+    "FilterAccountant", "HyperbolicDiscount", "ParallelGroup", "Spent", "TemporalAccountant",
+    "TemporalCorrelationAccountant", "WindowAccountant", "advanced_composition", "from_document", "from_json",
+    "step_epsilons",
 ]
 
 FORMAT = "veil-dp-budget"
@@ -444,7 +458,8 @@ class Accountant(_BaseAccountant):
     The advanced bound is checked before every charge, with k the number of solo charges and
     parallel groups so far and ε the largest of their costs. Used that way, as a stopping rule for
     adaptively chosen charges, the theorem is slightly optimistic: Rogers, Roth, Ullman and Vadhan
-    (2016) show a privacy *filter* needs somewhat larger constants; those are not implemented.
+    (2016) show a privacy *filter* needs somewhat larger constants; charges chosen adaptively
+    belong in a :class:`FilterAccountant`, whose bound is valid for them.
 
     Raises:
         ParameterError: a bad budget, composition or δ'; advanced composition with a budget δ of 0.
@@ -975,6 +990,372 @@ class WindowAccountant(_BaseAccountant):
         return _typed(from_json(text, dataset_id=dataset_id), cls)
 
 
+# --------------------------------------------------------------------------- privacy filters
+
+_FILTER_RULES = ("basic", "advanced", "best")
+_RULE_NAMES = {"basic": "basic composition filter", "advanced": "advanced filter of Rogers et al. (2016)"}
+
+
+class FilterAccountant(_BaseAccountant):
+    """A budget for charges whose ε and δ are chosen adaptively, admitted under a privacy filter.
+
+    Rogers, Roth, Ullman and Vadhan (NeurIPS 2016): when each charge's parameters may depend on
+    earlier answers, the advanced composition bound for a fixed number k of mechanisms is not a
+    valid stopping rule; a *filter* is. Charges are admitted while the filter says continue, and
+    the whole interaction is then (ε_g, δ_g)-differentially private, ε_g and δ_g being the
+    budget's. The rules (see :mod:`veil.dp.filters`):
+
+    * ``"basic"``: Σ ε_i ≤ ε_g and Σ δ_i ≤ δ_g (exact arithmetic);
+    * ``"advanced"``: their Theorem 5.1, Σ δ_i ≤ δ_g/2 and K ≤ ε_g, for 0 < δ_g < 1/e;
+    * ``"best"`` (default): a charge is admitted when the basic filter with δ_g/2 or the advanced
+      filter with δ_g/2 admits every charge so far with it (why that is valid: the module notes of
+      :mod:`veil.dp.filters`); with a budget δ of 0 only the basic filter applies.
+
+    The accountant says which rule admitted each charge (:meth:`rules`) and which one the
+    charges so far stand under (:meth:`spent`'s ``method``). Parallel groups are not offered:
+    every charge is one adaptively chosen mechanism on the whole data.
+
+    Args:
+        budget: the filter's (ε_g, δ_g).
+        dataset_id: the dataset the budget belongs to.
+        rule: ``"basic"``, ``"advanced"`` or ``"best"``.
+
+    Raises:
+        ParameterError: an unknown rule, or a δ_g the advanced filter cannot use (it needs
+            0 < δ_g < 1/e, or 0 < δ_g/2 < 1/e under ``"best"``).
+    """
+
+    composition = "filter"
+
+    def __init__(self, budget: Budget, *, dataset_id: str, rule: str = "best"):
+        super().__init__(budget, dataset_id=dataset_id)
+        if rule not in _FILTER_RULES:
+            raise ParameterError(f"rule must be 'basic', 'advanced' or 'best', got {rule!r}.")
+        self.rule = rule
+        # each filter's δ_g: under "best" the two halves of the budget's δ
+        share = budget.delta / 2 if rule == "best" else budget.delta
+        self._basic_delta = None if rule == "advanced" else share
+        self._advanced_delta = None if rule == "basic" or (rule == "best" and budget.delta == 0) else share
+        if self._advanced_delta is not None and not 0 < self._advanced_delta < Fraction(1) / Fraction(math.e):
+            raise ParameterError(f"the advanced filter needs 0 < delta_g < 1/e, and this budget gives it "
+                                 f"{_show(self._advanced_delta)}; give a budget delta in range or use rule='basic'.")
+
+    def _admits(self, epsilons: list[Fraction], deltas: list[Fraction]) -> str | None:
+        """The rule that admits these charges, basic first; ``None`` when none does."""
+        b = self.budget
+        if self._basic_delta is not None and sum(epsilons, Fraction(0)) <= b.epsilon \
+                and sum(deltas, Fraction(0)) <= self._basic_delta:
+            return "basic"
+        if self._advanced_delta is not None and sum(deltas, Fraction(0)) <= self._advanced_delta / 2:
+            k = advanced_filter_bound([float(e) for e in epsilons], float(b.epsilon), float(self._advanced_delta))
+            if k * (1 + 1e-12) <= float(b.epsilon):
+                return "advanced"
+        return None
+
+    def _queries(self) -> tuple[list[Fraction], list[Fraction]]:
+        done = [c for c in self._charges if c.kind == "query"]
+        return [c.epsilon for c in done], [c.delta for c in done]
+
+    def can_afford(self, epsilon, delta=0.0) -> bool:
+        """Whether a charge of (ε, δ) would be admitted now (nothing is recorded)."""
+        eps, dlt = _epsilon(epsilon), _delta(delta)
+        epsilons, deltas = self._queries()
+        return self._admits(epsilons + [eps], deltas + [dlt]) is not None
+
+    def charge(self, epsilon, delta=0.0, *, label: str) -> Charge:
+        """Charge an adaptively chosen query (ε, δ) if the filter admits it; call it before drawing noise.
+
+        Raises:
+            ParameterError: ε <= 0, δ outside [0, 1), or a missing label.
+            BudgetExceededError: the filter says halt; nothing was recorded.
+        """
+        label = _label(label)
+        eps, dlt = _epsilon(epsilon), _delta(delta)
+        epsilons, deltas = self._queries()
+        if self._admits(epsilons + [eps], deltas + [dlt]) is None:
+            raise BudgetExceededError(
+                f"query {label!r} asks for ε = {_show(eps)}, δ = {_show(dlt)} but the privacy filter ({self._counting()}) "
+                f"halts there for the budget {self.budget} of dataset {self.dataset_id!r}; ask for less or start a "
+                "new budget.", label=label, requested=(eps, dlt), remaining=self.remaining(dlt))
+        return self._record(Charge(label, eps, dlt, at=_now()))
+
+    def rules(self) -> list[str]:
+        """For every query charge, in order, the rule that admitted it (``"basic"`` or ``"advanced"``)."""
+        epsilons, deltas = self._queries()
+        return [self._admits(epsilons[:i + 1], deltas[:i + 1]) for i in range(len(epsilons))]
+
+    def spent(self) -> Spent:
+        """The statistic of the rule the charges so far stand under, and Σ δ_i.
+
+        Under the basic filter the exact Σ ε_i; under the advanced filter its K (a float). Either
+        way the guarantee of everything admitted is the budget (ε_g, δ_g): a filter is a stopping
+        rule, and its statistic says how close the charges are to it.
+        """
+        epsilons, deltas = self._queries()
+        total_d = sum(deltas, Fraction(0))
+        rule = self._admits(epsilons, deltas) if epsilons else ("basic" if self._basic_delta is not None
+                                                                 else "advanced")
+        if rule == "basic":
+            total_e = sum(epsilons, Fraction(0))
+            return Spent(total_e, total_d, _RULE_NAMES["basic"], (total_e, total_d), None)
+        k = advanced_filter_bound([float(e) for e in epsilons], float(self.budget.epsilon),
+                                  float(self._advanced_delta))
+        return Spent(k, total_d, _RULE_NAMES["advanced"], (sum(epsilons, Fraction(0)), total_d), (k, total_d))
+
+    def remaining(self, delta=0.0) -> tuple:
+        """The largest ε one more charge with this δ would be admitted with (0 when none), and the δ left.
+
+        Exact when the basic filter is the one that admits it; otherwise found by bisection on the
+        advanced filter (a float, rounded down to a multiple of 1e-12).
+        """
+        dlt = _delta(delta)
+        epsilons, deltas = self._queries()
+        total_d = sum(deltas, Fraction(0))
+        caps = [d for d in (self._basic_delta, None if self._advanced_delta is None else self._advanced_delta / 2)
+                if d is not None]
+        left_d = max(caps) - total_d
+        best = Fraction(0)
+        if self._basic_delta is not None and total_d + dlt <= self._basic_delta:
+            best = max(best, self.budget.epsilon - sum(epsilons, Fraction(0)))
+        if self._advanced_delta is not None and total_d + dlt <= self._advanced_delta / 2:
+            lo, hi = 0.0, float(self.budget.epsilon)
+            for _ in range(100):
+                mid = (lo + hi) / 2
+                if mid in (lo, hi):
+                    break
+                if self._admits(epsilons + [_exact(mid, "epsilon")], deltas + [dlt]) == "advanced":
+                    lo = mid
+                else:
+                    hi = mid
+            best = max(best, Fraction(math.floor(lo * 10 ** 12), 10 ** 12))
+        return max(best, Fraction(0)), max(left_d, Fraction(0))
+
+    def _counting(self) -> str:
+        if self._advanced_delta is None:
+            return f"{_RULE_NAMES['basic']} (Rogers et al. 2016)"
+        if self._basic_delta is None:
+            return _RULE_NAMES["advanced"]
+        return (f"privacy filter of Rogers et al. (2016): basic composition or their advanced filter, each with "
+                f"δ_g = {_show(self._advanced_delta)}")
+
+    def _options(self) -> dict:
+        return {"rule": self.rule}
+
+    def _replay(self, c: Charge) -> None:
+        if c.kind == "postprocess":
+            self._charges.append(c)
+            return
+        if c.group is not None or c.partition is not None or c.step is not None:
+            raise ValueError("a filter charge has no group, partition or step")
+        epsilons, deltas = self._queries()
+        if self._admits(epsilons + [c.epsilon], deltas + [c.delta]) is None:
+            raise BudgetExceededError("overspent", label=c.label, requested=(c.epsilon, c.delta), remaining=())
+        self._charges.append(c)
+
+    @classmethod
+    def from_json(cls, text: str, *, dataset_id: str) -> FilterAccountant:
+        return _typed(from_json(text, dataset_id=dataset_id), cls)
+
+
+# --------------------------------------------------------------------------- temporal correlation
+
+#: the most time steps a temporal-correlation budget follows from its first charge to its last
+MAX_CORRELATED_STEPS = 1_000_000
+
+
+def step_epsilons(charges) -> tuple[int | None, list[Fraction]]:
+    """ε_t per time step, from the first charged step to the last (0 where nothing was charged).
+
+    Charges at the same step add up (sequential composition within a step); post-processing and
+    charges without a step are left out.
+
+    Args:
+        charges: the charges of an accountant (:attr:`Accountant.charges`).
+
+    Returns:
+        The first step (``None`` when no charge has a step) and the exact ε of every step from it.
+
+    Raises:
+        ParameterError: steps that span more than 1,000,000 time steps.
+    """
+    steps = [(c.step, c.epsilon) for c in charges if c.kind == "query" and c.step is not None]
+    if not steps:
+        return None, []
+    first = min(s for s, _ in steps)
+    span = max(s for s, _ in steps) - first + 1
+    if span > MAX_CORRELATED_STEPS:
+        raise ParameterError(f"the charges span {span:,} time steps; temporal correlation is followed over at most "
+                             f"{MAX_CORRELATED_STEPS:,}.")
+    eps = [Fraction(0)] * span
+    for s, e in steps:
+        eps[s - first] += e
+    return first, eps
+
+
+def _matrix_text(matrix) -> list[list[str]] | None:
+    return None if matrix is None else [[repr(float(v)) for v in row] for row in matrix]
+
+
+def _matrix_from(text):
+    if text is None:
+        return None
+    if not isinstance(text, list) or not all(isinstance(row, list) for row in text):
+        raise TypeError("a transition matrix is not a list of rows")
+    return [[float(_text_number(v)) for v in row] for row in text]
+
+
+class TemporalCorrelationAccountant(_BaseAccountant):
+    """A budget on the temporal privacy leakage of releases over time (Cao et al., ICDE 2017 / TKDE 2018).
+
+    Each charge is an ε-DP release of the data at one time step. When a user's data follows a
+    Markov chain the adversary knows (backward and forward transition matrices), a release at
+    one step also leaks about the others; the accountant keeps BPL, FPL and TPL of every step
+    (:class:`veil.dp.temporal.TemporalCorrelation`) and admits a charge only when, with it,
+    the leakage of every window of w steps (TPL_t itself for w = 1) stays within the budget α.
+    Adding a release raises the forward loss of every earlier step, so the whole horizon is
+    checked at every charge.
+
+    The leakage is computed in floating point; a charge that would bring it to α within
+    rounding may be refused, never the other way round.
+
+    Args:
+        alpha: the budget α > 0: the most any window of w steps may leak.
+        dataset_id: the dataset (stream) the budget belongs to.
+        backward: the backward transition matrix P^B, or ``None``.
+        forward: the forward transition matrix P^F, or ``None``.
+        w: the window length, w >= 1.
+
+    Raises:
+        ParameterError: α <= 0, w < 1, or a transition matrix that is not row-stochastic.
+    """
+
+    composition = "temporal_correlation"
+
+    def __init__(self, alpha, *, dataset_id: str, backward=None, forward=None, w: int = 1):
+        super().__init__(Budget(alpha), dataset_id=dataset_id)
+        if isinstance(w, bool) or not isinstance(w, numbers.Integral) or w < 1:
+            raise ParameterError(f"the window length w must be a whole number >= 1, got {w!r}.")
+        self.w = int(w)
+        self.correlation = TemporalCorrelation(backward, forward)
+        # the first charged step, the exact ε of every step from it, and the leakage they add up to
+        self._first: int | None = None
+        self._totals: list[Fraction] = []
+        self._tracker = LeakageTracker(self.correlation, self.w)
+
+    @property
+    def now(self) -> int | None:
+        """The step of the latest charge, or ``None`` before the first."""
+        steps = [c.step for c in self._charges if c.kind == "query"]
+        return steps[-1] if steps else None
+
+    def _check(self, step) -> int:
+        step = _step(step, "step")
+        now = self.now
+        if now is not None and step < now:
+            raise ParameterError(f"step {step} is before the latest charge at step {now}; a stream only moves forward.")
+        return step
+
+    def _with(self, charge: Charge) -> tuple:
+        """The first step, the per-step totals and the tracker with ``charge`` made (nothing changes)."""
+        first = charge.step if self._first is None else self._first
+        index = charge.step - first
+        if index >= MAX_CORRELATED_STEPS:
+            raise ParameterError(f"step {charge.step} is {index:,} steps after the first charge; temporal correlation "
+                                 f"is followed over at most {MAX_CORRELATED_STEPS:,} steps.")
+        totals = self._totals + [Fraction(0)] * (index + 1 - len(self._totals))
+        totals[index] += charge.epsilon
+        return first, totals, self._tracker.with_step(index, float(totals[index]))
+
+    def leakage(self):
+        """BPL, FPL, TPL and the window leakage of every step charged so far
+        (:class:`veil.dp.temporal.Leakage`, steps from the first charge), or ``None`` before any."""
+        return None if self._first is None else self.correlation.leakage([float(e) for e in self._totals], self.w)
+
+    def _trial(self, step, epsilon, delta, label: str) -> Charge:
+        step, eps, dlt = self._check(step), _epsilon(epsilon), _delta(delta)
+        if dlt != 0:
+            raise ParameterError("temporal correlation accounting (Cao et al.) is for pure epsilon-DP releases; "
+                                 "charge delta = 0.")
+        return Charge(label, eps, dlt, step=step, at=_now())
+
+    def can_afford(self, step: int, epsilon, delta=0.0) -> bool:
+        """Whether a release of ε at ``step`` keeps every window's leakage within α (nothing is recorded)."""
+        return self._with(self._trial(step, epsilon, delta, "trial"))[2].worst <= float(self.budget.epsilon)
+
+    def charge(self, step: int, epsilon, delta=0.0, *, label: str | None = None) -> Charge:
+        """Charge a release of ε at ``step``; ``label`` defaults to ``"step <step>"``.
+
+        Raises:
+            ParameterError: a bad or earlier step, ε <= 0, or δ > 0.
+            BudgetExceededError: some window's leakage would exceed α; nothing was recorded.
+        """
+        label = _label(f"step {step}" if label is None else label)
+        charge = self._trial(step, epsilon, delta, label)
+        new = self._with(charge)
+        worst = new[2].worst
+        if worst > float(self.budget.epsilon):
+            raise BudgetExceededError(
+                f"query {label!r} at step {charge.step} asks for ε = {_show(charge.epsilon)} but the temporal privacy "
+                f"leakage would reach {worst:.6g} > α = {_show(self.budget.epsilon)} ({self._counting()}) for dataset "
+                f"{self.dataset_id!r}; ask for less.", label=label, requested=(charge.epsilon, charge.delta),
+                remaining=self.remaining(charge.step))
+        old = self._first, self._totals, self._tracker
+        self._first, self._totals, self._tracker = new
+
+        def undo() -> None:
+            self._first, self._totals, self._tracker = old
+
+        return self._record(charge, undo=undo)
+
+    def spent(self) -> Spent:
+        """The largest leakage of any window of w steps so far (a float; δ is always 0)."""
+        worst = self._tracker.worst
+        return Spent(worst, Fraction(0), "temporal correlation", (worst, Fraction(0)), None)
+
+    def remaining(self, step: int | None = None) -> tuple:
+        """The largest ε one more release at ``step`` (default: the latest charged step, or 0) could
+        take, rounded down to a multiple of 1e-12, and δ = 0."""
+        step = self._check(step if step is not None else (self.now if self.now is not None else 0))
+        alpha = float(self.budget.epsilon)
+        lo, hi = 0.0, alpha
+        for _ in range(100):
+            mid = (lo + hi) / 2
+            if mid in (lo, hi):
+                break
+            if mid > 0 and self._with(Charge("trial", _exact(mid, "epsilon"), step=step))[2].worst <= alpha:
+                lo = mid
+            else:
+                hi = mid
+        return Fraction(math.floor(lo * 10 ** 12), 10 ** 12), Fraction(0)
+
+    def _counting(self) -> str:
+        c = self.correlation
+        known = [name for name, m in (("backward", c.backward), ("forward", c.forward)) if m is not None]
+        matrices = " and ".join(f"{name} {getattr(c, name).shape[0]}×{getattr(c, name).shape[0]}" for name in known)
+        return (f"temporal correlation (Cao et al.), leakage of every window of w = {self.w} step(s), "
+                f"{matrices or 'no'} transition matrix{'ces' if len(known) > 1 else ''}")
+
+    def _options(self) -> dict:
+        return {"w": self.w, "backward": _matrix_text(self.correlation.backward),
+                "forward": _matrix_text(self.correlation.forward)}
+
+    def _replay(self, c: Charge) -> None:
+        if c.kind == "postprocess":
+            self._charges.append(c)
+            return
+        if c.step is None:
+            raise ParameterError("a temporal-correlation charge has no time step.")
+        new = self._with(self._trial(c.step, c.epsilon, c.delta, c.label))
+        if new[2].worst > float(self.budget.epsilon):
+            raise BudgetExceededError("overspent", label=c.label, requested=(c.epsilon, c.delta), remaining=())
+        self._first, self._totals, self._tracker = new
+        self._charges.append(c)
+
+    @classmethod
+    def from_json(cls, text: str, *, dataset_id: str) -> TemporalCorrelationAccountant:
+        return _typed(from_json(text, dataset_id=dataset_id), cls)
+
+
 # --------------------------------------------------------------------------- JSON
 
 def _typed(acc, cls):
@@ -1094,6 +1475,12 @@ def _build(doc: dict, dataset_id: str, discount):
         return TemporalAccountant(b, dataset_id=dataset_id, discount=discount)
     if kind == "window":
         return WindowAccountant(options["w"], b.epsilon, delta=b.delta, dataset_id=dataset_id)
+    if kind == "filter":
+        return FilterAccountant(b, dataset_id=dataset_id, rule=options["rule"])
+    if kind == "temporal_correlation":
+        return TemporalCorrelationAccountant(b.epsilon, dataset_id=dataset_id, w=options["w"],
+                                             backward=_matrix_from(options["backward"]),
+                                             forward=_matrix_from(options["forward"]))
     raise ValueError(f"unknown composition {kind!r}")
 
 

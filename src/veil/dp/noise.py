@@ -238,6 +238,24 @@ class NoiseSource(RandomSource):
             return ((raw >> np.uint64(11)).astype(np.float64) * 2.0**-53).reshape(shape)
         return self._rng.random(shape)
 
+    def bernoulli(self, prob: float, size: int | tuple[int, ...]) -> np.ndarray:
+        """Coins that are True with probability ``floor(prob·2⁵³)/2⁵³`` exactly (never more than ``prob``).
+
+        Each coin compares a uniform 53-bit integer with the integer threshold ``floor(prob·2⁵³)``:
+        exact arithmetic, no floating point in the draw. Secure mode reads the integers from the
+        operating system's CSPRNG (``secrets``); seeded mode from the generator.
+        """
+        shape = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
+        if not 0.0 <= prob <= 1.0:
+            raise ParameterError(f"A coin's probability must lie in [0, 1], got {prob!r}.")
+        threshold = np.uint64(math.floor(prob * 2.0**53))  # exact: scaling by a power of two
+        n = int(np.prod(shape, dtype=np.int64))
+        if self._secure:
+            words = np.frombuffer(secrets.token_bytes(8 * n), dtype=np.uint64) >> np.uint64(11)
+        else:
+            words = self._rng.integers(0, 1 << 53, size=n, dtype=np.uint64)
+        return (words < threshold).reshape(shape)
+
     def gamma2(self, size: int | tuple[int, ...], scale: float) -> np.ndarray:
         """Gamma(shape 2, ``scale``) draws: the radius of planar Laplace noise.
 
