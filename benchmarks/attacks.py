@@ -8,6 +8,7 @@ composition attack, so these are veil's own figures.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import platform
 import time
 
@@ -59,7 +60,7 @@ def run(repeat: int) -> dict:
     composition_seconds = time.perf_counter() - start
     return {
         "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "cpu": cpu_model(), "python": platform.python_version(), "veil": veil.__version__,
+        "cpu": cpu_model(), "cores": os.cpu_count(), "python": platform.python_version(), "veil": veil.__version__,
         "intersection": rows,
         "composition": {"seconds": composition_seconds, "k": list(settings.k), "pairs": list(settings.pairs),
                         "overlap": settings.overlap, "seed": settings.seed},

@@ -10,7 +10,10 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import platform
+import tempfile
+from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +34,29 @@ def resample(frame: pl.DataFrame, rows: int, seed: int = SEED) -> pl.DataFrame:
     """``rows`` records drawn from ``frame`` uniformly with replacement."""
     rng = np.random.default_rng(seed)
     return frame[rng.integers(0, frame.height, size=rows)]
+
+
+def adult_rows_csv(rows: int, seed: int = SEED) -> Path:
+    """Adult resampled to ``rows`` records (:func:`resample`) as a ``;``-separated CSV file, made
+    once in the temporary folder and reused by later runs (its name holds the rows and the seed)."""
+    path = Path(tempfile.gettempdir()) / f"veil-benchmark-adult-{rows}-seed{seed}.csv"
+    if not path.exists():
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        resample(read_adult_polars(), rows, seed).write_csv(partial, separator=";")
+        os.replace(partial, path)
+    return path
+
+
+def machine(versions: dict[str, str]) -> dict:
+    """When and where a benchmark ran: the date, the CPU, its cores, Python and ``versions``."""
+    return {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "cpu": cpu_model(),
+            "cores": os.cpu_count(), "python": platform.python_version(), "versions": versions}
+
+
+def machine_sentence(meta: dict) -> str:
+    """``Measured <date> on <cpu> (<cores> cores), Python <version>, <package versions>``."""
+    versions = ", ".join(f"{k} {v}" for k, v in meta["versions"].items())
+    return f"Measured {meta['date']} on {meta['cpu']} ({meta['cores']} cores), Python {meta['python']}, {versions}"
 
 
 def wrap(text: str, indent: str, width: int = 78) -> list[str]:

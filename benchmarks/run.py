@@ -2,7 +2,9 @@
 
 Run from the repository root::
 
-    python benchmarks/run.py [--only checker|fulldomain|local|attacks|dp|ldp|temporal] [--quick] [--rows N] [--repeat R]
+    python benchmarks/run.py [--only checker|fulldomain|local|attacks|dp|ldp|adversary|alphabeta|temporal|ledger|marginals|
+                                    report|startup|memory|threads]
+                             [--quick] [--rows N] [--repeat R]
                              [--skip-pycanon] [--skip-anjana] [--skip-exhaustive] [--skip-anonypy]
                              [--curve-rows N] [--dp-rows N] [--skip-diffprivlib] [--skip-opendp] [--out DIR]
 
@@ -39,13 +41,43 @@ targets, and the composition experiment at its default settings. The results go 
 ``dp.json`` and ``dp.md``.
 
 **ldp** (``ldp.py``): local-DP frequency oracles (OUE and OLH) beside pure-LDP at 100,000 users
-over 64 values, and OLH at 1,000,000 users over 1,024 values; see that module. The results go to
+over 64 values, secure and seeded, and at 1,000,000 users; see that module. The results go to
 ``ldp.json`` and ``ldp.md``.
+
+**adversary** (``adversary.py``): query auditing, Ace and the minimality attack; see that module.
+The results go to ``adversary.json`` and ``adversary.md``.
 
 **temporal** (``temporal.py``): releases over time: Kellaris et al.'s adaptive w-event budgets
 (BD, BA) beside the uniform split on a synthetic histogram stream, and the cost of Cao et al.'s
 temporal leakage (the closed-form L(α) beside SciPy's linear program); see that module. The
 results go to ``temporal.json`` and ``temporal.md``.
+
+**ledger** (``ledger.py``): charges per second on SQLite from one process, and the publishing
+gate's composition check of a new Adult release against 10 earlier ones. The results go to
+``ledger.json`` and ``ledger.md``.
+
+**marginals** (``marginals.py``): the max-ent estimate and KL-divergence of five anonymized
+marginals, and the greedy search, on Adult. The results go to ``marginals.json`` and
+``marginals.md``.
+
+**report** (``report.py``): the HTML report of the ``veil demo`` release of Adult, from its
+manifest, from the release in memory, and as a ``veil report`` process. The results go to
+``report.json`` and ``report.md``.
+
+**startup** (``startup.py``): ``veil check`` and ``veil --help`` as whole processes beside a bare
+polars script and the framework's floor, a one-off check of ``--one-off-rows`` records, and the
+encoding of ``--encode-rows`` records. The results go to ``startup.json`` and ``startup.md``.
+
+**memory** (``memory.py``): the peak memory of ``veil check`` and of Mondrian and full-domain
+releases on ``--memory-rows`` records, by ``/usr/bin/time -v``. The results go to ``memory.json``
+and ``memory.md``.
+
+**threads** (``threads.py``): veil's multithreaded steps on one thread and on two, on
+``--threads-rows`` records, with their results compared. The results go to ``threads.json`` and
+``threads.md``.
+
+Run into the default results folder, every benchmark also rewrites its block of the README's
+Benchmarks section from its results file (``readme.py``).
 """
 
 from __future__ import annotations
@@ -73,30 +105,43 @@ from veil import (AlphaKAnonymity, BetaLikeness, Dataset, DeltaDisclosure, Disti
                   RecursiveCLDiversity, TCloseness)
 from veil.data.bundled import ADULT_QUASI_IDENTIFIERS, adult_csv, adult_hierarchies
 
+import adversary
 import alphabeta
-import fulldomain
 import attacks
 import dp
+import fulldomain
 import ldp
+import ledger
 import local_recoding
-import temporal
+import marginals
+import memory
 import peer_env
 import pycanon_fixture
+import readme
+import report
+import startup
+import temporal
+import threads
 from harness import (SEED, cpu_model, fmt_ratio, fmt_time, fmt_value, positive_int, read_adult_polars, resample,
                      with_peer_versions, wrap, write_results)
+import timing
 from timing import best_of, progress
 
 QUASI_IDENTIFIERS = list(ADULT_QUASI_IDENTIFIERS)
 SENSITIVE = "occupation"
-BENCHMARKS = ("checker", "fulldomain", "local", "attacks", "dp", "ldp", "alphabeta", "temporal")
+BENCHMARKS = ("checker", "fulldomain", "local", "attacks", "dp", "ldp", "adversary", "alphabeta", "temporal", "ledger",
+              "marginals", "report", "startup", "memory", "threads")
 # The issue's goals: every model together on Adult, and each model on the large table.
 ADULT_GOAL_S = 0.2
 FLOOR_GOAL_RATIO = 3.0
 RESULTS = Path(__file__).resolve().parent / "results"
 # The sizes and repeats of a full run, and of a --quick one.
 DEFAULTS = {"rows": 1_000_000, "repeat": 5, "dp_rows": dp.ROWS, "curve_rows": local_recoding.CURVE_ROWS[-1],
+            "one_off_rows": startup.ONE_OFF_ROWS, "encode_rows": startup.ENCODE_ROWS, "memory_rows": memory.ROWS,
+            "threads_rows": threads.ROWS,
             "out": RESULTS}
-QUICK = {"rows": 50_000, "repeat": 1, "dp_rows": 500_000, "curve_rows": 300_000,
+QUICK = {"rows": 50_000, "repeat": 1, "dp_rows": 500_000, "curve_rows": 300_000, "one_off_rows": 50_000,
+         "encode_rows": 300_000, "memory_rows": 300_000, "threads_rows": 300_000,
          "out": RESULTS.parent / "results-quick"}
 # Relative tolerance when veil's and pyCANON's floating-point levels are compared: both sum the
 # same fractions in a different order.
@@ -534,6 +579,14 @@ def main(argv: list[str] | None = None) -> int:
     fulldomain.add_arguments(parser)
     local_recoding.add_arguments(parser)
     dp.add_arguments(parser)
+    parser.add_argument("--one-off-rows", type=positive_int,
+                        help=f"startup benchmark: records of the one-off check (default {startup.ONE_OFF_ROWS:,})")
+    parser.add_argument("--encode-rows", type=positive_int,
+                        help=f"startup benchmark: records encoded (default {startup.ENCODE_ROWS:,})")
+    parser.add_argument("--memory-rows", type=positive_int,
+                        help=f"memory benchmark: records of the table (default {memory.ROWS:,})")
+    parser.add_argument("--threads-rows", type=positive_int,
+                        help=f"threads benchmark: records of the table (default {threads.ROWS:,})")
     parser.add_argument("--out", type=Path,
                         help="folder for <benchmark>.json and <benchmark>.md (default benchmarks/results)")
     args = parser.parse_args(argv)
@@ -556,19 +609,41 @@ def main(argv: list[str] | None = None) -> int:
         "dp": ("dp", lambda: dp.run(args.dp_rows, args.repeat, args.skip_diffprivlib, args.skip_opendp), None,
                dp.terminal_report, dp.markdown_report),
         "ldp": ("ldp", lambda: ldp.run(args.repeat), None, ldp.terminal_report, ldp.markdown_report),
+        "adversary": ("adversary", lambda: adversary.run(args.repeat), None, adversary.terminal_report,
+                      adversary.markdown_report),
         "alphabeta": ("alphabeta", lambda: alphabeta.run(args.repeat), None, alphabeta.terminal_report,
                       alphabeta.markdown_report),
         "temporal": ("temporal", lambda: temporal.run(args.repeat), None, temporal.terminal_report,
                      temporal.markdown_report),
+        "ledger": ("ledger", lambda: ledger.run(args.repeat), None, ledger.terminal_report, ledger.markdown_report),
+        "marginals": ("marginals", lambda: marginals.run(args.repeat), None, marginals.terminal_report,
+                      marginals.markdown_report),
+        "startup": ("startup", lambda: startup.run(args.repeat, args.one_off_rows, args.encode_rows), None,
+                    startup.terminal_report, startup.markdown_report),
+        "memory": ("memory", lambda: memory.run(args.memory_rows), None, memory.terminal_report,
+                   memory.markdown_report),
+        "threads": ("threads", lambda: threads.run(args.repeat, args.threads_rows), None, threads.terminal_report,
+                    threads.markdown_report),
+        "report": ("report", lambda: report.run(args.repeat), None, report.terminal_report, report.markdown_report),
     }
     chosen = [args.only] if args.only else list(BENCHMARKS)
+    # What ties every results file to this run, and how busy the machine was around each benchmark
+    # (it may be shared with other jobs): the README's summary reports both.
+    started = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    command = " ".join(["python", "benchmarks/run.py", *(argv if argv is not None else sys.argv[1:])])
     for i, name in enumerate(chosen):
         filename, execute, for_json, terminal, markdown = benchmarks[name]
         if i:
             print()
+        load_before, mark = os.getloadavg()[0], len(timing.SAMPLES)
         results = execute()
         print(terminal(results))
-        write_results(args.out, filename, for_json(results) if for_json else results, markdown(results))
+        stored = dict(for_json(results) if for_json else results)
+        stored["run"] = {"started": started, "command": command, "load_before": load_before,
+                         "load_after": os.getloadavg()[0], "spread": timing.spread_since(mark)}
+        write_results(args.out, filename, stored, markdown(results))
+        if args.out.resolve() == RESULTS.resolve():
+            readme.update([filename, readme.SUMMARY])
     return 0
 
 

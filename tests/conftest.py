@@ -17,6 +17,9 @@ import pytest
 
 from helpers import ADULT_DIR, ADULT_SUBSET_CSV, ARX_TOY_DIR
 
+# The throwaway PostgreSQL server of the tests marked ``service`` (started only when one asks).
+pytest_plugins = ("postgres_server",)
+
 ADULT_COLUMNS = ("sex", "age", "race", "marital-status", "education", "native-country", "workclass",
                  "occupation", "salary-class")
 

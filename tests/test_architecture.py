@@ -24,6 +24,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 LAYERS = {
     "errors": 0,        # the exceptions every part raises
     "randomness": 1,    # the random sources dp and ldp share
+    "parallel": 1,      # the thread pool data, classes, anonymize and ldp spread work over
     "output": 1,        # the one writer: data writes hierarchy files through it
     "data": 2,          # Dataset, Hierarchy, reading tables
     "cells": 3,         # the published cells of a column (the classes and the metrics read them)
@@ -34,12 +35,16 @@ LAYERS = {
     "risk": 5,          # re-identification risk, on the classes
     "dp": 5,            # differential privacy, on the data alone
     "ldp": 5,           # local differential privacy, on random sources alone
+    "audit": 5,         # query auditing, on the data alone
     "check": 6,         # every model and the risk of a table
     "veil": 7,          # the package itself: the core's public names and __version__
     "anonymize": 8,     # the algorithms, their releases (which record veil's version)
     "attacks": 9,       # attacks on releases
     "config": 9,        # configuration files, which build anonymizers
+    "marginals": 9,     # anonymized marginals, whose base table is a full-domain release
     "experiments": 10,  # reproductions of published experiments
+    "ledger": 10,       # the release ledger and its gate: budgets, attacks across releases, checks
+    "report": 10,       # a release's HTML report, which runs the checks and the attacks
     "cli": 11,          # the command line
     "__main__": 12,     # python -m veil
 }

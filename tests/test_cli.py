@@ -129,6 +129,13 @@ def test_demo_prints_a_summary(tmp_path: Path):
     assert result.exit_code == 0, result.output
     for words in ("generalization levels", "suppressed", "proven optimal", "entropy ℓ-diversity", "loss"):
         assert words in result.stdout
+    # The ledger step: the release is published, a second one of the same people refused, with the reason.
+    assert "published 'd/release.csv' as release 1 of population 'adult'" in result.stdout
+    assert "refused 'd/refused/release.csv (optimized for discernibility)'" in result.stdout
+    assert ("intersected with release 1 ('d/release.csv', published " in result.stdout
+            and "perfectly breaches 1 of 30,162 people (0.0033%) on 'occupation'" in result.stdout)
+    again = invoke("demo", "--out", str(tmp_path / "d"))
+    assert "was published already, as release 1" in again.stdout and "refused 'd/refused" in again.stdout
 
 
 BAD_INPUTS = [

@@ -205,7 +205,9 @@ def test_demo_writes_into_the_given_folder(tmp_path: Path):
     folder = tmp_path / "new" / "demo"
     result = invoke("demo", "--out", folder)
     assert result.exit_code == 0, result.output
-    assert sorted(p.name for p in folder.iterdir()) == ["manifest.json", "release.csv"]
+    assert sorted(p.name for p in folder.iterdir()) == [".ledger.db.lock", "ledger.db", "manifest.json", "refused",
+                                                         "release.csv"]
+    assert sorted(p.name for p in (folder / "refused").iterdir()) == ["manifest.json", "release.csv"]
     manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
     lines = (folder / "release.csv").read_text(encoding="utf-8").splitlines()
     assert lines[0] == ADULT_HEADER

@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 from veil.cli import app
 from veil.dp.accountant import TemporalCorrelationAccountant, WindowAccountant
-from veil.dp.budget_file import BudgetFile
 from veil.dp.stream import StreamSettings, release_stream
 from veil.dp.temporal import TemporalCorrelation
+from veil.ledger import Ledger
 
 runner = CliRunner()
 MATRIX = "0.8,0.1,0.1\n0.2,0.7,0.1\n0.3,0.3,0.4\n"
@@ -139,8 +139,9 @@ def test_stream_refuses_a_negative_epsilon(tmp_path, events):
 
 
 def test_budget_shows_the_temporal_leakage_of_a_window_budget(tmp_path, matrix):
-    path = tmp_path / "b.json"
-    with BudgetFile(path).open("stream", create=WindowAccountant(3, 1.0, dataset_id="stream")) as acc:
+    path = tmp_path / "b.db"
+    ledger, _ = Ledger.init(path)
+    with ledger.open_budget("stream", create=WindowAccountant(3, 1.0, dataset_id="stream")) as acc:
         for step in range(6):
             acc.charge(step, 0.25)
     result = invoke("dp", "budget", path, "--backward", matrix, "--forward", matrix, "--w", "3")
@@ -153,9 +154,10 @@ def test_budget_shows_the_temporal_leakage_of_a_window_budget(tmp_path, matrix):
 
 
 def test_budget_shows_a_temporal_correlation_budget(tmp_path, matrix):
-    path = tmp_path / "b.json"
+    path = tmp_path / "b.db"
     p = np.loadtxt(matrix, delimiter=",")
-    with BudgetFile(path).open("s", create=TemporalCorrelationAccountant(2.0, dataset_id="s", backward=p)) as acc:
+    ledger, _ = Ledger.init(path)
+    with ledger.open_budget("s", create=TemporalCorrelationAccountant(2.0, dataset_id="s", backward=p)) as acc:
         acc.charge(0, 0.5)
         acc.charge(1, 0.5)
     result = invoke("dp", "budget", path)
@@ -167,7 +169,8 @@ def test_budget_shows_a_temporal_correlation_budget(tmp_path, matrix):
 def test_budget_leakage_needs_steps(tmp_path, matrix):
     from veil.dp.accountant import Budget
 
-    path = tmp_path / "b.json"
-    with BudgetFile(path).open("s", create=Budget(1.0)) as acc:
+    path = tmp_path / "b.db"
+    ledger, _ = Ledger.init(path)
+    with ledger.open_budget("s", create=Budget(1.0)) as acc:
         acc.charge(0.1, label="q")
     assert_one_sentence(invoke("dp", "budget", path, "--backward", matrix), "carry no time steps")

@@ -16,10 +16,11 @@ from typer.testing import CliRunner
 
 import veil.metrics
 from veil.cli import app
-from veil.config import ConfigError, load_config, write_starter_config
+from veil.config import ConfigError, load_config, load_policy, write_starter_config
 from veil.config.parser import Parser
-from veil.config.schema import (ALGORITHMS, BUILDERS, COLUMN_ROLES, HIERARCHY_FILE_OPTIONS, METRICS, MODELS,
-                                ORDER_FILE_OPTIONS, OUTPUT_OPTIONS, SECTIONS, SHIPPED_SCHEMA, Boolean, Choice, Column,
+from veil.config.schema import (ALGORITHMS, BUILDERS, CHECKS, COLUMN_ROLES, HIERARCHY_FILE_OPTIONS, MARGINAL_MODELS,
+                                MARGINAL_SEARCH_OPTIONS, MAXENT_OPTIONS, METRICS, MODELS, ORDER_FILE_OPTIONS,
+                                OUTPUT_OPTIONS, POPULATION_OPTIONS, SECTIONS, SHIPPED_SCHEMA, Boolean, Choice, Column,
                                 Columns, JsonOnly, Nullable, Number, PerColumn, PublicDomains, SensitiveColumn,
                                 WholeNumber,
                                 configuration_schema, schema_text)
@@ -182,12 +183,97 @@ def test_the_schema_knows_every_key_the_parser_accepts(folder):
     documents += [{**BASE, "metric": alias} for alias in veil.metrics.ALIASES]
     documents += [{**BASE, "hierarchies": {**BASE["hierarchies"], "age": {kind: examples_of(kind, builder.options)}}}
                   for kind, builder in BUILDERS.items()]
+    documents.append({**BASE, "policy": POLICY})
+    documents += [
+        {**BASE, "marginals": {
+            "privacy": [{name: examples_of(name, model.options)} for name, model in MARGINAL_MODELS.items()],
+            "sensitive": "disease", "base": {"levels": {"age": 1}},
+            "publish": [{"attributes": ["age", "disease"], "levels": {"age": 1}}],
+            "search": examples_of("search", MARGINAL_SEARCH_OPTIONS), "maxent": examples_of("maxent", MAXENT_OPTIONS)}},
+        {**BASE, "marginals": {"privacy": [{"k_link": {"k": 2}}], "base": "none", "search": None}},
+    ]
     for doc in documents:
         assert not schema_errors(doc), doc
         config = parse(folder, doc)
         assert config.model_specs or "models" in ALGORITHMS[config.algorithm.name].excludes
     assert {key for doc in documents for key in doc} == set(SECTIONS)
     assert {key for doc in documents for key in doc["columns"]} == set(COLUMN_ROLES)
+
+
+# --------------------------------------------------------------------------- the policy
+
+# Every key of the policy's tables: each check's thresholds, each composition rule with its option.
+POLICY = {
+    "recheck": False,
+    "composition": {name: {key: option.default for key, option in options.items()} for name, options in CHECKS.items()},
+    "populations": {
+        "patients": {"key": "id", "budget": {"epsilon": 1.0, "delta": 1e-6}, "composition": "advanced",
+                     "delta_prime": 5e-7, "relation": "add-remove"},
+        "visits": {"budget": {"epsilon": 2}, "composition": "temporal", "discount": {"hyperbolic": 0.5}},
+        "streams": {"budget": {"epsilon": 1}, "composition": "window", "window": 7, "relation": "substitute"},
+        "answers": {"budget": {"epsilon": 1}, "composition": "temporal", "discount": {"exponential": 0.9}},
+        "census": None,
+    },
+}
+
+
+def test_a_policy_is_read_alone_or_from_a_configuration(folder):
+    assert {key for p in POLICY["populations"].values() for key in (p or {})} | {"budget"} == set(POPULATION_OPTIONS)
+    path = folder / "policy.yaml"
+    path.write_text(yaml.safe_dump({"policy": POLICY}), encoding="utf-8")
+    assert not schema_errors({"policy": POLICY})
+    spec = load_policy(path)
+    assert spec.recheck is False and set(spec.checks) == set(CHECKS)
+    by_name = {p.name: p for p in spec.populations}
+    assert by_name["patients"].budget == (1.0, 1e-6) and by_name["patients"].key == "id"
+    assert by_name["visits"].discount == ("hyperbolic", 0.5) and by_name["streams"].window == 7
+    assert by_name["census"].budget is None and by_name["census"].composition == "sequential"
+    # A check the file leaves out runs with its defaults.
+    path.write_text("policy:\n  populations: {census: }\n", encoding="utf-8")
+    assert load_policy(path).checks == {name: {k: o.default for k, o in options.items()}
+                                       for name, options in CHECKS.items()}
+    example = load_config(REPO / "examples" / "adult-fulldomain.yaml")
+    assert example.policy == load_policy(REPO / "examples" / "adult-fulldomain.yaml") != spec
+    assert example.to_dict()["policy"]["populations"]["adult"]["budget"] == {"epsilon": 1.0, "delta": 1e-6}
+
+
+POLICY_MISTAKES = [
+    ("unknown check", {"composition": {"intersecton": {}}}, "unknown key 'intersecton'"),
+    ("a share above 1", {"composition": {"intersection": {"max_share": 2}}}, "at most 1"),
+    ("a confidence of 0", {"composition": {"intersection": {"confidence": 0}}}, "above 0"),
+    ("unknown population key", {"populations": {"a": {"budgt": {"epsilon": 1}}}}, "unknown key 'budgt'"),
+    ("unknown rule", {"populations": {"a": {"budget": {"epsilon": 1}, "composition": "magic"}}}, "'magic'"),
+    ("a budget without epsilon", {"populations": {"a": {"budget": {"delta": 0.1}}}}, "needs 'epsilon'"),
+    ("unknown relation", {"populations": {"a": {"relation": "swap"}}}, "'swap'"),
+]
+
+
+@pytest.mark.parametrize("policy, words", [(p, w) for _, p, w in POLICY_MISTAKES], ids=[m[0] for m in POLICY_MISTAKES])
+def test_policy_mistakes_are_refused_by_both(folder, policy, words):
+    assert schema_errors({"policy": policy})
+    path = folder / "policy.yaml"
+    path.write_text(yaml.safe_dump({"policy": policy}), encoding="utf-8")
+    with pytest.raises(ConfigError, match=words):
+        load_policy(path)
+
+
+@pytest.mark.parametrize("population, words", [
+    ({"budget": {"epsilon": 1}, "window": 3}, "window applies only to window composition"),
+    ({"budget": {"epsilon": 1}, "composition": "temporal"}, "needs one discount"),
+    ({"budget": {"epsilon": 1}, "composition": "temporal", "discount": {"exponential": 0.9, "hyperbolic": 1}},
+     "needs one discount"),
+    ({"composition": "advanced"}, "no budget"),
+    ({"budget": {"epsilon": 1}, "composition": "advanced"}, "delta above 0"),
+])
+def test_what_only_the_parser_can_check_of_a_population(folder, population, words):
+    path = folder / "policy.yaml"
+    path.write_text(yaml.safe_dump({"policy": {"populations": {"a": population}}}), encoding="utf-8")
+    with pytest.raises(ConfigError, match=words):
+        load_policy(path)
+    text = "data: people.csv\ncolumns: {quasi_identifiers: [age]}\nmodels: [{k_anonymity: {k: 2}}]\n"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError, match="no 'policy:' section"):
+        load_policy(path)
 
 
 # --------------------------------------------------------------------------- mistakes
@@ -226,6 +312,12 @@ MISTAKES = [
     ("no quasi-identifiers", _with(columns={"sensitive": ["disease"]}), "quasi_identifiers"),
     ("unknown role", _with(columns={**BASE["columns"], "sensitiv": ["disease"]}), "unknown key 'sensitiv'"),
     ("no columns", {k: v for k, v in BASE.items() if k != "columns"}, "'columns' is missing"),
+    ("marginals without privacy", _with(marginals={"base": "none"}), "needs 'privacy'"),
+    ("unknown marginal model", _with(marginals={"privacy": [{"k_lnk": {"k": 2}}]}), "unknown key 'k_lnk'"),
+    ("an unknown base", _with(marginals={"privacy": [{"k_link": {"k": 2}}], "base": "best"}), "'best'"),
+    ("a negative marginal level", _with(marginals={"privacy": [{"k_link": {"k": 2}}],
+                                                   "publish": [{"attributes": ["age"], "levels": {"age": -1}}]}),
+     "at least 0"),
     ("no models without the αβ algorithm", {k: v for k, v in BASE.items() if k != "models"}, "'models' is missing"),
     ("models with the αβ algorithm", _with(algorithm={"name": "alphabeta", "gamma": 0.5, "k": 1}),
      "models does not apply to the αβ algorithm"),
@@ -235,6 +327,12 @@ MISTAKES = [
     ("gamma of 1", _alphabeta({"name": "alphabeta", "gamma": 1, "k": 1}), "below 1"),
     ("a domain that is text", _alphabeta({"name": "alphabeta", "gamma": 0.5, "k": 1, "domains": {"age": "20-29"}}),
      "a list of values, {min, max} or data"),
+    ("Ace with l of 0", _with(algorithm={"name": "ace", "l": 0}), "at least 1"),
+    ("Ace with a fractional l", _with(algorithm={"name": "ace", "l": 2.5}), "whole number"),
+    ("Ace publishing categories as ranges", _with(algorithm={"name": "ace", "l": 2, "categorical": "ranges"}),
+     "'ranges'"),
+    ("an option of Mondrian given to Ace", _with(algorithm={"name": "ace", "l": 2, "mode": "strict"}),
+     "unknown key 'mode'"),
 ]
 
 

@@ -357,3 +357,18 @@ def test_load_adult():
     assert ds.labels("education", 1)[ds.generalized_codes("education", 1)[0]] == "Undergraduate"
     small = load_adult(quasi_identifiers=["age"], sensitive=[])
     assert list(small.generalizations) == ["age"]
+
+
+def test_a_csv_table_holds_its_role_columns_as_the_codes_with_the_same_texts(tmp_path):
+    csv = tmp_path / "t.csv"
+    csv.write_text("age;job;note\n30;;x\n25;NULL;y\n30;cook;z\n", encoding="utf-8")
+    plain = read_table(csv).data
+    ds = Dataset(csv, quasi_identifiers=["age"], sensitive=["job"], missing_values=("", "NULL"))
+    age = ds.table.data.column("age")
+    # age is verbatim: the table's column is the codes themselves, decoding to the file's texts.
+    assert pa.types.is_dictionary(age.type)
+    assert np.shares_memory(np.frombuffer(age.chunk(0).indices.buffers()[1], dtype=np.int32), ds.column("age").codes)
+    for name in ("age", "job", "note"):
+        assert ds.table.data.column(name).cast(pa.string()).to_pylist() == plain.column(name).to_pylist()
+    # job's NULL is a missing marker, so its codes read '' there: the table keeps the reader's column.
+    assert ds.labels("job").tolist() == ["cook", ""] and not ds.column("job").verbatim

@@ -1,226 +1,99 @@
-"""The budget file: charges saved before noise, a seal that catches hand edits, one sentence for
-every file that cannot be trusted, and the dataset id bound to the data's parsed content."""
+"""``--budget-file``: a release ledger that keeps one table's budget, and the dataset id that binds
+the budget to the table's content as parsed. Budget files of earlier veil versions (sealed JSON)
+are refused where a ledger is expected, and imported into a ledger once.
+"""
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
-from fractions import Fraction
+import sqlite3
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
-import pytest
+from typer.testing import CliRunner
 
 from helpers import one_sentence_error
+from test_ledger import sealed_budget_file
+from veil.cli import app
 from veil.data.dataset import Dataset
-from veil.dp import Accountant, Budget, BudgetExceededError, BudgetFileError, NoiseSource, TemporalAccountant
-from veil.dp.accountant import ExponentialDiscount
-from veil.dp.budget_file import BudgetFile, key_path
+from veil.dp import Accountant, Budget, BudgetFileError
 from veil.dp.fingerprint import dataset_id
-from veil.dp.queries import dp_count
-from veil.errors import ParameterError
+from veil.ledger import Ledger
 
-DATASET = "veil-data-1:test"
-
-
-class CountingNoise(NoiseSource):
-    """A seeded source that counts its draws, to show that a charge not saved draws nothing."""
-
-    def __init__(self):
-        super().__init__(np.random.default_rng(0), _secure=False)
-        self.draws = 0
-
-    def discrete_laplace(self, values, scale):
-        self.draws += 1
-        return super().discrete_laplace(values, scale)
+PEOPLE = pd.DataFrame({"age": ["34", "45", "66", "70"], "sex": ["m", "f", "m", "f"]})
 
 
-@pytest.fixture
-def budget(tmp_path):
-    """A budget file of ε = 1 with one charge of 0.1 on it."""
-    bf = BudgetFile(tmp_path / "b.json")
-    with bf.open(DATASET, create=Budget(1.0)) as acc:
-        acc.charge(0.1, label="earlier")
-    return bf
+def veil(*args):
+    return CliRunner().invoke(app, [str(a) for a in args])
 
 
-def sealed(bf: BudgetFile) -> dict:
-    return json.loads(bf.path.read_text(encoding="utf-8"))
+def one_sentence(result, *words) -> str:
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in result.output, result.output
+    for word in words:
+        assert word in lines[0], lines[0]
+    return lines[0]
 
 
-def rewrite(bf: BudgetFile, doc: dict) -> None:
-    bf.path.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+def test_a_budget_file_is_a_ledger_of_one_tables_budget(tmp_path):
+    data = tmp_path / "people.csv"
+    PEOPLE.to_csv(data, index=False)
+    budget = tmp_path / "budget.db"
+    one_sentence(veil("dp", "count", data, "--epsilon", "0.5", "--budget-file", budget), "does not exist", "--budget")
+    assert not budget.exists()
+    made = veil("dp", "count", data, "--epsilon", "0.5", "--budget-file", budget, "--budget", "1", "--json")
+    assert made.exit_code == 0, made.output
+    assert json.loads(made.stdout)["budget"]["population"] == dataset_id(data)
+    with sqlite3.connect(budget) as conn:
+        assert conn.execute("SELECT label, epsilon FROM charges").fetchall() == [("count", "0.5")]
+    shown = json.loads(veil("dp", "budget", budget, "--json").stdout)
+    assert shown["dataset_id"] == dataset_id(data) and shown["spent"]["epsilon"] == 0.5
+    assert shown["composition"] == "sequential" and [c["label"] for c in shown["charges"]] == ["count"]
+    one_sentence(veil("dp", "count", data, "--epsilon", "0.1", "--budget-file", budget, "--budget", "3"),
+                 "already has the budget")
+    other = tmp_path / "other.csv"
+    PEOPLE.head(3).to_csv(other, index=False)
+    one_sentence(veil("dp", "count", other, "--epsilon", "0.1", "--budget-file", budget), "belongs to dataset")
+    one_sentence(veil("dp", "budget", budget, "--data", other), "belongs to dataset")
+    assert Ledger(budget).verify().ok
+    # The same file is a ledger to every ledger command.
+    assert json.loads(veil("ledger", "status", "--ledger", budget, "--json").stdout)["populations"][0]["charges"] == 1
 
 
-# --------------------------------------------------------------------------- charging through the file
-
-def test_every_charge_is_saved_before_it_returns(budget):
-    with budget.open(DATASET) as acc:
-        acc.charge(0.2, label="second")
-        assert [c["label"] for c in sealed(budget)["charges"]] == ["earlier", "second"]  # already on disk
-        acc.postprocess("bar chart")
-        assert sealed(budget)["charges"][-1]["kind"] == "postprocess"
-    again = budget.read(DATASET)
-    assert [c.label for c in again.charges] == ["earlier", "second", "bar chart"]
-    assert again.spent().epsilon == Fraction(3, 10) and budget.lock_path.exists()
-
-
-def test_nothing_is_written_until_the_first_charge(tmp_path):
-    bf = BudgetFile(tmp_path / "new.json")
-    with bf.open(DATASET, create=Budget(1.0)):
-        pass
-    assert not bf.path.exists()
-    with bf.open(DATASET, create=Budget(1.0)) as acc, pytest.raises(BudgetExceededError):
-        acc.charge(2.0, label="too much")
-    assert not bf.path.exists()
-    one_sentence_error(BudgetFileError, lambda: bf.read(DATASET), "does not exist")
-    with pytest.raises(BudgetFileError, match="give the budget"), bf.open(DATASET):
-        pass
-
-
-def test_a_charge_that_cannot_be_saved_is_not_made_and_draws_no_noise(budget, monkeypatch):
-    before = budget.path.read_bytes()
-
-    def full_disk(src, dst):
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr("veil.dp.budget_file.os.replace", full_disk)
-    noise = CountingNoise()
-    with budget.open(DATASET) as acc:
-        one_sentence_error(BudgetFileError, lambda: dp_count(pd.DataFrame({"a": [1, 2]}), 0.3, accountant=acc,
-                                                             noise=noise), "cannot save", "not made")
-        assert noise.draws == 0 and [c.label for c in acc.charges] == ["earlier"]
-    assert budget.path.read_bytes() == before
-    assert not list(budget.path.parent.glob(".veil-*.b.json.tmp"))
-
-
-def test_an_accountant_cannot_be_charged_after_its_block(budget):
-    with budget.open(DATASET) as acc:
-        pass
-    one_sentence_error(ParameterError, lambda: acc.charge(0.1, label="late"), "open the budget file again")
-    assert len(budget.read(DATASET).charges) == 1
-
-
-def test_the_budget_and_dataset_must_match(budget, tmp_path):
-    with pytest.raises(ParameterError, match="already holds the budget"), budget.open(DATASET, create=Budget(2.0)):
-        pass
-    with budget.open(DATASET, create=Budget(1.0)) as acc:  # the same budget: fine
-        assert acc.spent().epsilon == Fraction(1, 10)
-    one_sentence_error(BudgetFileError, lambda: budget.read("veil-data-1:other"), "belongs to dataset")
-    assert budget.read().dataset_id == DATASET  # without data: the file's own dataset
-    temporal = TemporalAccountant(Budget(1.0), dataset_id=DATASET, discount=ExponentialDiscount(0.5))
-    with BudgetFile(tmp_path / "t.json").open(DATASET, create=temporal) as acc:
-        acc.charge(0.6, label="day 0", time=0)
-    with BudgetFile(tmp_path / "t.json").open(DATASET) as acc:
-        acc.charge(0.7, label="day 1", time=1)  # 0.6/2 + 0.7 = 1
-        assert isinstance(acc, TemporalAccountant)
-    with pytest.raises(ParameterError), budget.open(DATASET, create="1.0"):
-        pass
-
-
-def test_places_where_no_budget_can_be_kept(tmp_path):
-    for path, words in ((tmp_path, "folder"), (tmp_path / "missing" / "b.json", "does not exist")):
-        bf = BudgetFile(path)
-        one_sentence_error(BudgetFileError, bf.check_place, words)
-    (tmp_path / "bin.json").write_bytes(b"\xff\xfe\x00")
-    one_sentence_error(BudgetFileError, lambda: BudgetFile(tmp_path / "bin.json").read(), "UTF-8")
-
-
-def test_a_held_lock_makes_others_wait_then_give_up_in_one_sentence(budget):
-    fd = os.open(budget.lock_path, os.O_RDWR)
-    fcntl.flock(fd, fcntl.LOCK_EX)  # another open file description: the same as another process
-    try:
-        waiting = BudgetFile(budget.path, timeout=0.2)
-
-        def charge():
-            with waiting.open(DATASET) as acc:
-                acc.charge(0.1, label="blocked")
-
-        one_sentence_error(BudgetFileError, charge, "locked by another process")
-    finally:
-        os.close(fd)
-    with budget.open(DATASET) as acc:
-        acc.charge(0.1, label="after")
-
-
-def test_temporaries_of_a_killed_save_are_removed(budget):
-    # the writer's temporary of a save killed half-way (this pid with another start time: a process that ended)
-    stale = budget.path.parent / f".veil-{os.getpid()}-1-dead.0.b.json.tmp"
-    stale.write_text("half a budget")
-    other = budget.path.parent / ".b.json.bak.k1ll3d_x.tmp"  # another budget file's: not ours to remove
-    other.write_text("x")
-    with budget.open(DATASET):
-        pass
-    assert not stale.exists() and other.exists()
-
-
-# --------------------------------------------------------------------------- the seal
-
-@pytest.mark.parametrize("edit, words", [
-    (lambda d: d.update(charges=[]), "changed after veil sealed it"),                      # charges deleted
-    (lambda d: d["budget"].update(epsilon="100"), "changed after veil sealed it"),         # budget raised
-    (lambda d: d["charges"][0].update(kind="postprocess", epsilon="0"), "changed after"),  # made free
-    (lambda d: d["charges"][0].update(epsilon="0.01"), "changed after veil sealed it"),
-    (lambda d: d.update(dataset_id="veil-data-1:elsewhere"), "changed after veil sealed it"),
-    (lambda d: d.pop("seal"), "has no seal"),
-    (lambda d: d.update(seal="trust me"), "malformed seal"),
-    (lambda d: d["seal"].update(mac="0" * 64), "changed after veil sealed it"),
-])
-def test_hand_edits_are_caught_in_one_sentence(budget, edit, words):
-    doc = sealed(budget)
-    edit(doc)
-    rewrite(budget, doc)
-    one_sentence_error(BudgetFileError, lambda: budget.read(), words)
-    with pytest.raises(BudgetFileError), budget.open(DATASET):
-        pass
-    assert sealed(budget) == doc  # refused, never reset
-
-
-def test_reformatting_keeps_the_seal(budget):
-    doc = sealed(budget)
-    budget.path.write_text(json.dumps(doc, indent=None, sort_keys=True), encoding="utf-8")
-    assert budget.read(DATASET).spent().epsilon == Fraction(1, 10)
-
-
-def test_another_key_is_told_apart_from_an_edit(budget, tmp_path, monkeypatch):
-    monkeypatch.setenv("VEIL_KEY_FILE", str(tmp_path / "other.key"))
-    one_sentence_error(BudgetFileError, lambda: budget.read(), "was sealed with key", "there is none")
-    with BudgetFile(tmp_path / "c.json").open(DATASET, create=Budget(1.0)) as acc:
-        acc.charge(0.1, label="makes the other key")
-    one_sentence_error(BudgetFileError, lambda: budget.read(), "VEIL_KEY_FILE", "that one is")
-
-
-def test_the_key_is_made_once_private_and_checked(tmp_path, monkeypatch):
-    path = tmp_path / "config" / "veil" / "budget.key"
-    monkeypatch.setenv("VEIL_KEY_FILE", str(path))
-    assert key_path() == path and not path.exists()
-    with BudgetFile(tmp_path / "b.json").open(DATASET, create=Budget(1.0)) as acc:
-        acc.charge(0.1, label="q")
-    assert oct(path.stat().st_mode & 0o777) == "0o600" and len(path.read_text().strip()) == 64
-    assert oct(path.parent.stat().st_mode & 0o777) == "0o700"
-    key = path.read_bytes()
-    with BudgetFile(tmp_path / "b.json").open(DATASET) as acc:
-        acc.charge(0.1, label="q2")
-    assert path.read_bytes() == key  # made once
-    path.write_text("not a key\n")
-    one_sentence_error(BudgetFileError, lambda: BudgetFile(tmp_path / "b.json").read(), "does not hold a veil key")
-
-
-def test_default_key_place_is_the_config_folder(tmp_path, monkeypatch):
-    monkeypatch.delenv("VEIL_KEY_FILE")
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    assert key_path() == tmp_path / "xdg" / "veil" / "budget.key"
-
-
-def test_files_of_an_older_veil_are_refused_with_how_to_migrate(budget):
-    old = Accountant(Budget(1.0), dataset_id="sha256:" + "ab" * 32)
+def test_an_earlier_veils_budget_file_is_refused_then_imported_once(tmp_path):
+    data = tmp_path / "people.csv"
+    PEOPLE.to_csv(data, index=False)
+    old = Accountant(Budget(1), dataset_id=dataset_id(data))
     old.charge(0.25, label="count")
-    budget.path.write_text(old.to_json().replace('"version": 2', '"version": 1'), encoding="utf-8")
-    one_sentence_error(BudgetFileError, lambda: budget.read(), "older veil", "new budget file",
+    sealed_budget_file(tmp_path / "budget.json", old)
+    before = (tmp_path / "budget.json").read_bytes()
+    one_sentence(veil("dp", "count", data, "--epsilon", "0.1", "--budget-file", tmp_path / "budget.json"),
+                 "JSON budget file of an earlier veil", "veil ledger import")
+    one_sentence(veil("dp", "budget", tmp_path / "budget.json"), "JSON budget file")
+    ledger = tmp_path / "ledger.db"
+    assert veil("ledger", "init", "--ledger", ledger).exit_code == 0
+    imported = veil("ledger", "import", tmp_path / "budget.json", "--ledger", ledger)
+    assert imported.exit_code == 0 and dataset_id(data) in imported.stdout, imported.output
+    one_sentence(veil("ledger", "import", tmp_path / "budget.json", "--ledger", ledger), "imported once")
+    assert (tmp_path / "budget.json").read_bytes() == before
+    charged = veil("dp", "count", data, "--epsilon", "0.5", "--ledger", ledger, "--json")
+    assert charged.exit_code == 0 and json.loads(charged.stdout)["budget"]["spent"]["epsilon"] == 0.75
+
+
+def test_files_of_the_first_format_are_refused_with_what_they_have_left(tmp_path):
+    old = Accountant(Budget(1), dataset_id="veil-data-1:x")
+    old.charge(0.25, label="count")
+    (tmp_path / "v1.json").write_text(old.to_json().replace('"version": 2', '"version": 1'), encoding="utf-8")
+    ledger, _ = Ledger.init(tmp_path / "ledger.db")
+    one_sentence_error(BudgetFileError, lambda: ledger.import_budget_file(tmp_path / "v1.json"), "older veil",
                        "ε = 0.75")
+    (tmp_path / "v2.json").write_text(old.to_json(), encoding="utf-8")
+    one_sentence_error(BudgetFileError, lambda: ledger.import_budget_file(tmp_path / "v2.json"), "no seal")
+    (tmp_path / "bad.json").write_text("{not json", encoding="utf-8")
+    one_sentence_error(BudgetFileError, lambda: ledger.import_budget_file(tmp_path / "bad.json"), "not valid JSON")
+    assert ledger.populations() == []
 
 
 # --------------------------------------------------------------------------- the dataset id

@@ -35,8 +35,8 @@ from pathlib import Path
 
 go, marker, stage, args = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], sys.argv[4:]
 import veil.cli
-import veil.dp.budget_file as budget_file
 import veil.dp.noise
+import veil.ledger.chain as chain
 veil.dp.noise._opendp()  # imported lazily by the first secure draw: import it before the start
 import veil.cli.dp as dp_cli
 from veil.dp.noise import NoiseSource
@@ -62,11 +62,23 @@ def after(function):
     return hooked
 
 
-if stage == "locked":        # lock held, file re-read, nothing written
-    budget_file.BudgetFile.read = after(budget_file.BudgetFile.read)
-elif stage == "written":     # the new file written and flushed, not yet renamed into place
-    budget_file.os.replace = before(os.replace)
-elif stage == "saved":       # the charge saved, no noise drawn yet
+if stage == "locked":        # in the charge's transaction: the ledger's write lock held, nothing written
+    lock_head = chain.lock_head
+    def locked(conn, where, ledger_id, *, for_update=True):
+        out = lock_head(conn, where, ledger_id, for_update=for_update)
+        if for_update:
+            pause()
+        return out
+    chain.lock_head = locked
+elif stage == "written":     # the charge and its log entry written, not committed
+    append = chain.append
+    def written(*a, **k):
+        out = append(*a, **k)
+        if k.get("action") == "charge":
+            pause()
+        return out
+    chain.append = written
+elif stage == "saved":       # the charge committed, no noise drawn yet
     NoiseSource.discrete_laplace = before(NoiseSource.discrete_laplace)
 elif stage == "drawn":       # noise drawn, the answer not printed
     dp_cli._Run.finish = before(dp_cli._Run.finish)
@@ -169,15 +181,15 @@ def test_a_process_killed_at_any_moment_loses_no_charge_and_corrupts_nothing(set
         out, _ = proc.communicate(timeout=60)
         assert proc.returncode == -signal.SIGKILL and "answer" not in out  # nothing was released
         budget, charged = tmp / stage / f"{stage}.json", STAGES[stage]
-        shown = ledger(budget)  # the file is whole and its seal holds
+        shown = ledger(budget)  # the ledger is whole and its history verifies
         assert shown["spent"]["epsilon"] == pytest.approx(0.4 if charged else 0.1), stage
         assert len(shown["charges"]) == (2 if charged else 1), stage
-        assert bool(list((tmp / stage).glob(f".veil-*.{stage}.json.tmp"))) == (stage == "written")
-        # the kernel released the lock: the next process charges at once and sweeps the killed save's temporary
+        assert json.loads(veil("ledger", "verify", "--ledger", budget, "--json").stdout)["ok"], stage
+        # the kernel released the lock: the next process charges at once
         after = veil("dp", "count", data, "--epsilon", "0.1", "--budget-file", budget)
         assert after.exit_code == 0, after.output
         assert len(ledger(budget)["charges"]) == (3 if charged else 2)
-        assert not list((tmp / stage).glob(f".veil-*.{stage}.json.tmp"))
+        assert not list((tmp / stage).glob(".veil-*"))  # nothing is left behind
 
 
 def test_processes_killed_at_random_times_leave_a_sound_budget(setup):

@@ -311,10 +311,11 @@ def test_opendp_privacy_maps_agree_with_our_guarantees():
     assert noise._noisy_max(rnm.scale, False).map(2.0) == pytest.approx(0.8)
     em = ExponentialMechanism(epsilon=0.8, sensitivity=2.0)
     assert noise._noisy_max(em.scale, True).map(2.0) == pytest.approx(0.8**2 / 8)  # ε-DP ⇒ ε²/8-zCDP
+    # veil tosses OpenDP's randomized-response coins itself (vectorized); their maps at veil's p:
     rr = WarnerRandomizedResponse(epsilon=1.2)
-    assert noise._rr_bool(rr.p).map(1) == pytest.approx(1.2)
+    assert dp.m.make_randomized_response_bool(rr.p).map(1) == pytest.approx(1.2)
     kr = KaryRandomizedResponse(epsilon=1.2, categories=6)
-    assert noise._rr_cat(6, kr.p).map(1) == pytest.approx(1.2)
+    assert dp.m.make_randomized_response(list(range(6)), kr.p, T="i64").map(1) == pytest.approx(1.2)
 
 
 def test_guarantees_are_stated_before_drawing():
@@ -381,3 +382,20 @@ def test_extreme_but_computable_scales_give_finite_figures():
     assert huge.variance == pytest.approx(2e30, rel=1e-6)
     assert huge.error_bound(0.05) == pytest.approx(1e15 * math.log(1 / 0.05), rel=1e-6)
     assert Geometric(1e3).error_bound(0.05) == 0 and Geometric(1e3).variance == 0.0
+
+
+def test_secure_randomized_response_keeps_at_its_rate_and_refuses_a_certain_coin():
+    source = NoiseSource.secure()
+    n = 200_000
+    kept = source.flip_bits(np.ones(n, dtype=bool), 0.75)
+    # Secure coins cannot be seeded: a bound a correct coin misses once in 10^9 runs.
+    assert abs(kept.mean() - 0.75) < 7 * math.sqrt(0.75 * 0.25 / n)
+    codes = np.full(n, 2)
+    out = source.randomize_categories(codes, 5, 0.6)
+    assert abs((out == 2).mean() - 0.6) < 7 * math.sqrt(0.24 / n)
+    others = np.bincount(out[out != 2], minlength=5)[[0, 1, 3, 4]]
+    assert np.all(np.abs(others / others.sum() - 0.25) < 0.01)
+    with pytest.raises(veil.ParameterError, match="truthful"):
+        source.flip_bits(np.ones(3, dtype=bool), 1.0)
+    with pytest.raises(veil.ParameterError, match="truthful"):
+        source.randomize_categories(np.zeros(3, dtype=int), 4, 0.2)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 import numpy as np
 import pandas as pd
@@ -18,12 +17,11 @@ from veil.dp import (
     Accountant,
     Budget,
     BudgetExceededError,
-    BudgetFileError,
     NoiseSource,
 )
-from veil.dp.budget_file import BudgetFile
 from veil.cli.dp import dp_app
 from veil.dp.fingerprint import dataset_id
+from veil.ledger import Ledger, LedgerError
 from veil.dp.queries import (
     DEFAULT_GRID,
     QueryResult,
@@ -145,15 +143,14 @@ def test_histogram_accepts_a_dataset_and_a_csv(frame, tmp_path):
     np.testing.assert_array_equal(a, b)
 
 
-def test_ten_million_row_histogram_is_fast():
+def test_a_million_row_histogram_counts_every_row_once():
+    # Speed is the benchmark's business (benchmarks/dp.py); here only the answer on a large table.
     rng = np.random.default_rng(0)
-    frame = pd.DataFrame({"x": rng.integers(0, 50, 10_000_000)})
+    frame = pd.DataFrame({"x": rng.integers(0, 50, 1_000_000)})
     ds = Dataset(frame, quasi_identifiers=["x"])
-    ds.column("x")  # encoding is the table's load, not the query
-    start = time.perf_counter()
     r = dp_histogram(ds, "x", 1.0, categories={"x": range(50)}, noise=NoiseSource.seeded(0))
-    assert time.perf_counter() - start < 3.0
-    assert r.value.shape == (50,) and abs(int(r.value.sum()) - 10_000_000) < 2_000
+    truth = np.bincount(frame["x"], minlength=50)
+    assert r.value.shape == (50,) and np.abs(r.value - truth).max() < 40
 
 
 # --------------------------------------------------------------------------- mean and quantile
@@ -339,7 +336,7 @@ def test_cli_budget_file_create_charge_report(cli, csv, tmp_path):
     assert r.exit_code == 0 and json.loads(r.stdout)["budget"]["left"]["epsilon"] == 0.5
     r = cli("sum", csv, "--epsilon", "0.25", "--columns", "age", "--bounds", "0,120", "--budget-file", budget)
     assert r.exit_code == 0
-    acc = BudgetFile(budget).read(dataset_id(csv))
+    acc = Ledger(budget).budget(dataset_id(csv))
     assert [c.label for c in acc.charges] == ["count", "sum(age)"]
     r = cli("budget", budget)
     assert r.exit_code == 0 and "sum(age)" in r.stdout and "left ε = 0.25" in r.stdout
@@ -401,8 +398,8 @@ def test_cli_refuses_budget_file_of_another_dataset_and_corrupt_files(cli, csv, 
         r = cli(*args)
         assert r.exit_code == 2 and len(r.stderr.strip().splitlines()) == 1
         assert bad.read_text(encoding="utf-8") == "{not json"
-    with pytest.raises(BudgetFileError):
-        BudgetFile(budget).read(dataset_id(csv))
+    with pytest.raises(LedgerError):
+        Ledger(budget).budget(dataset_id(csv))
 
 
 def test_library_errors_are_parameter_errors(frame):

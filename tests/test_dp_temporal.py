@@ -229,14 +229,16 @@ def test_accountant_admits_while_every_window_stays_under_alpha():
 
 def test_accountant_in_a_budget_file(tmp_path, monkeypatch):
     from veil.dp.accountant import TemporalCorrelationAccountant
-    from veil.dp.budget_file import KEY_ENV, BudgetFile
+    from veil.ledger import Ledger
+    from veil.ledger.keys import KEY_ENV
 
     monkeypatch.setenv(KEY_ENV, str(tmp_path / "key"))
-    path = tmp_path / "b.json"
+    path = tmp_path / "b.db"
     fresh = TemporalCorrelationAccountant(2.0, dataset_id="s", backward=np.eye(2), w=1)
-    with BudgetFile(path).open("s", create=fresh) as acc:
+    ledger, _ = Ledger.init(path)
+    with ledger.open_budget("s", create=fresh) as acc:
         acc.charge(0, 0.5)
         acc.charge(3, 0.5)
-    back = BudgetFile(path).read("s")
+    back = Ledger(path).budget("s")
     assert back.spent().epsilon == pytest.approx(1.0)  # the identity: BPL adds up
     assert "temporal correlation" in back.format_report()

@@ -88,7 +88,7 @@ def test_fulldomain_on_the_summary_chooses_the_same_node(adult, models, limit, m
     assert there.result_.levels == here.result_.levels
     assert there.result_.loss == here.result_.loss
     mine, theirs = here.transform(ds), there.transform(summary)
-    assert theirs.table is None and theirs.released_rows == mine.table.num_rows
+    assert theirs.table is None and theirs.num_rows == mine.table.num_rows
     drop = {"created"}
     assert {k: v for k, v in theirs.manifest.items() if k not in drop | {"search", "input"}} == \
         {k: v for k, v in mine.manifest.items() if k not in drop | {"search", "input"}}

@@ -426,8 +426,7 @@ def test_partitions_whose_distinct_cells_print_alike_are_one_class():
     hierarchy = Hierarchy([["p1", "p*", "*"], ["p2", "p*", "*"], ["q1", "*", "*"], ["q2", "*", "*"]])
     ds = Dataset(frame, quasi_identifiers=["zip"], sensitive=["s"], hierarchies={"zip": hierarchy})
     dims = [_dimension(ds, "zip", "hierarchy")]
-    ranks = dims[0].rank[ds.column("zip").codes][None, :]
-    classes, keys, boxes, class_of_part = _publish(ds, dims, ranks, np.array([0, 0, 1, 1, 2, 2]))
+    classes, keys, boxes, class_of_part = _publish(ds, dims, np.array([0, 0, 1, 1, 2, 2]))
     assert class_of_part.tolist() == [1, 1, 0]
     assert classes.sizes.tolist() == [2, 4]
     assert classes.counts("s").tolist() == [[0, 1, 1], [2, 1, 1]]

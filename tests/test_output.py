@@ -48,6 +48,26 @@ def test_a_set_is_written_exactly_and_leaves_nothing_else(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["a.csv", "b.png"]
 
 
+def test_a_file_put_in_pieces_is_written_and_hashed_whole(tmp_path):
+    pieces = ["a;b\n", b"1;\xc3\xa9\n", memoryview(b"2;x\n")]
+    with OutputSet([tmp_path / "r.csv"]) as out:
+        described = out.put(tmp_path / "r.csv", iter(pieces))
+        out.commit()
+    data = "a;b\n1;é\n2;x\n".encode()
+    assert (tmp_path / "r.csv").read_bytes() == data
+    assert described == {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+
+
+def test_pieces_that_fail_midway_leave_nothing(tmp_path):
+    def pieces():
+        yield "a;b\n"
+        raise RuntimeError("the release could not be made")
+
+    with pytest.raises(RuntimeError):
+        write_files({tmp_path / "r.csv": pieces()})
+    assert os.listdir(tmp_path) == []
+
+
 def test_create_file_never_replaces_and_one_of_racing_creators_wins(tmp_path):
     key = tmp_path / "private" / "key"
     assert create_file(key, "first\n", mode=0o600, folder_mode=0o700)

@@ -1,6 +1,6 @@
 """A release is judged on the table a reader sees, and ``veil check`` judges it the same way.
 
-1. Property, for every algorithm (full-domain, Mondrian strict and relaxed, MDAV) on small random
+1. Property, for every algorithm (full-domain, Mondrian strict and relaxed, MDAV, Ace) on small random
    tables with random models, suppression limits and both ways of showing suppressed records:
    ``veil check`` on the written CSV, through the API and the command line, with the release's
    manifest, finds the classes and the level of every model the manifest reports; the manifest's
@@ -28,7 +28,7 @@ from typer.testing import CliRunner
 
 import veil
 from veil import Dataset, DataError, Hierarchy, builders, load_adult
-from veil.anonymize import MDAV, FullDomain, InfeasibleError, Mondrian, Release
+from veil.anonymize import MDAV, Ace, FullDomain, InfeasibleError, Mondrian, Release
 from veil.cli import app
 from veil.models import (AlphaKAnonymity, BetaLikeness, DeltaDisclosure, DistinctLDiversity, EntropyLDiversity,
                          KAnonymity, RecursiveCLDiversity, TCloseness)
@@ -95,7 +95,7 @@ MODELS = st.one_of(
     st.builds(BetaLikeness, rounded(0.5, 5.0), st.booleans(), TARGET),
 )
 LIMITS = st.one_of(st.just(0.0), rounded(0.02, 0.3))
-ALGORITHMS = ("fulldomain", "mondrian-strict", "mondrian-relaxed", "mdav")
+ALGORITHMS = ("fulldomain", "mondrian-strict", "mondrian-relaxed", "mdav", "ace")
 
 
 def anonymizer(algorithm: str, models, limit: float, k: int, categorical: str):
@@ -103,6 +103,10 @@ def anonymizer(algorithm: str, models, limit: float, k: int, categorical: str):
         return FullDomain(models, suppression_limit=limit)
     if algorithm.startswith("mondrian"):
         return Mondrian(models, mode=algorithm.split("-")[1], categorical=categorical)
+    if algorithm == "ace":
+        # Ace has one model of its own: ℓ (from the drawn ℓ-diversity model, if any) on disease.
+        ls = [int(m.threshold) for m in models if isinstance(m, DistinctLDiversity)]
+        return Ace(l=max(ls + [2]), sensitive="disease", categorical=categorical, rng=k)
     sized = any(isinstance(m, KAnonymity) or (isinstance(m, AlphaKAnonymity) and m.k is not None) for m in models)
     return MDAV(models, k=None if sized else k, suppression_limit=limit)
 

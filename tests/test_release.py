@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import tempfile
@@ -377,6 +378,29 @@ def test_files_are_written_atomically_and_refused_in_missing_folders(tmp_path, f
     with pytest.raises(DataError, match="does not exist"):
         release.write_manifest(tmp_path / "missing" / "manifest.json")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["manifest.json", "out.csv"]
+
+
+@pytest.mark.parametrize("style, shuffle", [("remove", False), ("star", False), ("remove", True)])
+def test_the_csv_in_small_pieces_is_the_csv_whole(fitted, style, shuffle):
+    ds, search = fitted
+    release = search.transform(ds, suppressed=style, shuffle=shuffle, rng=5)
+    whole = release.csv_text()
+    assert b"".join(release.csv_chunks(rows=7)).decode("utf-8") == whole
+    assert whole.count("\n") == release.table.num_rows + 1 == release.num_rows + 1
+    assert whole.splitlines()[0].split(",") == release.table.column_names == release.column_names
+
+
+def test_a_suppressed_value_with_the_delimiter_does_not_quote_the_release(tmp_path):
+    # Quoting is decided on the published rows only, as it always was.
+    csv = tmp_path / "in.csv"
+    csv.write_text('zip;note\n130;a\n130;b\n999;"semi;colon"\n', encoding="utf-8")
+    ds = Dataset(csv, quasi_identifiers=["zip"], sensitive="note",
+                 hierarchies={"zip": builders.flat(["130", "999"])})
+    search = FullDomain([KAnonymity(2)], suppression_limit=0.34).fit(ds)
+    assert search.transform(ds).csv_text() == "zip;note\n130;a\n130;b\n"
+    shown = search.transform(ds, suppressed="star").csv_text()
+    assert shown.splitlines()[-1] == '"*";"semi;colon"'
+    assert pd.read_csv(io.StringIO(shown), sep=";", dtype=str)["note"].tolist() == ["a", "b", "semi;colon"]
 
 
 def test_unknown_suppressed_style_is_refused(fitted):

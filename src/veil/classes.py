@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 
 from veil.cells import Cells
 from veil.data.dataset import Dataset
-from veil.data.encoding import EncodedColumn, canonical_numeric_texts, encode_column
+from veil.data.encoding import EncodedColumn, canonical_numeric_texts, encode_column, factorize
 from veil.data.hierarchy import Generalization
 from veil.errors import ColumnError, DataError
+from veil.parallel import map_threads, thread_count
 
 # The text every quasi-identifier of a suppressed record is published as, when suppressed
 # records are shown rather than removed.
@@ -55,22 +55,26 @@ def group_rows(code_columns: Sequence[np.ndarray], radices: Sequence[int],
         return np.zeros(0, dtype=np.int64), np.zeros((0, len(radices)), dtype=np.int64)
     if span >= _KEY_LIMIT:
         return _group_wide(code_columns, radices)
-    key = _mixed_radix(code_columns, radices)
+    blocks = row_blocks(n)
+    key = np.empty(n, dtype=np.int64)
+    map_threads(lambda rows: _mixed_radix_into(key[rows], [c[rows] for c in code_columns], radices), blocks)
     if span <= _DIRECT_FACTOR * n + _DIRECT_SPAN:
         # A small key space is addressed directly: no hashing and no sort. Clearing a flag per
-        # possible key costs about a twentieth of sorting one row.
+        # possible key costs about a twentieth of sorting one row. Blocks of rows mark and look
+        # up their keys on every core (marking a key twice writes the same flag).
         present = np.zeros(span, dtype=bool)
-        present[key] = True
+        map_threads(lambda rows: present.__setitem__(key[rows], True), blocks)
         uniques = np.flatnonzero(present)
         # Only the slots of present keys are written, so the table needs no clearing.
         index = np.empty(span, dtype=np.int64)
         index[uniques] = np.arange(len(uniques))
-        group = index[key]
+        group = np.empty(n, dtype=np.int64)
+        map_threads(lambda rows: np.take(index, key[rows], out=group[rows]), blocks)
     elif n <= _SORT_ROWS:
         uniques, group = np.unique(key, return_inverse=True)
     else:
         # Hashing, then sorting only the distinct keys, beats sorting every row.
-        codes, distinct = pd.factorize(key, sort=False)
+        codes, distinct = factorize(key)
         order = np.argsort(distinct)
         rank = np.empty_like(order)
         rank[order] = np.arange(len(order))
@@ -91,13 +95,13 @@ def _group_wide(code_columns: Sequence[np.ndarray], radices: Sequence[int]) -> t
     span = 1
     for codes, radix in zip(code_columns, radices):
         if span * radix >= _KEY_LIMIT:
-            key, uniques = pd.factorize(key, sort=False)
+            key, uniques = factorize(key)
             key = key.astype(np.int64)
             span = len(uniques)
         key *= radix
         key += codes
         span *= radix
-    group, _ = pd.factorize(key, sort=False)
+    group, _ = factorize(key)
     group = group.astype(np.int64, copy=False)
     # Ids are in order of first appearance: a row starts a group where the running maximum grows.
     running = np.maximum.accumulate(group)
@@ -110,7 +114,12 @@ def _group_wide(code_columns: Sequence[np.ndarray], radices: Sequence[int]) -> t
 
 
 def _mixed_radix(columns: Sequence[np.ndarray], radices: Sequence[int]) -> np.ndarray:
-    key = np.zeros(len(columns[0]), dtype=np.int64)
+    return _mixed_radix_into(np.empty(len(columns[0]), dtype=np.int64), columns, radices)
+
+
+def _mixed_radix_into(key: np.ndarray, columns: Sequence[np.ndarray], radices: Sequence[int]) -> np.ndarray:
+    """Write each row's mixed-radix number over ``columns`` into ``key`` (int64) and return it."""
+    key[:] = 0
     for codes, radix in zip(columns, radices):
         key *= max(int(radix), 1)
         key += codes
@@ -125,6 +134,57 @@ def _count(ids: np.ndarray, n: int, weights: np.ndarray | None) -> np.ndarray:
     return np.bincount(ids, weights=weights, minlength=n).astype(np.int64)
 
 
+# Rows per piece of work handed to a thread.
+BLOCK_ROWS = 1 << 20
+
+
+def row_blocks(n: int) -> list[slice]:
+    """The rows ``0 .. n-1`` cut into pieces of :data:`BLOCK_ROWS` (one piece for fewer rows)."""
+    return [slice(start, min(start + BLOCK_ROWS, n)) for start in range(0, max(n, 1), BLOCK_ROWS)]
+
+
+def class_value_counts(row_class: np.ndarray, column: EncodedColumn, n_classes: int,
+                       weights: np.ndarray | None = None) -> np.ndarray:
+    """The class × value count matrix of a column (``int64 [classes × values]``); rows of class
+    -1 (suppressed in a subset) are not counted. With ``weights`` (a table summarized by its
+    distinct rows), row ``i`` counts as ``weights[i]`` records.
+
+    When the matrix is small beside the rows, blocks of rows are counted one after the other
+    into a matrix per thread, on every core; otherwise all rows are counted in one pass.
+    """
+    m = column.cardinality
+    cells = n_classes * m
+
+    def count(rows: slice) -> np.ndarray:
+        classes, codes = row_class[rows], column.codes[rows]
+        weight = None if weights is None else weights[rows]
+        if classes.size and classes.min() < 0:
+            released = classes >= 0
+            classes, codes = classes[released], codes[released]
+            weight = None if weight is None else weight[released]
+        flat = classes * m
+        flat += codes
+        return _count(flat, cells, weight)
+
+    n = len(row_class)
+    if cells > n:
+        return count(slice(0, n)).reshape(n_classes, m)
+    blocks = row_blocks(n)
+    threads = max(1, min(thread_count(), len(blocks), n // max(cells, 1)))
+
+    def count_blocks(share: list[slice]) -> np.ndarray:
+        total = np.zeros(cells, dtype=np.int64)
+        for rows in share:
+            total += count(rows)
+        return total
+
+    parts = map_threads(count_blocks, [blocks[i::threads] for i in range(threads)], threads)
+    total = parts[0]
+    for part in parts[1:]:
+        total += part
+    return total.reshape(n_classes, m)
+
+
 def sum_by_group(group: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
     """Sum the rows of ``values`` (1-D or 2-D, integer) that share a group id.
 
@@ -132,10 +192,14 @@ def sum_by_group(group: np.ndarray, values: np.ndarray, n_groups: int) -> np.nda
     """
     if values.ndim == 1:
         return np.bincount(group, weights=values, minlength=n_groups).astype(np.int64)
-    # One bincount per column beats one over the flattened matrix: no index arithmetic.
+    # One bincount per column beats one over the flattened matrix: no index arithmetic. Large
+    # matrices are summed a column per thread.
     out = np.empty((n_groups, values.shape[1]), dtype=np.int64)
-    for j in range(values.shape[1]):
+
+    def column(j: int) -> None:
         out[:, j] = np.bincount(group, weights=values[:, j], minlength=n_groups)
+
+    map_threads(column, range(values.shape[1]), None if values.size >= BLOCK_ROWS else 1)
     return out
 
 
@@ -244,6 +308,8 @@ class EquivalenceClasses:
             here = _mixed_radix([self.keys[:, j] for j in range(len(radices))], radices)
             wanted = _mixed_radix(columns, radices)
             return np.searchsorted(here, wanted)
+        import pandas as pd  # tuples wider than 62 bits only
+
         here = pd.MultiIndex.from_arrays([self.keys[:, j] for j in range(len(radices))])
         return here.get_indexer(pd.MultiIndex.from_arrays(columns))
 
@@ -266,15 +332,18 @@ class EquivalenceClasses:
         column is counted from the rows on first use.
         """
         if name not in self._counts:
-            col = self.dataset.column(name)
-            m = col.cardinality
-            rows = self.row_class
-            released = rows >= 0  # rows of suppressed classes are -1 in a subset
-            cells = rows[released] * m + col.codes[released]
-            weights = self.dataset.row_weights
-            self._counts[name] = _count(cells, self.n_classes * m, None if weights is None else weights[released]) \
-                .reshape(self.n_classes, m)
+            self._counts[name] = class_value_counts(self.row_class, self.dataset.column(name), self.n_classes,
+                                                       self.dataset.row_weights)
         return self._counts[name]
+
+    def track(self, names: Sequence[str]) -> None:
+        """Build the count matrices of the columns ``names`` (one thread per column)."""
+        wanted = [name for name in dict.fromkeys(names) if name not in self._counts]
+        self.row_class  # found once, before the threads share it
+        for name, matrix in zip(wanted, map_threads(
+                lambda name: class_value_counts(self.row_class, self.dataset.column(name), self.n_classes,
+                                                  self.dataset.row_weights), wanted)):
+            self._counts[name] = matrix
 
     @property
     def sensitive(self) -> dict[str, SensitiveCounts]:
@@ -319,8 +388,7 @@ class EquivalenceClasses:
         n_classes = len(keys)
         sizes = _count(row_class, n_classes, dataset.row_weights)
         classes = cls(dataset, levels, sizes, keys, row_class, {})
-        for name in dataset.sensitive if track is None else track:
-            classes.counts(name)
+        classes.track(dataset.sensitive if track is None else track)
         return classes
 
     @property
@@ -348,8 +416,7 @@ class EquivalenceClasses:
         keys = np.asarray(keys, dtype=np.int32)
         sizes = _count(row_class, len(keys), dataset.row_weights)
         classes = cls(dataset, None, sizes, keys, row_class, {}, cells=cells)
-        for name in dataset.sensitive if track is None else track:
-            classes.counts(name)
+        classes.track(dataset.sensitive if track is None else track)
         return classes
 
     def roll_up(self, levels: Mapping[str, int] | Sequence[int]) -> "EquivalenceClasses":
@@ -392,8 +459,7 @@ class EquivalenceClasses:
         number of distinct labels."""
         columns, radices = [], []
         for j in range(len(self.dataset.quasi_identifiers)):
-            text = pd.Series(np.asarray(self.cells(j).labels, dtype=object)).astype(str)
-            label_of_cell, distinct = pd.factorize(text, sort=False)
+            label_of_cell, distinct = factorize(_printed(self.cells(j).labels))
             columns.append(label_of_cell[self.keys[:, j]].astype(np.int64))
             radices.append(len(distinct))
         return columns, radices
@@ -458,8 +524,7 @@ class EquivalenceClasses:
         """Bool per class: whether every quasi-identifier cell of the class prints as ``text``."""
         out = np.ones(self.n_classes, dtype=bool)
         for j in range(len(self.dataset.quasi_identifiers)):
-            labels = pd.Series(np.asarray(self.cells(j).labels, dtype=object)).astype(str).to_numpy()
-            out &= (labels == text)[self.keys[:, j]]
+            out &= (_printed(self.cells(j).labels) == text)[self.keys[:, j]]
         return out
 
     def with_reference(self, reference: Mapping[str, Mapping[str, int]]) -> "EquivalenceClasses":
@@ -511,7 +576,7 @@ class EquivalenceClasses:
         if col.is_numeric:
             # The same number may be spelled 25 or 25.0 in a file and in a manifest.
             everything = canonical_numeric_texts(everything)
-        union = encode_column(name, pd.Series(everything, dtype=object), missing_values=self.dataset.missing_values,
+        union = encode_column(name, everything, missing_values=self.dataset.missing_values,
                               order=self.dataset.orders.get(name))
         ref_codes, held_codes = union.codes[:len(texts)], union.codes[len(texts):]
         ref = np.bincount(ref_codes, weights=np.asarray(counts, dtype=float),
@@ -527,12 +592,20 @@ class EquivalenceClasses:
         generalization = hierarchy.align(union) if hierarchy is not None else None
         return SensitiveCounts(union, counts_matrix, ref, generalization)
 
-    def class_labels(self) -> pd.DataFrame:
-        """One row per class: the generalized value of each quasi-identifier and the class size."""
+    def class_labels(self):
+        """One row per class: the generalized value of each quasi-identifier and the class size
+        (a pandas DataFrame)."""
+        import pandas as pd
+
         data = {q: np.asarray(self.cells(j).labels, dtype=object)[self.keys[:, j]]
                 for j, q in enumerate(self.dataset.quasi_identifiers)}
         data["size"] = self.sizes
         return pd.DataFrame(data)
+
+
+def _printed(labels) -> np.ndarray:
+    """Each cell label as the text a reader sees (``str`` of it), as an object array."""
+    return np.array([str(label) for label in labels], dtype=object)
 
 
 def _union_cells(cells: Cells, cell: np.ndarray, class_of: np.ndarray, n_new: int, head: np.ndarray) -> Cells:

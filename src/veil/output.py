@@ -490,9 +490,13 @@ class OutputSet:
         self._absolute[target] = absolute
         return absolute
 
-    def put(self, path: PathLike, content: Content) -> dict:
+    def put(self, path: PathLike, content: Content | Iterable[Content]) -> dict:
         """Write ``content`` (text is written as UTF-8, line ends as given) to a temporary file
         beside the target ``path``; it appears at ``path`` on :meth:`commit`.
+
+        ``content`` may also be an iterable of pieces (text or bytes-like), written and hashed
+        one after the other, so that a large file is never held whole; an error raised while
+        the pieces are made removes everything put, like a failed write.
 
         Returns:
             ``{"sha256": …, "bytes": …}`` of the content.
@@ -502,7 +506,8 @@ class OutputSet:
                 system); everything put so far is removed.
         """
         target = self._declared(path)
-        data = content.encode("utf-8") if isinstance(content, str) else bytes(content)
+        pieces = [content] if isinstance(content, (str, bytes, bytearray, memoryview)) else content
+        digest, size = hashlib.sha256(), 0
         try:
             absolute = self._ensure_folder(target)
             self._drop(target)
@@ -516,12 +521,19 @@ class OutputSet:
                     os.fchmod(fh.fileno(), os.stat(absolute).st_mode & 0o7777)
                 except FileNotFoundError:
                     pass
-                fh.write(data)
+                for piece in pieces:
+                    data = piece.encode("utf-8") if isinstance(piece, str) else piece
+                    fh.write(data)
+                    digest.update(data)
+                    size += memoryview(data).nbytes
                 fh.flush()
                 os.fsync(fh.fileno())
         except OSError as exc:
             raise self._error(exc, target) from exc
-        self._digest[target] = {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+        except BaseException:
+            self.abort()
+            raise
+        self._digest[target] = {"sha256": digest.hexdigest(), "bytes": size}
         return dict(self._digest[target])
 
     def put_folder(self, path: PathLike, write: Callable[[str], object]) -> dict:
@@ -687,7 +699,7 @@ def _write_synced(path: Path, data: bytes, mode: int = 0o644) -> None:
         os.fsync(fh.fileno())
 
 
-def write_file(path: PathLike, content: Content, *, reads: Iterable[PathLike | None] = (),
+def write_file(path: PathLike, content: Content | Iterable[Content], *, reads: Iterable[PathLike | None] = (),
                make_folders: bool = False) -> Path:
     """Write one file whole: its content goes to a temporary file beside ``path``, is flushed to
     disk and renamed over ``path``, so a reader sees the old file or the new one, never a part.
@@ -699,9 +711,10 @@ def write_file(path: PathLike, content: Content, *, reads: Iterable[PathLike | N
     return write_files({path: content}, reads=reads, make_folders=make_folders)[0]
 
 
-def write_files(files: Mapping[PathLike, Content], *, reads: Iterable[PathLike | None] = (),
+def write_files(files: Mapping[PathLike, Content | Iterable[Content]], *, reads: Iterable[PathLike | None] = (),
                 make_folders: bool = False) -> list[Path]:
-    """Write several files as one :class:`OutputSet`: all of them appear, or none does.
+    """Write several files as one :class:`OutputSet`: all of them appear, or none does (each
+    content whole, or in pieces: see :meth:`OutputSet.put`).
 
     Raises:
         DataError: a target cannot be written (see :class:`OutputSet`).

@@ -40,6 +40,7 @@ from veil.classes import EquivalenceClasses
 from veil.data.dataset import Dataset
 from veil.errors import InfeasibleError, ParameterError
 from veil.models.base import PrivacyModel
+from veil.parallel import map_threads
 
 # Lattices larger than this are searched heuristically: tagging walks every node's level vector.
 MAX_EXACT_NODES = 2_000_000
@@ -366,14 +367,17 @@ class _Search:
         """
         if not getattr(self.metric, "separable", False):
             return None
-        terms = []
-        for j, height in enumerate(self.heights):
-            column = [0.0]
-            for level in range(1, height + 1):
-                levels = [0] * len(self.heights)
-                levels[j] = level
-                column.append(self.metric.loss_bound(self.base.roll_up(levels)))
-            terms.append(np.asarray(column))
+        nodes = [(j, level) for j, height in enumerate(self.heights) for level in range(1, height + 1)]
+
+        def bound(node: tuple[int, int]) -> float:
+            levels = [0] * len(self.heights)
+            levels[node[0]] = node[1]
+            return self.metric.loss_bound(self.base.roll_up(levels))
+
+        # The nodes are independent: they are rolled up and bounded on every core.
+        terms = [np.zeros(height + 1) for height in self.heights]
+        for (j, level), value in zip(nodes, map_threads(bound, nodes)):
+            terms[j][level] = value
         return sum(terms[j][lattice.levels[:, j]] for j in range(len(self.heights)))
 
     def _tag_chain(self, lattice: Lattice, chain: np.ndarray, tag: np.ndarray, evaluate, settled,

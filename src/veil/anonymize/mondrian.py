@@ -336,9 +336,8 @@ class Mondrian(Anonymizer):
             if k is not None and k > n:
                 raise ParameterError(f"k = {k:g} is larger than the table's {n} records.")
         dims = self._dimensions(dataset)
-        ranks = np.empty((len(dims), len(dataset.column(dataset.quasi_identifiers[0]).codes)), dtype=np.int32)
-        for j, dim in enumerate(dims):
-            ranks[j] = dim.rank[dim.column.codes]
+        # A table summarized by its distinct rows holds fewer rows than records.
+        n_rows = len(dataset.column(dataset.quasi_identifiers[0]).codes)
 
         # The sensitive columns the models read, and the whole table as one class.
         whole = _Parts(np.array([n], dtype=np.int64), {})
@@ -368,13 +367,15 @@ class Mondrian(Anonymizer):
 
         tracked = [(name, sc.column, dataset.column(name).codes) for name, sc in sensitive.items()]
         if self.satisfied_ and weights is not None:
+            # Ranks of the distinct rows, rows × dimensions: the summary is small beside the records.
+            ranks = np.stack([dim.rank[dim.column.codes] for dim in dims])
             partition, rounds, node, parent = _WeightedSplitter(ranks, weights, dims, tracked, sensitive, self.models,
                                                                 _min_part_size(self.models)).run(progress)
         elif self.satisfied_:
-            partition, rounds, node, parent = _partition(ranks, dims, tracked, sensitive, self.models, self.mode,
+            partition, rounds, node, parent = _partition(n, dims, tracked, sensitive, self.models, self.mode,
                                                          _min_part_size(self.models), progress)
         else:
-            partition, rounds = np.zeros(ranks.shape[1], dtype=np.int64), 0
+            partition, rounds = np.zeros(n_rows, dtype=np.int64), 0
             node, parent = np.zeros(1, dtype=np.int64), np.array([-1], dtype=np.int64)
             if progress:
                 progress(n, n)
@@ -382,7 +383,7 @@ class Mondrian(Anonymizer):
         self.partitions_found_ = int(partition.max()) + 1
         self.collapsed_ = 0
         while True:
-            classes, keys, boxes, class_of_part = _publish(dataset, dims, ranks, partition)
+            classes, keys, boxes, class_of_part = _publish(dataset, dims, partition)
             failing = np.zeros(classes.n_classes, dtype=bool)
             if self.satisfied_:
                 for model in self.models:
@@ -448,7 +449,7 @@ class Mondrian(Anonymizer):
                 "satisfied": self.satisfied_, "seconds": round(self.seconds_, 4), "partitions": partitions}
 
 
-def _publish(dataset: Dataset, dims: list[_Dimension], ranks: np.ndarray, partition: np.ndarray):
+def _publish(dataset: Dataset, dims: list[_Dimension], partition: np.ndarray):
     """The cells of every partition and the classes they make: partitions whose cells print the
     same text on every quasi-identifier are one class (identical cells, or distinct cells with
     one label, such as two hierarchy nodes named alike). Returns ``(classes, keys, boxes,
@@ -459,7 +460,7 @@ def _publish(dataset: Dataset, dims: list[_Dimension], ranks: np.ndarray, partit
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     cells, part_keys, boxes = [], [], []
     for j, dim in enumerate(dims):
-        values = ranks[j][order]
+        values = dim.rank[dim.column.codes[order]]
         low = np.minimum.reduceat(values, starts).astype(np.int64)
         high = np.maximum.reduceat(values, starts).astype(np.int64)
         if dim.kind == _HIERARCHY:
@@ -543,11 +544,11 @@ def _node_depth(parent: np.ndarray, node: int) -> int:
 # The partitioning
 
 
-def _partition(ranks: np.ndarray, dims: list[_Dimension], tracked, sensitive: dict[str, SensitiveCounts],
+def _partition(n: int, dims: list[_Dimension], tracked, sensitive: dict[str, SensitiveCounts],
                models: Sequence[PrivacyModel], mode: str, min_part: int,
                progress: Callable[[int, int], None] | None):
     """See :meth:`_Splitter.run`."""
-    return _Splitter(ranks, dims, tracked, sensitive, models, mode, min_part).run(progress)
+    return _Splitter(n, dims, tracked, sensitive, models, mode, min_part).run(progress)
 
 
 def _narrow(limit: int) -> np.dtype:
@@ -614,9 +615,9 @@ class _Splitter:
     splits are the next round's active partitions, the rest are final.
     """
 
-    def __init__(self, ranks, dims, tracked, sensitive, models, mode, min_part):
+    def __init__(self, n, dims, tracked, sensitive, models, mode, min_part):
         self.dims = dims
-        self.d, self.n = ranks.shape
+        self.d, self.n = len(dims), n
         self.models = models
         self.mode = mode
         self.min_part = min_part
@@ -638,7 +639,9 @@ class _Splitter:
         self.layout = _Records(self.n, self.d, len(tracked), self.span, code_limit)
         data = self.layout.empty(self.n)
         self.layout.rows(data)[:] = np.arange(self.n, dtype=np.int32)
-        self.layout.ranks(data)[:, :self.d] = ranks.T
+        # Each record's rank on each dimension, a dimension at a time (no rows × dimensions copy).
+        for j, dim in enumerate(dims):
+            self.layout.ranks(data)[:, j] = dim.rank[dim.column.codes]
         for i, (_, _, codes) in enumerate(tracked):
             self.layout.codes(data, i)[:] = codes
         self.data = data

@@ -26,7 +26,7 @@ import functools
 import io
 import json
 import os
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -34,12 +34,15 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from veil.classes import STAR, EquivalenceClasses
+from veil.data import arrays
 from veil.data.dataset import Dataset
 from veil.errors import ParameterError
 from veil.models.base import PrivacyModel
 from veil.output import OutputSet, write_file
 
 SUPPRESSED_STYLES = ("remove", "star")
+# Records per piece of a release written as CSV: a few tens of MB of text at a time.
+CSV_CHUNK_ROWS = 1 << 18
 
 
 class Release:
@@ -97,7 +100,7 @@ class Release:
         self.shuffled = shuffle
         self._recoding = recoding
         self.released_classes = self.classes.subset(~self.failing)
-        self.table = self._build_table()
+        self._order = self._row_order()
 
     @functools.cached_property
     def recoding(self) -> dict | None:
@@ -109,15 +112,29 @@ class Release:
         """Number of records suppressed."""
         return int(self.classes.sizes[self.failing].sum())
 
+    def _row_order(self) -> np.ndarray | None:
+        """The input row of each published row, in publishing order (``None``: every input row,
+        in input order; or a dataset summarized by its distinct rows, whose engine orders them)."""
+        if self.dataset.row_weights is not None:
+            return None
+        order = None
+        if self.suppressed_style == "remove" and self.failing.any():
+            order = np.flatnonzero(~self.failing[self.classes.row_class])
+        if self.shuffled:
+            order = self._rng.permutation(np.arange(self.dataset.num_rows) if order is None else order)
+        return order
+
     @property
-    def released_rows(self) -> int:
-        """Number of rows of the released table (suppressed records included when shown as ``*``)."""
+    def num_rows(self) -> int:
+        """Number of published rows (suppressed records included when shown as ``*``)."""
+        if self._order is not None:
+            return len(self._order)
         removed = self.suppressed_records if self.suppressed_style == "remove" else 0
         return self.dataset.num_rows - removed
 
     @property
-    def released_columns(self) -> list[str]:
-        """The columns of the released table: the input's, less the identifying ones."""
+    def column_names(self) -> list[str]:
+        """The published columns, in the input's order (identifying columns are dropped)."""
         return [name for name in self.dataset.columns if name not in self.dataset.identifying]
 
     def published_labels(self) -> dict[str, np.ndarray]:
@@ -138,39 +155,47 @@ class Release:
         out["suppressed"] = suppressed_row
         return out
 
-    def _build_table(self) -> pa.Table | None:
-        """The released table, or ``None`` for a dataset summarized by its distinct rows, whose
-        records only its engine holds (see :attr:`data`)."""
-        ds, classes = self.dataset, self.classes
-        if ds.row_weights is not None:
+    @functools.cached_property
+    def table(self) -> pa.Table | None:
+        """The released table (built on first use; :meth:`csv_chunks` writes it without it), or
+        ``None`` for a dataset summarized by its distinct rows, whose records only its engine
+        holds (see :attr:`data`)."""
+        if self.dataset.row_weights is not None:
             return None
-        source = ds.table.data
-        row_class = classes.row_class
-        suppressed_row = self.failing[row_class]
+        return self._rows(0, self.num_rows)
+
+    def _rows(self, start: int, stop: int) -> pa.Table:
+        """Published rows ``start`` to ``stop`` as a table: quasi-identifiers as their cells'
+        labels, every other column as the input holds it (text read as codes decoded)."""
+        ds = self.dataset
+        rows = np.arange(start, stop) if self._order is None else self._order[start:stop]
+        row_class = self.classes.row_class[rows]
         columns = {}
-        for name in ds.columns:
-            if name in ds.identifying:
-                continue
+        for name in self.column_names:
             if name in ds.quasi_identifiers:
                 j = ds.quasi_identifiers.index(name)
-                labels = pa.array(np.asarray(classes.cells(j).labels, dtype=object), type=pa.string())
-                codes = classes.keys[:, j][row_class]
+                codes = self.classes.keys[:, j][row_class]
                 if self.suppressed_style == "star":
-                    # One more label, "*", for the rows of suppressed classes.
-                    labels = pa.concat_arrays([labels, pa.array([STAR])])
-                    codes = np.where(suppressed_row, len(labels) - 1, codes)
-                columns[name] = labels.take(pa.array(codes))
+                    # The last label, "*", for the rows of suppressed classes.
+                    codes = np.where(self.failing[row_class], len(self._labels[j]) - 1, codes)
+                columns[name] = self._labels[j].take(arrays.from_numpy(codes))
             else:
-                columns[name] = source.column(name)
-        table = pa.table(columns)
-        order = np.arange(len(row_class))
-        if self.suppressed_style == "remove":
-            order = order[~suppressed_row]
-        if self.shuffled:
-            order = self._rng.permutation(order)
-        if len(order) != table.num_rows or self.shuffled:
-            table = table.take(pa.array(order))
-        return table
+                column = ds.table.data.column(name)
+                if self._order is None:
+                    column = column.slice(start, stop - start)
+                else:
+                    column = column.take(arrays.from_numpy(rows))
+                if pa.types.is_dictionary(column.type):
+                    column = column.cast(column.type.value_type)
+                columns[name] = column
+        return pa.table(columns)
+
+    @functools.cached_property
+    def _labels(self) -> list[pa.Array]:
+        """Per quasi-identifier, the labels of its cells (then ``*`` when suppressed records are shown)."""
+        star = [STAR] if self.suppressed_style == "star" else []
+        return [arrays.strings(list(self.classes.cells(j).labels) + star)
+                for j in range(len(self.dataset.quasi_identifiers))]
 
     @property
     def data(self):
@@ -206,7 +231,9 @@ class Release:
             rows.append({"model": model.name, "key": model.key, "threshold": model.threshold,
                          "sensitive": sensitive,
                          "level": _json_number(result.level) if result else None,
-                         "passed": result.passed if result else None})
+                         "passed": result.passed if result else None,
+                         # the c of recursive (c,ℓ)-diversity, which its level depends on
+                         **({"c": model.c} if hasattr(model, "c") else {})})
         return rows
 
     def reference(self) -> dict[str, dict[str, int]]:
@@ -236,7 +263,7 @@ class Release:
                       "delimiter": ds.table.delimiter if ds.table.kind == "csv" else None},
             "roles": {"quasi_identifiers": ds.quasi_identifiers, "sensitive": ds.sensitive,
                       "identifying": ds.identifying, "insensitive": ds.insensitive},
-            "output": {"rows": self.released_rows, "columns": self.released_columns,
+            "output": {"rows": self.num_rows, "columns": self.column_names,
                        "suppressed": self.suppressed_style, "shuffled": self.shuffled, "seed": self.seed},
             "suppression": {"limit": self.suppression_limit, "records": self.suppressed_records,
                             "share": self.suppressed_records / ds.num_rows},
@@ -261,25 +288,67 @@ class Release:
 
     def csv_text(self, delimiter: str | None = None) -> str:
         """The released table as CSV text, with the input's delimiter by default."""
-        if self.table is None:
+        return b"".join(self.csv_chunks(delimiter)).decode("utf-8")
+
+    def csv_chunks(self, delimiter: str | None = None, rows: int = CSV_CHUNK_ROWS) -> Iterator[bytes]:
+        """The released table as CSV, the header and then ``rows`` records at a time: what
+        :meth:`csv_text` holds, without ever holding the release whole (pass it to
+        :meth:`veil.output.OutputSet.put`). The input's delimiter by default.
+
+        Raises:
+            ParameterError: the dataset is summarized by its distinct rows: its records are held
+                by the engine that read them, which writes the release.
+        """
+        if self.dataset.row_weights is not None:
             raise ParameterError("this release's records are held by the engine that read them; write it with "
                                  "that engine (veil.engines.SparkEngine.write_release).")
+        return self._csv_chunks(delimiter, rows)
+
+    def _csv_chunks(self, delimiter: str | None, rows: int) -> Iterator[bytes]:
+        """See :meth:`csv_chunks` (a generator, so :meth:`csv_chunks` refuses before writing)."""
         if delimiter is None:
             delimiter = self.dataset.table.delimiter if self.dataset.table.kind == "csv" else ","
-        sink = pa.BufferOutputStream()
         # Arrow quotes every string when asked for "needed" quoting; quote nothing unless some
         # value holds the delimiter, a quote or a line break, so the output looks like the input.
         special = "[" + "".join("\\" + c for c in (delimiter, '"', "\n", "\r")) + "]"
-        needs_quotes = any(
-            pc.any(pc.match_substring_regex(column.cast(pa.string()), special)).as_py()
-            for column in self.table.columns
-            if pa.types.is_string(column.type) or pa.types.is_large_string(column.type))
         options = pacsv.WriteOptions(delimiter=delimiter, include_header=False,
-                                     quoting_style="needed" if needs_quotes else "none")
-        pacsv.write_csv(self.table, sink, write_options=options)
+                                     quoting_style="needed" if self._holds(special) else "none")
         header = io.StringIO()
-        csv.writer(header, delimiter=delimiter, lineterminator="\n").writerow(self.table.column_names)
-        return header.getvalue() + sink.getvalue().to_pybytes().decode("utf-8")
+        csv.writer(header, delimiter=delimiter, lineterminator="\n").writerow(self.column_names)
+        yield header.getvalue().encode("utf-8")
+        for start in range(0, self.num_rows, rows):
+            sink = pa.BufferOutputStream()
+            pacsv.write_csv(self._rows(start, min(start + rows, self.num_rows)), sink, write_options=options)
+            yield sink.getvalue().to_pybytes()
+
+    def _holds(self, pattern: str) -> bool:
+        """Whether some published text matches the regular expression ``pattern``.
+
+        Looked up where it is cheap: on the labels of the cells published, and on the input's
+        text columns (their dictionaries when read as codes) at the rows published.
+        """
+        ds, classes = self.dataset, self.classes
+        shown = classes.sizes > 0
+        released = shown & ~self.failing
+        starred = self.suppressed_style == "star" and bool((shown & self.failing).any())
+        for j in range(len(ds.quasi_identifiers)):
+            labels = np.asarray(classes.cells(j).labels, dtype=object)
+            published = [labels[c] for c in np.unique(classes.keys[released, j])] + ([STAR] if starred else [])
+            if _matches(arrays.strings(published), pattern).any():
+                return True
+        every_row = self.suppressed_style == "star" or not self.failing.any()
+        row_shown = None if every_row else ~self.failing[classes.row_class]
+        for name in self.column_names:
+            if name in ds.quasi_identifiers:
+                continue
+            start = 0
+            for chunk in ds.table.data.column(name).chunks:
+                hit = _matches(chunk, pattern)
+                if hit is not None:
+                    if (hit if row_shown is None else hit & row_shown[start:start + len(chunk)]).any():
+                        return True
+                start += len(chunk)
+        return False
 
     def manifest_text(self, extra: dict | None = None) -> str:
         """:attr:`manifest` (with ``extra`` entries added) as indented JSON."""
@@ -291,7 +360,7 @@ class Release:
         Raises:
             DataError: the folder does not exist.
         """
-        write_file(path, self.csv_text(delimiter))
+        write_file(path, self.csv_chunks(delimiter))
 
     def write_manifest(self, path: str | os.PathLike) -> None:
         """Write :attr:`manifest` as JSON, atomically (without the release's hash: see :meth:`write`)."""
@@ -319,10 +388,22 @@ class Release:
             ParameterError: an output is an input, or both paths are one file.
         """
         with OutputSet([path, manifest], reads=reads) as outputs:
-            outputs.put(path, self.csv_text(delimiter))
+            outputs.put(path, self.csv_chunks(delimiter))
             text = outputs.put_manifest(manifest, {**self.manifest, **(extra or {})}, describes={"release": path})
             outputs.commit()
         return text
+
+
+def _matches(array: pa.Array, pattern: str) -> np.ndarray | None:
+    """Bool per element of a text array (of text read as codes too): whether it matches
+    ``pattern`` (nulls do not); ``None`` for an array that does not hold text."""
+    kind = array.type.value_type if pa.types.is_dictionary(array.type) else array.type
+    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+        return None
+    if pa.types.is_dictionary(array.type):
+        hit = np.append(_matches(array.dictionary, pattern), False)
+        return hit[arrays.to_numpy(array.indices, null=len(array.dictionary))]
+    return arrays.to_numpy(pc.match_substring_regex(array, pattern), null=False)
 
 
 def _json_number(value):

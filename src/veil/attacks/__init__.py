@@ -1,8 +1,9 @@
 """veil as the adversary: attacks on releases and the disclosure they measure.
 
 The intersection (composition) attack of Ganta, Kasiviswanathan and Smith across independent
-releases (:mod:`veil.attacks.intersection`). Single-release attacks (:mod:`veil.attacks.single`): homogeneity, background knowledge,
-skewness and similarity. Disclosure measures (:mod:`veil.attacks.disclosure`): Brickell and
+releases (:mod:`veil.attacks.intersection`). The minimality attack of Wong, Fu, Wang and Pei, by an
+adversary who knows the algorithm (:mod:`veil.attacks.minimality`). Single-release attacks
+(:mod:`veil.attacks.single`): homogeneity, background knowledge, skewness and similarity. Disclosure measures (:mod:`veil.attacks.disclosure`): Brickell and
 Shmatikov's A_diff, A_quot, A_know, A_acc and δ. The privacy/utility trade-off
 (:mod:`veil.attacks.tradeoff`): classifier accuracy on the original, the release and trivial
 sanitization. Every attack reads the equivalence classes of a release, whoever made it: a veil
@@ -15,6 +16,8 @@ from veil.attacks.single import (AttackResult, BackgroundKnowledgeResult, Column
                                  background_knowledge, homogeneity, release_classes, similarity, skewness)
 from veil.attacks.intersection import (IntersectionResult, PublishedRelease, ReleaseMismatchError, TargetsError,
                                        UnreadableValueError, intersection_attack)
+from veil.attacks.minimality import (AceProcess, MinimalFullDomain, MinimalityAttack, MinimalRecoding,
+                                     MondrianProcess, OptimalFullDomain)
 from veil.attacks.tradeoff import TradeoffResult, TradeoffWorkload, tradeoff
 
 __all__ = [
@@ -22,5 +25,6 @@ __all__ = [
     "SimilarityResult", "SingleReleaseReport", "SkewnessResult", "attack_release", "background_knowledge",
     "disclosure", "homogeneity", "release_classes", "similarity", "skewness", "TradeoffResult",
     "TradeoffWorkload", "tradeoff", "IntersectionResult", "PublishedRelease", "ReleaseMismatchError",
-    "TargetsError", "UnreadableValueError", "intersection_attack",
+    "TargetsError", "UnreadableValueError", "intersection_attack", "AceProcess", "MinimalFullDomain",
+    "MinimalityAttack", "MinimalRecoding", "MondrianProcess", "OptimalFullDomain",
 ]

@@ -6,12 +6,16 @@ module              commands
 ==================  ===========================================================================
 ``check``           ``veil check``: every privacy model and the re-identification risk of a table
 ``anonymize``       ``veil anonymize``, ``veil init`` (a starter configuration), ``veil demo``
-``attack``          ``veil attack single``, ``veil attack intersection``
-``experiment``      ``veil experiment composition``, ``veil experiment tradeoff``, ``veil experiment alphabeta``
+``attack``          ``veil attack single``, ``veil attack intersection``, ``veil attack minimality``
+``audit``           ``veil audit``: MAX, MIN and SUM queries answered or denied by an auditor
+``experiment``      ``veil experiment composition``, ``tradeoff``, ``alphabeta``, ``transparency``, ``marginals``
+``marginals``       ``veil marginals``: anonymized marginals of a table, checked and published together
 ``dp``              ``veil dp count|sum|mean|quantile|histogram|budget|stream``
 ``alphabeta``       ``veil alphabeta estimate|parameters``: the αβ algorithm's view and parameters
 ``ldp``             ``veil ldp simulate``
 ``config``          ``veil config schema``: the JSON Schema of the configuration files
+``ledger``          ``veil ledger init|status|history|verify|import``, ``veil publish`` (the gate)
+``report``          ``veil report``, ``veil dp report``: a release's report, or DP answers', as one HTML page
 ``console``         what every command shares: errors as one sentence, option parsing, progress
 ==================  ===========================================================================
 
@@ -23,17 +27,29 @@ from __future__ import annotations
 
 import typer
 
-from veil.cli.alphabeta import alphabeta_app
 from veil.cli.anonymize import anonymize_command, demo_command, init_command
-from veil.cli.attack import attack_app
+from veil.cli.audit import audit_command
 from veil.cli.check import check_command
-from veil.cli.config import config_app
 from veil.cli.console import command_group
-from veil.cli.dp import dp_app
-from veil.cli.experiment import experiment_app
-from veil.cli.ldp import ldp_app
+from veil.cli.ledger import publish_command
+from veil.cli.marginals import marginals_command
+from veil.cli.report import report_command
 
-app = command_group(no_args_is_help=True, help="Privacy-preserving data publishing: check, anonymize, attack, release.")
+# The command groups, each imported only when it runs (see console.LazyGroup): name → (module,
+# its Typer application, the help ``veil --help`` shows).
+GROUPS = {
+    "attack": ("veil.cli.attack", "attack_app", "Attack a release as an adversary who knows the algorithm."),
+    "experiment": ("veil.cli.experiment", "experiment_app", "Reproduce the published experiments."),
+    "dp": ("veil.cli.dp", "dp_app", "Answer queries under differential privacy, charging a budget."),
+    "ldp": ("veil.cli.ldp", "ldp_app", "Local differential privacy: frequency oracles, simulated or for real."),
+    "alphabeta": ("veil.cli.alphabeta", "alphabeta_app",
+                  "The αβ algorithm: answer counting queries from a view, choose α and β."),
+    "config": ("veil.cli.config", "config_app", "The configuration files: their JSON Schema, for editors."),
+    "ledger": ("veil.cli.ledger", "ledger_app", "The release ledger: what was published and spent, and its proof."),
+}
+
+app = command_group(lazy=GROUPS, no_args_is_help=True,
+                    help="Privacy-preserving data publishing: check, anonymize, attack, release.")
 
 
 def _print_version(value: bool) -> None:
@@ -56,13 +72,10 @@ app.command("check")(check_command)
 app.command("anonymize")(anonymize_command)
 app.command("init")(init_command)
 app.command("demo")(demo_command)
-app.add_typer(attack_app, name="attack", help="Attack a release as an adversary who knows the algorithm.")
-app.add_typer(experiment_app, name="experiment", help="Reproduce the published experiments.")
-app.add_typer(dp_app, name="dp", help="Answer queries under differential privacy, charging a budget.")
-app.add_typer(ldp_app, name="ldp", help="Local differential privacy: frequency oracles, simulated or for real.")
-app.add_typer(alphabeta_app, name="alphabeta",
-              help="The αβ algorithm: answer counting queries from a view, choose α and β.")
-app.add_typer(config_app, name="config", help="The configuration files: their JSON Schema, for editors.")
+app.command("audit")(audit_command)
+app.command("marginals")(marginals_command)
+app.command("report")(report_command)
+app.command("publish")(publish_command)
 
 
 def main() -> None:

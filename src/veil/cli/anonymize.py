@@ -7,6 +7,7 @@ run reads (see :mod:`veil.output`).
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
@@ -27,7 +28,7 @@ def render_release(release: Release, console: Console) -> None:
     """Print what an anonymization did: the transformation, suppression, models and metrics."""
     ds = release.dataset
     manifest = release.manifest
-    console.print(f"[bold]{release.algorithm}[/]: {ds.num_rows:,} records → {release.released_rows:,} released "
+    console.print(f"[bold]{release.algorithm}[/]: {ds.num_rows:,} records → {release.num_rows:,} released "
                   f"in {manifest['classes']['released']:,} classes")
     if "node" in manifest:
         levels = ", ".join(f"{q} {lv}/{ds.generalizations[q].height}" for q, lv in manifest["node"].items())
@@ -68,6 +69,8 @@ def anonymize_command(
     out: Path = typer.Option(..., "--out", help="Where to write the released table (CSV)."),
     manifest: Optional[Path] = typer.Option(None, "--manifest", help="Where to write the manifest (JSON), which "
                                                                      "names the release and its SHA-256."),
+    report: Optional[Path] = typer.Option(None, "--report", help="Also write the release's report (one "
+                                                                 "self-contained HTML page)."),
     as_json: bool = typer.Option(False, "--json", help="Print the manifest instead of tables."),
     engine: Optional[str] = typer.Option(None, "--engine", help="local or spark: where the records are read and "
                                                                 "counted (default: the configuration's engine)."),
@@ -77,10 +80,10 @@ def anonymize_command(
 ) -> None:
     """Anonymize a table as a configuration says, writing the release and its manifest.
 
-    The release and the manifest appear together or not at all; no output may replace a file the
-    run reads (the table, the configuration, a hierarchy file). With the Spark engine (--engine
-    spark, or 'engine:' in the configuration) the release is written by Spark as a new folder of
-    Parquet (OUT ending in .parquet) or CSV part files.
+    The release, the manifest and the report appear together or not at all; no output may
+    replace a file the run reads (the table, the configuration, a hierarchy file). With the Spark
+    engine (--engine spark, or 'engine:' in the configuration) the release is written by Spark as
+    a new folder of Parquet (OUT ending in .parquet) or CSV part files.
     """
     from veil.config import load_config
     from veil.engines import make_engine
@@ -95,9 +98,16 @@ def anonymize_command(
     if master is not None and not spark:
         raise ParameterError("--master applies only with the Spark engine (--engine spark, or engine: spark in the "
                              "configuration).")
+    if report is not None and cfg.algorithm.name == "alphabeta":
+        raise ParameterError("--report describes a generalized or partitioned release; the αβ algorithm publishes "
+                             "a view, so leave --report out.")
+    if report is not None and spark:
+        # The report reads the published table in memory, which only the local engine holds.
+        raise ParameterError("--report reads the published table in memory, which the Spark engine does not hold; "
+                             "leave --report out or use the local engine.")
     reader = make_engine(name, master=master or cfg.engine.master, config=cfg.engine.config)
-    outputs = OutputSet([out] + ([manifest] if manifest else []), reads=files_read(cfg, config),
-                        folders=[out] if spark else ())
+    outputs = OutputSet([out] + ([manifest] if manifest else []) + ([report] if report else []),
+                        reads=files_read(cfg, config), folders=[out] if spark else ())
     with stage(f"loading {cfg.data.name}"):
         ds = cfg.dataset(engine=reader) if spark else cfg.dataset()
     if cfg.algorithm.name == "alphabeta":
@@ -114,9 +124,22 @@ def anonymize_command(
         # Full-domain generalization reads a column through its hierarchy only; the other
         # algorithms treat a text column as nominal, which a stray text value makes silently.
         notes = ds.stray_text_notes() if cfg.algorithm.name != "fulldomain" else []
-    with stage(f"writing {out}"):
-        manifest_text = reader.write_release(release, out, manifest, extra={"config": cfg.to_dict(), **(
-            {"notes": notes} if notes else {})}, outputs=outputs)
+        document = {**release.manifest, "config": cfg.to_dict(), **({"notes": notes} if notes else {})}
+    if report is not None:
+        from veil.report import release_report_of, render_html
+
+        with stage("attacking the release for its report"):
+            report_text = render_html(release_report_of(release))
+    with stage(f"writing {out}"), outputs:
+        reader.put_release(outputs, release, out)  # the local engine's in pieces: never held whole
+        if report is not None:
+            outputs.put(report, report_text)
+        if manifest:
+            manifest_text = outputs.put_manifest(manifest, document, describes={"release": out})
+        else:
+            manifest_text = json.dumps({**document, "release": outputs.describe(out)}, indent=2,
+                                       ensure_ascii=False) + "\n"
+        outputs.commit()
     if as_json:
         sys.stdout.write(manifest_text)
     else:
@@ -124,7 +147,9 @@ def anonymize_command(
         render_release(release, console)
         for note in notes:
             console.print(f"note: {note}", markup=False)
-        console.print(f"wrote {out}" + (f" and {manifest}" if manifest else ""), soft_wrap=True)
+        written = [str(p) for p in (out, manifest, report) if p is not None]
+        console.print(f"wrote {', '.join(written[:-1])} and {written[-1]}" if len(written) > 1
+                      else f"wrote {out}", soft_wrap=True)
 
 
 @fails_cleanly
@@ -152,42 +177,66 @@ DEMO_MODELS = "5-anonymity and entropy 3-diversity of occupation, at most 2 % su
 
 @fails_cleanly
 def demo_command(
-    out: Path = typer.Option(Path("veil-demo"), "--out", help="Folder for release.csv and manifest.json."),
+    out: Path = typer.Option(Path("veil-demo"), "--out", help="Folder for the release, its manifest and the ledger."),
     as_json: bool = typer.Option(False, "--json", help="Print the manifest instead of tables."),
 ) -> None:
-    """Anonymize the bundled Adult census extract (30,162 records), then attack the release.
+    """Anonymize the bundled Adult census extract (30,162 records), attack the release, and publish it
+    through a release ledger that refuses a second release of the same people.
 
     Quasi-identifiers: sex, age, race, marital-status, education, native-country, workclass;
     sensitive: occupation. Optimal full-domain generalization for 5-anonymity and entropy
     3-diversity with at most 2 % of the records suppressed, then the homogeneity, background-
     knowledge, skewness and similarity attacks and the disclosure measures on the release;
-    writes OUT/release.csv (the input's delimiter and column order) and OUT/manifest.json.
+    writes OUT/release.csv (the input's delimiter and column order) and OUT/manifest.json. The
+    release is then published through the gate of the ledger OUT/ledger.db; a second release with
+    the same models, optimized for discernibility instead of loss (OUT/refused/), is refused
+    there, because intersected with the first it pins a person's occupation.
     """
     from veil.anonymize import FullDomain
     from veil.attacks import attack_release
     from veil.cli.attack import render_single
-    from veil.data.bundled import ADULT_QUASI_IDENTIFIERS, ADULT_SENSITIVE, load_adult
+    from veil.cli.ledger import render_decision
+    from veil.data.bundled import ADULT_QUASI_IDENTIFIERS, ADULT_SENSITIVE, adult_csv, load_adult
+    from veil.ledger import Ledger
     from veil.models import EntropyLDiversity, KAnonymity
     from veil.output import OutputSet
 
     if out.exists() and not out.is_dir():
         raise ParameterError(f"{str(out)!r} is a file; give a folder for the demo's outputs.")
     release_path, manifest_path = out / "release.csv", out / "manifest.json"
-    outputs = OutputSet([release_path, manifest_path], make_folders=True)
+    second_path, second_manifest = out / "refused" / "release.csv", out / "refused" / "manifest.json"
+    outputs = OutputSet([release_path, manifest_path, second_path, second_manifest], make_folders=True)
     with stage("loading the bundled Adult table"):
         ds = load_adult(ADULT_QUASI_IDENTIFIERS, ADULT_SENSITIVE)
-    anonymizer = FullDomain([KAnonymity(5), EntropyLDiversity(3, sensitive="occupation")],
-                            suppression_limit=0.02, metric="loss")
+
+    def anonymizer(metric: str) -> FullDomain:
+        return FullDomain([KAnonymity(5), EntropyLDiversity(3, sensitive="occupation")], suppression_limit=0.02,
+                          metric=metric)
+
+    first = anonymizer("loss")
     with progress_bar("searching") as progress:
-        anonymizer.fit(ds, progress=progress)
+        first.fit(ds, progress=progress)
     with stage("transforming and attacking"):
-        release = anonymizer.transform(ds)
+        release = first.transform(ds)
         attacks = attack_release(release)
+    with stage("a second release of the same people, for discernibility"):
+        second = anonymizer("discernibility").fit_transform(ds)
     with stage(f"writing {out}"), outputs:
-        outputs.put(release_path, release.csv_text())
+        outputs.put(release_path, release.csv_chunks())
         manifest_text = outputs.put_manifest(manifest_path, {**release.manifest, "attacks": attacks.to_dict()},
                                              describes={"release": release_path})
+        outputs.put(second_path, second.csv_text())
+        outputs.put_manifest(second_manifest, second.manifest, describes={"release": second_path})
         outputs.commit()
+    ledger, _ = Ledger.init(out / "ledger.db")
+    try:
+        with stage("publishing through the ledger's gate"):
+            ledger.add_population("adult")
+            published = ledger.publish(manifest_path, population="adult", data=adult_csv())
+            refused = ledger.publish(second_manifest, population="adult", data=adult_csv(),
+                                     name=f"{out.name}/refused/release.csv (optimized for discernibility)")
+    finally:
+        ledger.close()
     if as_json:
         sys.stdout.write(manifest_text)
         return
@@ -197,3 +246,8 @@ def demo_command(
     console.print("\n[bold]The adversary's view[/]: attacks on the release itself")
     render_single(attacks, console)
     console.print(f"wrote {release_path} and {manifest_path}")
+    lines = Console(highlight=False, soft_wrap=True)
+    lines.print(f"\n[bold]The release ledger[/] {out / 'ledger.db'}: this release passes its gate; a second one of "
+                "the same people, with the same models optimized for discernibility, does not")
+    render_decision(published, lines)
+    render_decision(refused, lines)

@@ -2,8 +2,9 @@
 
 ``veil attack single`` runs the homogeneity, background-knowledge, skewness and similarity attacks
 and the disclosure measures on one release; ``veil attack intersection`` intersects what
-independent releases say about the same people (Ganta et al., KDD 2008). Errors a user can cause
-are one sentence on standard error with exit status 2, as everywhere in veil.
+independent releases say about the same people (Ganta et al., KDD 2008); ``veil attack
+minimality`` reasons as an adversary who knows the algorithm (Wong et al., VLDB 2007). Errors a
+user can cause are one sentence on standard error with exit status 2, as everywhere in veil.
 """
 
 from __future__ import annotations
@@ -351,3 +352,162 @@ def _render_values_left(result: IntersectionResult, console: Console) -> None:
     if rest > 0:
         console.print(f"… and {rest:,} other intersections; --out FILE or --json lists every target's values.",
                       markup=False)
+
+
+PUBLISHERS = ("optimal", "minimal")
+
+
+def minimality_publisher(cfg, publisher: str):
+    """What the adversary knows of the algorithm, from the configuration the release was made with.
+
+    Raises:
+        ParameterError: an algorithm the attack does not model, a full-domain search that could
+            suppress records, an unknown publisher.
+    """
+    from veil.attacks.minimality import AceProcess, MinimalFullDomain, MondrianProcess, OptimalFullDomain
+
+    if publisher not in PUBLISHERS:
+        raise ParameterError(f"--publisher is 'optimal' (veil's search) or 'minimal' (a minimal node), not "
+                             f"{publisher!r}.")
+    models, spec = cfg.models(), cfg.algorithm
+    if spec.name == "fulldomain":
+        if cfg.suppression_limit > 0:
+            raise ParameterError(f"the attack models full-domain searches that suppress nothing, and the configuration "
+                                 f"allows {cfg.suppression_limit:g} of the records; set suppression_limit: 0.")
+        if publisher == "minimal":
+            return MinimalFullDomain(models)
+        return OptimalFullDomain(models, metric=cfg.metric())
+    if publisher == "minimal":
+        raise ParameterError(f"--publisher minimal describes a full-domain release, and this configuration uses "
+                             f"{spec.name}; leave --publisher out.")
+    if spec.name == "mondrian":
+        return MondrianProcess(models, mode=spec.options.get("mode", "strict"),
+                               categorical=spec.options.get("categorical", "hierarchy"))
+    if spec.name == "ace":
+        from veil.anonymize import Ace
+
+        ace = Ace(models, l=spec.options.get("l"), sensitive=spec.options.get("sensitive"))
+        return AceProcess(ace.l, categorical=spec.options.get("categorical", "hierarchy"))
+    raise ParameterError(f"the minimality attack models full-domain, Mondrian and Ace releases, not {spec.name}'s.")
+
+
+def _attacked_column(cfg, sensitive: Optional[str]) -> str:
+    """The sensitive column to attack: the one named, which must be one the configuration protects
+    (Ace's own column for Ace, whose guarantee covers that column only), or the only such column.
+
+    Raises:
+        ParameterError: a column the configuration does not protect, or several to choose from.
+    """
+    protected = list(cfg.sensitive)
+    if cfg.algorithm.name == "ace":
+        from veil.anonymize import Ace
+
+        chosen = Ace(cfg.models(), l=cfg.algorithm.options.get("l"),
+                     sensitive=cfg.algorithm.options.get("sensitive")).sensitive
+        protected = [chosen] if chosen is not None else protected
+    if sensitive is None:
+        if len(protected) != 1:
+            raise ParameterError(f"the configuration declares {len(protected)} sensitive columns; name the one to "
+                                 "attack with --sensitive.")
+        return protected[0]
+    if sensitive not in protected:
+        raise ParameterError(f"--sensitive names '{sensitive}', which the configuration's algorithm does not protect "
+                             f"as a sensitive column; name {' or '.join(repr(c) for c in protected)}.")
+    return sensitive
+
+
+def _population(cfg, path: Path, delimiter: Optional[str]):
+    """Everyone's quasi-identifiers, with the configuration's hierarchies and orders."""
+    from veil.data.dataset import Dataset
+    from veil.data.io import read_table
+
+    table = read_table(path, delimiter)
+    missing = [q for q in cfg.quasi_identifiers if q not in table.columns]
+    if missing:
+        raise ParameterError(f"the population table has no column '{missing[0]}'; it needs every quasi-identifier "
+                             f"({', '.join(cfg.quasi_identifiers)}).")
+    hierarchies = {name: spec.build(None if spec.kind == "file" else table.data.column(name))
+                   for name, spec in cfg.hierarchies.items() if name in cfg.quasi_identifiers}
+    return Dataset(table, quasi_identifiers=list(cfg.quasi_identifiers), hierarchies=hierarchies,
+                   orders={k: list(v) for k, v in cfg.orders.items() if k in cfg.quasi_identifiers},
+                   missing_values=cfg.missing_values), table
+
+
+@attack_app.command("minimality")
+@fails_cleanly
+def minimality_command(
+    release: Path = typer.Argument(..., help="The released table (CSV or Parquet)."),
+    config: Path = typer.Option(..., "--config", help="The configuration the release was made with: roles, "
+                                                      "hierarchies, models and algorithm."),
+    population: Path = typer.Option(..., "--population", help="Everyone's quasi-identifiers (one row per person "
+                                                              "in the release)."),
+    publisher: str = typer.Option("optimal", "--publisher", help="For a full-domain release: optimal (veil's "
+                                                                 "search) or minimal (any minimal node)."),
+    sensitive: Optional[str] = typer.Option(None, "--sensitive", help="The sensitive column (default: the "
+                                                                      "configuration's only one)."),
+    threshold: Optional[float] = typer.Option(None, "--threshold", help="Posterior above which a person counts as "
+                                                                        "exposed (default 1/ℓ)."),
+    values: Optional[str] = typer.Option(None, "--values", help="The sensitive values whose posteriors count, "
+                                                                "comma-separated (default: all)."),
+    id_column: Optional[str] = typer.Option(None, "--id", help="A column of the population naming each person."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Write one row per person (CSV) here."),
+    delimiter: Optional[str] = typer.Option(None, "--delimiter", help="CSV delimiter (default: sniffed)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of text."),
+) -> None:
+    """The minimality attack (Wong et al., VLDB 2007): the adversary knows the algorithm.
+
+    He knows everyone's quasi-identifiers and how the release was made, considers every input
+    table that could have produced it, and reads each person's posterior of every sensitive value
+    off them. On small tables the inputs are enumerated and the posteriors are exact; on large
+    ones the attack reports a lower bound on the people whose posterior exceeds the threshold,
+    exact where it can prove it, and says which.
+    """
+    from veil.attacks.minimality import MinimalityAttack
+    from veil.config import load_config
+
+    cfg = load_config(config)
+    outputs = OutputSet([out], reads=[release, config, population]) if out is not None else None
+    attacker = minimality_publisher(cfg, publisher.strip().lower())
+    sensitive = _attacked_column(cfg, sensitive)
+    people, table = _population(cfg, population, delimiter)
+    ids = None
+    if id_column is not None:
+        if id_column not in table.columns:
+            raise ParameterError(f"the population table has no column '{id_column}' to name people by.")
+        ids = table.data.column(id_column).to_pylist()
+    attack = MinimalityAttack(attacker, threshold=threshold, values=split_names(values) or None)
+    with stage("reading the inputs that could have produced the release"):
+        attack.fit(release, people, sensitive=sensitive, quasi_identifiers=list(cfg.quasi_identifiers))
+    per_person = attack.per_person(ids)
+    if outputs is not None:
+        with stage(f"writing {out}"), outputs:
+            outputs.put(out, per_person.to_csv(index=False))
+            outputs.commit()
+    summary = attack.summary()
+    if as_json:
+        summary["per_person"] = json.loads(per_person.to_json(orient="records"))
+        sys.stdout.write(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+        return
+    render_minimality(summary, Console(highlight=False))
+    if out is not None:
+        Console(highlight=False).print(f"wrote {out}", markup=False)
+
+
+def render_minimality(summary: dict, console: Console) -> None:
+    """Print a minimality attack's summary."""
+    n = max(summary["people"], 1)
+    exact = summary["count_exact"]
+    count = summary["exceeding" if exact else "exceeding_at_least"]
+    console.print(f"Minimality attack ({escape(summary['publisher'])}): {summary['people']:,} people in "
+                  f"{summary['classes']:,} published classes")
+    if summary["enumerated"]:
+        console.print(f"inputs that could have produced the release: {summary['inputs_consistent']:,} of the "
+                      f"{summary['inputs_enumerated']:,} the classes allow; posteriors exact")
+    elif summary.get("proven"):
+        console.print(f"too many inputs to enumerate; {escape(summary['proven'])}")
+    else:
+        console.print(f"too many inputs to enumerate: posteriors known exactly for "
+                      f"{summary['people_known_exactly']:,} people; the count below is "
+                      f"{'exact' if exact else 'a lower bound'}")
+    console.print(f"people whose posterior exceeds {summary['threshold']:.4g}: [bold]{'' if exact else 'at least '}"
+                  f"{count:,}[/] ({count / n:.2%})")

@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import errno
 import functools
+import importlib
 import re
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, List, Optional
+from typing import Callable, List, Mapping, Optional
 
 import click
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from typer.core import TyperGroup
 
 from veil.errors import ParameterError, VeilError, lower_first
@@ -92,11 +92,63 @@ class VeilGroup(TyperGroup):
         sys.exit(result if isinstance(result, int) else 0)
 
 
-def command_group(**options) -> typer.Typer:
+class LazyGroup(click.Group):
+    """A command group that the help of its parent lists by name and help text alone, and whose
+    module is imported only when the group runs (its own help included): ``veil --help`` and
+    ``veil check`` never import what ``veil dp`` needs.
+
+    Args:
+        name: the group's name on the command line.
+        module: the module that defines it, imported on first use.
+        attribute: the module's ``typer.Typer`` application.
+        help: the text the parent's help shows, and the group's own help's.
+    """
+
+    def __init__(self, name: str, module: str, attribute: str, help: str):
+        super().__init__(name=name, help=help)
+        self._module = module
+        self._attribute = attribute
+
+    def loaded(self) -> click.Group:
+        """The group itself, made from its module's Typer application."""
+        group = typer.main.get_group(getattr(importlib.import_module(self._module), self._attribute))
+        group.name, group.help = self.name, self.help
+        return group
+
+    def make_context(self, info_name, args, parent=None, **extra) -> click.Context:
+        # Running the group (or asking for its help) runs the real one.
+        return self.loaded().make_context(info_name, args, parent=parent, **extra)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        # Asked only by what walks the command tree (the docs' CLI reference), never by a run.
+        return self.loaded().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, cmd_name: str):
+        return self.loaded().get_command(ctx, cmd_name)
+
+
+def command_group(lazy: Mapping[str, tuple[str, str, str]] | None = None, **options) -> typer.Typer:
     """A ``typer.Typer`` group as every veil group is made: usage errors as one sentence, no
     completion commands, no pretty tracebacks, and Click's own suggestion of a mistyped command
-    only (Typer would add the same one again)."""
-    return typer.Typer(cls=VeilGroup, add_completion=False, pretty_exceptions_enable=False,
+    only (Typer would add the same one again).
+
+    Args:
+        lazy: sub-groups loaded on first use (see :class:`LazyGroup`): name → (module, the
+            module's Typer application, help), listed after the group's own commands.
+        options: passed to ``typer.Typer``.
+    """
+    if not lazy:
+        return typer.Typer(cls=VeilGroup, add_completion=False, pretty_exceptions_enable=False,
+                           suggest_commands=False, **options)
+    groups = dict(lazy)
+
+    class WithLazyGroups(VeilGroup):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            for name, (module, attribute, text) in groups.items():
+                self.add_command(LazyGroup(name, module, attribute, text))
+
+    return typer.Typer(cls=WithLazyGroups, add_completion=False, pretty_exceptions_enable=False,
                        suggest_commands=False, **options)
 
 
@@ -164,6 +216,8 @@ def stage(description: str):
     if not sys.stderr.isatty():
         yield
         return
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                   console=Console(stderr=True), transient=True) as bar:
         bar.add_task(description, total=None)
@@ -176,6 +230,8 @@ def progress_bar(description: str):
     if not sys.stderr.isatty():
         yield None
         return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task(description, total=None)

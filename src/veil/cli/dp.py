@@ -1,25 +1,40 @@
-"""``veil dp``: differentially private answers from a table, with a budget file.
+"""``veil dp``: differentially private answers from a table, charged to a release ledger.
 
 ``veil dp count|sum|mean|quantile|histogram DATA --epsilon E [--delta D] [--columns …]
-[--bounds LO,HI] [--budget-file B.json [--budget E[,D]]] [--seed N] [--json]`` prints the noisy
-answer with its 95 % error bar; ``veil dp budget B.json`` shows what was spent by what (and, with
-transition matrices, the temporal leakage of the charges); ``veil dp stream EVENTS --epsilon E
---start S --end E --out DIR`` releases a stream of events over time (:mod:`veil.dp.stream`).
+[--bounds LO,HI] [--budget-file B [--budget E[,D]] | --ledger L [--population P] [--budget E[,D]]]
+[--out DIR] [--seed N] [--json]`` prints the noisy answer with its 95 % error bar; ``veil dp budget
+B`` shows what was spent by what (and, with transition matrices, the temporal leakage of the
+charges); ``veil dp stream EVENTS --epsilon E --start S --end E --out DIR`` releases a stream of
+events over time (:mod:`veil.dp.stream`).
 
-The budget file is tied to the data by its **dataset id**, a fingerprint of the table's content
-as parsed (:func:`veil.dp.fingerprint.dataset_id`): line ends, quoting, the order of rows and of
-columns do not change it; any changed value, row or column does, and then the budget file is
-refused as another dataset's. A missing budget file is created when ``--budget E[,D]`` says how
-much may be spent. The file is sealed and shared safely between processes (:mod:`veil.dp.budget_file`).
+The budget is kept in a release ledger (:mod:`veil.ledger`), the one record of what was spent:
+
+* ``--budget-file B`` is a ledger in the SQLite file ``B`` that keeps one table's budget: its
+  population is the queried table, named by its **dataset id**, a fingerprint of the table's
+  content as parsed (:func:`veil.dp.fingerprint.dataset_id`: line ends, quoting, the order of rows
+  and of columns do not change it; any changed value, row or column does, and then the file is
+  refused as another dataset's). A missing file is created when ``--budget E[,D]`` says how much
+  may be spent (sequential composition). A JSON budget file of an earlier veil is refused with one
+  sentence saying how to import it (``veil ledger import``).
+* ``--ledger L`` charges a shared ledger (an SQLite file or a PostgreSQL URL): the table's own
+  population, or ``--population P``, under which the table is registered first (a population
+  that is one table refuses any other).
+
+``--out DIR`` writes the answer and a manifest that names its charge (``answer.json``,
+``manifest.json``), for ``veil publish``.
 
 Order of work, so that a failing query charges nothing and every answer shown is paid for: every
-option is checked and the data read (nothing locked yet); then the budget file is locked, re-read
-and verified; the query checks its parameters, charges, and the charge is saved to the file
-before any noise is drawn; the lock is released; only then is the answer printed. A query refused
-before its charge leaves the file as it was; if the noise draw fails after it, the budget stays
-spent (the safe side).
+option is checked and the data read; the ledger's history and the population's charges are
+verified; the query checks its parameters and charges, and the charge is committed to the ledger
+(one transaction, re-checked against every charge other processes committed) before any noise is
+drawn; then the answer is written and printed. A query refused before its charge leaves the ledger
+as it was; if the noise draw fails after it, the budget stays spent (the safe side).
 
 ``--seed N`` makes a reproducible experiment, labelled NOT fit for release; it is still charged.
+
+``--engine spark [--master M]`` answers count, sum, mean and histogram on Apache Spark, which
+collects the distinct values of the columns read with their counts (:mod:`veil.engines.spark`);
+it computes no dataset id, so it takes no ledger and no ``--out``.
 """
 
 from __future__ import annotations
@@ -28,6 +43,7 @@ import json
 import math
 import sys
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, List, Optional
 
@@ -37,9 +53,9 @@ from rich.console import Console
 
 from veil.cli.console import (ENGINE, MASTER, command_group, engine_named, fails_cleanly, parse_pairs, split_names,
                               stage)
+from veil.cli.report import dp_report_command
 from veil.data.hierarchy import Hierarchy
 from veil.dp.accountant import Accountant, Budget, _show, step_epsilons
-from veil.dp.budget_file import BudgetFile
 from veil.dp.fingerprint import dataset_id
 from veil.dp.noise import NoiseSource
 from veil.dp.queries import (
@@ -57,17 +73,25 @@ from veil.dp.stream import FILES as STREAM_FILES
 from veil.dp.stream import StreamSettings, read_transition_matrix, release_stream
 from veil.dp.temporal import TemporalCorrelation
 from veil.errors import DataError, ParameterError
+from veil.ledger import Ledger, LedgerError
+from veil.ledger.answers import write_answer
 from veil.output import check_targets
 
-dp_app = command_group(no_args_is_help=True, help="Differentially private queries with a privacy-budget file.")
+dp_app = command_group(no_args_is_help=True, help="Differentially private queries, charged to a release ledger.")
 
 # --------------------------------------------------------------------------- shared options
 
 DATA = typer.Argument(..., help="CSV or Parquet table to query.")
 EPSILON = typer.Option(..., "--epsilon", help="Privacy loss ε > 0 this query spends.")
 DELTA = typer.Option(0.0, "--delta", help="δ in [0, 1); δ > 0 switches to Gaussian noise.")
-BUDGET_FILE = typer.Option(None, "--budget-file", help="Budget file (JSON) to charge; created when missing.")
-BUDGET = typer.Option(None, "--budget", help="E[,D]: the total budget when --budget-file is created.")
+BUDGET_FILE = typer.Option(None, "--budget-file", help="A ledger of this table's budget alone (an SQLite file); "
+                                                       "created, with --budget, when missing.")
+LEDGER = typer.Option(None, "--ledger", help="A release ledger (SQLite file or postgresql:// URL) to charge.")
+POPULATION = typer.Option(None, "--population", help="With --ledger: the population to charge (default: this "
+                                                     "table's own).")
+BUDGET = typer.Option(None, "--budget", help="E[,D]: the total budget when the budget file or population is made.")
+OUT = typer.Option(None, "--out", help="Folder to write answer.json and manifest.json in, for veil publish.")
+BY = typer.Option(None, "--by", help="Who charges (default: the operating-system user).")
 SEED = typer.Option(None, "--seed", help="Seeded noise for experiments (a whole number >= 0): NOT fit for release.")
 JSON = typer.Option(False, "--json", help="Print one JSON object.")
 DELIMITER = typer.Option(None, "--delimiter", help="CSV delimiter (default: sniffed).")
@@ -143,46 +167,85 @@ class _Run:
     """What a query command prepares before it charges anything."""
 
     def __init__(self, data: Path, epsilon: float, delta: float, budget_file: Optional[Path],
-                 budget: Optional[str], seed: Optional[int], delimiter: Optional[str], engine: str = "local",
-                 master: Optional[str] = None, reads: tuple[str, ...] = ()):
+                 budget: Optional[str], seed: Optional[int], delimiter: Optional[str], ledger: Optional[str] = None,
+                 population: Optional[str] = None, out: Optional[Path] = None, by: Optional[str] = None,
+                 engine: str = "local", master: Optional[str] = None, reads: tuple[str, ...] = ()):
         if not epsilon > 0 or not math.isfinite(epsilon):
             raise ParameterError(f"--epsilon must be a positive finite number, got {epsilon:g}.")
         if not 0.0 <= delta < 1.0:
             raise ParameterError(f"--delta must lie in [0, 1), got {delta:g}.")
+        if budget_file is not None and ledger is not None:
+            raise ParameterError("give --ledger or --budget-file, not both.")
+        if population is not None and ledger is None:
+            raise ParameterError("--population applies only with --ledger.")
         self.noise = NoiseSource.seeded(seed) if seed is not None else NoiseSource.secure()
         self.new_budget = _budget(budget) if budget is not None else None
-        if budget_file is None and self.new_budget is not None:
-            raise ParameterError("--budget applies only with --budget-file.")
+        if budget_file is None and ledger is None and self.new_budget is not None:
+            raise ParameterError("--budget applies only with --budget-file or --ledger.")
         reader = engine_named(engine, master)
         if engine == "spark":
-            if budget_file is not None:
-                raise ParameterError("a budget file is bound to the table's fingerprint, which the Spark engine does "
-                                     "not compute; charge a veil.dp.Accountant in Python, or use the local engine.")
+            if budget_file is not None or ledger is not None or out is not None:
+                raise ParameterError("a ledger (--budget-file, --ledger) and --out name the table by its fingerprint, "
+                                     "which the Spark engine does not compute; charge a veil.dp.Accountant in "
+                                     "Python, or use the local engine.")
         elif not data.is_file():
             raise DataError(f"data file {str(data)!r} does not exist; check the path.")
-        self.budget_file = None if budget_file is None else BudgetFile(budget_file)
-        if self.budget_file is not None:
-            self.budget_file.check_place()
+        self.location = str(budget_file) if budget_file is not None else ledger
+        self.single = budget_file is not None  # a budget file is the ledger of one table's budget
+        self.ledger = None if self.location is None else Ledger(self.location, by=by)
+        self.fresh = False
+        if self.ledger is not None and not self.ledger.store.check_file(must_exist=not self.single):
+            if self.new_budget is None:
+                raise LedgerError(f"budget file {self.location!r} does not exist; give the budget to start it with "
+                                  "(--budget E[,D]).")
+            self.fresh = True
+        self.out = out
+        if out is not None:
+            check_targets([out / "answer.json", out / "manifest.json"], reads=[data, budget_file], make_folders=True)
         if engine == "spark":
             # The true aggregate on Spark: the distinct values of the columns read, with counts.
             self.columns = _Columns(reader.query_dataset(data, list(reads), delimiter))
         else:
             self.columns = _Columns(data, delimiter)
-        self.dataset_id = None if self.budget_file is None else dataset_id(self.columns.table)
+        self.dataset_id = None if self.ledger is None else dataset_id(self.columns.table)
+        self.population = population or self.dataset_id
         self.accountant: Optional[Accountant] = None
+        self.charge: Optional[dict] = None  # the ledger's charge of this answer, which its manifest names
 
     @contextmanager
     def charging(self) -> Iterator[Optional[Accountant]]:
-        """The accountant to charge, its file locked and every charge saved before it returns."""
-        if self.budget_file is None:
+        """The accountant to charge; every charge is committed to the ledger before it returns."""
+        if self.ledger is None:
             yield None
             return
-        with self.budget_file.open(self.dataset_id, create=self.new_budget) as accountant:
-            self.accountant = accountant
-            yield accountant
+        try:
+            if self.fresh:
+                self.ledger = Ledger.init(self.location, by=self.ledger.by)[0]
+            if self.single:
+                kept = [p.name for p in self.ledger.populations()]
+                if kept and self.dataset_id not in kept:
+                    raise LedgerError(f"budget file {self.location!r} belongs to dataset {kept[0]!r}, not "
+                                      f"{self.dataset_id!r}; use the budget file of this dataset.")
+            elif self.population != self.dataset_id:
+                if self.new_budget is not None:
+                    self.ledger.add_population(self.population, budget=self.new_budget)
+                self.ledger.register_dataset(self.population, self.columns.table)
+            with self.ledger.budget_session(self.population, create=self.new_budget) as session:
+                self.accountant = session.accountant
+                yield session.accountant
+            if session.made:
+                self.charge = {"ledger_id": self.ledger.ledger_id, "population": self.population,
+                               "seq": session.made[-1]}
+        finally:
+            self.ledger.close()
 
     def finish(self, result: QueryResult, as_json: bool) -> None:
-        """Print the answer; it was saved to the budget file (when one is given) before its noise was drawn."""
+        """Write (with --out) and print the answer, charged (when a ledger is given) before its noise was drawn."""
+        charge = self.charge
+        if self.out is not None:
+            drawn_from = self.dataset_id or dataset_id(self.columns.table)
+            write_answer(result, self.out / "answer.json", self.out / "manifest.json", dataset_id=drawn_from,
+                         charge=charge, make_folders=True)
         if not result.fit_for_release:
             Console(stderr=True, highlight=False, soft_wrap=True).print(f"warning: {result.label}.", markup=False)
         if as_json:
@@ -190,7 +253,8 @@ class _Run:
             if self.accountant is not None:
                 spent = self.accountant.spent()
                 left = self.accountant.remaining()
-                doc["budget"] = {"file": str(self.budget_file.path), "dataset_id": self.accountant.dataset_id,
+                doc["budget"] = {"file": self.location, "population": self.population, "dataset_id": self.dataset_id,
+                                 "charge": None if charge is None else charge["seq"],
                                  "total": {"epsilon": float(self.accountant.budget.epsilon),
                                            "delta": float(self.accountant.budget.delta)},
                                  "spent": {"epsilon": float(spent.epsilon), "delta": float(spent.delta)},
@@ -202,9 +266,11 @@ class _Run:
         if self.accountant is not None:
             eps, dlt = self.accountant.remaining()
             spent = self.accountant.spent()
-            console.print(f"budget {self.budget_file.path}: spent ε = {_show(spent.epsilon)}, "
+            console.print(f"budget {self.location}: spent ε = {_show(spent.epsilon)}, "
                           f"δ = {_show(spent.delta)} of {self.accountant.budget}; left ε = {_show(eps)}, "
                           f"δ = {_show(dlt)}", markup=False)
+        if self.out is not None:
+            console.print(f"wrote {self.out / 'answer.json'} and {self.out / 'manifest.json'}", markup=False)
 
 
 def _fmt(x) -> str:
@@ -245,18 +311,39 @@ def _render(r: QueryResult, console: Console) -> None:
 
 # --------------------------------------------------------------------------- commands
 
+@dataclass(frozen=True)
+class _Budget:
+    """The options that say where a query is charged (the same on every query command)."""
+
+    budget_file: Optional[Path]
+    budget: Optional[str]
+    ledger: Optional[str]
+    population: Optional[str]
+    out: Optional[Path]
+    by: Optional[str]
+
+    def run(self, data: Path, epsilon: float, delta: float, seed: Optional[int], delimiter: Optional[str],
+            engine: str = "local", master: Optional[str] = None, reads: tuple[str, ...] = ()) -> _Run:
+        return _Run(data, epsilon, delta, self.budget_file, self.budget, seed, delimiter, self.ledger,
+                    self.population, self.out, self.by, engine, master, reads)
+
+
 @dp_app.command("count")
 @fails_cleanly
 def count_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DELTA,
-                  columns: Optional[str] = typer.Option(None, "--columns", help="Count non-missing values of this column."),
+                  columns: Optional[str] = typer.Option(None, "--columns",
+                                                        help="Count non-missing values of this column."),
                   budget_file: Optional[Path] = BUDGET_FILE, budget: Optional[str] = BUDGET,
+                  ledger: Optional[str] = LEDGER, population: Optional[str] = POPULATION,
+                  out: Optional[Path] = OUT, by: Optional[str] = BY,
                   seed: Optional[int] = SEED, delimiter: Optional[str] = DELIMITER, as_json: bool = JSON,
                   engine: str = ENGINE, master: Optional[str] = MASTER) -> None:
     """The noisy number of records (sensitivity 1)."""
     names = split_names(columns)
     if len(names) > 1:
         raise ParameterError("count reads at most one column; give one name with --columns.")
-    run = _Run(data, epsilon, delta, budget_file, budget, seed, delimiter, engine, master, tuple(names))
+    run = _Budget(budget_file, budget, ledger, population, out, by).run(data, epsilon, delta, seed, delimiter,
+                                                                        engine, master, tuple(names))
     with run.charging() as accountant:
         result = dp_count(run.columns, epsilon, delta, column=names[0] if names else None,
                           accountant=accountant, noise=run.noise)
@@ -264,12 +351,12 @@ def count_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DE
 
 
 def _clamped(query: str, answer, data: Path, epsilon: float, delta: float, columns: Optional[str],
-             bounds: Optional[str], budget_file: Optional[Path], budget: Optional[str], seed: Optional[int],
-             delimiter: Optional[str], as_json: bool, engine: str, master: Optional[str]) -> None:
+             bounds: Optional[str], where: _Budget, seed: Optional[int], delimiter: Optional[str],
+             as_json: bool, engine: str, master: Optional[str]) -> None:
     """``sum`` and ``mean``: one numeric column clamped to public bounds, answered by ``answer``."""
     column = _one_column(columns, query)
     lohi = _bounds(bounds, query)
-    run = _Run(data, epsilon, delta, budget_file, budget, seed, delimiter, engine, master, (column,))
+    run = where.run(data, epsilon, delta, seed, delimiter, engine, master, (column,))
     with run.charging() as accountant:
         result = answer(run.columns, column, lohi, epsilon, delta, accountant=accountant, noise=run.noise)
     run.finish(result, as_json)
@@ -280,14 +367,16 @@ def _clamped(query: str, answer, data: Path, epsilon: float, delta: float, colum
 def sum_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DELTA,
                 columns: Optional[str] = typer.Option(None, "--columns", help="The numeric column to sum."),
                 bounds: Optional[str] = BOUNDS, budget_file: Optional[Path] = BUDGET_FILE,
-                budget: Optional[str] = BUDGET, seed: Optional[int] = SEED, delimiter: Optional[str] = DELIMITER,
-                as_json: bool = JSON, engine: str = ENGINE, master: Optional[str] = MASTER) -> None:
+                budget: Optional[str] = BUDGET, ledger: Optional[str] = LEDGER,
+                population: Optional[str] = POPULATION, out: Optional[Path] = OUT, by: Optional[str] = BY,
+                seed: Optional[int] = SEED, delimiter: Optional[str] = DELIMITER, as_json: bool = JSON,
+                engine: str = ENGINE, master: Optional[str] = MASTER) -> None:
     """The noisy sum of a column clamped to --bounds (sensitivity max(|LO|, |HI|)).
 
     Cells that are not finite numbers (empty, text such as 'unknown') are left out.
     """
-    _clamped("sum", dp_sum, data, epsilon, delta, columns, bounds, budget_file, budget, seed, delimiter, as_json,
-             engine, master)
+    _clamped("sum", dp_sum, data, epsilon, delta, columns, bounds,
+             _Budget(budget_file, budget, ledger, population, out, by), seed, delimiter, as_json, engine, master)
 
 
 @dp_app.command("mean")
@@ -295,14 +384,16 @@ def sum_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DELT
 def mean_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DELTA,
                  columns: Optional[str] = typer.Option(None, "--columns", help="The numeric column."),
                  bounds: Optional[str] = BOUNDS, budget_file: Optional[Path] = BUDGET_FILE,
-                 budget: Optional[str] = BUDGET, seed: Optional[int] = SEED, delimiter: Optional[str] = DELIMITER,
-                 as_json: bool = JSON, engine: str = ENGINE, master: Optional[str] = MASTER) -> None:
+                 budget: Optional[str] = BUDGET, ledger: Optional[str] = LEDGER,
+                 population: Optional[str] = POPULATION, out: Optional[Path] = OUT, by: Optional[str] = BY,
+                 seed: Optional[int] = SEED, delimiter: Optional[str] = DELIMITER, as_json: bool = JSON,
+                 engine: str = ENGINE, master: Optional[str] = MASTER) -> None:
     """The noisy mean of a column clamped to --bounds: noisy sum / noisy count, ε split in half.
 
     Cells that are not finite numbers (empty, text such as 'unknown') are left out.
     """
-    _clamped("mean", dp_mean, data, epsilon, delta, columns, bounds, budget_file, budget, seed, delimiter, as_json,
-             engine, master)
+    _clamped("mean", dp_mean, data, epsilon, delta, columns, bounds,
+             _Budget(budget_file, budget, ledger, population, out, by), seed, delimiter, as_json, engine, master)
 
 
 @dp_app.command("quantile")
@@ -313,8 +404,9 @@ def quantile_command(data: Path = DATA, epsilon: float = EPSILON, delta: float =
                      bounds: Optional[str] = BOUNDS,
                      grid: int = typer.Option(DEFAULT_GRID, "--grid",
                                               help="Steps of the public output grid between the bounds."),
-                     budget_file: Optional[Path] = BUDGET_FILE,
-                     budget: Optional[str] = BUDGET, seed: Optional[int] = SEED,
+                     budget_file: Optional[Path] = BUDGET_FILE, budget: Optional[str] = BUDGET,
+                     ledger: Optional[str] = LEDGER, population: Optional[str] = POPULATION,
+                     out: Optional[Path] = OUT, by: Optional[str] = BY, seed: Optional[int] = SEED,
                      delimiter: Optional[str] = DELIMITER, as_json: bool = JSON) -> None:
     """Noisy quantile(s) of a column clamped to --bounds, by the exponential mechanism (pure ε-DP).
 
@@ -326,7 +418,7 @@ def quantile_command(data: Path = DATA, epsilon: float = EPSILON, delta: float =
     qs = [_number(part, "--q") for part in split_names(q)]
     if delta != 0.0:
         raise ParameterError("quantiles are pure epsilon-DP (exponential mechanism); leave --delta out.")
-    run = _Run(data, epsilon, delta, budget_file, budget, seed, delimiter)
+    run = _Budget(budget_file, budget, ledger, population, out, by).run(data, epsilon, delta, seed, delimiter)
     with run.charging() as accountant:
         result = dp_quantile(run.columns, column, qs if len(qs) != 1 else qs[0], lohi, epsilon, grid=grid,
                              accountant=accountant, noise=run.noise)
@@ -348,6 +440,8 @@ def histogram_command(data: Path = DATA, epsilon: float = EPSILON, delta: float 
                           False, "--data-categories", help="Take the other columns' categories from the data: "
                                                            "the answer is then NOT fit for release."),
                       budget_file: Optional[Path] = BUDGET_FILE, budget: Optional[str] = BUDGET,
+                      ledger: Optional[str] = LEDGER, population: Optional[str] = POPULATION,
+                      out: Optional[Path] = OUT, by: Optional[str] = BY,
                       seed: Optional[int] = SEED, delimiter: Optional[str] = DELIMITER,
                       raw: bool = typer.Option(False, "--raw", help="No post-processing: noisy cells as drawn."),
                       as_json: bool = JSON, engine: str = ENGINE, master: Optional[str] = MASTER) -> None:
@@ -369,7 +463,8 @@ def histogram_command(data: Path = DATA, epsilon: float = EPSILON, delta: float 
                              f"from the data: give --categories {first}=v1,v2,… (or {first}=FILE, one value a line) "
                              f"or --hierarchy {first}=FILE, or pass --data-categories, which makes the answer not "
                              "fit for release.")
-    run = _Run(data, epsilon, delta, budget_file, budget, seed, delimiter, engine, master, tuple(names))
+    run = _Budget(budget_file, budget, ledger, population, out, by).run(data, epsilon, delta, seed, delimiter,
+                                                                        engine, master, tuple(names))
     with run.charging() as accountant:
         result = dp_histogram(run.columns, names, epsilon, delta, categories=given, data_categories=data_categories,
                               accountant=accountant, noise=run.noise)
@@ -380,17 +475,20 @@ def histogram_command(data: Path = DATA, epsilon: float = EPSILON, delta: float 
 
 @dp_app.command("budget")
 @fails_cleanly
-def budget_command(budget_file: Path = typer.Argument(..., help="Budget file (JSON) to show."),
-                   data: Optional[Path] = typer.Option(None, "--data", help="Check the file belongs to this table."),
+def budget_command(budget_file: str = typer.Argument(..., help="The budget file or ledger to show."),
+                   data: Optional[Path] = typer.Option(None, "--data", help="Show this table's budget (and check "
+                                                                            "the file keeps it)."),
+                   population: Optional[str] = typer.Option(None, "--population",
+                                                            help="Show this population's budget."),
                    backward: Optional[Path] = BACKWARD, forward: Optional[Path] = FORWARD,
                    w: int = typer.Option(1, "--w", help="With --backward/--forward: the window of steps whose "
                                                         "leakage is shown (1: each step's TPL)."),
                    delimiter: Optional[str] = DELIMITER, as_json: bool = JSON) -> None:
-    """Show what was spent by what, and what is left (the file's seal is checked).
+    """Show what was spent by what, and what is left (the ledger's history is verified first).
 
     With --backward and/or --forward transition matrices, also the temporal privacy leakage of the
     charges made at time steps (Cao et al.): what each step's releases leak once the data is
-    correlated in time, for any budget file whose charges carry steps (temporal, w-event or
+    correlated in time, for any budget whose charges carry steps (temporal, w-event or
     temporal-correlation budgets).
     """
     if data is not None and not data.is_file():
@@ -398,19 +496,25 @@ def budget_command(budget_file: Path = typer.Argument(..., help="Budget file (JS
     correlation = _matrices(backward, forward)
     if correlation is None and w != 1:
         raise ParameterError("--w applies only with --backward or --forward.")
-    acc = BudgetFile(budget_file).read(None if data is None else dataset_id(data, delimiter))
+    ledger = Ledger(budget_file)
+    try:
+        name = population or _shown_population(ledger, budget_file,
+                                               None if data is None else dataset_id(data, delimiter))
+        acc = ledger.budget(name)
+    finally:
+        ledger.close()
     leakage, first = None, None
     if correlation is not None:
         first, eps = step_epsilons(acc.charges)
         if first is None:
-            raise ParameterError(f"the charges of budget file {str(budget_file)!r} carry no time steps, so they have no "
+            raise ParameterError(f"the charges of budget file {budget_file!r} carry no time steps, so they have no "
                                  "temporal leakage; it applies to temporal, w-event and temporal-correlation budgets.")
         leakage = correlation.leakage([float(e) for e in eps], w)
     if as_json:
         spent = acc.spent()
         rows = [{**row, "epsilon": float(row["epsilon"]), "delta": float(row["delta"]),
                  "counted": None if row["counted"] is None else float(row["counted"])} for row in acc.report()]
-        doc = {"file": str(budget_file), "dataset_id": acc.dataset_id, "composition": acc.composition,
+        doc = {"file": budget_file, "population": name, "dataset_id": acc.dataset_id, "composition": acc.composition,
                "budget": {"epsilon": float(acc.budget.epsilon), "delta": float(acc.budget.delta)},
                "spent": {"epsilon": float(spent.epsilon), "delta": float(spent.delta), "method": spent.method},
                "charges": rows}
@@ -428,6 +532,22 @@ def budget_command(budget_file: Path = typer.Argument(..., help="Budget file (JS
                       f"{leakage.maximum:.6g}", markup=False)
         for line in _leakage_lines(leakage, first):
             console.print(line, markup=False)
+
+
+def _shown_population(ledger: Ledger, where: str, table: Optional[str]) -> str:
+    """The population whose budget ``veil dp budget`` shows: the table's, or the ledger's only budget."""
+    kept = [p.name for p in ledger.populations() if p.budget is not None]
+    if table is not None:
+        if table not in kept and len(kept) == 1:
+            raise LedgerError(f"budget file {where!r} belongs to dataset {kept[0]!r}, not {table!r}; use the budget "
+                              "file of this dataset.")
+        return table
+    if len(kept) != 1:
+        listed = ", ".join(repr(name) for name in kept[:5]) + (", …" if len(kept) > 5 else "")
+        raise LedgerError(f"{where!r} keeps no budget yet; charge it first." if not kept else
+                          f"{where!r} keeps the budgets of several populations ({listed}); name one with "
+                          "--population or --data.")
+    return kept[0]
 
 
 # --------------------------------------------------------------------------- streams over time
@@ -527,3 +647,6 @@ def _leakage_lines(leakage, first_step: int) -> list[str]:
         rows.append(tuple(cells))
     widths = [max(len(r[k]) for r in rows) for k in range(len(header))]
     return ["  ".join(c.ljust(width) for c, width in zip(r, widths)).rstrip() for r in rows]
+
+
+dp_app.command("report")(dp_report_command)

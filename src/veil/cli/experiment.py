@@ -3,8 +3,11 @@ Markdown) and a figure (PNG) into a folder, all of them or none.
 
 ``veil experiment composition`` is the composition attack of Ganta, Kasiviswanathan and Smith
 (KDD 2008) on Adult; ``veil experiment tradeoff`` is Brickell and Shmatikov's privacy/utility
-trade-off on Adult (KDD 2008); ``veil experiment alphabeta`` is the αβ algorithm of Rastogi, Suciu
-and Hong (VLDB 2007) on Adult. Errors a user can cause are one sentence on standard error with exit
+trade-off on Adult (KDD 2008); ``veil experiment transparency`` sets the minimality attack (Wong
+et al., VLDB 2007) on optimal full-domain, Mondrian and Ace (Xiao et al., TODS 2010) releases of
+Adult; ``veil experiment alphabeta`` is the αβ algorithm of Rastogi, Suciu and Hong (VLDB 2007) on
+Adult; ``veil experiment marginals`` is Kifer and Gehrke's anonymized marginals on Adult (SIGMOD
+2006). Errors a user can cause are one sentence on standard error with exit
 status 2, and nothing is written.
 """
 
@@ -22,7 +25,7 @@ from rich.console import Console
 from veil.cli.attack import parse_levels
 from veil.cli.console import command_group, fails_cleanly, progress_bar, split_names, stage
 from veil.errors import DataError, ParameterError
-from veil.experiments import alphabeta, composition, tradeoff
+from veil.experiments import alphabeta, composition, marginals, tradeoff, transparency
 from veil.output import check_targets
 
 experiment_app = command_group(no_args_is_help=True, help="Reproduce the published experiments.")
@@ -173,6 +176,43 @@ def tradeoff_command(
     console.print("wrote " + ", ".join(str(p) for p in written[:-1]) + f" and {written[-1]}")
 
 
+@experiment_app.command("transparency")
+@fails_cleanly
+def transparency_command(
+    out: Path = typer.Option(Path("veil-transparency"), "--out",
+                             help="Folder for transparency.csv, .md and .png (created if missing)."),
+    l: str = typer.Option(_joined(transparency.DEFAULT_L), "--l", help="Values of ℓ (whole numbers ≥ 2), "
+                                                                        "comma-separated."),
+    model: str = typer.Option("distinct", "--model", help="ℓ-diversity of full-domain and Mondrian: distinct or "
+                                                          "entropy."),
+    algorithms: str = typer.Option(",".join(transparency.ALGORITHMS), "--algorithms",
+                                   help="fulldomain, mondrian, ace, comma-separated."),
+    seed: int = typer.Option(transparency.DEFAULT_SEED, "--seed", help="Seed of Ace's Assign and of the sample "
+                                                                       "(recorded)."),
+    sample: Optional[int] = typer.Option(None, "--sample", help="Use this many Adult records, drawn with the seed "
+                                                                "(default: all 30,162)."),
+) -> None:
+    """The adversary who knows the algorithm, on Adult: optimal full-domain,
+    Mondrian and Ace against the minimality attack, for each ℓ.
+
+    Reports the share of people whose posterior of some occupation exceeds
+    1/ℓ (exact where the attack proves it, otherwise a lower bound) and
+    each release's utility, and writes OUT/transparency.csv, .md and .png,
+    all of them or none.
+    """
+    if out.exists() and not out.is_dir():
+        raise DataError(f"{str(out)!r} is a file; give a folder for the experiment's outputs.")
+    check_targets([out / name for name in transparency.FILES], make_folders=True)
+    ls = parse_values(l, "--l", whole=True)
+    with progress_bar("anonymizing and attacking") as progress:
+        run = transparency.run_transparency(l=ls, model=model.strip().lower(), seed=seed, sample=sample,
+                                            algorithms=split_names(algorithms), progress=progress)
+    with stage(f"writing {out}"):
+        written = transparency.write_transparency(run, out)
+    sys.stdout.write(transparency.markdown_text(run))
+    Console(highlight=False).print("wrote " + ", ".join(str(p) for p in written), markup=False)
+
+
 @experiment_app.command("alphabeta")
 @fails_cleanly
 def alphabeta_command(
@@ -214,3 +254,45 @@ def alphabeta_command(
         console.print(f"  γ = {row['gamma']:g}: α = {row['alpha']:.6f}, β = {row['beta']:.3g}, |V| ≈ "
                       f"{row['view_rows']:,.0f}, RMS error {row['rms_error']:.1f} (ρ√n = {row['rho_sqrt_n']:.1f})")
     console.print("wrote " + ", ".join(str(p) for p in written[:-1]) + f" and {written[-1]}")
+
+
+@experiment_app.command("marginals")
+@fails_cleanly
+def marginals_command(
+    out: Path = typer.Option(Path("veil-marginals"), "--out",
+                             help="Folder for marginals.csv, marginals.png and collections.json (created if missing)."),
+    k: str = typer.Option(",".join(map(str, marginals.DEFAULT_K)), "--k",
+                          help="Values of k (k-anonymity of the table, k-link anonymity of the marginals), "
+                               "comma-separated."),
+    l: float = typer.Option(marginals.DEFAULT_L, "--l",
+                            help="ℓ of entropy ℓ-diversity of occupation (MaxEnt ℓ-diversity of the marginals)."),
+    max_marginals: int = typer.Option(marginals.DEFAULT_MARGINALS, "--max-marginals",
+                                      help="The most marginals added to the table."),
+    max_attributes: int = typer.Option(marginals.DEFAULT_ATTRIBUTES, "--max-attributes",
+                                       help="The most attributes in one marginal."),
+    max_cells: Optional[int] = typer.Option(None, "--max-cells", help="The most cells in one marginal (default: "
+                                                                       "no limit)."),
+) -> None:
+    """Kifer and Gehrke's anonymized marginals on the bundled Adult table (SIGMOD 2006).
+
+    For each k: veil's optimal k-anonymous, entropy ℓ-diverse full-domain
+    table (no suppression, minimal KL-divergence), then the marginals the
+    greedy search adds under k-link anonymity and MaxEnt ℓ-diversity. Writes
+    the KL-divergence after each addition (marginals.csv), a figure of it
+    against the number of marginals (marginals.png) and the chosen
+    collections (collections.json), all of them or none.
+    """
+    if out.exists() and not out.is_dir():
+        raise DataError(f"{str(out)!r} is a file; give a folder for the experiment's outputs.")
+    check_targets([out / name for name in marginals.FILES], make_folders=True)
+    started = time.perf_counter()
+    with progress_bar("choosing marginals") as progress:
+        run = marginals.run_marginals(k=_integers(k, "--k"), l=l, max_marginals=max_marginals,
+                                      max_attributes=max_attributes, max_cells=max_cells, progress=progress)
+    with stage(f"writing {out}"):
+        written = marginals.write_marginals(run, out)
+    console = Console(highlight=False)
+    for value, single, added in run.summary():
+        console.print(f"k = {value}, ℓ = {l:g}: KL-divergence {single:.4f} nats for the table alone, {added:.4f} with "
+                      "its marginals", markup=False)
+    console.print(f"wrote {', '.join(str(p) for p in written)} in {time.perf_counter() - started:.1f} s", markup=False)

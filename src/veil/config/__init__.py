@@ -6,7 +6,8 @@ module              job
 ==================  ===========================================================================
 ``specification``   the objects a file describes (:class:`AnonymizationConfig`, :class:`ModelSpec`, …)
 ``schema``          the declarative schema: sections, keys, types and ranges, and its JSON Schema
-``parser``          :func:`load_config`: the YAML read node by node, errors as ``file, line N: …``
+``parser``          :func:`load_config`, :func:`load_policy`: the YAML read node by node, errors as
+                    ``file, line N: …``
 ``starter``         :func:`starter_config` and :func:`write_starter_config`, for ``veil init``
 ==================  ===========================================================================
 
@@ -16,16 +17,16 @@ Schema of the format (:func:`configuration_schema`, printed by ``veil config sch
 generated from the same tables the parser reads.
 """
 
-from veil.config.parser import load_config
+from veil.config.parser import load_config, load_policy
 from veil.config.schema import (ALGORITHMS, METRICS, MODELS, SECTIONS, SHIPPED_SCHEMA, configuration_schema,
                                 schema_text)
 from veil.config.specification import (AlgorithmSpec, AnonymizationConfig, HierarchySpec, MetricSpec, ModelSpec,
-                                       OutputSpec)
+                                       OutputSpec, PolicySpec, PopulationSpec)
 from veil.config.starter import starter_config, write_starter_config
 from veil.errors import ConfigError
 
 __all__ = [
     "ALGORITHMS", "AlgorithmSpec", "AnonymizationConfig", "ConfigError", "HierarchySpec", "METRICS", "MODELS",
-    "MetricSpec", "ModelSpec", "OutputSpec", "SECTIONS", "SHIPPED_SCHEMA", "configuration_schema", "load_config",
-    "schema_text", "starter_config", "write_starter_config",
+    "MetricSpec", "ModelSpec", "OutputSpec", "PolicySpec", "PopulationSpec", "SECTIONS", "SHIPPED_SCHEMA",
+    "configuration_schema", "load_config", "load_policy", "schema_text", "starter_config", "write_starter_config",
 ]

@@ -25,7 +25,8 @@ the tables of :mod:`veil.config.schema`; what it becomes is an
       - entropy_l_diversity: {l: 3, sensitive: occupation}
     suppression_limit: 0.02    # share of records that may be removed, 0 <= s < 1 (default 0)
     metric: loss               # or {name: classification, label: salary-class}
-    algorithm: fulldomain      # or {name: fulldomain, search: optimal|heuristic, time_limit: 10}
+    algorithm: fulldomain      # or {name: fulldomain, search: optimal|heuristic, time_limit: 10},
+                               # {name: mondrian, …}, {name: mdav, k: 5}, {name: ace, l: 5}
     output:                    # optional
       suppressed: remove       # or star
       shuffle: false
@@ -45,8 +46,9 @@ from typing import Any, Mapping, Sequence
 import yaml
 
 from veil.config.schema import (ALGORITHMS, BUILDERS, COLUMN_ROLES, HIERARCHY_FILE_OPTIONS, METRICS, MODELS,
-                                ORDER_FILE_OPTIONS, SECTIONS, Column, Option)
-from veil.config.specification import AlgorithmSpec, AnonymizationConfig, HierarchySpec, MetricSpec, ModelSpec
+                                ORDER_FILE_OPTIONS, SECTIONS, Column, Option, SensitiveColumn)
+from veil.config.specification import (AlgorithmSpec, AnonymizationConfig, HierarchySpec, MetricSpec, ModelSpec,
+                                       PolicySpec)
 from veil.data.builders import DATE_GRANULARITIES
 from veil.errors import ConfigError, ParameterError, lower_first
 from veil.metrics import ALIASES as METRIC_ALIASES
@@ -73,6 +75,34 @@ def load_config(path: str | os.PathLike, *, data: str | os.PathLike | None = Non
             one sentence naming the file, the line and the key.
     """
     path = Path(path)
+    return Parser(str(path), path.resolve().parent).parse(_compose(path), data)
+
+
+def load_policy(path: str | os.PathLike) -> PolicySpec:
+    """Read the ``policy:`` section of a configuration file, which may hold that section alone.
+
+    The file's other sections are left to the command that uses them (their keys must still be
+    known); the policy is validated against :data:`veil.config.schema.POLICY_OPTIONS`.
+
+    Raises:
+        ConfigError: the file is missing, is not valid YAML, has no ``policy:`` section, or the
+            section breaks the schema; the message names the file, the line and the key.
+    """
+    path = Path(path)
+    root = _compose(path)
+    p = Parser(str(path), path.resolve().parent)
+    if root is None:
+        raise p.error(1, "the file is empty; a policy file needs a 'policy:' section.")
+    top = p.mapping(root, "the configuration", "'policy:' on its own line")
+    p.known_keys(top, list(SECTIONS), "the top level")
+    if "policy" not in top:
+        raise p.error(1, "the file has no 'policy:' section; give one, like 'policy: {composition: {intersection: "
+                         "{max_share: 0.0}}}'.")
+    return SECTIONS["policy"].read(p, *top["policy"], "policy")
+
+
+def _compose(path: Path) -> yaml.Node | None:
+    """The YAML tree of a configuration file (nodes keep their line numbers)."""
     name = str(path)
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -83,12 +113,11 @@ def load_config(path: str | os.PathLike, *, data: str | os.PathLike | None = Non
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"configuration file {name!r} cannot be read as UTF-8 text ({exc}).") from None
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        return yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as exc:
         raise ConfigError(_describe_yaml_error(name, text, exc)) from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{name}: the file is not valid YAML ({exc}).") from None
-    return Parser(name, path.resolve().parent).parse(root, data)
 
 
 def _describe_yaml_error(name: str, text: str, exc: yaml.MarkedYAMLError) -> str:
@@ -606,6 +635,8 @@ class Parser:
                     raise self.error(option_node, f"metric.{key} names '{column}', an identifying column, which is "
                                      "dropped from the release; choose another column.")
                 options[key] = column
+            elif key in METRICS[name].options and isinstance(METRICS[name].options[key].check, SensitiveColumn):
+                options[key] = self.declared_sensitive(option_node, f"metric.{key}")
             else:
                 options[key] = self.constructor.construct_object(option_node, deep=True)
         spec = MetricSpec(name, options, self.origin(key_node))
@@ -682,7 +713,7 @@ class Parser:
                                  "as {flat: {}}).")
         if name == "alphabeta":
             self.check_alphabeta(options, *entry)   # never absent or a bare name: it needs options
-        options = {k: v for k, v in options.items() if not (name == "mdav" and v is None)}
+        options = {k: v for k, v in options.items() if not (name in ("mdav", "ace") and v is None)}
         return {"algorithm": AlgorithmSpec(name, schema.cls, options, origin)}
 
     def check_alphabeta(self, options: dict, key_node: yaml.Node, node: yaml.Node) -> None:

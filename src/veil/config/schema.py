@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from veil.config.specification import EngineSpec, OutputSpec
+from veil.config.specification import (EngineSpec, GivenMarginalSpec, MarginalModelSpec, MarginalsSpec, OutputSpec,
+                                       PolicySpec, PopulationSpec)
 from veil.data.builders import DATE_GRANULARITIES
 from veil.metrics import ALIASES as METRIC_ALIASES
 
@@ -131,6 +132,17 @@ class Column:
 
     def json_schema(self) -> dict:
         return dict(NAME_SCHEMA, description="a column of the table")
+
+
+@dataclass(frozen=True)
+class Name:
+    """A name as written (``1990`` stays text), not checked against a table."""
+
+    def __call__(self, p: Parser, node: yaml.Node, where: str) -> str:
+        return p.name_of(node, where)
+
+    def json_schema(self) -> dict:
+        return dict(NAME_SCHEMA)
 
 
 @dataclass(frozen=True)
@@ -368,7 +380,8 @@ METRICS: dict[str, MetricSchema] = {
     "loss": MetricSchema(about="normalized certainty penalty (ARX's loss)"),
     "entropy": MetricSchema(about="non-uniform entropy"),
     "classification": MetricSchema({"label": LABEL}, "Iyengar's classification metric for a label column"),
-    "kl": MetricSchema(about="KL-divergence between the original and the released distribution"),
+    "kl": MetricSchema({"sensitive": SENSITIVE}, "KL-divergence between the original and the released distribution "
+                       "(with sensitive: of the quasi-identifiers and that column)"),
     "ig_pl": MetricSchema({"label": LABEL}, "information gain / privacy loss of top-down specialization"),
     "workload": MetricSchema({
         "queries": optional(JsonOnly({"anyOf": [{"type": "integer", "minimum": 1}, {
@@ -397,6 +410,14 @@ ALGORITHMS: dict[str, AlgorithmSchema] = {
         "nominal": optional(Columns()),
         "missing": optional(Choice(("impute", "refuse"))),  # default (MDAV's): impute
     }, needs_hierarchies=False, what="MDAV microaggregation"),
+    "ace": AlgorithmSchema("Ace", {
+        # No defaults: without l, Ace takes ℓ from the ℓ-diversity models; without rng, Assign
+        # draws from the operating system's secure source.
+        "l": optional(WholeNumber(1)),
+        "sensitive": SENSITIVE,
+        "categorical": optional(Choice(("hierarchy", "order"))),
+        "rng": optional(Nullable(WholeNumber(0))),
+    }, needs_hierarchies=False, what="Ace, transparent ℓ-diversity"),
     "alphabeta": AlgorithmSchema("AlphaBeta", {
         "gamma": required(Number(0, 1, lo_open=True, hi_open=True)),
         # the adversary's prior bound: d itself, or k with d = k·n/m (exactly one of the two)
@@ -488,6 +509,94 @@ COLUMN_ROLES: dict[str, Option] = {
 
 
 # --------------------------------------------------------------------------------------------
+# The publishing policy (veil publish --policy)
+
+#: The cross-release checks of the publishing gate (:mod:`veil.ledger.checks`, by their key) and
+#: the thresholds each takes; a check the file does not list runs with its defaults.
+CHECKS: dict[str, dict[str, Option]] = {
+    "intersection": {
+        "confidence": optional(Number(0, 1, lo_open=True), 1.0),
+        "max_share": optional(Number(0, 1), 0.0),
+    },
+}
+COMPOSITIONS = ("sequential", "advanced", "temporal", "window")
+# Each composition rule's own option, and the rule it belongs to.
+_RULE_OPTIONS = {"delta_prime": "advanced", "discount": "temporal", "window": "window"}
+DISCOUNTS: dict[str, Option] = {"exponential": optional(Number(0, 1, lo_open=True)), "hyperbolic": optional(Number(0))}
+POPULATION_OPTIONS: dict[str, Option] = {
+    "key": optional(Nullable(Name()), None),
+    "budget": optional(Nullable(Options({"epsilon": required(Number(0, lo_open=True)),
+                                         "delta": optional(Number(0, 1, hi_open=True), 0.0)}, "{epsilon: 1.0}")),
+                       None),
+    "composition": optional(Choice(COMPOSITIONS), "sequential"),
+    "delta_prime": optional(Nullable(Number(0, 1, lo_open=True, hi_open=True)), None),
+    "discount": optional(Nullable(Options(DISCOUNTS, "{exponential: 0.9}")), None),
+    "window": optional(Nullable(WholeNumber(1)), None),
+    "relation": optional(Choice(("add-remove", "substitute")), "add-remove"),
+}
+
+
+@dataclass(frozen=True)
+class PopulationMap:
+    """The value of ``policy.populations``: per population name, its key and its budget."""
+
+    def __call__(self, p: Parser, node: yaml.Node, where: str) -> tuple[PopulationSpec, ...]:
+        out = []
+        for name, (key_node, value) in p.mapping(node, where, "{adult: {budget: {epsilon: 1.0}}}").items():
+            here = f"{where}.{name}"
+            o = p.options(value, here, POPULATION_OPTIONS, key_node, "{key: id, budget: {epsilon: 1.0}}")
+            for option, rule in _RULE_OPTIONS.items():
+                if o[option] is not None and o["composition"] != rule:
+                    raise p.error(key_node, f"{here}.{option} applies only to {rule} composition, and its "
+                                            f"composition is {o['composition']}.")
+            if o["composition"] != "sequential" and o["budget"] is None:
+                raise p.error(key_node, f"{here} has {o['composition']} composition but no budget; give its budget.")
+            if o["composition"] == "advanced" and o["budget"]["delta"] == 0:
+                raise p.error(key_node, f"{here} has advanced composition, which spends a δ' > 0, so its budget "
+                                        "needs a delta above 0.")
+            discount = None
+            if o["composition"] == "temporal":
+                given = [(k, v) for k, v in (o["discount"] or {}).items()]
+                if len(given) != 1:
+                    raise p.error(key_node, f"{here} has temporal composition and needs one discount, like "
+                                            "{exponential: 0.9} or {hyperbolic: 0.5}.")
+                discount = given[0]
+            if o["composition"] == "window" and o["window"] is None:
+                raise p.error(key_node, f"{here} has window composition and needs window, its length in time steps.")
+            budget = None if o["budget"] is None else (o["budget"]["epsilon"], o["budget"]["delta"])
+            out.append(PopulationSpec(name, o["key"], budget, o["composition"], o["delta_prime"], discount,
+                                      o["window"], o["relation"]))
+        return tuple(out)
+
+    def json_schema(self) -> dict:
+        return {"type": ["object", "null"], "additionalProperties": options_schema(POPULATION_OPTIONS)}
+
+
+POLICY_OPTIONS: dict[str, Option] = {
+    "recheck": optional(Boolean(), True),
+    "composition": optional(Nullable(Options({name: optional(Options(options)) for name, options in CHECKS.items()},
+                                             "{intersection: {confidence: 1.0, max_share: 0.0}}")), None),
+    "populations": optional(PopulationMap(), ()),
+}
+
+
+@dataclass(frozen=True)
+class PolicyOptions:
+    """The value of ``policy``: the gate's checks with their thresholds, and the populations."""
+
+    def __call__(self, p: Parser, node: yaml.Node, where: str) -> PolicySpec:
+        o = p.options(node, where, POLICY_OPTIONS, node, "{composition: {intersection: {max_share: 0.0}}}")
+        given = o["composition"] or {}
+        # a check the file leaves out runs with its defaults
+        checks = {name: given.get(name) or {key: option.default for key, option in options.items()}
+                  for name, options in CHECKS.items()}
+        return PolicySpec(o["recheck"], checks, o["populations"], p.origin(node))
+
+    def json_schema(self) -> dict:
+        return options_schema(POLICY_OPTIONS)
+
+
+# --------------------------------------------------------------------------------------------
 # The sections of a file
 
 
@@ -569,6 +678,145 @@ class AlgorithmChoice:
         return {"anyOf": [{"enum": alone}, {"oneOf": objects}]}
 
 
+# --------------------------------------------------------------------------------------------
+# Anonymized marginals (``veil marginals``; Kifer and Gehrke, SIGMOD 2006)
+
+#: The privacy models of a collection of marginals (:mod:`veil.marginals.privacy`).
+MARGINAL_MODELS: dict[str, ModelSchema] = {
+    "k_link": ModelSchema("KLinkAnonymity", {"k": required(WholeNumber(1))}, "{k: 5}",
+                          "every cell of every marginal's non-sensitive attributes holds 0 or at least k records"),
+    "k_combinatorial": ModelSchema("KCombinatorialAnonymity", {
+        "k": required(WholeNumber(1)), "method": optional(Choice(("auto", "exact", "lp"))),
+        "exact_limit": optional(WholeNumber(1)), "lp_limit": optional(WholeNumber(1))}, "{k: 5, method: auto}",
+        "no tuple holds 1 to k − 1 records in some table consistent with the marginals unless one holds k"),
+    "maxent_l_diversity": ModelSchema("MaxEntLDiversity", {
+        "l": required(Number(1)), "variant": optional(Choice(("entropy", "distinct")))}, "{l: 3, variant: entropy}",
+        "the maximum-entropy distribution of the sensitive column given the others is l-diverse"),
+}
+
+#: The greedy search's budget (absent keys take the search's defaults: 5, 3, no limit).
+MARGINAL_SEARCH_OPTIONS: dict[str, Option] = {
+    "max_marginals": optional(WholeNumber(0)),
+    "max_attributes": optional(WholeNumber(1)),
+    "max_cells": optional(Nullable(WholeNumber(1))),
+}
+
+#: The max-ent estimate's limits (absent keys take its defaults).
+MAXENT_OPTIONS: dict[str, Option] = {
+    "max_cells": optional(WholeNumber(1)),
+    "tolerance": optional(Number(0, 1, lo_open=True, hi_open=True)),
+    "max_iterations": optional(WholeNumber(1)),
+}
+
+_LEVELS = {"type": ["object", "null"], "additionalProperties": {"type": "integer", "minimum": 0}}
+
+
+@dataclass(frozen=True)
+class MarginalModelList:
+    """The value of ``marginals.privacy``: a list of ``{model name: options}``."""
+
+    def __call__(self, p: Parser, node: yaml.Node, where: str) -> tuple:
+        example = "'- k_link: {k: 5}'"
+        items = p.items(node, where)
+        if not items or p.is_mapping(node):
+            raise p.error(node, f"{where} must list at least one privacy model of the marginals, like {example}.")
+        specs = []
+        for item in items:
+            entries = p.mapping(item, where, example)
+            if len(entries) != 1:
+                raise p.error(item, f"each entry of {where} is one model name with its options, like {example}.")
+            p.known_keys(entries, list(MARGINAL_MODELS), where)
+            name, (name_node, options_node) = next(iter(entries.items()))
+            schema = MARGINAL_MODELS[name]
+            options = p.options(options_node, f"{where}.{name}", schema.options, name_node, schema.example)
+            specs.append(MarginalModelSpec(name, options, p.origin(name_node)))
+        return tuple(specs)
+
+    def json_schema(self) -> dict:
+        items = [{"type": "object", "required": [name], "additionalProperties": False,
+                  "properties": {name: dict(options_schema(model.options), description=model.about)}}
+                 for name, model in MARGINAL_MODELS.items()]
+        return {"type": "array", "minItems": 1, "items": {"oneOf": items}}
+
+
+def _marginal_levels(p: Parser, node: yaml.Node, where: str, attributes: list[str]) -> dict[str, int]:
+    levels = {}
+    for key, (key_node, value) in p.mapping(node, where, "{age: 1}").items():
+        if key not in attributes:
+            raise p.error(key_node, f"{where} gives a level for '{key}', which the marginal does not hold; "
+                          f"it holds {', '.join(attributes)}.")
+        levels[key] = p.integer(value, f"{where}.{key}", 0)
+    return levels
+
+
+@dataclass(frozen=True)
+class MarginalList:
+    """The value of ``marginals.publish``: marginals as ``{attributes: [...], levels: {...}}``,
+    each attribute a quasi-identifier or a sensitive column."""
+
+    def __call__(self, p: Parser, node: yaml.Node, where: str) -> tuple:
+        example = "'- {attributes: [age, sex], levels: {age: 1}}'"
+        specs = []
+        for item in p.items(node, where):
+            entries = p.mapping(item, where, example)
+            p.known_keys(entries, ["attributes", "levels"], where)
+            if "attributes" not in entries:
+                raise p.error(item, f"each marginal of {where} needs 'attributes', like {example}.")
+            attributes = []
+            for attribute in p.items(entries["attributes"][1], f"{where}.attributes"):
+                name = p.column(attribute, f"{where}.attributes")
+                if name not in p.quasi and name not in p.sensitive:
+                    raise p.error(attribute, f"{where}.attributes names '{name}', which is neither a "
+                                  "quasi-identifier nor a sensitive column; give it a role under columns.")
+                if name in attributes:
+                    raise p.error(attribute, f"{where}.attributes names '{name}' twice; name it once.")
+                attributes.append(name)
+            if not attributes:
+                raise p.error(item, f"a marginal of {where} needs at least one attribute, like {example}.")
+            levels = _marginal_levels(p, entries["levels"][1], f"{where}.levels", attributes) \
+                if "levels" in entries else {}
+            specs.append(GivenMarginalSpec(tuple(attributes), levels, p.origin(item)))
+        return tuple(specs)
+
+    def json_schema(self) -> dict:
+        entry = {"type": "object", "required": ["attributes"], "additionalProperties": False,
+                 "properties": {"attributes": Columns().json_schema(), "levels": _LEVELS}}
+        return {"type": ["array", "null"], "items": entry}
+
+
+@dataclass(frozen=True)
+class BaseTable:
+    """The value of ``marginals.base``: ``optimal``, ``none``, or ``{levels: {column: level}}``
+    for the quasi-identifiers (0 when not given)."""
+
+    def __call__(self, p: Parser, node: yaml.Node, where: str) -> Any:
+        if not p.is_mapping(node):
+            return p.choice(node, where, ("optimal", "none"))
+        entries = p.mapping(node, where, "{levels: {age: 2}}")
+        p.known_keys(entries, ["levels"], where)
+        levels = _marginal_levels(p, entries["levels"][1], f"{where}.levels", list(p.quasi)) \
+            if "levels" in entries else {}
+        return GivenMarginalSpec(tuple(p.quasi), levels, p.origin(node))
+
+    def json_schema(self) -> dict:
+        return {"anyOf": [{"enum": ["optimal", "none"]}, {
+            "type": "object", "properties": {"levels": _LEVELS}, "additionalProperties": False}]}
+
+
+MARGINALS_OPTIONS: dict[str, Option] = {
+    "privacy": required(MarginalModelList()),
+    "sensitive": optional(SensitiveColumn()),
+    "base": optional(BaseTable(), "optimal"),
+    "publish": optional(MarginalList(), ()),
+    "search": optional(Nullable(Options(MARGINAL_SEARCH_OPTIONS, "{max_marginals: 5, max_attributes: 3}"))),
+    "maxent": optional(Options(MAXENT_OPTIONS, "{max_cells: 16777216, tolerance: 1e-10}"), {}),
+}
+
+
+def _marginals_spec(options: Mapping[str, Any]) -> MarginalsSpec:
+    return MarginalsSpec(**options)
+
+
 SECTIONS: dict[str, Section] = {
     "data": Section(
         _PATH,
@@ -599,6 +847,13 @@ SECTIONS: dict[str, Section] = {
                       "where the records are read and counted: local (in memory) or spark (Apache Spark at master, "
                       "with the Spark settings in config)",
                       field="engine", build=lambda options: EngineSpec(**options)),
+    "policy": Section(PolicyOptions(), "what the publishing gate enforces (veil publish --policy): the thresholds of "
+                      "its checks across releases and the populations with their privacy budgets; a file may hold "
+                      "this section alone", field="policy"),
+    "marginals": Section(Options(MARGINALS_OPTIONS, "{privacy: [{k_link: {k: 5}}]}"),
+                         "anonymized marginals that veil marginals publishes beside (or instead of) the table, and "
+                         "the privacy models of the collection (Kifer and Gehrke 2006)",
+                         field="marginals", build=_marginals_spec),
 }
 
 
@@ -612,24 +867,29 @@ def configuration_schema() -> dict:
         schema = section.value.json_schema()
         properties[key] = {**schema, "description": section.about} if "description" not in schema else schema
     # A section an algorithm excludes is forbidden with it, and required only without it.
-    conditions = []
+    exclusions = []
     for name, algorithm in ALGORITHMS.items():
         if algorithm.excludes:
-            conditions.append({"if": _chooses([name]), "then": {"properties": {k: False for k in algorithm.excludes}}})
+            exclusions.append({"if": _chooses([name]), "then": {"properties": {k: False for k in algorithm.excludes}}})
     excluded_by = {key: [n for n, a in ALGORITHMS.items() if key in a.excludes] for key in SECTIONS}
-    for key, section in SECTIONS.items():
-        if section.required and excluded_by[key]:
-            conditions.append({"if": _chooses(excluded_by[key]), "else": {"required": [key]}})
+    anonymization: dict = {"required": [key for key, section in SECTIONS.items()
+                                        if section.required and not excluded_by[key]]}
+    requirements = [{"if": _chooses(excluded_by[key]), "else": {"required": [key]}}
+                    for key, section in SECTIONS.items() if section.required and excluded_by[key]]
+    if requirements:
+        anonymization["allOf"] = requirements
     return {
         "$schema": JSON_SCHEMA_DIALECT,
         "title": "veil anonymization configuration",
         "description": "A configuration for `veil anonymize`: the table, the roles of its columns, the "
-                       "hierarchies, the privacy models, the suppression limit, the metric and the algorithm.",
+                       "hierarchies, the privacy models, the suppression limit, the metric and the algorithm; "
+                       "and for `veil publish`, the policy (a file may hold that section alone).",
         "type": "object",
         "properties": properties,
-        "required": [key for key, section in SECTIONS.items() if section.required and not excluded_by[key]],
+        # Either a whole anonymization configuration or a policy file.
+        "anyOf": [anonymization, {"required": ["policy"]}],
         "additionalProperties": False,
-        **({"allOf": conditions} if conditions else {}),
+        **({"allOf": exclusions} if exclusions else {}),
     }
 
 

@@ -3,8 +3,9 @@ on demand.
 
 :class:`AnonymizationConfig` holds the table's path, the roles of its columns, one
 :class:`HierarchySpec` per hierarchy, one :class:`ModelSpec` per privacy model, the
-:class:`MetricSpec`, the :class:`AlgorithmSpec` and the :class:`OutputSpec`. Nothing is read or
-built until asked (:meth:`~AnonymizationConfig.dataset`, :meth:`~AnonymizationConfig.models`,
+:class:`MetricSpec`, the :class:`AlgorithmSpec` and the :class:`OutputSpec`, and for
+``veil marginals`` a :class:`MarginalsSpec`. Nothing is read or built until asked
+(:meth:`~AnonymizationConfig.dataset`, :meth:`~AnonymizationConfig.models`,
 :meth:`~AnonymizationConfig.metric`, :meth:`~AnonymizationConfig.anonymizer`), so loading a file
 only reads the header of its table. Each spec keeps ``origin``, the ``file, line N`` it was
 written at, so that an error found when it is built still names that line.
@@ -160,6 +161,118 @@ class EngineSpec:
 
 
 @dataclass(frozen=True)
+class PopulationSpec:
+    """A population the publishing policy defines (see :class:`veil.ledger.policy.PopulationPolicy`).
+
+    Attributes:
+        name: its name.
+        key: the column naming a person in every table of it, or ``None`` (it is one table).
+        budget: its privacy budget ``(epsilon, delta)``, or ``None``.
+        composition: the rule that counts the budget: sequential, advanced, temporal or window.
+        delta_prime: advanced composition's δ'.
+        discount: temporal composition's ``(exponential|hyperbolic, parameter)``.
+        window: window composition's w.
+        relation: the neighbouring relation (``add-remove`` or ``substitute``).
+    """
+
+    name: str
+    key: str | None = None
+    budget: tuple[float, float] | None = None
+    composition: str = "sequential"
+    delta_prime: float | None = None
+    discount: tuple[str, float] | None = None
+    window: int | None = None
+    relation: str = "add-remove"
+
+    def to_dict(self) -> dict:
+        return {"key": self.key, "budget": None if self.budget is None else {"epsilon": self.budget[0],
+                                                                            "delta": self.budget[1]},
+                "composition": self.composition, "delta_prime": self.delta_prime,
+                "discount": None if self.discount is None else {self.discount[0]: self.discount[1]},
+                "window": self.window, "relation": self.relation}
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    """The ``policy:`` section: what the publishing gate enforces (``veil publish --policy``).
+
+    Attributes:
+        recheck: check a release's own models on its published file.
+        checks: per cross-release check (a key of :data:`veil.config.schema.CHECKS`), its
+            thresholds; every check is listed, with its defaults where the file gives none.
+        populations: the populations it defines.
+        origin: where it was read (``file, line N``), for messages.
+    """
+
+    recheck: bool = True
+    checks: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    populations: tuple[PopulationSpec, ...] = ()
+    origin: str = ""
+
+    def to_dict(self) -> dict:
+        return {"recheck": self.recheck, "composition": {name: dict(options) for name, options in self.checks.items()},
+                "populations": {p.name: p.to_dict() for p in self.populations}}
+
+
+@dataclass(frozen=True)
+class MarginalModelSpec:
+    """One privacy model of a collection of marginals: its config name (``k_link``,
+    ``k_combinatorial``, ``maxent_l_diversity``) and its options; ``veil marginals`` builds it."""
+
+    name: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+    origin: str = ""
+
+    def to_dict(self) -> dict:
+        return {self.name: _plain(self.options)}
+
+
+@dataclass(frozen=True)
+class GivenMarginalSpec:
+    """A marginal the configuration names: its attributes and the level of each (0 when not
+    given). ``origin`` is where it was written."""
+
+    attributes: tuple[str, ...]
+    levels: Mapping[str, int] = field(default_factory=dict)
+    origin: str = ""
+
+    def to_dict(self) -> dict:
+        return {"attributes": list(self.attributes), "levels": dict(self.levels)}
+
+
+@dataclass(frozen=True)
+class MarginalsSpec:
+    """The ``marginals`` section: anonymized marginals to publish with ``veil marginals``
+    (Kifer and Gehrke, SIGMOD 2006).
+
+    Attributes:
+        privacy: the privacy models the whole collection must satisfy.
+        sensitive: the sensitive column the marginals hold (``None``: the one declared).
+        base: the anonymized table the collection starts from: ``"optimal"`` (veil's optimal
+            full-domain generalization under ``models``, without suppression, for the
+            KL-divergence), ``"none"``, or a :class:`GivenMarginalSpec` of its quasi-identifiers'
+            levels.
+        publish: marginals to publish as given.
+        search: the greedy search's options (``max_marginals``, ``max_attributes``,
+            ``max_cells``), or ``None`` for no search.
+        maxent: the max-ent estimate's options (``max_cells``, ``tolerance``, ``max_iterations``).
+    """
+
+    privacy: tuple[MarginalModelSpec, ...]
+    sensitive: str | None = None
+    base: Any = "optimal"
+    publish: tuple[GivenMarginalSpec, ...] = ()
+    search: Mapping[str, Any] | None = None
+    maxent: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"privacy": [spec.to_dict() for spec in self.privacy], "sensitive": self.sensitive,
+                "base": self.base if isinstance(self.base, str) else dict(self.base.levels),
+                "publish": [spec.to_dict() for spec in self.publish],
+                "search": None if self.search is None else dict(self.search), "maxent": dict(self.maxent)}
+
+
+@dataclass(frozen=True)
 class AnonymizationConfig:
     """A validated anonymization configuration.
 
@@ -181,6 +294,8 @@ class AnonymizationConfig:
     algorithm: AlgorithmSpec = AlgorithmSpec()
     output: OutputSpec = OutputSpec()
     engine: EngineSpec = EngineSpec()
+    policy: PolicySpec | None = None
+    marginals: MarginalsSpec | None = None
     source: Path | None = None
 
     def dataset(self, engine=None):
@@ -210,7 +325,8 @@ class AnonymizationConfig:
                                       missing_values=self.missing_values, delimiter=self.delimiter, also=also)
             except HierarchyError as exc:
                 raise ConfigError(str(exc)) from None
-        table = read_table(self.data, self.delimiter)
+        # The role columns are read straight into codes (what the Dataset encodes anyway).
+        table = read_table(self.data, self.delimiter, dictionary=[*self.quasi_identifiers, *self.sensitive])
         hierarchies = {}
         for name, spec in self.hierarchies.items():
             values = None if spec.kind == "file" else table.data.column(name)
@@ -304,6 +420,8 @@ class AnonymizationConfig:
             "algorithm": self.algorithm.to_dict(),
             "output": self.output.to_dict(),
             "engine": self.engine.to_dict(),
+            **({"policy": self.policy.to_dict()} if self.policy is not None else {}),
+            **({"marginals": self.marginals.to_dict()} if self.marginals is not None else {}),
         }
 
 

@@ -9,9 +9,8 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 import numpy as np
-import pandas as pd
 
-from veil.data.encoding import canonical_number, encode_column
+from veil.data.encoding import canonical_number, encode_column, parse_numbers
 from veil.data.hierarchy import Hierarchy
 from veil.errors import HierarchyError, ParameterError
 
@@ -64,7 +63,7 @@ def intervals(values: Iterable, widths: Sequence[float], *, start: float | None 
         if not np.isclose(b / a, round(b / a)) or b < a:
             raise ParameterError(f"band width {b:g} is not a multiple of {a:g}; widths must nest.")
     texts = _distinct_texts(values)
-    nums = pd.to_numeric(pd.Series(texts, dtype=object), errors="coerce").to_numpy(dtype=float)
+    nums = parse_numbers(texts)
     bad = [t for t, x in zip(texts, nums) if not np.isfinite(x)]
     if bad:
         raise HierarchyError(f"an interval hierarchy needs numbers but got {bad[0]!r}; "
@@ -118,6 +117,8 @@ def dates(values: Iterable, granularities: Sequence[str] = ("month", "year"), *,
         ParameterError: an unknown unit, or units out of order.
         HierarchyError: a value is not a date (under ``format`` when given).
     """
+    import pandas as pd  # its date parser, for this builder only
+
     for g in granularities:
         if g not in DATE_GRANULARITIES:
             raise ParameterError(f"unknown date unit {g!r}; use one of {', '.join(DATE_GRANULARITIES)}.")

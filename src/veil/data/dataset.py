@@ -10,16 +10,20 @@ Roles follow the usual split of statistical disclosure control (and ARX):
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import os
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
+import pyarrow as pa
 
+from veil.data import arrays
 from veil.data.encoding import EncodedColumn, encode_column, stray_texts
 from veil.data.hierarchy import Generalization, Hierarchy
 from veil.data.io import CANDIDATE_DELIMITERS, Table, read_table
 from veil.errors import ColumnError
+from veil.parallel import map_threads
 
 
 def _as_list(value: str | Iterable[str] | None) -> list[str]:
@@ -71,11 +75,15 @@ class Dataset:
         delimiter: str | None = None,
     ):
         self.row_weights: np.ndarray | None = None
-        self.table: Table = data if isinstance(data, Table) else read_table(data, delimiter)
-        self._column_set = frozenset(self.table.columns)
         self.quasi_identifiers = _as_list(quasi_identifiers)
         self.sensitive = _as_list(sensitive)
         self.identifying = _as_list(identifying)
+        # The columns every analysis encodes; a CSV file's are read straight into codes.
+        encoded = list(dict.fromkeys(self.quasi_identifiers + self.sensitive))
+        self.table: Table = data if isinstance(data, Table) else read_table(data, delimiter, dictionary=encoded)
+        # Columns this Dataset read as codes hold every value of their dictionaries.
+        self._read_as_codes = frozenset() if isinstance(data, Table) else frozenset(encoded)
+        self._column_set = frozenset(self.table.columns)
         self.missing_values = tuple(missing_values)
         self.orders = {k: list(v) for k, v in (orders or {}).items()}
         self._check_roles()
@@ -84,14 +92,14 @@ class Dataset:
         self.generalizations: dict[str, Generalization] = {}
         for name in self.orders:
             self._require_column(name, "order")
-        for name, hierarchy in (hierarchies or {}).items():
+        for name in hierarchies or {}:
             self._require_column(name, "hierarchy")
+        self._encode(encoded)
+        for name, hierarchy in (hierarchies or {}).items():
             if not isinstance(hierarchy, Hierarchy):
                 hierarchy = Hierarchy.read_csv(hierarchy)
             self.hierarchies[name] = hierarchy
             self.generalizations[name] = hierarchy.align(self.column(name))
-        for name in self.quasi_identifiers + self.sensitive:
-            self.column(name)
 
     @property
     def columns(self) -> list[str]:
@@ -172,10 +180,35 @@ class Dataset:
         """The dictionary-encoded column, encoded on first use and cached."""
         if name not in self._encoded:
             self._require_column(name, "requested")
-            self._encoded[name] = encode_column(name, self.table.data.column(name),
-                                                missing_values=self.missing_values,
-                                                order=self.orders.get(name))
+            self._encode([name])
         return self._encoded[name]
+
+    def _encode(self, names: Sequence[str]) -> None:
+        """Encode the columns, one per thread (Arrow's hashing and NumPy's gathers release the GIL)."""
+        def encode(name: str) -> EncodedColumn:
+            return encode_column(name, self.table.data.column(name), missing_values=self.missing_values,
+                                 order=self.orders.get(name), dictionary_in_use=name in self._read_as_codes)
+
+        self._encoded.update(zip(names, map_threads(encode, names)))
+        self._share_codes(names)
+
+    def _share_codes(self, names: Sequence[str]) -> None:
+        """Let the table hold the codes of the columns read straight into codes, instead of the
+        reader's own indices: the same texts (the column is verbatim: its labels at its codes are
+        its cells), and memory for one set of codes rather than two."""
+        data = self.table.data
+        for name in names:
+            column = self._encoded[name]
+            if column.verbatim and pa.types.is_dictionary(data.schema.field(name).type):
+                # The codes index the labels by construction: no need to check them row by row.
+                shared = pa.DictionaryArray.from_arrays(arrays.from_numpy(column.codes), arrays.strings(column.labels),
+                                                        safe=False)
+                data = data.set_column(data.schema.get_field_index(name), name, pa.chunked_array([shared]))
+        if data is not self.table.data:
+            self.table = dataclasses.replace(self.table, data=data)
+            # Arrow's allocator keeps what the reader's indices freed; give it back, since what
+            # comes next (NumPy's arrays) cannot use it.
+            pa.default_memory_pool().release_unused()
 
     def _generalization(self, name: str, level: int) -> Generalization | None:
         """The column's hierarchy when ``level`` > 0 (``None`` at level 0), after checking the level.

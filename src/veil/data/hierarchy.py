@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
-import pandas as pd
+import pyarrow.compute as pc
 
-from veil.data.encoding import MISSING_LABEL, EncodedColumn, canonical_numeric_texts
+from veil.data import arrays
+from veil.data.encoding import MISSING_LABEL, EncodedColumn, canonical_numeric_texts, factorize
 from veil.errors import HierarchyError
 from veil.output import describe_os_error, write_file
 
@@ -60,15 +61,17 @@ class Hierarchy:
         self.level_labels: list[np.ndarray] = []
         codes = np.empty(table.shape, dtype=np.int32)
         for level in range(width):
-            level_codes, uniques = pd.factorize(table[:, level], sort=False)
+            level_codes, uniques = factorize(table[:, level])
             codes[:, level] = level_codes
             self.level_labels.append(np.asarray(uniques, dtype=object))
         self.codes = codes
         leaves = table[:, 0]
         if len(self.level_labels[0]) != len(leaves):
-            seen = pd.Series(leaves).duplicated()
-            raise HierarchyError(f"{name} lists the value {leaves[seen.to_numpy()][0]!r} twice; "
-                                 "give each original value one row.")
+            seen: set[str] = set()
+            for leaf in leaves:
+                if leaf in seen:
+                    raise HierarchyError(f"{name} lists the value {leaf!r} twice; give each original value one row.")
+                seen.add(leaf)
         self._check_tree()
 
     @property
@@ -170,13 +173,13 @@ class Hierarchy:
         present = np.ones(len(labels), dtype=bool)
         if column.missing_code is not None:
             present[column.missing_code] = False
-        leaf_of = pd.Index(self.leaves).get_indexer(labels)
+        leaf_of = _positions(labels, self.leaves)
         unmatched = (leaf_of < 0) & present
         if column.is_numeric and unmatched.any():
             # Same number, other spelling (25 vs 25.0): match on the canonical text of both sides.
-            canonical = pd.Index(canonical_numeric_texts(self.leaves))
-            if canonical.is_unique:
-                leaf_of[unmatched] = canonical.get_indexer(canonical_numeric_texts(labels[unmatched]))
+            canonical = canonical_numeric_texts(self.leaves)
+            if len(set(canonical)) == len(canonical):
+                leaf_of[unmatched] = _positions(canonical_numeric_texts(labels[unmatched]), canonical)
         missing_leaf = -1
         if column.missing_code is not None:
             for marker in MISSING_LEAVES:
@@ -258,3 +261,9 @@ class Generalization:
 
     def radix(self, level: int) -> int:
         return len(self.labels[level])
+
+
+def _positions(texts: np.ndarray, distinct: np.ndarray) -> np.ndarray:
+    """For each text, its position in ``distinct`` (texts listed once each), or -1; ``intp``."""
+    found = pc.index_in(arrays.strings(texts), value_set=arrays.strings(distinct))
+    return arrays.to_numpy(found, null=-1).astype(np.intp)

@@ -1,9 +1,9 @@
 """Differential privacy: mechanisms with secure noise, queries over a table (count, sum, mean,
-quantiles, histograms and contingency tables), a privacy-budget accountant kept in a sealed file
-that many processes can share, and releases over time: continual counts, histograms and sums at
-event, user and w-event level (with the adaptive w-event budgets of Kellaris et al.), pan-private
-streaming (Dwork et al.), privacy filters for adaptively chosen charges (Rogers et al.) and the
-temporal privacy leakage of data correlated in time (Cao et al.).
+quantiles, histograms and contingency tables), a privacy-budget accountant (kept, for many
+processes, in a release ledger: :mod:`veil.ledger`), and releases over time: continual counts,
+histograms and sums at event, user and w-event level (with the adaptive w-event budgets of
+Kellaris et al.), pan-private streaming (Dwork et al.), privacy filters for adaptively chosen
+charges (Rogers et al.) and the temporal privacy leakage of data correlated in time (Cao et al.).
 
 Real releases draw their noise through OpenDP's floating-point-safe samplers (the default,
 ``noise=None``); a run with a seed or a ``numpy.random.Generator`` is an experiment and its
@@ -19,7 +19,6 @@ from veil.dp.mechanisms import (CountEstimate, ExponentialMechanism, Gaussian, G
 from veil.dp.accountant import (Accountant, Budget, BudgetExceededError, BudgetFileError, FilterAccountant,
                                 TemporalAccountant, TemporalCorrelationAccountant, WindowAccountant,
                                 advanced_composition)
-from veil.dp.budget_file import BudgetFile
 from veil.dp.fingerprint import dataset_id
 from veil.dp.noise import NoiseSource, as_noise_source
 from veil.dp.panprivate import PanPrivateCounter, PanPrivateDensity
@@ -34,7 +33,7 @@ __all__ = [
     "ContinualRelease", "binary_tree_counts", "continual_histogram", "continual_sum", "event_level_counts",
     "w_event_counts",
     "PanPrivateCounter", "PanPrivateDensity", "StreamSettings", "TemporalCorrelation", "release_stream",
-    "Accountant", "Budget", "BudgetExceededError", "BudgetFile", "BudgetFileError", "FilterAccountant",
+    "Accountant", "Budget", "BudgetExceededError", "BudgetFileError", "FilterAccountant",
     "TemporalAccountant", "TemporalCorrelationAccountant", "WindowAccountant", "advanced_composition", "dataset_id",
     "CountEstimate", "ExponentialMechanism", "Gaussian", "Geometric", "KaryRandomizedResponse", "Laplace",
     "NoiseSource", "PlanarLaplace", "NoisyRelease", "ReportNoisyMax", "WarnerRandomizedResponse",

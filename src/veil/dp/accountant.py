@@ -41,11 +41,11 @@ temporal leakage (logarithms) are computed in floating point, and compared so th
 refuses rather than admits.
 
 Every accountant serializes to JSON (:meth:`to_json`; :func:`from_json`) with a schema version,
-the dataset id, the budget, the options and every charge, so a budget file or a release ledger can
-keep it. A text that is not valid, was written for another dataset or records more spending than
-its budget allows is refused with one sentence (:class:`BudgetFileError`). Keeping that text in a
-file that many processes share, sealed against hand edits, is :mod:`veil.dp.budget_file`'s job: an
-accountant it opens saves every charge there before the charge returns (a *sink*).
+the dataset id, the budget, the options and every charge. A text that is not valid, was written for
+another dataset or records more spending than its budget allows is refused with one sentence
+(:class:`BudgetFileError`). Keeping a budget that many processes share is the release ledger's job
+(:mod:`veil.ledger`): an accountant it opens commits every charge there before the charge returns
+(a *sink*), and rebuilds the accountant from that JSON's parts.
 """
 
 from __future__ import annotations
@@ -293,8 +293,8 @@ class _BaseAccountant:
         self.budget = budget
         self.dataset_id = dataset_id
         self._charges: list[Charge] = []
-        # Called with the accountant after every new charge, before the charge returns; a budget
-        # file uses it to save the charge before any noise is drawn (see veil.dp.budget_file).
+        # Called with the accountant after every new charge, before the charge returns; a ledger
+        # uses it to commit the charge before any noise is drawn (see veil.ledger.budget).
         self._sink: Callable[[_BaseAccountant], None] | None = None
 
     @property
@@ -368,6 +368,16 @@ class _BaseAccountant:
 
     def _group_costs(self) -> dict:
         return {}
+
+    def _adopt(self, other: _BaseAccountant) -> None:
+        """Take over the charges and running totals of ``other``, the same budget rebuilt from a
+        shared store that holds charges made elsewhere since this accountant was loaded. The sink
+        and any parallel group open in this process stay."""
+        if type(other) is not type(self) or other.budget != self.budget or other.dataset_id != self.dataset_id:
+            raise ParameterError("an accountant can only adopt the record of the same budget.")
+        kept = {"_sink", "_open_groups"}
+        self.__dict__.update({name: list(value) if isinstance(value, list) else value
+                              for name, value in other.__dict__.items() if name not in kept})
 
     def format_report(self) -> str:
         """:meth:`report` as a text table, with the budget, what is spent and what is left."""
@@ -1407,15 +1417,17 @@ def parse_document(text: str, source: str | None = None) -> dict:
     return doc
 
 
-def from_document(doc: dict, *, dataset_id: str | None, discount=None, source: str | None = None):
+def from_document(doc: dict, *, dataset_id: str | None, discount=None, source: str | None = None,
+                  where: str | None = None):
     """An accountant from a parsed budget document (:func:`parse_document`).
 
     ``dataset_id=None`` takes the document's own id (to show a budget without its data).
+    ``where`` names the document in messages (default: the budget file ``source``).
 
     Raises:
         BudgetFileError: see :func:`from_json`.
     """
-    where = _where(source)
+    where = where or _where(source)
     file_id = doc.get("dataset_id")
     if not isinstance(file_id, str) or not file_id.strip():
         raise BudgetFileError(f"{where} names no dataset; it is corrupt.")

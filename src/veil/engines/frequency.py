@@ -12,6 +12,7 @@ records: for ``veil check`` it is the class × sensitive-value count matrix (its
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -95,7 +96,12 @@ class FrequencyDataset(Dataset):
                 self._require_column(name, "requested")
                 raise ColumnError(f"column '{name}' was not read into the summary of the table; name it among the "
                                   "columns the task reads.")
-            plain = super().column(name)
-            self._encoded[name] = WeightedColumn(plain.name, plain.codes, plain.labels, plain.numeric,
-                                                 plain.missing_code, plain.ordered, self._weights)
-        return self._encoded[name]
+        return super().column(name)
+
+    def _encode(self, names: Sequence[str]) -> None:
+        """Encode the columns as :class:`~veil.data.dataset.Dataset` does, each one's rows weighted."""
+        super()._encode(names)
+        for name in names:
+            plain = self._encoded[name]
+            fields = {field.name: getattr(plain, field.name) for field in dataclasses.fields(plain)}
+            self._encoded[name] = WeightedColumn(**{**fields, "weights": self._weights})

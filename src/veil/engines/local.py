@@ -3,7 +3,7 @@
 It is what veil does without an engine: :class:`LocalEngine` only names that path, so that code
 choosing an engine (the command line, a configuration's ``engine`` section) treats both alike.
 It adds no step: its dataset is a plain :class:`veil.Dataset` and its release is written by
-:meth:`veil.anonymize.Release.csv_text` through :mod:`veil.output`.
+:meth:`veil.anonymize.Release.csv_chunks` through :mod:`veil.output`.
 """
 
 from __future__ import annotations
@@ -47,11 +47,32 @@ class LocalEngine:
         Raises:
             DataError, ColumnError, HierarchyError: as :class:`veil.Dataset` raises them.
         """
-        table = read_table(data, delimiter)
+        # The role columns are read straight into codes (what the Dataset encodes anyway).
+        roles = [quasi_identifiers] if isinstance(quasi_identifiers, str) else list(quasi_identifiers)
+        roles += [sensitive] if isinstance(sensitive, str) else list(sensitive or ())
+        table = read_table(data, delimiter, dictionary=roles)
         built = {name: given(table.data.column(name)) if callable(given) else given
                  for name, given in (hierarchies or {}).items()}
         return Dataset(table, quasi_identifiers=quasi_identifiers, sensitive=sensitive, identifying=identifying,
                        hierarchies=built, orders=orders, missing_values=missing_values)
+
+    def put_release(self, outputs: OutputSet, release, out: str | os.PathLike) -> dict:
+        """Put a release's table into ``outputs`` as one CSV file (the input's delimiter), in
+        pieces (:meth:`veil.anonymize.Release.csv_chunks`: it is never held whole); it appears
+        when ``outputs`` commits.
+
+        Args:
+            outputs: the :class:`~veil.output.OutputSet` that declares ``out``.
+            release: the :class:`veil.anonymize.Release`.
+            out: the CSV file to write.
+
+        Returns:
+            ``{"sha256": …, "bytes": …}`` of the file.
+
+        Raises:
+            DataError: the file cannot be written (everything put is removed).
+        """
+        return outputs.put(out, release.csv_chunks())
 
     def write_release(self, release, out: str | os.PathLike, manifest: str | os.PathLike | None = None, *,
                       extra: Mapping | None = None, reads=(), outputs: OutputSet | None = None) -> str:
@@ -76,7 +97,7 @@ class LocalEngine:
             outputs = OutputSet([out] + ([manifest] if manifest else []), reads=reads)
         document = {**release.manifest, **(extra or {})}
         with outputs:
-            outputs.put(out, release.csv_text())
+            self.put_release(outputs, release, out)
             if manifest:
                 text = outputs.put_manifest(manifest, document, describes={"release": out})
             else:

@@ -168,7 +168,7 @@ class SparkDataset(FrequencyDataset):
         if release.suppressed_style == "remove":
             joined = joined.filter(~F.col(_SUPPRESSED))
         columns = []
-        for name in release.released_columns:
+        for name in release.column_names:
             if name in names:
                 columns.append(F.col(names[name]).alias(name))
             else:
@@ -356,6 +356,43 @@ class SparkEngine:
 
     # -- writing ----------------------------------------------------------------------------
 
+    def put_release(self, outputs: OutputSet, release, out: str | os.PathLike) -> dict:
+        """Have Spark write a release's table into ``outputs`` as a folder of part files; it
+        appears when ``outputs`` commits.
+
+        The format follows ``out``'s suffix: ``.parquet`` (or ``.pq``) for Parquet, anything else
+        CSV (a header in every part, the input's delimiter).
+
+        Args:
+            outputs: the :class:`~veil.output.OutputSet` that declares ``out`` among its ``folders``.
+            release: a release of a :class:`SparkDataset`.
+            out: the folder to write (it must not exist).
+
+        Returns:
+            ``{"sha256": …, "bytes": …, "files": …, "folder": True}`` of the folder.
+
+        Raises:
+            DataError: Spark cannot write the folder (everything put is removed).
+            ParameterError: the release cannot be published by Spark (see :meth:`SparkDataset.publish`).
+        """
+        table = release.data
+        ds = release.dataset
+        parquet = Path(out).suffix.lower() in (".parquet", ".pq")
+        delimiter = ds.table.delimiter if ds.table.kind == "csv" else ","
+
+        def write(folder: str) -> None:
+            try:
+                if parquet:
+                    table.write.mode("errorifexists").parquet(folder)
+                else:
+                    (table.write.mode("errorifexists").option("header", True).option("sep", delimiter)
+                     .option("quote", '"').option("escape", '"').option("emptyValue", "").csv(folder))
+            except Exception as exc:  # noqa: BLE001 - Spark's job errors
+                first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                raise DataError(f"Spark could not write {str(out)!r} ({first}); nothing was written.") from None
+
+        return outputs.put_folder(out, write)
+
     def write_release(self, release, out: str | os.PathLike, manifest: str | os.PathLike | None = None, *,
                       extra: Mapping | None = None, reads=(), outputs: OutputSet | None = None) -> str:
         """Write a release with Spark as a new folder of part files, and its manifest last.
@@ -383,28 +420,11 @@ class SparkEngine:
         """
         import json
 
-        targets = [out] + ([manifest] if manifest else [])
         if outputs is None:
-            outputs = OutputSet(targets, reads=reads, folders=[out])
-        table = release.data
-        ds = release.dataset
-        parquet = Path(out).suffix.lower() in (".parquet", ".pq")
-        delimiter = ds.table.delimiter if ds.table.kind == "csv" else ","
-
-        def write(folder: str) -> None:
-            try:
-                if parquet:
-                    table.write.mode("errorifexists").parquet(folder)
-                else:
-                    (table.write.mode("errorifexists").option("header", True).option("sep", delimiter)
-                     .option("quote", '"').option("escape", '"').option("emptyValue", "").csv(folder))
-            except Exception as exc:  # noqa: BLE001 - Spark's job errors
-                first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                raise DataError(f"Spark could not write {str(out)!r} ({first}); nothing was written.") from None
-
+            outputs = OutputSet([out] + ([manifest] if manifest else []), reads=reads, folders=[out])
         document = {**release.manifest, **(extra or {})}
         with outputs:
-            outputs.put_folder(out, write)
+            self.put_release(outputs, release, out)
             if manifest:
                 text = outputs.put_manifest(manifest, document, describes={"release": out})
             else:

@@ -51,8 +51,6 @@ simulation, marked ``False`` (see :mod:`veil.ldp.randomness`).
 from __future__ import annotations
 
 import math
-import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,6 +58,7 @@ import numpy as np
 
 from veil.errors import ParameterError
 from veil.ldp.randomness import MERSENNE_61, Randomness, as_randomness
+from veil.parallel import map_threads
 
 __all__ = [
     "BLH",
@@ -261,20 +260,13 @@ _HASH_CHUNK = 1 << 16  # users per kernel call: a few 512 KB arrays, about a cor
 
 
 def _lh_supports(y: np.ndarray, a: np.ndarray, b: np.ndarray, g: int, d: int, threads: int | None) -> np.ndarray:
-    n = len(y)
-    starts = range(0, n, _HASH_CHUNK)
-    workers = max(1, min(threads or (os.cpu_count() or 1), len(starts)))
-
     def job(start: int) -> np.ndarray:
         stop = start + _HASH_CHUNK
         return _support_kernel(a[start:stop], b[start:stop], y[start:stop], g, d)
 
-    if workers == 1:
-        parts = [job(s) for s in starts]
-    else:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            parts = list(pool.map(job, starts))
-    return np.sum(parts, axis=0, dtype=np.int64)
+    # threads=None: every core, or $VEIL_THREADS (veil.parallel).
+    parts = map_threads(job, range(0, len(y), _HASH_CHUNK), threads)
+    return np.sum(parts, axis=0, dtype=np.int64) if parts else np.zeros(d, dtype=np.int64)
 
 
 # --------------------------------------------------------------------------- protocols
@@ -554,7 +546,7 @@ class _LocalHashing(FrequencyOracle):
     """Local hashing: hash the value into [0, g) with the user's own universal hash, then report
     the hash by g-ary randomized response (keep with p' = e^ε/(e^ε + g − 1))."""
 
-    threads: int | None = None  # None: every core
+    threads: int | None = None  # None: every core, or $VEIL_THREADS
 
     @property
     def g(self) -> int:

@@ -5,23 +5,26 @@ Local DP randomizes on the *client*, so what matters is that the coins of a real
 cannot be predicted or replayed. ``numpy.random.Generator(PCG64(secrets.randbits(128)))`` is not
 enough: PCG64 is a statistical generator whose state can be recovered from its outputs. The
 secure mode therefore reads every random bit from the operating system's CSPRNG
-(``os.urandom``) in bulk and turns it into draws with exact integer arithmetic:
+(``os.urandom``), in large blocks (one call per block of draws, never one per value), and turns
+it into draws with exact integer arithmetic (:mod:`veil.randomness`):
 
 * a Bernoulli(p) coin is ``k < T`` for a uniform 53-bit integer ``k`` and the integer threshold
   ``T = floor(p·2⁵³)`` (``rounding="down"``) or ``ceil(p·2⁵³)`` (``"up"``), so the coin's real
   probability is ``T/2⁵³`` exactly. The protocols round each probability in the direction that
   keeps the likelihood ratio at or below e^ε (keep-probabilities down, flip-to-one
   probabilities up), so rounding can only make a report *more* private, never less; the
-  estimator's bias from it is below 2⁻⁵³ relative;
-* a uniform integer in ``[0, m)`` is drawn by rejection from 64-bit words (no modulo bias);
+  estimator's bias from it is below 2⁻⁵³ relative. ``k`` is compared with ``T`` a byte at a
+  time from the top and drawn only as far as it ties, so a coin costs one random byte on
+  average (1 + 1/255), not seven;
+* a uniform integer in ``[0, m)`` is drawn by rejection from the fewest whole bytes that reach
+  ``m`` (no modulo bias);
 * a uniform 61-bit hash seed in ``[low, 2⁶¹ − 1)`` is the top 61 bits of a 64-bit word, with
   rejection.
 
-Draws are exact but the source reads 8 bytes per coin, so a *simulation* of a million users
-with a 1,024-bit unary report each is slow in secure mode (8 GB of OS randomness); each real
-client draws only its own d coins. Simulations use the seeded mode (``Randomness.seeded``):
-``numpy.random.Generator``, reproducible, fast, and labelled ``fit_for_release=False`` as in
-:mod:`veil.dp.noise`.
+The secure path thus costs about what the seeded one does: the operating system delivers random
+bytes about as fast as NumPy's generator makes doubles. Simulations use the seeded mode
+(``Randomness.seeded``): ``numpy.random.Generator``, reproducible, and labelled
+``fit_for_release=False`` as in :mod:`veil.dp.noise`.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ import os
 import numpy as np
 
 from veil.errors import ParameterError
-from veil.randomness import RandomSource
+from veil.randomness import RandomSource, bernoulli_dyadic, uniform_below
 
 __all__ = ["MERSENNE_61", "Randomness", "as_randomness"]
 
@@ -61,7 +64,7 @@ class Randomness(RandomSource):
     @staticmethod
     def _words(count: int) -> np.ndarray:
         """``count`` uniform 64-bit words from the OS CSPRNG."""
-        return np.frombuffer(os.urandom(8 * count), dtype=np.uint64).copy()
+        return np.frombuffer(os.urandom(8 * count), dtype=np.uint64)
 
     # ---- draws ----------------------------------------------------------------------------------
     def uniform(self, size) -> np.ndarray:
@@ -84,28 +87,15 @@ class Randomness(RandomSource):
         scaled = prob * _TWO53  # exact: multiplying by a power of two
         threshold = int(np.floor(scaled)) if rounding == "down" else int(np.ceil(scaled))
         n = int(np.prod(shape, dtype=np.int64))
-        return ((self._words(n) >> np.uint64(11)) < np.uint64(threshold)).reshape(shape)
+        return bernoulli_dyadic(threshold, 53, n, os.urandom).reshape(shape)
 
     def integers(self, high: int, size) -> np.ndarray:
         """Uniform integers in ``[0, high)`` (int64), exactly uniform."""
         shape = _shape(size)
         if not self._secure:
             return self._rng.integers(0, high, size=shape, dtype=np.int64)
-        return self._below(int(high), int(np.prod(shape, dtype=np.int64))).astype(np.int64).reshape(shape)
-
-    def _below(self, high: int, n: int) -> np.ndarray:
-        """``n`` uniform uint64 in [0, high) by rejection from 64-bit words."""
-        limit = (1 << 64) - (1 << 64) % high  # largest multiple of high that fits, exclusive bound
-        out = np.empty(n, dtype=np.uint64)
-        filled = 0
-        while filled < n:
-            words = self._words(n - filled + 8)
-            if limit < (1 << 64):
-                words = words[words < np.uint64(limit)]
-            take = min(len(words), n - filled)
-            out[filled:filled + take] = words[:take] % np.uint64(high)
-            filled += take
-        return out
+        n = int(np.prod(shape, dtype=np.int64))
+        return uniform_below(int(high), os.urandom, n).astype(np.int64).reshape(shape)
 
     def hash_seeds(self, low: int, size: int) -> np.ndarray:
         """Uniform uint64 in ``[low, 2⁶¹ − 1)``: the ``a`` (low 1) and ``b`` (low 0) of a hash."""

@@ -12,7 +12,9 @@ import numpy as np
 
 from veil.cells import Cells
 from veil.classes import EquivalenceClasses
+from veil.errors import ParameterError
 from veil.metrics.base import UtilityMetric, dot, has_levels, records, split_sizes, xlogx
+from veil.metrics.maxent import kl_on_observed, neg_entropy
 
 
 def _n_qis(classes: EquivalenceClasses) -> int:
@@ -143,27 +145,53 @@ class KLDivergence(UtilityMetric):
     quasi-identifiers of the values its cells cover) and suppressed records spread uniformly over
     the whole domain ``D`` (the product of the columns' cardinalities). So for ``x`` in a published
     class ``c``, ``q(x) = size_c / (n·|B_c|) + n_supp / (n·|D|)``, and for ``x`` in a suppressed
-    class ``q(x) = n_supp / (n·|D|)``. Because ``q`` is constant within a class, the sum is
-    ``Σ_x p ln p − Σ_c (size_c / n) ln q_c``: only the class sizes and the counts of the distinct
-    original tuples (cached per dataset) are read. 0 at the original data; lower is better.
+    class ``q(x) = n_supp / (n·|D|)``. Without suppression ``q`` is the maximum-entropy
+    distribution of the release taken as one marginal (:mod:`veil.metrics.maxent`, which also
+    sums the divergence, :func:`~veil.metrics.maxent.kl_on_observed`). Because ``q`` is constant
+    within a class, the sum is ``Σ_x p ln p − Σ_c (size_c / n) ln q_c``: only the class sizes and
+    the counts of the distinct original tuples (cached per dataset) are read. 0 at the original
+    data; lower is better.
+
+    With ``sensitive``, ``x`` is a quasi-identifier tuple together with that column's value, which
+    the release publishes as it is (Kifer and Gehrke's setting): ``size_c`` becomes the class's
+    records holding the value and ``D`` also ranges over the column's values.
 
     With local recoding a tuple whose records fall in several classes is scored, record by
     record, with the ``q`` of each record's class.
+
+    Args:
+        sensitive: a column published unchanged whose joint distribution with the
+            quasi-identifiers is measured too (default: the quasi-identifiers only).
     """
 
     name = "KL-divergence"
     key = "kl"
+
+    def __init__(self, sensitive: str | None = None):
+        super().__init__()
+        if sensitive is not None and not isinstance(sensitive, str):
+            raise ParameterError(f"the sensitive column of the KL-divergence is named by a string, not {sensitive!r}.")
+        self.sensitive = sensitive
+
+    def __repr__(self) -> str:
+        return f"KLDivergence(sensitive={self.sensitive!r})" if self.sensitive else "KLDivergence()"
+
+    @property
+    def track(self) -> tuple[str, ...]:
+        return (self.sensitive,) if self.sensitive else ()
 
     def _constants(self, classes: EquivalenceClasses) -> tuple[float, float]:
         """``(Σ_x p ln p, ln |D|)`` for the dataset."""
         cache = self._cache(classes.dataset)
         if "kl_constants" not in cache:
             ds = classes.dataset
-            base = EquivalenceClasses.from_dataset(ds, track=())
-            n = base.n_rows
-            neg_entropy = float(xlogx(base.sizes).sum() / n - np.log(n)) if n else 0.0
-            log_domain = float(sum(np.log(ds.column(q).cardinality) for q in ds.quasi_identifiers))
-            cache["kl_constants"] = (neg_entropy, log_domain)
+            if self.sensitive in ds.quasi_identifiers:
+                raise ParameterError(f"'{self.sensitive}' is a quasi-identifier; the KL-divergence measures a "
+                                     "sensitive column published as it is beside them.")
+            base = EquivalenceClasses.from_dataset(ds, track=self.track)
+            observed = base.counts(self.sensitive) if self.sensitive else base.sizes
+            log_domain = float(sum(np.log(ds.column(c).cardinality) for c in ds.quasi_identifiers + list(self.track)))
+            cache["kl_constants"] = (neg_entropy(observed), log_domain)
         return cache["kl_constants"]
 
     def value(self, classes: EquivalenceClasses, suppressed: np.ndarray | None = None) -> float:
@@ -171,17 +199,25 @@ class KLDivergence(UtilityMetric):
         n = records(classes)
         if n == 0:
             return 0.0
-        neg_entropy, log_domain = self._constants(classes)
+        neg_entropy_p, log_domain = self._constants(classes)
         log_box = np.zeros(classes.n_classes)
         for j in range(_n_qis(classes)):
             log_box += self._per_cells(classes, j, "kl", _log_coverage)[classes.keys[:, j]]
-        published = kept > 0
-        log_q = np.log(kept[published]) - np.log(n) - log_box[published]
-        cross = float(dot(kept[published], log_q))
+        if self.sensitive:
+            # Each published (class, value) pair is one group of tuples sharing q.
+            matrix = classes.counts(self.sensitive) * (kept > 0)[:, None]
+            rows, values = np.nonzero(matrix)
+            weights = matrix[rows, values].astype(float)
+            log_q = np.log(weights) - np.log(n) - log_box[rows]
+        else:
+            published = kept > 0
+            weights = kept[published]
+            log_q = np.log(weights) - np.log(n) - log_box[published]
         if n_supp:
             log_spread = np.log(n_supp) - np.log(n) - log_domain
-            cross = float(dot(kept[published], np.logaddexp(log_q, log_spread))) + n_supp * log_spread
-        return _nonnegative(-cross / n, -neg_entropy)
+            log_q = np.append(np.logaddexp(log_q, log_spread), log_spread)
+            weights = np.append(weights, n_supp)
+        return kl_on_observed(weights, log_q, neg_entropy_p)
 
     def loss_bound(self, classes: EquivalenceClasses) -> float:
         """The value without suppression, for hierarchy cells (``-inf`` for local recoding).
@@ -189,7 +225,8 @@ class KLDivergence(UtilityMetric):
         Proof: the boxes of a full-domain node are disjoint, so by Jensen
         ``KL(p‖q_s) − KL(p‖q_0) ≥ −ln Σ_x p q_s/q_0 = −ln((n − S)/n + (S/n)·Σ_c |B_c|/|D|) ≥ 0``
         for any suppression; and merging classes whose disjoint boxes lie in the merged box adds
-        ``Σ_C (size_C/n)·KL(sizes in C ‖ box shares in C) ≥ 0`` (the shares sum to at most 1).
+        ``Σ_C (size_C/n)·KL(sizes in C ‖ box shares in C) ≥ 0`` (the shares sum to at most 1),
+        for each sensitive value separately when ``sensitive`` is given.
         """
         if not has_levels(classes):
             return float("-inf")

@@ -16,7 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from veil.classes import EquivalenceClasses
 from veil.data.dataset import Dataset
@@ -98,6 +97,8 @@ def population_class_sizes(classes: EquivalenceClasses, population: Dataset) -> 
     Raises:
         DataError: a class has no matching population record (the table is not a sample of it).
     """
+    import pandas as pd  # its MultiIndex matches tuples of labels; journalist risk only
+
     sample = classes.dataset
     missing = [q for q in sample.quasi_identifiers if q not in population.columns]
     if missing:

@@ -1,0 +1,391 @@
+"""The README's benchmark figures, rendered from the results files, so that the two cannot drift.
+
+Each benchmark's figures sit in README.md between two marker comments named after its results
+file, ``<!-- bench:NAME:start -->`` and ``<!-- bench:NAME:end -->``; what lies between them is
+exactly :func:`render` of ``results/NAME.json``, with the date and the machine the run measured.
+``python benchmarks/run.py`` rewrites the blocks after each benchmark it runs (into the default
+results folder), ``python benchmarks/readme.py`` rewrites them all from the files, and a test
+(``tests/test_readme_benchmarks.py``) fails when a block differs from its file: a figure edited by
+hand is caught.
+
+This module reads only the JSON files (and the standard library), so the check runs anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Callable
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+README = HERE.parent / "README.md"
+BLOCK = re.compile(r"(<!-- bench:(?P<name>[\w-]+):start -->\n)(?P<body>.*?)(<!-- bench:(?P=name):end -->)", re.S)
+
+
+# ------------------------------------------------------------------------------- formatting
+
+def t(seconds: float | None) -> str:
+    """A duration with three significant digits, in s, ms or µs (``—`` for none)."""
+    if seconds is None:
+        return "—"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3)):
+        if seconds >= scale:
+            break
+    else:
+        unit, scale = "µs", 1e-6
+    value = seconds / scale
+    return f"{value:,.{0 if value >= 100 else 1 if value >= 10 else 2}f} {unit}"
+
+
+def x(ratio: float | None) -> str:
+    """A ratio such as ``2,807×``, ``71×`` or ``4.4×`` (``—`` for none)."""
+    if ratio is None:
+        return "—"
+    if ratio >= 100:
+        return f"{ratio:,.0f}×"
+    return f"{ratio:.0f}×" if ratio >= 10 else f"{ratio:.1f}×" if ratio >= 0.1 else f"{ratio:.2f}×"
+
+
+def mib(n: float) -> str:
+    return f"{n / 2**20:,.0f} MiB"
+
+
+def machine(meta: dict, run: dict | None = None) -> str:
+    """The sentence that says when and where the figures were measured and, given the ``run``
+    entry ``benchmarks/run.py`` stores, how busy the machine was and how much the runs varied."""
+    versions = ", ".join(f"{k} {v}" for k, v in meta["versions"].items())
+    return (f"*Measured {meta['date']} on {meta['cpu']} ({meta['cores']} cores), Python {meta['python']}; "
+            f"{versions}.*" + conditions(run, meta["cores"]))
+
+
+def conditions(run: dict | None, cores) -> str:
+    """The load on the machine around a benchmark, and the spread of veil's repeated runs."""
+    if not run:
+        return ""
+    busy = max(run["load_before"], run["load_after"]) > cores
+    text = (f" Load average {run['load_before']:.1f} before, {run['load_after']:.1f} after"
+            + (f" (above the {cores} cores: other jobs shared the machine)" if busy else ""))
+    spread = run.get("spread")
+    if spread:
+        text += (f"; over its {spread['figures']} repeated figures the median run took {x(spread['median_over_best'])}"
+                 f" the best, the slowest at most {x(spread['worst_over_best'])}")
+    return text + "."
+
+
+def goals(results: dict) -> list[str]:
+    rows = results.get("goals") or []
+    return ["", "Goals: " + "; ".join(f"{g['goal']}: {g['measured']}, **{'met' if g['met'] else 'not met'}**"
+                                      for g in rows) + "."] if rows else []
+
+
+def table(header: list[str], rows: list[list[str]], text: tuple[int, ...] = (0,)) -> list[str]:
+    """A Markdown table; figures are right-aligned, the columns in ``text`` left-aligned."""
+    align = ["---" if i in text else "---:" for i in range(len(header))]
+    return ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"] + ["| " + " | ".join(r) + " |" for r in rows]
+
+
+# ------------------------------------------------------------------------------- one per results file
+
+CHECKER_LABELS = {"k": "k-anonymity", "alpha": "(α,k)-anonymity", "l_distinct": "distinct ℓ-diversity",
+                  "l_entropy": "entropy ℓ-diversity", "c_l_recursive": "recursive (c,ℓ)-diversity",
+                  "t_equal": "t-closeness, equal EMD", "t_hierarchical": "t-closeness, hierarchical EMD",
+                  "delta": "δ-disclosure", "beta_basic": "basic β-likeness", "beta_enhanced": "enhanced β-likeness"}
+
+
+def checker(r: dict) -> list[str]:
+    adult, large = r["adult"], r["large"]
+    peers = adult.get("pycanon") or {}
+    rows = []
+    for key, label in CHECKER_LABELS.items():
+        ours, big = adult["veil"]["models"][key]["end_to_end_s"], large["veil"]["models"][key]["end_to_end_s"]
+        peer = peers.get(key, {}).get("seconds")
+        rows.append([label, t(ours), t(peer), x(peer / ours) if peer else "—", t(big), x(big / large["floor_s"])])
+    total = sum(p["seconds"] for p in peers.values()) if peers else None
+    rows.append(["all models together (`veil.check`)", t(adult["veil"]["check_s"]), t(total),
+                 x(total / adult["veil"]["check_s"]) if total else "—", t(large["veil"]["check_s"]),
+                 x(large["veil"]["check_s"] / large["floor_s"])])
+    return [machine(r["meta"], r.get("run")) + f" veil: best of {r['meta']['repeat']}; pyCANON once per function.", "",
+            *table(["model", "veil, Adult", "pyCANON, Adult", "veil faster by", f"veil, {large['veil']['rows']:,} rows",
+                    "/ polars floor"], rows),
+            "", f"The polars floor (a bare `group_by` over the quasi-identifiers) took {t(adult['floor_s'])} on Adult "
+                f"and {t(large['floor_s'])} on {large['veil']['rows']:,} rows. Loading and encoding is paid once per "
+                f"table and is not in the figures above: {t(adult['veil']['load_encode_s'])} for Adult from CSV, "
+                f"{t(large['veil']['load_encode_s'])} for the {large['veil']['rows']:,}-row frame.", *goals(r)]
+
+
+def fulldomain(r: dict) -> list[str]:
+    adult = r["adult"]
+    anjana = {run["limit"]: run for run in (r.get("anjana") or {}).get("runs", [])}
+    rows = []
+    for run in adult["runs"]:
+        peer = anjana.get(run["limit"]) if run["metric"] == "loss" else None
+        rows.append([f"{run['limit']:.0%}, {run['metric']}", t(run["seconds"]), f"{run['nodes_checked']:,}",
+                     "yes" if run["proven_optimal"] else "no", t(peer["seconds"]) if peer else "",
+                     x(peer["seconds"] / run["seconds"]) if peer else "",
+                     f"loss {peer['values']['loss']:.4g} (veil {run['value']:.4g})" if peer else ""])
+    large = r["large"]
+    hardest = max(large["runs"], key=lambda run: run["seconds"])
+    return [machine(r["meta"], r.get("run")) + f" veil: best of {r['meta']['repeat']} fits from the encoded table; ANJANA once per "
+                                 "limit.", "",
+            *table(["suppression, metric", "veil fit", "nodes checked", "proven optimal", "ANJANA (greedy)",
+                    "veil faster by", "ANJANA's node"], rows, text=(0, 3, 6)),
+            "", f"On {large['rows']:,} rows (Adult resampled) load + encode takes {t(large['load_encode_s'])} and the "
+                f"hardest search (k = {hardest['k']}, {hardest['limit']:.0%}) {t(hardest['seconds'])}.", *goals(r)]
+
+
+def local_recoding(r: dict) -> list[str]:
+    adult, peer = r["adult"], r.get("anonypy") or {}
+    peer_s = (peer.get("partition_s") or 0) + (peer.get("anonymize_s") or 0) if peer.get("partition_s") else None
+    rows = []
+    for run in adult["mondrian"]:
+        total = run["fit_s"] + run["transform_s"]
+        rows.append([f"Mondrian {run['mode']}, categorical along {run['categorical']}", t(total),
+                     x(peer_s / total) if peer_s else "—", f"{run['partitions']:,}", f"{run['loss']:.4f}"])
+    mdav = adult["mdav"]
+    rows.append(["MDAV", t(mdav["fit_s"] + mdav["transform_s"]), "(no peer)", f"{mdav['classes']:,}",
+                 f"{mdav['loss']:.4f}"])
+    curve = ", ".join(f"{c['rows']:,} rows {t(c['fit_s'] + c['transform_s'])}" for c in r["curve"])
+    noise = r.get("noise_curve") or []
+    out = [machine(r["meta"], r.get("run")) + f" veil: best of {r['meta']['repeat']} (fit + transform); AnonyPy once.", "",
+           *table(["algorithm (k = 5)", "veil", "veil faster than AnonyPy", "classes", "loss"], rows)]
+    if peer_s:
+        out += ["", f"AnonyPy's Mondrian took {t(peer_s)} (partitioning {t(peer['partition_s'])}), loss "
+                    f"{peer['loss']:.4f} over {peer['partitions']:,} partitions."]
+    out += ["", f"Mondrian strict on Adult resampled (fit + transform): {curve}"
+                + (f"; with a 100,000-value column that keeps partitions splitting, {noise[-1]['rows']:,} rows take "
+                   f"{t(noise[-1]['fit_s'] + noise[-1]['transform_s'])}" if noise else "") + ".", *goals(r)]
+    return out
+
+
+def attacks(r: dict) -> list[str]:
+    meta = {"date": r["date"], "cpu": r["cpu"], "cores": r.get("cores", "?"), "python": r["python"],
+            "versions": {"veil": r["veil"]}}
+    pairs = ", ".join(f"{t(p['seconds'])} for {p['pair']}" for p in r["intersection"])
+    goal_rows = [{"goal": "the intersection attack on two releases over 5,000 targets under 1 s",
+                  "measured": f"worst {t(r['goals']['intersection_worst'])}", "met": r["goals"]["intersection_met"]},
+                 {"goal": "the composition experiment under a minute", "measured": t(r["composition"]["seconds"]),
+                  "met": r["goals"]["composition_met"]}]
+    return [machine(meta, r.get("run")), "", f"The intersection attack on two Adult releases (k = 5 and k = 10) over "
+            f"{r['intersection'][0]['targets']:,} targets: {pairs}; the composition experiment over "
+            f"{len(r['composition']['k'])} values of k and {len(r['composition']['pairs'])} algorithm pairs: "
+            f"{t(r['composition']['seconds'])}.", *goals({"goals": goal_rows})]
+
+
+def dp(r: dict) -> list[str]:
+    queries = {"histogram": "histogram", "contingency": "3-way contingency table"}
+    rows = []
+    for query, label in queries.items():
+        secure = r["veil"]["queries"][f"secure/{query}"]
+        seeded = r["veil"]["queries"][f"seeded/{query}"]
+        peers = [(r.get(p) or {}).get("queries", {}).get(query, {}).get("seconds") for p in ("diffprivlib", "opendp")]
+        rows.append([label, f"{secure['cells']:,}", t(secure["seconds"]), t(seeded["seconds"]), t(peers[0]), t(peers[1]),
+                     f"{x(r['ratios'].get(f'{query}/secure/diffprivlib'))} / {x(r['ratios'].get(f'{query}/secure/opendp'))}"])
+    fast = r["secure_at_speed"]
+    fast_rows = [[queries[q["query"]], t(q["secure_s"]), t(q["seeded_s"]), x(q["secure_over_seeded"])]
+                 for q in fast["queries"]]
+    return [machine(r["meta"], r.get("run")) + f" Best of {r['meta']['repeat']}; ε = {r['meta']['epsilon']:g}, discrete Laplace "
+                                 "noise on every cell.", "",
+            *table(["query", "cells", "veil secure", "veil seeded", "diffprivlib", "OpenDP",
+                    "veil secure faster than diffprivlib / OpenDP"], rows),
+            "", f"{r['meta']['rows']:,} rows, three text columns of 10, 20 and 50 categories; veil from its encoded "
+                f"table (encoding the three columns takes {t(r['veil']['encode_s'])}, once). veil's secure path at "
+                f"{fast['rows']:,} rows, beside its seeded one:", "",
+            *table(["query", "secure", "seeded", "secure / seeded"], fast_rows), *goals(r)]
+
+
+def ldp(r: dict) -> list[str]:
+    meta = {k: r[k] for k in ("date", "cpu", "cores", "python", "versions")}
+    rows = [[f"{p['protocol']}, 100,000 × 64", t(p["veil"]["seconds"]), t(p["veil_seeded"]["seconds"]),
+             t(p["pure_ldp"]["seconds"]), x(p["speedup"])] for p in r["side_by_side"]]
+    large = r["large"]
+    rows.append(["OLH, 1,000,000 × 1,024", t(large["veil"]["seconds"]), t(large["veil_seeded"]["seconds"]),
+                 f"(about {t(large['pure_ldp_extrapolated_s'])}, extrapolated)",
+                 f"about {x(large['speedup_vs_extrapolation'])}"])
+    fast = [[f"{run['protocol']}, {run['n']:,} × {run['d']:,}", t(run["secure"]["seconds"]), t(run["seeded"]["seconds"]),
+             x(run["secure_over_seeded"])] for run in r["secure_at_speed"]]
+    goal_rows = [{"goal": f"OLH at 1,000,000 × 1,024 under 2 s (secure)", "measured": t(r["goals"]["large_s"]),
+                  "met": r["goals"]["large_met"]},
+                 {"goal": "secure coins within 1.5× of seeded ones", "measured":
+                  f"worst {x(r['goals']['secure_ratio'])} ({r['goals']['secure_worst']})", "met": r["goals"]["secure_met"]}]
+    return [machine(meta, r.get("run")) + f" ε = {r['epsilon']:g}; perturb + estimate; veil best of {r['repeat']}, pure-LDP once.", "",
+            *table(["protocol, users × domain", "veil secure", "veil seeded", "pure-LDP", "veil secure faster by"],
+                   rows), "", "veil's secure coins (the operating system's CSPRNG, as a deployment draws them) beside "
+                              "seeded ones:", "",
+            *table(["protocol, users × domain", "secure", "seeded", "secure / seeded"], fast), *goals({"goals": goal_rows})]
+
+
+def startup(r: dict) -> list[str]:
+    s, o, e = r["startup"], r["one_off"], r["encoding"]
+    w = o["whole_process"]
+    spread = lambda run: [t(run["best_s"]), t(run["median_s"]), t(run["worst_s"])]  # noqa: E731
+    rows = [["`veil check` Adult `--json`", *spread(s["veil_check"])],
+            ["polars: read Adult, group by the quasi-identifiers", *spread(s["polars_floor"])],
+            ["`veil --help`", *spread(s["veil_help"])],
+            ["a minimal Typer app `--help` (the framework's floor)", *spread(s["typer_help"])],
+            ["`python -c pass`", *spread(s["python"])],
+            [f"`veil check`, {o['rows']:,} rows from CSV", *spread(w["veil_check"])],
+            [f"polars: read {o['rows']:,} rows, group by", *spread(w["polars_floor"])]]
+    imports = "; ".join(f"{label} {t(sum(s['imports'][key].values()))} ("
+                        + ", ".join(f"{name} {t(sec)}" for name, sec in list(s["imports"][key].items())[:4]) + ")"
+                        for key, label in (("veil_check", "`veil check`"), ("veil_help", "`veil --help`"),
+                                           ("typer_help", "the minimal Typer app")))
+    return [machine(r["meta"], r.get("run")) + f" Whole processes, imports included; best of {r['meta']['repeat']}, with the "
+                                 "median and the worst.", "",
+            *table(["command", "best", "median", "worst"], rows),
+            "", f"Import time (`python -X importtime`, by package): {imports}. Heavy packages loaded: `veil check` "
+                f"{', '.join(s['loaded']['veil_check']) or 'none'}; `veil --help` "
+                f"{', '.join(s['loaded']['veil_help']) or 'none'}. Encoding {e['rows']:,} rows ({e['columns']} "
+                f"columns): {t(e['from_frame_s'])} from a polars frame; {t(e['from_csv_s'])} from CSV, reading "
+                f"included (reading it as text alone: {t(e['read_text_s'])}).", *goals(r)]
+
+
+MEMORY_LABELS = {"check": "`veil check --json`", "mondrian": "`veil anonymize`, Mondrian (k = 5)",
+                 "fulldomain": "`veil anonymize`, full-domain (k = 5, entropy ℓ = 3, 2 %)"}
+
+
+def memory(r: dict) -> list[str]:
+    meta = r["meta"]
+    if r.get("skipped"):
+        return [machine(meta, r.get("run")), "", f"Not measured: {r['skipped']}"]
+    rows = [[MEMORY_LABELS[name], mib(m["peak_bytes"]), f"{m['per_row']:.0f} bytes", t(m["wall_s"])]
+            for name, m in r["veil"].items()]
+    return [machine(meta, r.get("run")) + f" Adult resampled to {meta['rows']:,} rows in a CSV file of {mib(r['file_bytes'])}; "
+                            "each command a process of its own, its peak resident memory from `/usr/bin/time -v`.", "",
+            *table(["command", "peak memory", "above the input, per row", "wall time"], rows),
+            "", f"The input is what a plain reader holds: pyarrow reading the file, every column as text, peaks at "
+                f"{mib(r['input']['peak_bytes'])}.", *goals(r)]
+
+
+def threads(r: dict) -> list[str]:
+    rows = [[s["step"], t(s["one_s"]), t(s["two_s"]), x(s["speedup"]), "yes" if s["identical"] else "**no**"]
+            for s in r["steps"]]
+    return [machine(r["meta"], r.get("run")) + f" `VEIL_THREADS=1` against `VEIL_THREADS=2`, best of {r['meta']['repeat']} each.",
+            "", *table(["step", "1 thread", "2 threads", "speed-up", "same results"], rows), *goals(r)]
+
+
+def alphabeta(r: dict) -> list[str]:
+    meta = {k: r[k] for k in ("date", "cpu", "cores", "python", "versions")}
+    goal_rows = [{"goal": "publishing under 2 s", "measured": t(r["goals"]["publish_s"]), "met": r["goals"]["publish_met"]},
+                 {"goal": f"{r['queries']:,} counting queries under 1 s", "measured": t(r["goals"]["answer_s"]),
+                  "met": r["goals"]["answer_met"]}]
+    return [machine(meta, r.get("run")) + f" Best of {r['repeat']}.", "",
+            f"Adult over its nine columns with the domains of its hierarchies' leaves ({r['records']:,} records, "
+            f"n = {r['n']:,} distinct tuples of m = {r['m']:,}), γ = {r['gamma']:g}, k = {r['k']}: publishing (fit + "
+            f"transform, a view of {r['view_rows']:,} tuples) {t(r['publish_secure_s'])} with the secure coins and "
+            f"{t(r['publish_seeded_s'])} with seeded ones; {r['queries']:,} random counting queries answered in "
+            f"{t(r['answer_s'])}.", *goals({"goals": goal_rows})]
+
+
+def summary(every: dict[str, dict]) -> list[str]:
+    """veil beside each peer, one row per comparison, from every results file; says whether the
+    files come from one run of ``benchmarks/run.py`` and which."""
+    rows = []
+
+    def add(block: str, what: str, ours: float, peer: str, theirs: float | None, unit=t) -> None:
+        date = (every[block].get("meta") or every[block])["date"]
+        rows.append([what, unit(ours), peer, unit(theirs) if theirs else "—", x(theirs / ours) if theirs else "—",
+                     date.removesuffix(" UTC")])
+
+    c = every["checker"]
+    pycanon = c["adult"].get("pycanon")
+    add("checker", "every privacy model on Adult", c["adult"]["veil"]["check_s"], "pyCANON",
+        sum(p["seconds"] for p in pycanon.values()) if pycanon else None)
+    add("checker", f"every privacy model, {c['large']['veil']['rows']:,} rows", c["large"]["veil"]["check_s"],
+        "polars group_by (floor)", c["large"]["floor_s"])
+    f = every["fulldomain"]
+    anjana = {run["limit"]: run["seconds"] for run in (f.get("anjana") or {}).get("runs", [])}
+    for run in f["adult"]["runs"]:
+        if run["metric"] == "loss":
+            add("fulldomain", f"full-domain, Adult, {run['limit']:.0%} suppression", run["seconds"], "ANJANA (greedy)",
+                anjana.get(run["limit"]))
+    lr = every["local_recoding"]
+    peer = lr.get("anonypy") or {}
+    peer_s = peer["partition_s"] + (peer.get("anonymize_s") or 0) if peer.get("partition_s") else None
+    order = next(run for run in lr["adult"]["mondrian"] if (run["mode"], run["categorical"]) == ("strict", "order"))
+    add("local_recoding", "Mondrian strict, Adult", order["fit_s"] + order["transform_s"], "AnonyPy", peer_s)
+    d = every["dp"]
+    for query, label in (("histogram", "DP histogram"), ("contingency", "DP 3-way contingency table")):
+        ours = d["veil"]["queries"][f"secure/{query}"]["seconds"]
+        for name, key in (("diffprivlib", "diffprivlib"), ("OpenDP", "opendp")):
+            add("dp", f"{label}, {d['meta']['rows']:,} rows, secure", ours, name,
+                (d.get(key) or {}).get("queries", {}).get(query, {}).get("seconds"))
+    for p in every["ldp"]["side_by_side"]:
+        add("ldp", f"LDP {p['protocol']}, 100,000 users × 64, secure", p["veil"]["seconds"], "pure-LDP",
+            p["pure_ldp"]["seconds"])
+    st = every["startup"]
+    add("startup", "`veil check` Adult, whole process", st["startup"]["veil_check"]["best_s"],
+        "polars read + group_by script", st["startup"]["polars_floor"]["best_s"])
+    add("startup", "`veil --help`", st["startup"]["veil_help"]["best_s"], "a minimal Typer app",
+        st["startup"]["typer_help"]["best_s"])
+    one_off = st["one_off"]
+    add("startup", f"`veil check`, {one_off['rows']:,} rows from CSV", one_off["whole_process"]["veil_check"]["best_s"],
+        "polars read + group_by script", one_off["whole_process"]["polars_floor"]["best_s"])
+    m = every["memory"]
+    if not m.get("skipped"):
+        add("memory", f"`veil check`, {m['meta']['rows']:,} rows: peak memory", m["veil"]["check"]["peak_bytes"],
+            "pyarrow reading the CSV as text", m["input"]["peak_bytes"], unit=mib)
+
+    runs = {(r.get("run") or {}).get("started") for r in every.values()}
+    commands = {(r.get("run") or {}).get("command") for r in every.values()}
+    if len(runs) == 1 and None not in runs:
+        source = f"All from one run of `{commands.pop()}`, started {runs.pop()}"
+    else:
+        source = "From more than one run (each block below names its own date)"
+    cpu = every["checker"]["meta"]
+    return [f"*{source}, on {cpu['cpu']} ({cpu['cores']} cores), Python {cpu['python']}.* veil's figure is its best "
+            "run; a peer's, its only one; the ratio is the peer's figure over veil's (above 1, veil is ahead). The "
+            "blocks below give each one's load average and spread.", "",
+            *table(["what", "veil", "peer", "peer's figure", "ratio", "measured (UTC)"], rows, text=(0, 2))]
+
+
+RENDERERS: dict[str, Callable[[dict], list[str]]] = {
+    "summary": summary, "checker": checker, "fulldomain": fulldomain, "local_recoding": local_recoding,
+    "attacks": attacks, "dp": dp, "ldp": ldp, "alphabeta": alphabeta, "startup": startup, "memory": memory,
+    "threads": threads}
+# The summary is drawn from every results file rather than a file of its own.
+SUMMARY = "summary"
+
+
+# ------------------------------------------------------------------------------- the README
+
+def render(name: str, results_dir: Path = RESULTS) -> str:
+    """The text of block ``name``: its results file (every file, for the summary) rendered, ending
+    with a newline."""
+    def load(name: str) -> dict:
+        return json.loads((results_dir / f"{name}.json").read_text(encoding="utf-8"))
+
+    results = {n: load(n) for n in RENDERERS if n != SUMMARY} if name == SUMMARY else load(name)
+    return "\n".join(RENDERERS[name](results)) + "\n"
+
+
+def blocks(text: str) -> dict[str, str]:
+    """Each marker block of a README: name → the text between its markers."""
+    return {m["name"]: m["body"] for m in BLOCK.finditer(text)}
+
+
+def rewrite(text: str, names=None, results_dir: Path = RESULTS) -> str:
+    """``text`` with the blocks named (default: every block) rendered afresh from the results."""
+    def replace(match: re.Match) -> str:
+        if names is not None and match["name"] not in names:
+            return match.group(0)
+        return match.group(1) + render(match["name"], results_dir) + match.group(4)
+
+    return BLOCK.sub(replace, text)
+
+
+def update(names=None, readme: Path = README, results_dir: Path = RESULTS) -> None:
+    """Rewrite README.md's blocks (those named, or all) from the results files, atomically."""
+    from veil.output import write_files
+
+    text = readme.read_text(encoding="utf-8")
+    new = rewrite(text, names, results_dir)
+    if new != text:
+        write_files({readme: new})
+
+
+if __name__ == "__main__":
+    update()
+    sys.exit(0)

@@ -1,0 +1,113 @@
+"""``veil report`` and ``veil dp report``: the HTML report of a release, from its manifest, and of
+answers released under differential privacy, from what ``veil dp … --json`` printed.
+
+The report is one self-contained page (see :mod:`veil.report`). It is written whole or not at
+all, and never over a file the run reads (the manifest, the release, the original table).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+
+from veil.cli.console import fails_cleanly, files_named, parse_pairs, stage
+
+
+@fails_cleanly
+def report_command(
+    manifest: Path = typer.Argument(..., help="The release's manifest (JSON), written with it by veil anonymize."),
+    out: Optional[Path] = typer.Option(None, "--out", help="The HTML report to write (default: report.html beside "
+                                                           "the manifest)."),
+    original: Optional[Path] = typer.Option(None, "--original", help="The ungeneralized input table, to compare "
+                                                                     "the utility metrics with."),
+    risk_threshold: float = typer.Option(0.2, "--risk-threshold", help="Prosecutor risk above which a record is "
+                                                                       "at risk, in (0, 1]."),
+    threshold: float = typer.Option(0.8, "--threshold", help="Posterior at or above which the background-knowledge "
+                                                             "adversary counts a record as exposed, in (0, 1]."),
+    earlier: List[Path] = typer.Option([], "--earlier", help="The manifest of an earlier release of the same people "
+                                                             "(repeatable): run the intersection attack with it."),
+    targets: Optional[Path] = typer.Option(None, "--targets", help="The people the intersection attack locates (their "
+                                                                   "quasi-identifiers; default: --original)."),
+    hierarchy: List[str] = typer.Option([], "--hierarchy", help="COL=FILE: the ARX hierarchy of a sensitive column "
+                                                                "(the similarity attack's groups); repeatable."),
+) -> None:
+    """Write a release's report: one self-contained HTML page with its configuration, models,
+    risk, the attacks on it and its utility, with figures, readable printed on A4.
+
+    The release is the file the manifest names, checked against the SHA-256 it records. With
+    --earlier, the intersection attack locates the targets (--targets, or the --original table) in
+    this release and the earlier ones together.
+    """
+    from veil.attacks.intersection import PublishedRelease
+    from veil.data.dataset import Dataset
+    from veil.errors import ParameterError
+    from veil.output import check_targets, write_file
+    from veil.report import read_release_manifest, release_file, report_html
+
+    target = out if out is not None else manifest.parent / "report.html"
+    doc = read_release_manifest(manifest)
+    release = release_file(manifest, doc)
+    people = targets if targets is not None else original
+    if earlier and people is None:
+        raise ParameterError("--earlier runs the intersection attack, which needs the people it locates; give "
+                             "--targets FILE or --original FILE.")
+    previous = []
+    for path in earlier:
+        earlier_doc = read_release_manifest(path)
+        previous.append(PublishedRelease(release_file(path, earlier_doc), manifest=earlier_doc, name=path.name,
+                                         delimiter=(earlier_doc.get("input") or {}).get("delimiter") or ","))
+    reads = [manifest, release, original, targets, *earlier, *(p.table for p in previous),
+             *files_named(hierarchy, "--hierarchy")]
+    check_targets([target], reads=reads)
+    roles = doc["roles"]
+    with stage("reading the release and attacking it"):
+        base = None
+        if original is not None:
+            base = Dataset(original, quasi_identifiers=roles["quasi_identifiers"], sensitive=roles.get("sensitive"),
+                           delimiter=(doc.get("input") or {}).get("delimiter"))
+        html = report_html(doc, release, original=base, risk_threshold=risk_threshold, attack_threshold=threshold,
+                           earlier=previous, targets=people,
+                           sensitive_hierarchies=parse_pairs(hierarchy, "--hierarchy"))
+    with stage(f"writing {target}"):
+        write_file(target, html, reads=reads)
+    Console(highlight=False).print(f"wrote {target}", soft_wrap=True)
+
+
+@fails_cleanly
+def dp_report_command(
+    answers: List[Path] = typer.Argument(..., help="Answers as veil dp … --json printed them (JSON files)."),
+    out: Path = typer.Option(..., "--out", help="The HTML report to write."),
+    budget: Optional[Path] = typer.Option(None, "--budget", help="What veil dp budget … --json printed (a JSON "
+                                                                 "file): ε and δ spent and left."),
+) -> None:
+    """Write the report of answers released under differential privacy: each answer with its error
+    bar, ε and δ spent, and the budget left (one self-contained HTML page).
+
+    Nothing is charged: the report only reads what was already released and shown.
+    """
+    from veil.output import check_targets, write_file
+    from veil.report import dp_report, render_dp_html
+    from veil.report.dp import check_answer, check_budget
+
+    reads = [*answers, budget]
+    check_targets([out], reads=reads)
+    parsed = [check_answer(_json(path, "answer file"), repr(str(path))) for path in answers]
+    shown = check_budget(_json(budget, "budget file"), repr(str(budget))) if budget is not None else None
+    write_file(out, render_dp_html(dp_report(parsed, shown)), reads=reads)
+    Console(highlight=False).print(f"wrote {out}", soft_wrap=True)
+
+
+def _json(path: Path, what: str):
+    import json
+
+    from veil.errors import DataError
+
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DataError(f"{what} {str(path)!r} does not exist; check the path.") from None
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise DataError(f"{what} {str(path)!r} is not JSON; give what veil dp … --json printed.") from None

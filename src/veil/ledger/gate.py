@@ -1,0 +1,435 @@
+"""The publishing gate: what a release must pass before the ledger records it as published.
+
+:func:`publish` takes a release that ``veil anonymize`` or ``veil dp`` wrote (its manifest, which
+names and hashes the published file: :func:`veil.output.load_manifest` checks the pair) and
+
+1. registers the population's table the publisher holds (its fingerprint; a population that is
+   one table refuses any other), from which the targets of the attacks come;
+2. re-checks the release's own models on the published file, as ``veil check --manifest`` does:
+   every model the manifest reports must measure the same level there, and have passed;
+3. runs every cross-release check of the policy (:mod:`veil.ledger.checks`) between the new
+   release and every earlier release of the population that the ledger holds (it keeps each
+   published file, compressed, so nobody needs to keep them);
+4. in one transaction under the write lock: if another release of the population was published
+   while the checks ran, goes back to 3 for it; charges a DP release's (ε, δ) to the population's
+   budget (or takes over the charge its query already made in this ledger), and records the
+   decision — the release with its checks, or the refusal with every reason — in the log.
+
+Nothing leaves the ledger half-done: a refusal is recorded and charges nothing, a publication is
+recorded with its charge or not at all.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+from sqlalchemy import func, select
+
+from veil.dp.accountant import BudgetExceededError, Charge, _exact
+from veil.errors import ParameterError, VeilError
+from veil.ledger.checks import Finding, ReleaseView
+from veil.ledger.errors import LedgerError, LedgerTamperedError
+from veil.ledger.kinds import DIFFERENTIALLY_PRIVATE, MICRODATA, kind_of
+from veil.ledger.policy import Policy
+from veil.ledger.records import Population, charge_values, compress, decompress, sha256
+from veil.ledger.schema import TABLES
+
+CHARGES, RELEASES = TABLES["charges"], TABLES["releases"]
+
+__all__ = ["Decision", "publish"]
+
+# Levels that are better when larger (the others are better when smaller).
+_HIGHER = ("k", "l_distinct", "l_entropy", "c_l_recursive")
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The gate's decision on one release.
+
+    Attributes:
+        published: whether the release was recorded as published.
+        name: the release's name; ``release_id`` its number in the ledger when published.
+        kind: its kind; ``population`` the population it was judged against.
+        reasons: every reason it was refused, one sentence each (empty when published).
+        findings: every cross-release check run, passed or not.
+        recheck: the release's models as measured again on the published file.
+        charge: the DP charge (its number in the ledger) the release was published with.
+        entry: the log entry that records the decision.
+        already: the same file was published to the population before (as ``release_id``);
+            nothing was checked, charged or recorded again.
+    """
+
+    published: bool
+    name: str
+    kind: str
+    population: str
+    reasons: list[str] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    recheck: list[dict] = field(default_factory=list)
+    release_id: int | None = None
+    charge: int | None = None
+    entry: int | None = None
+    already: bool = False
+
+    @property
+    def reason(self) -> str | None:
+        """The first reason for a refusal."""
+        return self.reasons[0] if self.reasons else None
+
+    def to_dict(self) -> dict:
+        return {"published": self.published, "name": self.name, "kind": self.kind, "population": self.population,
+                "release_id": self.release_id, "charge": self.charge, "entry": self.entry, "already": self.already,
+                "reasons": list(self.reasons), "findings": [f.to_dict() for f in self.findings],
+                "recheck": list(self.recheck)}
+
+
+@dataclass(eq=False)
+class _Candidate:
+    """The release at the gate."""
+
+    manifest: dict
+    manifest_text: bytes
+    path: Path
+    content: bytes
+    kind: str
+    name: str
+    hierarchies: dict = field(default_factory=dict)
+    orders: dict = field(default_factory=dict)
+
+    @functools.cached_property
+    def table(self) -> pa.Table:
+        """The published table, read from the very bytes that were checked and will be stored."""
+        return _table_from_bytes(self.content, self.file_name)
+
+    def reading(self) -> bytes:
+        """What a later reader needs besides the file and manifest: hierarchies and orders (JSON)."""
+        doc = {"hierarchies": {c: h.rows() for c, h in sorted(self.hierarchies.items())},
+               "orders": {c: list(o) for c, o in sorted(self.orders.items())}}
+        return json.dumps(doc, sort_keys=True, ensure_ascii=False).encode("utf-8")
+
+    @property
+    def file_name(self) -> str:
+        return self.path.name
+
+
+def _reading_aids(manifest: dict, hierarchies, orders) -> tuple[dict, dict]:
+    """The hierarchies and value orders of the release's columns: those given, else the files and
+    orders its configuration names (``veil anonymize`` records them in the manifest)."""
+    from veil.data.hierarchy import Hierarchy
+
+    roles = manifest.get("roles") or {}
+    columns = list(roles.get("quasi_identifiers") or []) + list(roles.get("sensitive") or [])
+    config = manifest.get("config") or {}
+    found: dict = {}
+    for column, spec in (config.get("hierarchies") or {}).items():
+        path = spec.get("file") if isinstance(spec, dict) else None
+        if column in columns and path and Path(path).is_file():
+            found[column] = path
+    found.update(hierarchies or {})
+    loaded = {c: h if isinstance(h, Hierarchy) else Hierarchy.read_csv(h) for c, h in found.items()}
+    given_orders = {c: [str(v) for v in o] for c, o in (config.get("orders") or {}).items() if c in columns}
+    given_orders.update({c: [str(v) for v in o] for c, o in (orders or {}).items()})
+    return loaded, given_orders
+
+
+def _load_candidate(manifest, name: str | None, hierarchies, orders) -> _Candidate:
+    from veil.output import load_manifest
+
+    manifest_path = Path(manifest)
+    doc = load_manifest(manifest_path)
+    release = manifest_path.parent / doc["release"]["file"]
+    try:
+        content = release.read_bytes()
+        manifest_text = manifest_path.read_bytes()
+    except OSError as exc:
+        raise LedgerError(f"cannot read the release {str(release)!r} ({exc.strerror}).") from None
+    if sha256(content) != doc["release"]["sha256"]:
+        raise LedgerError(f"the release {str(release)!r} changed while it was read; publish it again.")
+    kind = kind_of(doc, f"manifest {str(manifest_path)!r}")
+    if name is None:
+        name = f"{manifest_path.resolve().parent.name}/{release.name}"
+    elif not isinstance(name, str) or not name.strip():
+        raise ParameterError(f"a release's name must be a non-empty text, got {name!r}.")
+    aids = _reading_aids(doc, hierarchies, orders)
+    return _Candidate(doc, manifest_text, release, content, kind, name, *aids)
+
+
+def _table_from_bytes(content: bytes, file_name: str) -> pa.Table:
+    """A published file's bytes read exactly as veil reads the file itself (CSV or Parquet, by its name)."""
+    import pyarrow.parquet as pq
+
+    from veil.data.io import read_csv_bytes
+
+    if Path(file_name).suffix.lower() in (".parquet", ".pq"):
+        return pq.read_table(pa.BufferReader(content))
+    return read_csv_bytes(content, file_name).data
+
+
+# ---------------------------------------------------------------------- the release's own models
+
+def _same(a, b) -> bool:
+    if isinstance(a, str) or isinstance(b, str) or a is None or b is None:
+        return a == b
+    return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
+
+
+def _recheck(candidate: _Candidate) -> tuple[list[dict], list[str]]:
+    """Each model of the manifest measured on the published file; the problems, one sentence each."""
+    from veil.check import check
+    from veil.data.dataset import Dataset
+
+    manifest = candidate.manifest
+    rows = manifest.get("models") or []
+    roles = manifest.get("roles") or {}
+    if not rows:
+        return [], []
+    sensitive_columns = roles.get("sensitive") or []
+    dataset = Dataset(candidate.table, quasi_identifiers=roles.get("quasi_identifiers") or [],
+                      sensitive=sensitive_columns,
+                      hierarchies={c: h for c, h in candidate.hierarchies.items() if c in sensitive_columns},
+                      orders={c: o for c, o in candidate.orders.items() if c in sensitive_columns})
+    results, problems, reports = [], [], {}
+    for row in rows:
+        c = float(row.get("c", 2.0))
+        if c not in reports:
+            reports[c] = check(dataset, c=c, manifest=manifest).to_dict()
+        report = reports[c]
+        key, sensitive = row["key"], row.get("sensitive")
+        if sensitive is None:
+            measured = report.get(key)
+        else:
+            levels = [report["by_sensitive"].get(s, {}).get(key) for s in sensitive.split(", ")]
+            if any(v is None for v in levels):
+                measured = None
+            else:
+                numbers = [math.inf if v == "inf" else v for v in levels]
+                measured = min(numbers) if key in _HIGHER else max(numbers)
+                measured = "inf" if measured == math.inf else measured
+        results.append({"model": row["model"], "sensitive": sensitive, "manifest": row["level"],
+                        "published": measured, "passed": row.get("passed")})
+        what = row["model"] + (f" of '{sensitive}'" if sensitive else "")
+        if row.get("passed") is not True:
+            problems.append(f"the release's own manifest says {what} failed (threshold {row['threshold']:g}).")
+        elif measured is None:
+            hint = " without its hierarchy; give it (--hierarchy COL=FILE)" if key == "t_hierarchical" else ""
+            problems.append(f"{what} cannot be measured on the published file{hint}, so the release cannot be "
+                            "checked.")
+        elif not _same(measured, row["level"]):
+            problems.append(f"{what} measures {measured} on the published file but {row['level']} in its manifest; "
+                            "the file is not what was anonymized.")
+    return results, problems
+
+
+# ---------------------------------------------------------------------- the earlier releases
+
+def _earlier(ledger, pop: Population, after: int, *, read: bool) -> tuple[list[ReleaseView], int]:
+    """The population's microdata releases numbered above ``after``, read back from the ledger (when
+    ``read``), and the newest release number of the population."""
+    from veil.data.hierarchy import Hierarchy
+
+    with ledger._reading() as conn:
+        newest = conn.execute(select(func.max(RELEASES.c.id)).where(RELEASES.c.population_id == pop.id)).scalar()
+        rows = conn.execute(select(RELEASES).where(RELEASES.c.population_id == pop.id, RELEASES.c.id > after,
+                                                   RELEASES.c.kind.in_(MICRODATA)).order_by(RELEASES.c.id)).all() \
+            if read else []
+    views = []
+    for row in rows:
+        where = f"release {row.id} of {ledger._where}"
+        content = decompress(row.content, where)
+        manifest_text = decompress(row.manifest, where)
+        if sha256(content) != row.file_sha256 or sha256(manifest_text) != row.manifest_sha256:
+            raise LedgerTamperedError(f"{where} was changed after it was published (its hash does not match); "
+                                      "restore the ledger from a backup.")
+        reading = json.loads(decompress(row.reading, where))
+        name = f"release {row.id} ({row.name!r}, published {row.at[:19].replace('T', ' ')} by {row.by})"
+        hierarchies = {c: Hierarchy(rows, name=c) for c, rows in reading["hierarchies"].items()}
+        views.append(ReleaseView(name, row.kind, _table_from_bytes(content, row.file_name), json.loads(manifest_text),
+                                 hierarchies, reading["orders"]))
+    return views, max(after, newest or 0)
+
+
+# ---------------------------------------------------------------------- the gate
+
+def publish(ledger, manifest, *, population: str, data=None, policy: Policy | None = None,
+            hierarchies=None, orders=None, delimiter: str | None = None, name: str | None = None) -> Decision:
+    """Judge a release against its population's history and record the decision (see the module notes).
+
+    Args:
+        ledger: the ledger.
+        manifest: the path of the manifest ``veil anonymize`` or ``veil dp`` wrote with the release.
+        population: the population the release is about; made from the policy's definition
+            when the ledger does not have it yet.
+        data: the population's table as the publisher holds it (a path, frame or pyarrow Table):
+            needed for microdata releases, whose attacks target every person in it.
+        policy: the policy (default: :class:`~veil.ledger.policy.Policy`'s defaults).
+        hierarchies: per sensitive column, a hierarchy its hierarchical t-closeness needs.
+        orders: per column, the order of its values (ordered t-closeness on text).
+        delimiter: the CSV delimiter of ``data``.
+        name: what to call the release (default: its folder and file name).
+
+    Returns:
+        The decision, already recorded.
+
+    Raises:
+        DataError: the manifest and its release do not match, or cannot be read.
+        LedgerError: the population is unknown (and the policy does not define it), the table
+            belongs to another population, a microdata release comes without its table, or
+            the release's kind cannot be judged.
+        LedgerTamperedError: the ledger fails verification.
+    """
+    from veil.data.io import Table, read_table
+
+    policy = Policy() if policy is None else policy
+    if not isinstance(policy, Policy):
+        raise ParameterError(f"policy must be a veil.ledger.policy.Policy, got {type(policy).__name__}.")
+    candidate = _load_candidate(manifest, name, hierarchies, orders)
+    defined = policy.population(population)
+    if defined is not None:
+        ledger.add_population(population, budget=defined.template(), key_column=defined.key_column,
+                              relation=defined.relation)
+    pop = ledger.population(population)
+    earlier = _same_release(ledger, pop, candidate)
+    if earlier is not None:
+        return earlier
+    reasons: list[str] = []
+    recheck: list[dict] = []
+    table = None
+    if data is not None:
+        table = data if isinstance(data, Table) else read_table(data, delimiter)
+        ledger.register_dataset(pop.name, table)
+    view = None
+    if candidate.kind in MICRODATA:
+        if table is None:
+            raise LedgerError(f"publishing a {candidate.kind} release needs the population's table as you hold it "
+                              "(--data), whose people the gate attacks it on.")
+        rows = (candidate.manifest.get("input") or {}).get("rows")
+        if pop.key_column is None and rows is not None and rows != table.num_rows:
+            raise LedgerError(f"the release was made from a table of {rows:,} rows and the table given has "
+                              f"{table.num_rows:,}; give the table it was made from.")
+        if policy.recheck:
+            recheck, problems = _recheck(candidate)
+            reasons += problems
+        view = ReleaseView(f"the new release ({candidate.name!r})", candidate.kind, candidate.table,
+                           candidate.manifest, candidate.hierarchies, candidate.orders)
+    else:
+        drawn_from = candidate.manifest.get("dataset_id")
+        if drawn_from is not None and not ledger._holds_table(pop, drawn_from):
+            raise LedgerError(f"the answer was drawn from table {drawn_from}, which is not a table of population "
+                              f"{pop.name!r}; give that table (--data) to register it, or publish to its population.")
+        if candidate.manifest.get("fit_for_release") is not True:
+            why = "; ".join(candidate.manifest.get("not_fit_because") or []) or "its manifest does not say it is"
+            reasons.append(f"the answer is not fit for release ({why}).")
+    findings: list[Finding] = []
+    seen = 0
+    while True:
+        earlier, seen = _earlier(ledger, pop, seen, read=view is not None)
+        for other in earlier:
+            for check in policy.checks:
+                if check.applies(view, other):
+                    findings.append(check.run(view, other, table.data))
+        decision = _decide(ledger, pop, candidate, policy, seen, reasons, findings, recheck)
+        if decision is not None:
+            return decision
+
+
+def _same_release(ledger, pop: Population, candidate: _Candidate) -> Decision | None:
+    """The decision that published this very file to the population, if one did (its manifest may have been
+    written again since: its time of writing changes, the table does not)."""
+    with ledger._reading() as conn:
+        row = conn.execute(select(RELEASES).where(RELEASES.c.population_id == pop.id,
+                                                  RELEASES.c.file_sha256 == sha256(candidate.content))
+                           .order_by(RELEASES.c.id).limit(1)).first()
+    if row is None:
+        return None
+    return Decision(True, row.name, row.kind, pop.name, release_id=row.id, charge=row.charge_seq, entry=row.log_seq,
+                    already=True)
+
+
+def _decide(ledger, pop: Population, candidate: _Candidate, policy: Policy, seen: int, reasons: list[str],
+            findings: list[Finding], recheck: list[dict]) -> Decision | None:
+    """Record the decision in one transaction, or return ``None`` when the population got a release
+    after ``seen`` while the checks ran (the caller checks that one too and comes back)."""
+    refusals = list(reasons) + [f.reason for f in findings if not f.passed]
+    record = {"name": candidate.name, "kind": candidate.kind, "file_name": candidate.file_name,
+              "file_sha256": sha256(candidate.content), "manifest_sha256": sha256(candidate.manifest_text)}
+    extra = {"findings": [f.to_dict() for f in findings], "recheck": recheck, "policy": policy.to_dict(),
+             "policy_sha256": policy.digest}
+    base = dict(name=candidate.name, kind=candidate.kind, population=pop.name, findings=list(findings),
+                recheck=list(recheck))
+    with ledger._writing() as w:
+        newest = w.conn.execute(select(func.max(RELEASES.c.id)).where(RELEASES.c.population_id == pop.id)).scalar()
+        if (newest or 0) > seen:
+            return None
+        charge_seq, new_charge = None, None
+        if not refusals and candidate.kind in DIFFERENTIALLY_PRIVATE:
+            try:
+                charge_seq, new_charge = _dp_charge(ledger, w, pop, candidate)
+            except (BudgetExceededError, LedgerError) as exc:
+                refusals.append(str(exc))
+        if refusals:
+            w.note("refuse", pop.name, {"release": record, "reason": refusals[0], "reasons": refusals, **extra})
+            return Decision(False, reasons=refusals, entry=w.head.seq, **base)
+        if new_charge is not None:
+            charge_seq = w.add("charges", charge_values(new_charge, pop, w.by), action="charge",
+                               population=pop.name, extra={"release": candidate.name})
+        values = {"population_id": pop.id, "dataset_id": None, "kind": candidate.kind, "name": candidate.name,
+                  "manifest": compress(candidate.manifest_text), "manifest_sha256": record["manifest_sha256"],
+                  "file_name": candidate.file_name, "file_sha256": record["file_sha256"],
+                  "content": compress(candidate.content), "reading": compress(candidate.reading()),
+                  "charge_seq": charge_seq, "by": w.by, "at": w.at}
+        checks = [f.reason for f in findings]
+        if recheck:
+            checks.append(f"{len(recheck)} models re-checked on the published file")
+        release_id = w.add("releases", values, action="publish", population=pop.name,
+                           extra={"checks": checks, **extra})
+        return Decision(True, release_id=release_id, charge=charge_seq, entry=w.head.seq, **base)
+
+
+def _dp_charge(ledger, w, pop: Population, candidate: _Candidate) -> tuple[int | None, Charge | None]:
+    """The charge a DP release is published with: the one its query made in this ledger, or a new one.
+
+    Raises:
+        LedgerError: the population has no budget or keeps it in a way a release alone cannot
+            be charged to; the release names a charge of another ledger, population or cost,
+            or one already published.
+        BudgetExceededError: a new charge does not fit.
+    """
+    from veil.dp.accountant import Accountant
+
+    doc = candidate.manifest
+    try:
+        epsilon, delta = _exact(doc["epsilon"], "epsilon"), _exact(doc.get("delta", "0"), "delta")
+        label = doc["query"]
+    except (KeyError, TypeError, VeilError):
+        raise LedgerError("the DP release's manifest does not say what it cost (epsilon, delta, query); publish "
+                          "what veil dp wrote.") from None
+    if pop.budget is None:
+        raise LedgerError(f"population {pop.name!r} has no privacy budget, so no DP release can be charged to it.")
+    named = doc.get("charge")
+    if named:
+        if named.get("ledger_id") != w.ledger_id:
+            raise LedgerError(f"the answer was charged in another ledger ({named.get('ledger_id')}); publish it "
+                              "through that one.")
+        row = w.conn.execute(select(CHARGES).where(CHARGES.c.seq == named.get("seq"))).first()
+        if row is None or row.population_id != pop.id or _exact(row.epsilon, "epsilon") != epsilon \
+                or _exact(row.delta, "delta") != delta or row.label != label:
+            raise LedgerError(f"the answer names charge {named.get('seq')} of this ledger, which is not its query's "
+                              f"charge to population {pop.name!r}; publish what veil dp wrote.")
+        taken = w.conn.execute(select(RELEASES.c.id).where(RELEASES.c.charge_seq == row.seq)).scalar()
+        if taken is not None:
+            raise LedgerError(f"the answer of charge {row.seq} was already published, as release {taken}.")
+        return row.seq, None
+    rows = w.conn.execute(select(CHARGES).where(CHARGES.c.population_id == pop.id).order_by(CHARGES.c.seq)).all()
+    accountant = ledger._accountant(pop, rows)
+    if type(accountant) is not Accountant:
+        raise LedgerError(f"population {pop.name!r} counts its budget by {accountant.composition} composition, which "
+                          "needs each query's time step; charge the query when it is drawn (veil dp --ledger).")
+    if pop.relation != "add-remove":
+        raise LedgerError(f"population {pop.name!r} keeps its budget under substitution of a record, and veil's "
+                          "queries are private under adding or removing one.")
+    return None, accountant.charge(epsilon, delta, label=label)

@@ -1,0 +1,176 @@
+"""A publishing policy: the checks the gate runs with their thresholds, and each population's budget.
+
+The policy is plain data the gate reads (the ``policy:`` section of a veil configuration file is
+parsed into it by :mod:`veil.config`); every decision records the policy it was made under.
+
+* ``checks``: the cross-release attacks (:mod:`veil.ledger.checks`), each with its threshold. The
+  default is the intersection attack refusing any person newly perfectly breached.
+* ``populations``: per population, how a person is identified (a key column, or the one table it
+  is) and its privacy budget with the composition rule that counts it: ``sequential`` (and
+  parallel), ``advanced`` (Dwork–Rothblum–Vadhan, reporting the better bound), ``temporal``
+  (discounted by an exponential or hyperbolic g) or ``window`` (w-event); see
+  :mod:`veil.dp.accountant`.
+* ``recheck``: check the release's own models on the published file (default on).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+
+from veil.dp.accountant import (Accountant, Budget, ExponentialDiscount, HyperbolicDiscount, TemporalAccountant,
+                                WindowAccountant, _dump)
+from veil.errors import ParameterError
+from veil.ledger.checks import CrossReleaseCheck, IntersectionCheck
+from veil.ledger.records import NEIGHBOURING
+
+__all__ = ["COMPOSITIONS", "Policy", "PopulationPolicy"]
+
+COMPOSITIONS = ("sequential", "advanced", "temporal", "window")
+
+
+@dataclass(frozen=True)
+class PopulationPolicy:
+    """One population's identity and budget.
+
+    Args:
+        name: the population's name.
+        key_column: the column identifying a person in each of its tables; ``None``: it is the
+            one table first registered under it.
+        budget: its privacy budget, or ``None`` when it gets no DP release.
+        composition: the rule that counts the budget (:data:`COMPOSITIONS`).
+        delta_prime: advanced composition's δ' (default: half the budget's δ).
+        discount: temporal composition's g: ``("exponential", base)`` or ``("hyperbolic", rate)``.
+        window: window composition's w (time steps).
+        relation: the neighbouring relation (:data:`veil.ledger.NEIGHBOURING`).
+
+    Raises:
+        ParameterError: an unknown rule, an option of another rule, or a rule without its option.
+    """
+
+    name: str
+    key_column: str | None = None
+    budget: Budget | None = None
+    composition: str = "sequential"
+    delta_prime: float | None = None
+    discount: tuple | None = None
+    window: int | None = None
+    relation: str = "add-remove"
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise ParameterError(f"a population needs a name, got {self.name!r}.")
+        if self.composition not in COMPOSITIONS:
+            raise ParameterError(f"population {self.name!r}: composition is one of {', '.join(COMPOSITIONS)}, not "
+                                 f"{self.composition!r}.")
+        if self.relation not in NEIGHBOURING:
+            raise ParameterError(f"population {self.name!r}: the neighbouring relation is one of "
+                                 f"{', '.join(NEIGHBOURING)}, not {self.relation!r}.")
+        for option, rule in (("delta_prime", "advanced"), ("discount", "temporal"), ("window", "window")):
+            if getattr(self, option) is not None and self.composition != rule:
+                raise ParameterError(f"population {self.name!r}: {option} applies only to {rule} composition.")
+        if self.budget is None and self.composition != "sequential":
+            raise ParameterError(f"population {self.name!r} has a composition rule but no budget; give its budget.")
+        if self.composition == "temporal" and self.discount is None:
+            raise ParameterError(f"population {self.name!r}: temporal composition needs a discount (exponential "
+                                 "base or hyperbolic rate).")
+        if self.composition == "window" and self.window is None:
+            raise ParameterError(f"population {self.name!r}: window composition needs w, the window's length.")
+        if self.budget is not None:
+            self.template()  # the accountant's own checks, now rather than at the first charge
+
+    def template(self):
+        """The budget as :meth:`veil.ledger.Ledger.add_population` takes it (``None`` without one)."""
+        b = self.budget
+        if b is None:
+            return None
+        if self.composition == "sequential":
+            return b
+        if self.composition == "advanced":
+            return Accountant(b, dataset_id=self.name, composition="advanced", advanced_delta_prime=self.delta_prime)
+        if self.composition == "temporal":
+            name, value = self.discount
+            kinds = {"exponential": ExponentialDiscount, "hyperbolic": HyperbolicDiscount}
+            if name not in kinds:
+                raise ParameterError(f"population {self.name!r}: the discount is exponential or hyperbolic, not "
+                                     f"{name!r}.")
+            return TemporalAccountant(b, dataset_id=self.name, discount=kinds[name](value))
+        return WindowAccountant(self.window, b.epsilon, delta=b.delta, dataset_id=self.name)
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "key_column": self.key_column,
+                "budget": None if self.budget is None else {"epsilon": _dump(self.budget.epsilon),
+                                                            "delta": _dump(self.budget.delta)},
+                "composition": self.composition, "delta_prime": self.delta_prime,
+                "discount": None if self.discount is None else list(self.discount), "window": self.window,
+                "relation": self.relation}
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What the gate enforces.
+
+    Args:
+        checks: the cross-release checks, each with its threshold (at most one of each kind).
+        populations: the populations the policy defines.
+        recheck: check the release's own models on the published file.
+
+    Raises:
+        ParameterError: a check that is not a check, a check or population named twice.
+    """
+
+    checks: tuple[CrossReleaseCheck, ...] = field(default_factory=lambda: (IntersectionCheck(),))
+    populations: tuple[PopulationPolicy, ...] = ()
+    recheck: bool = True
+
+    def __post_init__(self):
+        object.__setattr__(self, "checks", tuple(self.checks))
+        object.__setattr__(self, "populations", tuple(self.populations))
+        for check in self.checks:
+            if not isinstance(check, CrossReleaseCheck):
+                raise ParameterError(f"a policy's checks are veil.ledger checks, not {type(check).__name__}.")
+        names = [c.name for c in self.checks]
+        for name in names:
+            if names.count(name) > 1:
+                raise ParameterError(f"the policy names the {name} check twice; give it once.")
+        pops = [p.name for p in self.populations]
+        for name in pops:
+            if pops.count(name) > 1:
+                raise ParameterError(f"the policy defines population {name!r} twice; define it once.")
+
+    @classmethod
+    def from_spec(cls, spec) -> Policy:
+        """The policy a configuration's ``policy:`` section describes (:class:`veil.config.PolicySpec`).
+
+        Raises:
+            ParameterError: a check the gate does not know, or values a check refuses.
+        """
+        from veil.dp.accountant import Budget
+        from veil.ledger.checks import CHECKS
+
+        unknown = [name for name in spec.checks if name not in CHECKS]
+        if unknown:
+            raise ParameterError(f"the policy names the check {unknown[0]!r}, which the gate does not know; it knows "
+                                 f"{', '.join(CHECKS)}.")
+        populations = tuple(
+            PopulationPolicy(p.name, key_column=p.key, budget=None if p.budget is None else Budget(*p.budget),
+                             composition=p.composition, delta_prime=p.delta_prime, discount=p.discount,
+                             window=p.window, relation=p.relation)
+            for p in spec.populations)
+        return cls(checks=tuple(CHECKS[name](**options) for name, options in spec.checks.items()),
+                   populations=populations, recheck=spec.recheck)
+
+    def population(self, name: str) -> PopulationPolicy | None:
+        """The policy's definition of a population, or ``None``."""
+        return next((p for p in self.populations if p.name == name), None)
+
+    def to_dict(self) -> dict:
+        return {"checks": {c.name: c.to_dict() for c in self.checks},
+                "populations": [p.to_dict() for p in self.populations], "recheck": self.recheck}
+
+    @property
+    def digest(self) -> str:
+        """SHA-256 of the policy's canonical JSON (decisions record it)."""
+        text = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()

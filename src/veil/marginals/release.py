@@ -1,0 +1,145 @@
+"""Publishing a collection of anonymized marginals: one CSV per marginal and a manifest, written
+together through :mod:`veil.output`, after every privacy model has been checked.
+
+A collection that fails a model is refused with one sentence that names the model, the marginal
+and the cell (or, for the models of the whole collection, the tuple or group) that fail.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import veil
+from veil.errors import InfeasibleError
+from veil.marginals.collection import MarginalCollection, MarginalSpec
+from veil.marginals.privacy import (CollectionResult, KCombinatorialAnonymity, KLinkAnonymity, MaxEntLDiversity,
+                                    refusal)
+from veil.marginals.search import SearchStep
+
+MANIFEST = "manifest.json"
+KIND = "marginals"
+
+
+def marginal_file(index: int) -> str:
+    """The file name of the ``index``-th marginal (from 0): ``marginal-01.csv``, …"""
+    return f"marginal-{index + 1:02d}.csv"
+
+
+class MarginalRelease:
+    """A collection of anonymized marginals that satisfies its privacy models.
+
+    Build with :meth:`from_collection`.
+
+    Attributes:
+        collection: the marginals.
+        results: each privacy model's outcome (all passed).
+        kl: the KL-divergence of the max-ent estimate from the data, in nats.
+        algorithm: how the marginals were chosen: ``{"name": "given"}``, or the greedy
+            search's settings and its steps.
+        roles: per marginal, ``"base"`` (the anonymized table), ``"given"`` or ``"added"`` (by
+            the search).
+    """
+
+    def __init__(self, collection: MarginalCollection, results: Sequence[CollectionResult], kl: float,
+                 algorithm: dict, roles: Sequence[str]):
+        self.collection = collection
+        self.results = list(results)
+        self.kl = kl
+        self.algorithm = algorithm
+        self.roles = list(roles)
+
+    @classmethod
+    def from_collection(cls, collection: MarginalCollection,
+                        models: Sequence[KLinkAnonymity | KCombinatorialAnonymity | MaxEntLDiversity], *,
+                        roles: Sequence[str] | None = None, steps: Sequence[SearchStep] | None = None,
+                        search: dict | None = None) -> "MarginalRelease":
+        """Check every model on ``collection`` and make it a release.
+
+        Args:
+            collection: the marginals to publish.
+            models: the privacy models it must satisfy.
+            roles: each marginal's role (default ``"given"``).
+            steps: the greedy search's steps when it chose the marginals.
+            search: the greedy search's settings when it chose the marginals.
+
+        Raises:
+            InfeasibleError: a model fails (the sentence names the marginal and cell, the tuple
+                or the group), or the max-ent estimate exceeds its limits.
+        """
+        results = []
+        for model in models:
+            result = model.evaluate(collection)
+            if not result.passed:
+                raise InfeasibleError(refusal(result, collection))
+            results.append(result)
+        estimate = collection.estimate
+        kl = collection.kl_divergence()
+        algorithm = {"name": "given"} if steps is None else {
+            "name": "greedy", "paper": "Kifer and Gehrke, SIGMOD 2006", **(search or {}),
+            "steps": [{"marginal": s.marginal.label, "kl_divergence": s.kl, "cells": s.cells,
+                       "candidates": s.candidates, "checked": s.checked, "undecided": s.undecided,
+                       "seconds": round(s.seconds, 3)}
+                      for s in steps]}
+        algorithm["maxent"] = {"method": estimate.method_, "decomposable": estimate.decomposable_,
+                               "iterations": estimate.iterations_, "residual": estimate.residual_}
+        return cls(collection, results, kl, algorithm, roles or ["given"] * len(collection))
+
+    def csv_text(self, index: int) -> str:
+        """The ``index``-th marginal as CSV: its attributes' published values and ``count``."""
+        table = self.collection.marginals[index]
+        labels = self.collection.counter.labels(table)
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(list(table.attributes) + ["count"])
+        for row in zip(*(labels[a] for a in table.attributes), table.counts.tolist()):
+            writer.writerow(row)
+        return out.getvalue()
+
+    def manifest(self) -> dict:
+        """The manifest, without the files' hashes (which :meth:`write` adds)."""
+        counter = self.collection.counter
+        return {
+            "kind": KIND,
+            "veil": veil.__version__,
+            "data": {"records": counter.n, "attributes": list(counter.attributes), "sensitive": counter.sensitive,
+                     "quasi_identifiers": list(counter.dataset.quasi_identifiers)},
+            "algorithm": self.algorithm,
+            "marginals": [{"name": MarginalSpec.of_table(m).label, "role": role, "attributes": list(m.attributes),
+                           "levels": dict(zip(m.attributes, m.levels)), "cells": int(len(m.counts)),
+                           "records": m.total}
+                          for m, role in zip(self.collection.marginals, self.roles)],
+            "privacy": [r.to_dict() for r in self.results],
+            "utility": {"kl_divergence": self.kl, "unit": "nats",
+                        "definition": "KL(data ‖ maximum-entropy estimate from the marginals), on the observed "
+                                      "tuples (Kifer and Gehrke, SIGMOD 2006)"},
+        }
+
+    def targets(self, folder: str | os.PathLike, manifest: str = MANIFEST) -> list[Path]:
+        """The files :meth:`write` writes into ``folder``: the marginals, then the manifest."""
+        folder = Path(folder)
+        return [folder / marginal_file(i) for i in range(len(self.collection))] + [folder / manifest]
+
+    def write(self, folder: str | os.PathLike, *, manifest: str = MANIFEST,
+              reads: Iterable[str | os.PathLike | None] = (), extra: dict | None = None) -> list[Path]:
+        """Write every marginal and the manifest into ``folder`` (created if missing), all of
+        them or none; the manifest names each marginal's file with its SHA-256, and holds
+        ``extra`` too (the configuration, say).
+
+        Raises:
+            DataError: ``folder`` is a file or cannot be written.
+            ParameterError: a target is a file the run reads.
+        """
+        from veil.output import OutputSet
+
+        targets = self.targets(folder, manifest)
+        doc = {**self.manifest(), **(extra or {})}
+        with OutputSet(targets, reads=reads, make_folders=True) as outputs:
+            for i, target in enumerate(targets[:-1]):
+                outputs.put(target, self.csv_text(i))
+                doc["marginals"][i]["file"] = outputs.describe(target, relative_to=Path(folder))
+            outputs.put_manifest(targets[-1], doc, describes={})
+            return outputs.commit()

@@ -1,0 +1,52 @@
+"""A report as one self-contained HTML page: a release's, or DP answers'.
+
+The page is rendered from a Jinja2 template shipped with veil (``templates/report.html.j2`` and
+``templates/dp.html.j2``, on ``templates/base.html.j2``),
+with every value escaped. Its style sheet and figures are inline, and it loads nothing: no
+script, font, image or style sheet from a file or the network, so it reads the same on any
+machine, offline, and when attached to a decision. A print style lays it out on A4.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jinja2
+from markupsafe import Markup, escape
+
+from veil.report.content import MODEL_NAMES, ReleaseReport
+from veil.report.dp import DPReport
+from veil.report.figures import Figure
+
+
+@functools.lru_cache(maxsize=1)
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.PackageLoader("veil.report", "templates"),
+                              autoescape=True, undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+
+
+def _number(value) -> str:
+    if isinstance(value, str):
+        return "∞" if value == "inf" else value
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, int) or float(value).is_integer():
+        return f"{int(value):,}" if abs(value) < 1e15 else f"{value:.4g}"
+    return f"{value:.4g}"
+
+
+def _show(figure: Figure) -> Markup:
+    return Markup('<figure id="figure-{key}">{svg}<figcaption>{caption}</figcaption></figure>\n').format(
+        key=figure.key, svg=figure.svg, caption=escape(figure.caption))
+
+
+def render_html(report: ReleaseReport) -> str:
+    """The report as one HTML page (text), with its style sheet and figures inline."""
+    template = _environment().get_template("report.html.j2")
+    return template.render(report=report, show=_show, number=_number, model_names=MODEL_NAMES)
+
+
+def render_dp_html(report: DPReport) -> str:
+    """The report of DP answers as one HTML page (text), with its style sheet and figures inline."""
+    template = _environment().get_template("dp.html.j2")
+    return template.render(report=report, show=_show, number=_number)

@@ -1,0 +1,68 @@
+"""What importing veil and running its commands loads: heavy libraries only where they are used.
+
+Each case runs in a fresh interpreter (the modules a test process already holds say nothing) and
+lists the heavy top-level packages it ended up with.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import veil
+from veil.data.bundled import ADULT_QUASI_IDENTIFIERS, adult_folder
+
+HEAVY = ("scipy", "sklearn", "matplotlib", "opendp", "pandas")
+SRC = Path(veil.__file__).resolve().parents[1]  # the veil under test
+
+
+def loaded(code: str, names=HEAVY) -> list[str]:
+    """Which of ``names`` (packages or modules) a fresh interpreter holds once it has run
+    ``code`` (even when ``code`` ends by exiting, as a command does)."""
+    probe = ("import atexit, json, sys\n"
+             "atexit.register(lambda: print(json.dumps(sorted(({m.split('.')[0] for m in sys.modules} | "
+             f"set(sys.modules)) & {set(names)!r}))))\n{code}\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(SRC)})
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def veil_command(*args: str) -> str:
+    """Code that runs ``veil ARGS…`` as the console script does."""
+    return f"from veil.cli import main\nsys.argv = ['veil', *{list(args)!r}]\nmain()"
+
+
+def test_import_veil_loads_nothing_heavy_not_even_numpy():
+    assert loaded("import veil") == []
+    assert loaded("import veil, sys; assert 'numpy' not in sys.modules") == []
+
+
+def test_checking_a_csv_with_a_hierarchy_loads_nothing_heavy():
+    folder = adult_folder()
+    code = (f"import veil\n"
+            f"ds = veil.Dataset({str(folder / 'adult.csv')!r}, quasi_identifiers={list(ADULT_QUASI_IDENTIFIERS)!r}, "
+            f"sensitive='occupation', hierarchies={{'occupation': {str(folder / 'adult_hierarchy_occupation.csv')!r}}})\n"
+            f"report = veil.check(ds)\nreport.to_dict()\nds.stray_text_notes()")
+    assert loaded(code) == []
+
+
+def test_veil_help_loads_nothing_heavy():
+    assert loaded(veil_command("--help")) == []
+    assert loaded(veil_command("--version")) == []
+
+
+def test_veil_check_loads_nothing_heavy():
+    folder = adult_folder()
+    args = ["check", str(folder / "adult.csv"), "--qi", ",".join(ADULT_QUASI_IDENTIFIERS), "--sensitive",
+            "occupation", "--hierarchy", f"occupation={folder / 'adult_hierarchy_occupation.csv'}", "--json"]
+    assert loaded(veil_command(*args)) == []
+
+
+def test_a_command_group_is_imported_when_it_runs_and_not_before():
+    groups = ("veil.cli.dp", "veil.cli.ldp", "veil.cli.attack", "veil.cli.experiment", "veil.cli.config")
+    assert loaded(veil_command("--help"), groups) == []
+    assert loaded(veil_command("dp", "--help"), groups) == ["veil.cli.dp"]
