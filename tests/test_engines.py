@@ -270,3 +270,22 @@ def test_the_command_line_refuses_a_master_without_spark_and_alphabeta_on_spark(
         result = runner.invoke(app, ["anonymize", "--config", str(example), "--out", str(out), *extra])
         assert result.exit_code == 2 and sentence in result.stderr and len(result.stderr.splitlines()) == 1
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_command_line_refuses_what_spark_cannot_give_before_starting_it(tmp_path, adult_csv):
+    from typer.testing import CliRunner
+
+    from veil.cli import app
+
+    runner = CliRunner()
+    example = Path(__file__).resolve().parents[1] / "examples" / "adult-fulldomain.yaml"
+    made = runner.invoke(app, ["anonymize", str(adult_csv), "--config", str(example), "--engine", "spark",
+                               "--out", str(tmp_path / "release"), "--report", str(tmp_path / "report.html")])
+    assert made.exit_code == 2 and len(made.stderr.splitlines()) == 1
+    assert "--report reads the published table in memory" in made.stderr
+    for extra in (["--ledger", str(tmp_path / "ledger.db")], ["--budget-file", str(tmp_path / "budget.db")],
+                  ["--out", str(tmp_path / "answer")]):
+        answered = runner.invoke(app, ["dp", "count", str(adult_csv), "--epsilon", "1", "--engine", "spark", *extra])
+        assert answered.exit_code == 2 and len(answered.stderr.splitlines()) == 1
+        assert "which the Spark engine does not compute" in answered.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -182,13 +182,12 @@ class _Run:
         self.new_budget = _budget(budget) if budget is not None else None
         if budget_file is None and ledger is None and self.new_budget is not None:
             raise ParameterError("--budget applies only with --budget-file or --ledger.")
+        if engine == "spark" and (budget_file is not None or ledger is not None or out is not None):
+            raise ParameterError("a ledger (--budget-file, --ledger) and --out name the table by its fingerprint, "
+                                 "which the Spark engine does not compute; charge a veil.dp.Accountant in Python, "
+                                 "or use the local engine.")
         reader = engine_named(engine, master)
-        if engine == "spark":
-            if budget_file is not None or ledger is not None or out is not None:
-                raise ParameterError("a ledger (--budget-file, --ledger) and --out name the table by its fingerprint, "
-                                     "which the Spark engine does not compute; charge a veil.dp.Accountant in "
-                                     "Python, or use the local engine.")
-        elif not data.is_file():
+        if engine != "spark" and not data.is_file():
             raise DataError(f"data file {str(data)!r} does not exist; check the path.")
         self.location = str(budget_file) if budget_file is not None else ledger
         self.single = budget_file is not None  # a budget file is the ledger of one table's budget
