@@ -295,7 +295,8 @@ def test_shuffle_with_seed_is_a_reproducible_permutation(fitted):
     assert not first.table.equals(other.table)  # 117 rows: another seed gives another order
     rows = lambda release: sorted(map(tuple, release.data.astype(str).to_numpy()))  # noqa: E731
     assert rows(first) == rows(plain) == rows(other)
-    assert first.manifest["output"] == {**plain.manifest["output"], "shuffled": True, "seed": 42}
+    assert first.manifest["output"] == {**plain.manifest["output"], "shuffled": True, "seed": 42,
+                                        "order": "seeded shuffle"}
     assert plain.manifest["output"]["seed"] is None and plain.manifest["output"]["shuffled"] is False
     # A Generator works too; its seed is unknown to the manifest.
     generated = search.transform(ds, shuffle=True, rng=np.random.default_rng(42))

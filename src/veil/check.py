@@ -18,17 +18,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
+import numpy as np
+import pyarrow as pa
+
 from veil.classes import STAR, EquivalenceClasses
 from veil.data.dataset import Dataset
-from veil.errors import DataError
-from veil.models import (AlphaKAnonymity, BetaLikeness, DeltaDisclosure, DistinctLDiversity,
-                         EntropyLDiversity, KAnonymity, ModelResult, PrivacyModel, RecursiveCLDiversity,
+from veil.errors import DataError, ParameterError
+from veil.models import (AlphaKAnonymity, BetaLikeness, DeltaDisclosure, DeltaPresence, DistinctLDiversity,
+                         EntropyLDiversity, KAnonymity, KMap, ModelResult, PrivacyModel, RecursiveCLDiversity,
                          TCloseness)
 from veil.risk import ReidentificationRisk, reidentification_risk
 
 # The keys of the JSON summary, in the order they are printed.
 SUMMARY_KEYS = ("k", "alpha", "l_distinct", "l_entropy", "c_l_recursive", "t_equal", "t_ordered",
-                "t_hierarchical", "delta", "beta_basic", "beta_enhanced")
+                "t_hierarchical", "delta", "beta_basic", "beta_enhanced", "delta_presence", "k_map")
 
 
 @dataclass(frozen=True, eq=False)
@@ -104,6 +107,7 @@ def _number(value: float) -> float | int | str:
 def check(dataset: Dataset, *, c: float = 2.0, k: int | None = None, alpha: float | None = None,
           l: float | None = None, t: float | None = None, delta: float | None = None,
           beta: float | None = None, risk_threshold: float = 0.2, population: Dataset | None = None,
+          delta_presence: tuple[float, float] | None = None, k_map: int | None = None,
           classes: EquivalenceClasses | None = None, reference: Mapping[str, Mapping[str, int]] | None = None,
           manifest: Mapping | str | os.PathLike | None = None) -> CheckReport:
     """Measure every privacy model on a dataset and check the thresholds that are given.
@@ -111,7 +115,10 @@ def check(dataset: Dataset, *, c: float = 2.0, k: int | None = None, alpha: floa
     The models are k-anonymity, (α,k)-anonymity, distinct, entropy and recursive (c,ℓ)-diversity,
     t-closeness under the equal, ordered and hierarchical distances, δ-disclosure privacy and
     basic and enhanced β-likeness; see each model's class for its definition. With several
-    sensitive columns each model reports its worst level over them.
+    sensitive columns each model reports its worst level over them. Given a population, the
+    presence models δ-presence and k-map are measured against it too; when the manifest of a
+    full-domain release is given, the population's values are first published through its value
+    map, so that they read as the release does.
 
     t-closeness, δ-disclosure and β-likeness compare each class with a reference distribution
     of the sensitive column: the one given by ``reference`` or the manifest (for a release, the
@@ -129,7 +136,9 @@ def check(dataset: Dataset, *, c: float = 2.0, k: int | None = None, alpha: floa
         delta: the δ of δ-disclosure privacy to check.
         beta: the β to check, for basic and enhanced β-likeness.
         risk_threshold: per-record risk above which a record counts as at risk.
-        population: a population table for journalist risk.
+        population: a population table for journalist risk, δ-presence and k-map.
+        delta_presence: ``(δmin, δmax)`` of δ-presence to check (needs ``population``).
+        k_map: the k of k-map to check (needs ``population``).
         classes: precomputed classes of ``dataset`` (default: its ungeneralized classes).
         reference: per sensitive column, each value (as text) → its number of records in the
             reference table (overrides the manifest's).
@@ -139,7 +148,7 @@ def check(dataset: Dataset, *, c: float = 2.0, k: int | None = None, alpha: floa
             from the models and the risk.
 
     Raises:
-        ParameterError: a threshold or ``c`` out of range.
+        ParameterError: a threshold or ``c`` out of range; a presence threshold without a population.
         DataError: the population does not contain the table's classes; the manifest cannot be
             read; a value of a sensitive column is missing from its reference distribution.
     """
@@ -149,6 +158,8 @@ def check(dataset: Dataset, *, c: float = 2.0, k: int | None = None, alpha: floa
         TCloseness(t, "hierarchical"), DeltaDisclosure(delta), BetaLikeness(beta),
         BetaLikeness(beta, enhanced=True),
     ]
+    if population is None and (delta_presence is not None or k_map is not None):
+        raise ParameterError("δ-presence and k-map are measured against a population; give the population table.")
     if classes is None:
         classes = EquivalenceClasses.from_dataset(dataset)
     notes = []
@@ -169,6 +180,10 @@ def check(dataset: Dataset, *, c: float = 2.0, k: int | None = None, alpha: floa
                              f"has {suppressed:,} rows that are all '{STAR}'; check that they belong together.")
     if reference is not None:
         classes = classes.with_reference(reference)
+    if population is not None:
+        population = _published_population(population, (manifest or {}).get("generalization") or {})
+        dmin, dmax = delta_presence if delta_presence is not None else (0.0, None)
+        models += [DeltaPresence(population, dmax, dmin), KMap(population, k_map)]
     results: dict[str, ModelResult | None] = {}
     for model in models:
         applicable = classes.n_classes > 0 and (
@@ -190,6 +205,22 @@ def check(dataset: Dataset, *, c: float = 2.0, k: int | None = None, alpha: floa
     if not dataset.sensitive:
         notes.append("no sensitive column was given, so only k-anonymity and the risk were measured.")
     return CheckReport(dataset.num_rows, classes, results, risk, float(c), notes, suppressed)
+
+
+def _published_population(population: Dataset, value_map: Mapping[str, Mapping[str, str]]) -> Dataset:
+    """The population with each quasi-identifier's values replaced by what the release publishes
+    for them (values the map does not name are kept: they match no published class)."""
+    table = population.table.data
+    for name, mapping in value_map.items():
+        if name not in table.column_names:
+            continue
+        # Each distinct value is mapped once; a missing cell stays missing.
+        encoded = table.column(name).cast(pa.string()).combine_chunks().dictionary_encode()
+        published = pa.array([mapping.get(t, t) for t in encoded.dictionary.to_pylist()], type=pa.string())
+        table = table.set_column(table.column_names.index(name), name, published.take(encoded.indices))
+    if table is population.table.data:
+        return population
+    return Dataset(table, quasi_identifiers=population.quasi_identifiers, missing_values=population.missing_values)
 
 
 def _read_manifest(manifest: Mapping | str | os.PathLike) -> Mapping:

@@ -624,6 +624,75 @@ def _union_cells(cells: Cells, cell: np.ndarray, class_of: np.ndarray, n_new: in
     return Cells.from_sets(cells.column, new_indptr, codes, labels)
 
 
+
+def population_view(sample: Dataset, population: Dataset) -> Dataset:
+    """The population table read with the sample's quasi-identifiers, hierarchies and missing
+    values, so that its records generalize as the sample's do.
+
+    Raises:
+        DataError: the population lacks a quasi-identifier of the sample.
+        HierarchyError: a hierarchy of the sample does not cover a value of the population.
+    """
+    missing = [q for q in sample.quasi_identifiers if q not in population.columns]
+    if missing:
+        raise DataError(f"the population table has no column '{missing[0]}'; it needs every quasi-identifier.")
+    return Dataset(population.table, quasi_identifiers=sample.quasi_identifiers,
+                   hierarchies={q: h for q, h in sample.hierarchies.items() if q in sample.quasi_identifiers},
+                   missing_values=sample.missing_values)
+
+
+def match_population(classes: EquivalenceClasses, view: Dataset) -> tuple[np.ndarray, np.ndarray]:
+    """The population's records per class of a sample, at the classes' generalization levels.
+
+    Args:
+        classes: classes of the sample at a full-domain node (they have levels).
+        view: the population as :func:`population_view` reads it.
+
+    Returns:
+        ``(sizes, class_of_record)``: per sample class, the number of population records with the
+        same generalized quasi-identifiers; per population record, the sample class it falls in
+        (−1 when its generalized tuple is in no class of the sample).
+
+    Raises:
+        DataError: the classes come from local recoding (they have no levels to generalize the
+            population to), or a class has more records than its match in the population (the
+            population does not cover the sample).
+    """
+    if classes.levels is None:
+        raise DataError("a population can be matched only with a full-domain generalization; local recoding "
+                        "publishes cells the population's records cannot be generalized to.")
+    import pandas as pd  # its MultiIndex matches tuples of labels; population tables only
+
+    sample = classes.dataset
+    pop_classes = EquivalenceClasses.from_dataset(view, classes.levels, track=())
+    # Match classes on their generalized labels, since the two tables have their own dictionaries.
+    sample_keys = pd.MultiIndex.from_arrays(
+        [sample.labels(q, lv)[classes.keys[:, j]] for j, (q, lv) in
+         enumerate(zip(sample.quasi_identifiers, classes.levels))])
+    pop_keys = pd.MultiIndex.from_arrays(
+        [view.labels(q, lv)[pop_classes.keys[:, j]] for j, (q, lv) in
+         enumerate(zip(view.quasi_identifiers, pop_classes.levels))])
+    where = pop_keys.get_indexer(sample_keys)
+    sizes = np.where(where >= 0, pop_classes.sizes[np.maximum(where, 0)], 0)
+    if (sizes < classes.sizes).any():
+        raise DataError("a class of the table has more records than the population table holds with its "
+                        "values; the population must contain every record of the table.")
+    sample_of_pop = np.full(pop_classes.n_classes, -1, dtype=np.int64)
+    found = where >= 0
+    sample_of_pop[where[found]] = np.flatnonzero(found)
+    return sizes, sample_of_pop[pop_classes.row_class]
+
+
+def population_class_sizes(classes: EquivalenceClasses, population: Dataset) -> np.ndarray:
+    """For each class, the number of population records with the same generalized QI values.
+
+    Raises:
+        DataError: the population lacks a quasi-identifier or does not contain every record of the
+            table, or the classes come from local recoding.
+    """
+    return match_population(classes, population_view(classes.dataset, population))[0]
+
+
 def _resolve_levels(dataset: Dataset, levels) -> tuple[int, ...]:
     qis = dataset.quasi_identifiers
     if levels is None:

@@ -3,6 +3,7 @@ mode for reproducible experiments, which says it is not fit for release."""
 
 from __future__ import annotations
 
+import secrets
 from typing import Callable
 
 import numpy as np
@@ -142,3 +143,23 @@ def bernoulli_dyadic(numerator: int, bits: int, size: int, random_bytes: RandomB
         out[pending] = drawn < byte
         pending = pending[drawn == byte]
     return out  # a k equal to the threshold on every byte is not below it: False, as set
+
+
+def secure_permutation(n: int) -> np.ndarray:
+    """A uniformly random order of ``0 .. n-1`` drawn from the operating system's secure source.
+
+    Each position gets a 64-bit key from :func:`secrets.token_bytes` and the positions are sorted
+    by key (a stable sort, so the rare equal keys, with probability below n²/2⁶⁵, keep their
+    order). Used to shuffle released rows, so that two releases of one table cannot be joined by
+    position (Sweeney's unsorted matching attack) and the order reveals nothing reproducible.
+
+    Args:
+        n: the number of positions, at least 0.
+
+    Raises:
+        ParameterError: ``n`` is negative.
+    """
+    if n < 0:
+        raise ParameterError(f"a permutation needs 0 or more positions, not {n}.")
+    keys = np.frombuffer(secrets.token_bytes(8 * n), dtype=np.uint64)
+    return np.argsort(keys, kind="stable").astype(np.int64)

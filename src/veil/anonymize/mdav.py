@@ -809,8 +809,10 @@ class MDAV(Anonymizer):
         Args:
             suppressed: ``"remove"`` drops suppressed records; ``"star"`` keeps them with every
                 quasi-identifier published as ``*``.
-            shuffle: publish the rows in random order (so row order leaks nothing).
-            rng: the generator or seed for shuffling (default: a fresh unseeded one).
+            shuffle: publish the rows in random order, so that releases of one table cannot be
+                joined by position; ``False`` (the default) keeps the input order, flagged in the manifest.
+            rng: ``None`` (default) shuffles with the secure source; a seed or generator makes a
+                reproducible shuffle, not fit for release.
 
         Raises:
             ParameterError: not fitted, or ``dataset`` has another number of rows than the one

@@ -411,8 +411,10 @@ class Mondrian(Anonymizer):
         Args:
             dataset: the dataset :meth:`fit` partitioned.
             suppressed: ``"remove"`` or ``"star"`` (Mondrian suppresses no record).
-            shuffle: publish the rows in random order.
-            rng: the generator (or seed) for shuffling.
+            shuffle: publish the rows in random order, so that releases of one table cannot be
+                joined by position; ``False`` (the default) keeps the input order, flagged in the manifest.
+            rng: ``None`` (default) shuffles with the secure source; a seed or generator makes a
+                reproducible shuffle, not fit for release.
 
         Raises:
             ParameterError: :meth:`fit` was not called, was called on another dataset, or

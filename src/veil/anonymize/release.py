@@ -39,6 +39,7 @@ from veil.data.dataset import Dataset
 from veil.errors import ParameterError
 from veil.models.base import PrivacyModel
 from veil.output import OutputSet, write_file
+from veil.randomness import secure_permutation
 
 SUPPRESSED_STYLES = ("remove", "star")
 # Records per piece of a release written as CSV: a few tens of MB of text at a time.
@@ -60,9 +61,13 @@ class Release:
         search: the search result to record (any object with ``__dict__``-like fields), or ``None``.
         suppressed: ``"remove"`` (drop suppressed records) or ``"star"`` (publish their
             quasi-identifiers as ``*``).
-        shuffle: publish rows in random order; otherwise the input's order is kept.
-        rng: a ``numpy.random.Generator`` or an integer seed (recorded in the manifest) for
-            shuffling.
+        shuffle: publish rows in random order, so that two releases of one table cannot be
+            joined by row position (Sweeney's unsorted matching attack,
+            :mod:`veil.attacks.matching`); ``False`` (for now the default) keeps the input's
+            order, which the manifest's ``output.order`` flags as linkable by position.
+        rng: ``None`` shuffles with the operating system's secure randomness; a
+            ``numpy.random.Generator`` or an integer seed (recorded in the manifest) makes a
+            reproducible shuffle for experiments, which the manifest says is not fit for release.
         recoding: algorithm-specific entries for the manifest (e.g. each partition's box or each
             group's centroid), or a function that returns them: it is called only when the
             manifest is read, since a large release has hundreds of thousands of boxes.
@@ -96,7 +101,8 @@ class Release:
         self.search = search
         self.suppressed_style = suppressed
         self.seed = int(rng) if isinstance(rng, (int, np.integer)) else None
-        self._rng = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
+        # No rng: the secure source shuffles; a seed or a Generator makes a reproducible shuffle.
+        self._rng = rng if rng is None or isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         self.shuffled = shuffle
         self._recoding = recoding
         self.released_classes = self.classes.subset(~self.failing)
@@ -106,6 +112,15 @@ class Release:
     def recoding(self) -> dict | None:
         """The algorithm-specific manifest entries (built on first use)."""
         return self._recoding() if callable(self._recoding) else self._recoding
+
+    @property
+    def row_order(self) -> str:
+        """How the rows are ordered: ``"secure shuffle"``; ``"seeded shuffle"`` (reproducible, not fit
+        for release); or ``"input order"``, which lets anyone holding another release of the same
+        table in the same order join the two by position."""
+        if not self.shuffled:
+            return "input order"
+        return "secure shuffle" if self._rng is None else "seeded shuffle"
 
     @property
     def suppressed_records(self) -> int:
@@ -121,7 +136,8 @@ class Release:
         if self.suppressed_style == "remove" and self.failing.any():
             order = np.flatnonzero(~self.failing[self.classes.row_class])
         if self.shuffled:
-            order = self._rng.permutation(np.arange(self.dataset.num_rows) if order is None else order)
+            rows = np.arange(self.dataset.num_rows) if order is None else order
+            order = rows[secure_permutation(len(rows))] if self._rng is None else self._rng.permutation(rows)
         return order
 
     @property
@@ -264,7 +280,8 @@ class Release:
             "roles": {"quasi_identifiers": ds.quasi_identifiers, "sensitive": ds.sensitive,
                       "identifying": ds.identifying, "insensitive": ds.insensitive},
             "output": {"rows": self.num_rows, "columns": self.column_names,
-                       "suppressed": self.suppressed_style, "shuffled": self.shuffled, "seed": self.seed},
+                       "suppressed": self.suppressed_style, "shuffled": self.shuffled, "seed": self.seed,
+                       "order": self.row_order},
             "suppression": {"limit": self.suppression_limit, "records": self.suppressed_records,
                             "share": self.suppressed_records / ds.num_rows},
             "classes": {"released": self.released_classes.n_classes,

@@ -1,13 +1,17 @@
 """veil as the adversary: attacks on releases and the disclosure they measure.
 
 The intersection (composition) attack of Ganta, Kasiviswanathan and Smith across independent
-releases (:mod:`veil.attacks.intersection`). The minimality attack of Wong, Fu, Wang and Pei, by an
-adversary who knows the algorithm (:mod:`veil.attacks.minimality`). Single-release attacks
-(:mod:`veil.attacks.single`): homogeneity, background knowledge, skewness and similarity. Disclosure measures (:mod:`veil.attacks.disclosure`): Brickell and
-Shmatikov's A_diff, A_quot, A_know, A_acc and δ. The privacy/utility trade-off
-(:mod:`veil.attacks.tradeoff`): classifier accuracy on the original, the release and trivial
-sanitization. Every attack reads the equivalence classes of a release, whoever made it: a veil
-release, or a released table with its column roles.
+releases (:mod:`veil.attacks.intersection`). Single-release attacks (:mod:`veil.attacks.single`):
+homogeneity, background knowledge, skewness and similarity. The minimality attack of Wong, Fu,
+Wang and Pei, by an adversary who knows the algorithm (:mod:`veil.attacks.minimality`).
+Disclosure measures (:mod:`veil.attacks.disclosure`): Brickell and Shmatikov's A_diff, A_quot,
+A_know, A_acc and δ. The membership attack against a population (:mod:`veil.attacks.presence`).
+Attacks across releases of the same records: unsorted matching by row position
+(:mod:`veil.attacks.matching`) and the join attack on sequential releases
+(:mod:`veil.attacks.join`). The privacy/utility trade-off (:mod:`veil.attacks.tradeoff`):
+classifier accuracy on the original, the release and trivial sanitization. Every attack reads the
+equivalence classes of a release, whoever made it: a veil release, or a released table with its
+column roles.
 """
 
 from veil.attacks.disclosure import DisclosureResult, disclosure
@@ -18,6 +22,9 @@ from veil.attacks.intersection import (IntersectionResult, PublishedRelease, Rel
                                        UnreadableValueError, intersection_attack)
 from veil.attacks.minimality import (AceProcess, MinimalFullDomain, MinimalityAttack, MinimalRecoding,
                                      MondrianProcess, OptimalFullDomain)
+from veil.attacks.join import JoinResult, NothingToJoinError, join_attack
+from veil.attacks.matching import MatchingResult, matching_attack
+from veil.attacks.presence import MembershipResult, PopulationMismatchError, membership_attack
 from veil.attacks.tradeoff import TradeoffResult, TradeoffWorkload, tradeoff
 
 __all__ = [
@@ -27,4 +34,6 @@ __all__ = [
     "TradeoffWorkload", "tradeoff", "IntersectionResult", "PublishedRelease", "ReleaseMismatchError",
     "TargetsError", "UnreadableValueError", "intersection_attack", "AceProcess", "MinimalFullDomain",
     "MinimalityAttack", "MinimalRecoding", "MondrianProcess", "OptimalFullDomain",
+    "TargetsError", "UnreadableValueError", "intersection_attack", "MembershipResult", "PopulationMismatchError",
+    "membership_attack", "JoinResult", "NothingToJoinError", "join_attack", "MatchingResult", "matching_attack",
 ]

@@ -422,6 +422,17 @@ def _as_published(source) -> PublishedRelease:
     return published
 
 
+def published_table(published: PublishedRelease, delimiter: str | None = None) -> pa.Table:
+    """The released table of ``published``, read when it is a path or a frame.
+
+    Raises:
+        DataError: the table cannot be read.
+    """
+    if isinstance(published.table, pa.Table):
+        return published.table
+    return read_table(published.table, published.delimiter or delimiter).data
+
+
 def _release_name(published: PublishedRelease, position: int) -> str:
     if published.name:
         return f"release {position} ({published.name})"
@@ -465,6 +476,12 @@ def _text_column(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
     labels = np.asarray(encoded.dictionary.to_pylist(), dtype=object)
     codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     return labels, codes
+
+
+def published_texts(column: pa.ChunkedArray) -> np.ndarray:
+    """A published column's cells as text (nulls as ``""``), one object array."""
+    labels, codes = _text_column(column)
+    return labels[codes]
 
 
 def _roles(manifest: dict | None) -> tuple[list[str], list[str]]:
@@ -1021,7 +1038,7 @@ def intersection_attack(releases: Sequence, targets, *, quasi_identifiers: str |
     for i, pub in enumerate(published):
         name = _release_name(pub, i + 1)
         manifest = _load_manifest(pub.manifest, name)
-        table = pub.table if isinstance(pub.table, pa.Table) else read_table(pub.table, pub.delimiter or delimiter).data
+        table = published_table(pub, delimiter)
         loaded.append((name, manifest, table))
 
     qis = [quasi_identifiers] if isinstance(quasi_identifiers, str) else list(quasi_identifiers or [])

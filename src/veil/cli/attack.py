@@ -3,8 +3,11 @@
 ``veil attack single`` runs the homogeneity, background-knowledge, skewness and similarity attacks
 and the disclosure measures on one release; ``veil attack intersection`` intersects what
 independent releases say about the same people (Ganta et al., KDD 2008); ``veil attack
-minimality`` reasons as an adversary who knows the algorithm (Wong et al., VLDB 2007). Errors a
-user can cause are one sentence on standard error with exit status 2, as everywhere in veil.
+minimality`` reasons as an adversary who knows the algorithm (Wong et al., VLDB 2007); ``veil
+attack matching`` joins two releases by row position (Sweeney 2002), ``veil attack join`` two
+projections on their shared columns (Wang and Fung 2006), and ``veil attack presence`` gives each
+person of a population the probability of being in a release. Errors a user can cause are one
+sentence on standard error with exit status 2, as everywhere in veil.
 """
 
 from __future__ import annotations
@@ -511,3 +514,116 @@ def render_minimality(summary: dict, console: Console) -> None:
                       f"{'exact' if exact else 'a lower bound'}")
     console.print(f"people whose posterior exceeds {summary['threshold']:.4g}: [bold]{'' if exact else 'at least '}"
                   f"{count:,}[/] ({count / n:.2%})")
+
+
+def _release(path: Path, manifest: Optional[Path], delimiter: Optional[str]) -> PublishedRelease:
+    return PublishedRelease(path, manifest=manifest, delimiter=delimiter)
+
+
+def _print_summary(title: str, summary: dict, as_json: bool) -> None:
+    """The attack's summary as one JSON object, or as a two-column table with its notes."""
+    if as_json:
+        sys.stdout.write(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+        return
+    console = Console(highlight=False)
+    table = RichTable(title=title, title_justify="left")
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    for key, value in summary.items():
+        if key in ("attack", "notes"):
+            continue
+        shown = ", ".join(map(str, value)) if isinstance(value, list) else (
+            f"{value:.4g}" if isinstance(value, float) else str(value))
+        table.add_row(key, escape(shown))
+    console.print(table)
+    for note in summary.get("notes") or []:
+        console.print(f"note: {note}", markup=False)
+
+
+@attack_app.command("matching")
+@fails_cleanly
+def matching_command(
+    first: Path = typer.Argument(..., help="The earlier released table (CSV or Parquet)."),
+    second: Path = typer.Argument(..., help="The later released table of the same records."),
+    qi: Optional[str] = typer.Option(None, "--qi", help="Quasi-identifying columns, comma-separated "
+                                                        "(default: each manifest's)."),
+    k: Optional[int] = typer.Option(None, "--k", help="Joined class size under which a row is exposed "
+                                                      "(default: the smallest class of either release)."),
+    first_manifest: Optional[Path] = typer.Option(None, "--manifest1", help="The first release's veil manifest."),
+    second_manifest: Optional[Path] = typer.Option(None, "--manifest2", help="The second release's veil manifest."),
+    delimiter: Optional[str] = typer.Option(None, "--delimiter", help="CSV delimiter (default: sniffed)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a table."),
+) -> None:
+    """Join two releases of the same records by row position (Sweeney's unsorted matching attack).
+
+    Releases in the same row order are seen to be (their common columns agree on every row); each
+    row's classes are then intersected. Reports the rows whose candidate set narrows and those
+    left in a class smaller than k.
+    """
+    from veil.attacks.matching import matching_attack
+
+    with stage("joining the releases by position"):
+        result = matching_attack(_release(first, first_manifest, delimiter),
+                                 _release(second, second_manifest, delimiter),
+                                 quasi_identifiers=split_names(qi) or None, k=k, delimiter=delimiter)
+    _print_summary("Unsorted matching", result.summary(), as_json)
+
+
+@attack_app.command("join")
+@fails_cleanly
+def join_command(
+    first: Path = typer.Argument(..., help="The earlier released table T1 (its records are the people)."),
+    second: Path = typer.Argument(..., help="The later released table T2, another projection of the same records."),
+    qi: Optional[str] = typer.Option(None, "--qi", help="Columns the adversary knows, from either release "
+                                                        "(default: both manifests')."),
+    sensitive: Optional[str] = typer.Option(None, "--sensitive", help="The sensitive column, for --l."),
+    k: int = typer.Option(2, "--k", help="The fewest candidates a joined group must have."),
+    l: Optional[int] = typer.Option(None, "--l", help="The fewest distinct sensitive values a joined group must have."),
+    first_manifest: Optional[Path] = typer.Option(None, "--manifest1", help="The first release's veil manifest."),
+    second_manifest: Optional[Path] = typer.Option(None, "--manifest2", help="The second release's veil manifest."),
+    delimiter: Optional[str] = typer.Option(None, "--delimiter", help="CSV delimiter (default: sniffed)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a table."),
+) -> None:
+    """Join two projections of the same records on their shared columns (Wang and Fung, KDD 2006).
+
+    Reports the records of the first release in a joined group with fewer than k candidates (or
+    ℓ sensitive values): the check for publishing the second release after the first. Exits 1
+    when a record is exposed.
+    """
+    from veil.attacks.join import join_attack
+
+    with stage("joining the releases on their shared columns"):
+        result = join_attack(_release(first, first_manifest, delimiter),
+                             _release(second, second_manifest, delimiter),
+                             quasi_identifiers=split_names(qi) or None, k=k, l=l, sensitive=sensitive,
+                             delimiter=delimiter)
+    _print_summary("Join attack", result.summary(), as_json)
+    if not result.passed:
+        raise typer.Exit(1)
+
+
+@attack_app.command("presence")
+@fails_cleanly
+def presence_command(
+    release: Path = typer.Argument(..., help="The released table (CSV or Parquet)."),
+    population: Path = typer.Option(..., "--population", help="The population table the release was drawn from."),
+    qi: Optional[str] = typer.Option(None, "--qi", help="Quasi-identifying columns (default: the manifest's)."),
+    manifest: Optional[Path] = typer.Option(None, "--manifest", help="The release's veil manifest (its value map "
+                                                                     "publishes the population's values)."),
+    exposed_at: float = typer.Option(1.0, "--exposed-at", help="Membership probability at which a person counts "
+                                                              "as exposed."),
+    delimiter: Optional[str] = typer.Option(None, "--delimiter", help="CSV delimiter (default: sniffed)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a table."),
+) -> None:
+    """The probability that each person of a population is in a release (membership disclosure).
+
+    A person whose published tuple is shared by f released and F population records is in the
+    release with probability f / F (what δ-presence bounds).
+    """
+    from veil.attacks.presence import membership_attack
+
+    with stage("matching the population with the release"):
+        result = membership_attack(_release(release, manifest, delimiter), population,
+                                   quasi_identifiers=split_names(qi) or None, exposed_at=exposed_at,
+                                   delimiter=delimiter)
+    _print_summary("Membership attack", result.summary(), as_json)

@@ -21,7 +21,9 @@ from veil.cli.console import (ENGINE, EXIT_FAILED_CHECK, MASTER, engine_named, f
 if TYPE_CHECKING:
     from veil.check import CheckReport
 
-FORMATS = {"k": "{:.0f}", "l_distinct": "{:.0f}", "c_l_recursive": "{:.0f}"}
+FORMATS = {"k": "{:.0f}", "l_distinct": "{:.0f}", "c_l_recursive": "{:.0f}", "k_map": "{:.0f}"}
+# Models measured only against a population: their rows are shown only when one was given.
+PRESENCE_KEYS = ("delta_presence", "k_map")
 
 
 def fmt(key: str, value: float | None) -> str:
@@ -48,6 +50,8 @@ def render(report: CheckReport, console: Console) -> None:
     table.add_column("verdict")
     for key in SUMMARY_KEYS:
         result = report.results.get(key)
+        if result is None and key in PRESENCE_KEYS:
+            continue
         if result is None:
             table.add_row(key, "[dim]does not apply[/]", "n/a", "", "")
             continue
@@ -90,7 +94,11 @@ def check_command(
     delta: Optional[float] = typer.Option(None, "--delta", help="Check δ-disclosure privacy at this δ."),
     beta: Optional[float] = typer.Option(None, "--beta", help="Check β-likeness at this β."),
     risk_threshold: float = typer.Option(0.2, "--risk-threshold", help="Risk above which a record is at risk."),
-    population: Optional[Path] = typer.Option(None, "--population", help="Population table for journalist risk."),
+    population: Optional[Path] = typer.Option(
+        None, "--population", help="Population table: journalist risk, δ-presence and k-map against it."),
+    delta_presence: Optional[str] = typer.Option(
+        None, "--delta-presence", help="DMIN,DMAX: check δ-presence against the population (e.g. 0,0.5)."),
+    k_map: Optional[int] = typer.Option(None, "--k-map", help="Check k-map against the population at this k."),
     manifest: Optional[Path] = typer.Option(
         None, "--manifest", help="The release's manifest: judge it as veil anonymize did (the input's reference "
                                  "distributions; rows all * are its suppressed records when it shows them)."),
@@ -100,8 +108,9 @@ def check_command(
 ) -> None:
     """Measure every privacy model and the re-identification risk of a table.
 
-    Exits 1 when a threshold given with --k, --alpha, --l, --t, --delta or --beta is not met.
-    With --engine spark the class × sensitive-value counts are aggregated by Spark and measured here.
+    Exits 1 when a threshold given with --k, --alpha, --l, --t, --delta, --beta, --delta-presence or
+    --k-map is not met. With --engine spark the class × sensitive-value counts are aggregated by
+    Spark and measured here.
     """
     from veil.check import check
     from veil.data.dataset import Dataset
@@ -116,11 +125,30 @@ def check_command(
     with stage("measuring the models and the risk"):
         report = check(ds, c=c, k=k, alpha=alpha, l=l, t=t, delta=delta, beta=beta,
                        risk_threshold=risk_threshold, population=pop,
+                       delta_presence=parse_bounds(delta_presence), k_map=k_map,
                        manifest=load_manifest(manifest, release=data) if manifest else None)
     report.notes.extend(ds.stray_text_notes())
     emit(report, as_json)
     if report.passed is False:
         raise typer.Exit(EXIT_FAILED_CHECK)
+
+
+def parse_bounds(text: str | None) -> tuple[float, float] | None:
+    """``DMIN,DMAX`` as two numbers.
+
+    Raises:
+        ParameterError: the text is not two comma-separated numbers.
+    """
+    from veil.errors import ParameterError
+
+    if text is None:
+        return None
+    parts = text.split(",")
+    try:
+        low, high = (float(p) for p in parts)
+    except ValueError:
+        raise ParameterError(f"--delta-presence takes DMIN,DMAX (two numbers, e.g. 0,0.5), not {text!r}.") from None
+    return low, high
 
 
 def emit(report: CheckReport, as_json: bool) -> None:

@@ -7,7 +7,9 @@ trade-off on Adult (KDD 2008); ``veil experiment transparency`` sets the minimal
 et al., VLDB 2007) on optimal full-domain, Mondrian and Ace (Xiao et al., TODS 2010) releases of
 Adult; ``veil experiment alphabeta`` is the αβ algorithm of Rastogi, Suciu and Hong (VLDB 2007) on
 Adult; ``veil experiment marginals`` is Kifer and Gehrke's anonymized marginals on Adult (SIGMOD
-2006). Errors a user can cause are one sentence on standard error with exit
+2006); ``veil experiment releases`` runs the attacks across releases (unsorted matching, join,
+membership) on a careless and a careful publisher's releases of Adult. Errors a user can cause are
+one sentence on standard error with exit
 status 2, and nothing is written.
 """
 
@@ -25,7 +27,7 @@ from rich.console import Console
 from veil.cli.attack import parse_levels
 from veil.cli.console import command_group, fails_cleanly, progress_bar, split_names, stage
 from veil.errors import DataError, ParameterError
-from veil.experiments import alphabeta, composition, marginals, tradeoff, transparency
+from veil.experiments import alphabeta, composition, marginals, releases, tradeoff, transparency
 from veil.output import check_targets
 
 experiment_app = command_group(no_args_is_help=True, help="Reproduce the published experiments.")
@@ -296,3 +298,33 @@ def marginals_command(
         console.print(f"k = {value}, ℓ = {l:g}: KL-divergence {single:.4f} nats for the table alone, {added:.4f} with "
                       "its marginals", markup=False)
     console.print(f"wrote {', '.join(str(p) for p in written)} in {time.perf_counter() - started:.1f} s", markup=False)
+
+
+@experiment_app.command("releases")
+@fails_cleanly
+def releases_command(
+    out: Path = typer.Option(Path("veil-releases"), "--out", help="Folder for releases.csv and releases.png."),
+    k: str = typer.Option(_joined(releases.DEFAULT_K), "--k", help="Values of k, comma-separated."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the careful publisher's shuffles and of the sample."),
+    as_json: bool = typer.Option(False, "--json", help="Print the rows as JSON instead of the table."),
+) -> None:
+    """Attacks across releases of Adult: a careless publisher against a careful one.
+
+    Publishes Adult twice in the same row order (unsorted matching), as two projections that
+    share columns (join attack) and as a sample of the population (membership), for each k, and
+    counts the people each attack exposes. Writes OUT/releases.csv and OUT/releases.png, both or
+    neither.
+    """
+    if out.exists() and not out.is_dir():
+        raise ParameterError(f"{str(out)!r} is a file; give a folder for the experiment's outputs.")
+    check_targets([out / name for name in releases.FILES], make_folders=True)
+    ks = [int(v) for v in parse_values(k, "--k", whole=True)]
+    with stage("publishing and attacking"):
+        result = releases.run_releases(ks, seed=seed)
+    with stage(f"writing {out}"):
+        paths = result.write(out)
+    if as_json:
+        sys.stdout.write(json.dumps({"seed": result.seed, "rows": result.rows}, indent=2, ensure_ascii=False) + "\n")
+        return
+    sys.stdout.write(result.frame.to_string(index=False) + "\n")
+    Console(highlight=False).print(f"wrote {', '.join(str(p) for p in paths)} in {result.seconds:.1f} s", markup=False)

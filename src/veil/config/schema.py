@@ -518,6 +518,15 @@ CHECKS: dict[str, dict[str, Option]] = {
         "confidence": optional(Number(0, 1, lo_open=True), 1.0),
         "max_share": optional(Number(0, 1), 0.0),
     },
+    "matching": {
+        "k": optional(Nullable(WholeNumber(1)), None),
+        "max_share": optional(Number(0, 1), 0.0),
+    },
+    "join": {
+        "k": optional(Nullable(WholeNumber(1)), None),
+        "l": optional(Nullable(WholeNumber(1)), None),
+        "max_share": optional(Number(0, 1), 0.0),
+    },
 }
 COMPOSITIONS = ("sequential", "advanced", "temporal", "window")
 # Each composition rule's own option, and the rule it belongs to.

@@ -130,8 +130,10 @@ class OutputSpec:
     Attributes:
         suppressed: ``"remove"`` drops suppressed records; ``"star"`` keeps them with every
             quasi-identifier replaced by ``*``.
-        shuffle: shuffle the released rows, so row order reveals nothing.
-        seed: seed of the shuffle (``None``: unpredictable).
+        shuffle: shuffle the released rows with the secure source, so that two releases of one
+            table cannot be joined by position; ``False`` (the default) keeps the input order,
+            which the manifest flags.
+        seed: seed of the shuffle (``None``: the secure source; a seed is for experiments only).
     """
 
     suppressed: str = "remove"

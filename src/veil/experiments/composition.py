@@ -248,11 +248,13 @@ def _variant_label(variant: str, settings: CompositionSettings) -> str:
 def _anonymize(algorithm: str, dataset: Dataset, models):
     from veil.anonymize import MDAV, FullDomain, Mondrian
 
+    # Each subset's rows are already in an order drawn from the seeded generator; keeping it lets
+    # the experiment know which published row is whose (``_table_rows``).
     if algorithm == "mondrian":
-        return Mondrian(models).fit_transform(dataset)
+        return Mondrian(models).fit_transform(dataset, shuffle=False)
     if algorithm == "mdav":
-        return MDAV(models).fit_transform(dataset)
-    return FullDomain(models, suppression_limit=FULLDOMAIN_SUPPRESSION).fit_transform(dataset)
+        return MDAV(models).fit_transform(dataset, shuffle=False)
+    return FullDomain(models, suppression_limit=FULLDOMAIN_SUPPRESSION).fit_transform(dataset, shuffle=False)
 
 
 def _table_rows(release) -> np.ndarray:

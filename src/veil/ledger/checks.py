@@ -23,7 +23,7 @@ import pyarrow as pa
 from veil.errors import ParameterError
 from veil.ledger.kinds import MICRODATA
 
-__all__ = ["CHECKS", "CrossReleaseCheck", "Finding", "IntersectionCheck", "ReleaseView"]
+__all__ = ["CHECKS", "CrossReleaseCheck", "Finding", "IntersectionCheck", "JoinCheck", "MatchingCheck", "ReleaseView"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -199,6 +199,147 @@ class IntersectionCheck(CrossReleaseCheck):
         return Finding(self.name, earlier.name, passed, share, self.max_share, worst, reason + ".")
 
 
+def _smallest_class(view: ReleaseView) -> int | None:
+    """The smallest class the release's manifest reports, or ``None``."""
+    smallest = (view.manifest.get("classes") or {}).get("smallest")
+    return int(smallest) if isinstance(smallest, (int, float)) and smallest >= 1 else None
+
+
+def _whole(value, name: str, allow_none: bool = True) -> int | None:
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ParameterError(f"{name} must be a whole number of at least 1, got {value!r}.")
+    return int(value)
+
+
+class MatchingCheck(CrossReleaseCheck):
+    """Sweeney's unsorted matching attack (:func:`veil.attacks.matching.matching_attack`) on two releases.
+
+    When the new release and an earlier one hold the same records in the same row order (both
+    published with ``shuffle: false``, which their manifests flag; a release whose manifest says
+    it was shuffled is not checked), joining them by position intersects each person's classes.
+    A row is *exposed* when its joined class is smaller than ``k`` (default: the smaller of the
+    two releases' smallest classes, so that the pair is refused when it makes anyone less
+    anonymous than either release claims to be).
+    The measure is the share of the earlier release's rows exposed; the pair fails when it
+    exceeds ``max_share``.
+
+    Args:
+        k: the joined class size under which a row is exposed (``None``: as above).
+        max_share: the largest share of rows the pair may expose, in [0, 1].
+
+    Raises:
+        ParameterError: ``k`` not a whole number ≥ 1 or a share outside [0, 1].
+    """
+
+    name = "matching"
+
+    def __init__(self, k: int | None = None, max_share: float = 0.0):
+        self.k = _whole(k, "the matching check's k")
+        self.max_share = _share(max_share, "the matching check's max_share")
+
+    def __repr__(self) -> str:
+        return f"MatchingCheck(k={self.k}, max_share={self.max_share:g})"
+
+    def to_dict(self) -> dict:
+        return {"k": self.k, "max_share": self.max_share}
+
+    def applies(self, new: ReleaseView, earlier: ReleaseView) -> bool:
+        # A release its manifest says was shuffled corresponds to no other by position (a small
+        # table may still agree with another by chance, which tells the adversary nothing).
+        shuffled = any((view.manifest.get("output") or {}).get("shuffled") is True for view in (new, earlier))
+        return (new.kind in MICRODATA and earlier.kind in MICRODATA and not shuffled
+                and new.table.num_rows == earlier.table.num_rows
+                and bool(set(new.quasi_identifiers) & set(new.table.column_names))
+                and bool(set(earlier.quasi_identifiers) & set(earlier.table.column_names)))
+
+    def run(self, new: ReleaseView, earlier: ReleaseView, targets: pa.Table) -> Finding:
+        from veil.attacks.intersection import PublishedRelease
+        from veil.attacks.matching import matching_attack
+
+        known = list(dict.fromkeys(earlier.quasi_identifiers + new.quasi_identifiers))
+        k = self.k or min(filter(None, (_smallest_class(earlier), _smallest_class(new))), default=None)
+        result = matching_attack(PublishedRelease(earlier.table, manifest=earlier.manifest, name=earlier.name),
+                                 PublishedRelease(new.table, manifest=new.manifest, name=new.name),
+                                 quasi_identifiers=known, k=k)
+        exposed = int(len(result.exposed)) if result.linkable else 0
+        share = exposed / max(result.rows[0], 1)
+        passed = share <= self.max_share
+        order = ((new.manifest.get("output") or {}).get("order")
+                 or ("input order" if (new.manifest.get("output") or {}).get("shuffled") is False else None))
+        figures = {**result.summary(), "exposed": exposed, "exposed_share": share, "new_release_order": order}
+        figures.pop("notes", None)
+        if result.linkable:
+            reason = (f"joined by row position with {earlier.name}, the new release (rows in "
+                      f"{order or 'an unknown order'}) leaves {exposed:,} of {result.rows[0]:,} rows "
+                      f"({_percent(share)}) in a class smaller than {result.k}, "
+                      f"{'within' if passed else 'over'} the policy's limit of {_percent(self.max_share)}")
+        else:
+            reason = f"the new release's rows do not correspond by position to those of {earlier.name}"
+        return Finding(self.name, earlier.name, passed, share, self.max_share, figures, reason + ".")
+
+
+class JoinCheck(CrossReleaseCheck):
+    """The join attack of Wang and Fung (KDD 2006) on sequential releases (:func:`veil.attacks.join.join_attack`).
+
+    It applies when the new release publishes another set of columns than an earlier one and the
+    two share some: the adversary joins them on the shared columns. An earlier record is
+    *exposed* when a joined group it is in has fewer than ``k`` candidates (default: the smaller
+    of the two releases' smallest classes) or, with ``l``, fewer than ``l`` distinct sensitive
+    values. The measure is the share of the earlier release's records exposed; the pair fails
+    when it exceeds ``max_share``.
+
+    Args:
+        k: the fewest candidates a joined group must have (``None``: as above).
+        l: the fewest distinct sensitive values a joined group must have (``None``: no check).
+        max_share: the largest share of records the pair may expose, in [0, 1].
+
+    Raises:
+        ParameterError: ``k`` or ``l`` not a whole number ≥ 1, or a share outside [0, 1].
+    """
+
+    name = "join"
+
+    def __init__(self, k: int | None = None, l: int | None = None, max_share: float = 0.0):
+        self.k = _whole(k, "the join check's k")
+        self.l = _whole(l, "the join check's l")
+        self.max_share = _share(max_share, "the join check's max_share")
+
+    def __repr__(self) -> str:
+        return f"JoinCheck(k={self.k}, l={self.l}, max_share={self.max_share:g})"
+
+    def to_dict(self) -> dict:
+        return {"k": self.k, "l": self.l, "max_share": self.max_share}
+
+    def applies(self, new: ReleaseView, earlier: ReleaseView) -> bool:
+        left, right = set(earlier.table.column_names), set(new.table.column_names)
+        return (new.kind in MICRODATA and earlier.kind in MICRODATA and left != right and bool(left & right)
+                and bool(set(earlier.quasi_identifiers + new.quasi_identifiers) & (left | right)))
+
+    def run(self, new: ReleaseView, earlier: ReleaseView, targets: pa.Table) -> Finding:
+        from veil.attacks.intersection import PublishedRelease
+        from veil.attacks.join import join_attack
+
+        columns = set(earlier.table.column_names) | set(new.table.column_names)
+        known = [q for q in dict.fromkeys(earlier.quasi_identifiers + new.quasi_identifiers) if q in columns]
+        sensitive = next((s for s in earlier.sensitive + new.sensitive if s in columns), None)
+        k = self.k or min(filter(None, (_smallest_class(earlier), _smallest_class(new))), default=2)
+        result = join_attack(PublishedRelease(earlier.table, manifest=earlier.manifest, name=earlier.name),
+                             PublishedRelease(new.table, manifest=new.manifest, name=new.name),
+                             quasi_identifiers=known, k=k, l=self.l if sensitive else None, sensitive=sensitive)
+        exposed = int(len(result.exposed))
+        share = exposed / max(len(result.before), 1)
+        passed = share <= self.max_share
+        figures = {**result.summary(), "exposed_share": share}
+        figures.pop("notes", None)
+        what = f"fewer than {result.k} candidates" + (f" or {result.l} sensitive values" if result.l else "")
+        reason = (f"joined with {earlier.name} on {', '.join(result.shared)}, the new release leaves {exposed:,} of "
+                  f"{len(result.before):,} earlier records ({_percent(share)}) in a joined group with {what}, "
+                  f"{'within' if passed else 'over'} the policy's limit of {_percent(self.max_share)}")
+        return Finding(self.name, earlier.name, passed, share, self.max_share, figures, reason + ".")
+
+
 def _percent(share: float) -> str:
     """A share as a percentage that does not round a few people to 0.00 %."""
     if 0 < share < 0.0001:
@@ -217,4 +358,5 @@ def _with_columns(table: pa.Table, columns: list[str]) -> pa.Table:
 
 
 #: Every check the policy can name, by its key.
-CHECKS: dict[str, type[CrossReleaseCheck]] = {IntersectionCheck.name: IntersectionCheck}
+CHECKS: dict[str, type[CrossReleaseCheck]] = {check.name: check for check in (IntersectionCheck, MatchingCheck,
+                                                                             JoinCheck)}

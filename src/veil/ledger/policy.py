@@ -4,7 +4,9 @@ The policy is plain data the gate reads (the ``policy:`` section of a veil confi
 parsed into it by :mod:`veil.config`); every decision records the policy it was made under.
 
 * ``checks``: the cross-release attacks (:mod:`veil.ledger.checks`), each with its threshold. The
-  default is the intersection attack refusing any person newly perfectly breached.
+  default runs the intersection attack refusing any person newly perfectly breached, the unsorted
+  matching attack and the join attack, each refusing any record left less anonymous than the
+  releases claim.
 * ``populations``: per population, how a person is identified (a key column, or the one table it
   is) and its privacy budget with the composition rule that counts it: ``sequential`` (and
   parallel), ``advanced`` (Dwork–Rothblum–Vadhan, reporting the better bound), ``temporal``
@@ -22,7 +24,7 @@ from dataclasses import dataclass, field
 from veil.dp.accountant import (Accountant, Budget, ExponentialDiscount, HyperbolicDiscount, TemporalAccountant,
                                 WindowAccountant, _dump)
 from veil.errors import ParameterError
-from veil.ledger.checks import CrossReleaseCheck, IntersectionCheck
+from veil.ledger.checks import CrossReleaseCheck, IntersectionCheck, JoinCheck, MatchingCheck
 from veil.ledger.records import NEIGHBOURING
 
 __all__ = ["COMPOSITIONS", "Policy", "PopulationPolicy"]
@@ -120,7 +122,8 @@ class Policy:
         ParameterError: a check that is not a check, a check or population named twice.
     """
 
-    checks: tuple[CrossReleaseCheck, ...] = field(default_factory=lambda: (IntersectionCheck(),))
+    checks: tuple[CrossReleaseCheck, ...] = field(
+        default_factory=lambda: (IntersectionCheck(), MatchingCheck(), JoinCheck()))
     populations: tuple[PopulationPolicy, ...] = ()
     recheck: bool = True
 

@@ -6,14 +6,17 @@ from veil.models.closeness import TCloseness
 from veil.models.disclosure import DeltaDisclosure
 from veil.models.diversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
 from veil.models.likeness import BetaLikeness
+from veil.models.presence import DeltaPresence, KMap
 
 __all__ = [
     "AlphaKAnonymity",
     "BetaLikeness",
     "DeltaDisclosure",
+    "DeltaPresence",
     "DistinctLDiversity",
     "EntropyLDiversity",
     "KAnonymity",
+    "KMap",
     "ModelResult",
     "PrivacyModel",
     "RecursiveCLDiversity",

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from veil.classes import EquivalenceClasses
+from veil.classes import EquivalenceClasses, population_class_sizes
 from veil.data.dataset import Dataset
-from veil.errors import DataError, ParameterError
+from veil.errors import ParameterError
 
 
 @dataclass(frozen=True)
@@ -89,37 +89,3 @@ def reidentification_risk(classes: EquivalenceClasses, *, threshold: float = 0.2
     if k is not None:
         figures.update(k=int(k), records_below_k=int(sizes[sizes < k].sum()))
     return ReidentificationRisk(**figures)
-
-
-def population_class_sizes(classes: EquivalenceClasses, population: Dataset) -> np.ndarray:
-    """For each class, the number of population records with the same generalized QI values.
-
-    Raises:
-        DataError: a class has no matching population record (the table is not a sample of it).
-    """
-    import pandas as pd  # its MultiIndex matches tuples of labels; journalist risk only
-
-    sample = classes.dataset
-    missing = [q for q in sample.quasi_identifiers if q not in population.columns]
-    if missing:
-        raise DataError(f"the population table has no column '{missing[0]}'; it needs every quasi-identifier.")
-    pop = Dataset(population.table, quasi_identifiers=sample.quasi_identifiers,
-                  hierarchies={q: h for q, h in sample.hierarchies.items() if q in sample.quasi_identifiers},
-                  missing_values=sample.missing_values)
-    pop_classes = EquivalenceClasses.from_dataset(pop, classes.levels)
-    # Match classes on their generalized labels, since the two tables have their own dictionaries.
-    sample_keys = pd.MultiIndex.from_arrays(
-        [sample.labels(q, lv)[classes.keys[:, j]] for j, (q, lv) in
-         enumerate(zip(sample.quasi_identifiers, classes.levels))])
-    pop_keys = pd.MultiIndex.from_arrays(
-        [pop.labels(q, lv)[pop_classes.keys[:, j]] for j, (q, lv) in
-         enumerate(zip(pop.quasi_identifiers, pop_classes.levels))])
-    where = pop_keys.get_indexer(sample_keys)
-    if (where < 0).any():
-        raise DataError("a class of the table has no matching record in the population table; "
-                        "the population must contain every sampled record.")
-    pop_sizes = pop_classes.sizes[where]
-    if (pop_sizes < classes.sizes).any():
-        raise DataError("a class of the table is larger than its match in the population table; "
-                        "the population must contain every sampled record.")
-    return pop_sizes
