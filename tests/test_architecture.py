@@ -28,6 +28,7 @@ LAYERS = {
     "output": 1,        # the one writer: data writes hierarchy files through it
     "data": 2,          # Dataset, Hierarchy, reading tables
     "cells": 3,         # the published cells of a column (the classes and the metrics read them)
+    "engines": 3,       # where records are read and counted: local, or Spark (a summary of distinct rows)
     "classes": 4,       # equivalence classes and count matrices
     "models": 5,        # privacy models, on the classes
     "metrics": 5,       # utility metrics, on the classes

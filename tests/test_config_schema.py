@@ -163,6 +163,8 @@ def test_the_schema_knows_every_key_the_parser_accepts(folder):
                                  "disease": examples_of("file", HIERARCHY_FILE_OPTIONS)}},
     ]
     documents += [{**BASE, "models": [{name: examples_of(name, model.options)}]} for name, model in MODELS.items()]
+    documents.append({**BASE, "engine": {"name": "spark", "master": "local[2]",
+                                         "config": {"spark.executor.memory": "1g", "spark.sql.shuffle.partitions": 4}}})
     for name, algorithm in ALGORITHMS.items():
         base = {key: value for key, value in BASE.items() if key not in algorithm.excludes}
         options = examples_of(name, algorithm.options)

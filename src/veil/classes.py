@@ -126,6 +126,14 @@ def _mixed_radix_into(key: np.ndarray, columns: Sequence[np.ndarray], radices: S
     return key
 
 
+def _count(ids: np.ndarray, n: int, weights: np.ndarray | None) -> np.ndarray:
+    """How many records carry each id ``0 .. n-1``: one per row, or ``weights`` per row for a
+    table summarized by its distinct rows (exact while a count stays below 2**53)."""
+    if weights is None:
+        return np.bincount(ids, minlength=n)
+    return np.bincount(ids, weights=weights, minlength=n).astype(np.int64)
+
+
 # Rows per piece of work handed to a thread.
 BLOCK_ROWS = 1 << 20
 
@@ -135,9 +143,11 @@ def row_blocks(n: int) -> list[slice]:
     return [slice(start, min(start + BLOCK_ROWS, n)) for start in range(0, max(n, 1), BLOCK_ROWS)]
 
 
-def class_value_counts(row_class: np.ndarray, column: EncodedColumn, n_classes: int) -> np.ndarray:
+def class_value_counts(row_class: np.ndarray, column: EncodedColumn, n_classes: int,
+                       weights: np.ndarray | None = None) -> np.ndarray:
     """The class × value count matrix of a column (``int64 [classes × values]``); rows of class
-    -1 (suppressed in a subset) are not counted.
+    -1 (suppressed in a subset) are not counted. With ``weights`` (a table summarized by its
+    distinct rows), row ``i`` counts as ``weights[i]`` records.
 
     When the matrix is small beside the rows, blocks of rows are counted one after the other
     into a matrix per thread, on every core; otherwise all rows are counted in one pass.
@@ -147,12 +157,14 @@ def class_value_counts(row_class: np.ndarray, column: EncodedColumn, n_classes: 
 
     def count(rows: slice) -> np.ndarray:
         classes, codes = row_class[rows], column.codes[rows]
+        weight = None if weights is None else weights[rows]
         if classes.size and classes.min() < 0:
             released = classes >= 0
             classes, codes = classes[released], codes[released]
+            weight = None if weight is None else weight[released]
         flat = classes * m
         flat += codes
-        return np.bincount(flat, minlength=cells)
+        return _count(flat, cells, weight)
 
     n = len(row_class)
     if cells > n:
@@ -320,7 +332,8 @@ class EquivalenceClasses:
         column is counted from the rows on first use.
         """
         if name not in self._counts:
-            self._counts[name] = class_value_counts(self.row_class, self.dataset.column(name), self.n_classes)
+            self._counts[name] = class_value_counts(self.row_class, self.dataset.column(name), self.n_classes,
+                                                       self.dataset.row_weights)
         return self._counts[name]
 
     def track(self, names: Sequence[str]) -> None:
@@ -328,7 +341,8 @@ class EquivalenceClasses:
         wanted = [name for name in dict.fromkeys(names) if name not in self._counts]
         self.row_class  # found once, before the threads share it
         for name, matrix in zip(wanted, map_threads(
-                lambda name: class_value_counts(self.row_class, self.dataset.column(name), self.n_classes), wanted)):
+                lambda name: class_value_counts(self.row_class, self.dataset.column(name), self.n_classes,
+                                                  self.dataset.row_weights), wanted)):
             self._counts[name] = matrix
 
     @property
@@ -372,7 +386,7 @@ class EquivalenceClasses:
         row_class, keys = group_rows(columns, radices)
         keys = keys.astype(np.int32)
         n_classes = len(keys)
-        sizes = np.bincount(row_class, minlength=n_classes)
+        sizes = _count(row_class, n_classes, dataset.row_weights)
         classes = cls(dataset, levels, sizes, keys, row_class, {})
         classes.track(dataset.sensitive if track is None else track)
         return classes
@@ -400,7 +414,7 @@ class EquivalenceClasses:
         """
         row_class = np.asarray(row_class, dtype=np.int64)
         keys = np.asarray(keys, dtype=np.int32)
-        sizes = np.bincount(row_class, minlength=len(keys))
+        sizes = _count(row_class, len(keys), dataset.row_weights)
         classes = cls(dataset, None, sizes, keys, row_class, {}, cells=cells)
         classes.track(dataset.sensitive if track is None else track)
         return classes

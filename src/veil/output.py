@@ -26,6 +26,12 @@ files are removed). Whoever next touches the folder settles the leftovers of eve
 no longer runs (its pid is gone, is a zombie, or started at another time): any veil run that writes
 there, and any reader through :func:`load_manifest`.
 
+**Folders.** An engine that writes a table as a folder of part files (Spark) publishes it with
+:meth:`OutputSet.put_folder`: the engine writes into a temporary folder beside the target, which
+is renamed into place on commit like a file. A folder target must not exist yet (a folder is not
+replaced). A manifest that describes a folder records the SHA-256 of its *listing* (see
+:func:`folder_sha256`): one line per file, so it binds the name, size and content of every part.
+
 A program that reads the files while a commit is under way, without veil's lock, can see a new
 release beside an old manifest; :func:`load_manifest` rejects such a pair by the release's SHA-256
 the manifest records.
@@ -49,6 +55,7 @@ import json
 import os
 import re
 import secrets
+import shutil
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping, Sequence, Union
@@ -248,8 +255,12 @@ def _roll_forward(record: Path) -> bool:
 
 
 def _unlink(path: Path) -> None:
+    """Remove a file, or a temporary folder an engine wrote (never following a symbolic link)."""
     try:
-        os.unlink(path)
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            os.unlink(path)
     except FileNotFoundError:
         pass
 
@@ -367,16 +378,28 @@ def refuse_inputs(targets: Sequence[PathLike], reads: Iterable[PathLike | None])
 
 
 def check_targets(targets: Sequence[PathLike], *, reads: Iterable[PathLike | None] = (),
-                  make_folders: bool = False) -> None:
+                  make_folders: bool = False, folders: Iterable[PathLike] = ()) -> None:
     """Refuse, before any work is done, outputs that cannot or must not be written.
 
+    Args:
+        targets: every output.
+        reads: the files the run reads.
+        make_folders: whether missing folders of the targets will be created.
+        folders: the targets that are written as folders of part files (they must not exist).
+
     Raises:
-        DataError: a target is a folder; its folder is missing (without ``make_folders``), is a
-            file, or cannot be written (permission, read-only file system).
+        DataError: a file target is a folder, or a folder target exists; a target's folder is
+            missing (without ``make_folders``), is a file, or cannot be written (permission,
+            read-only file system).
         ParameterError: a target is a file the run reads, or two targets name one file.
     """
+    as_folders = {Path(f) for f in folders}
     for target in targets:
-        if Path(target).is_dir():
+        if Path(target) in as_folders:
+            if os.path.lexists(target):
+                raise DataError(f"{str(target)!r} already exists; the release is written as a new folder of part "
+                                "files, so give a path that does not exist yet.")
+        elif Path(target).is_dir():
             raise DataError(f"{str(target)!r} is a folder; give a file name to write.")
     refuse_inputs(targets, reads)
     for folder in dict.fromkeys(Path(t).parent for t in targets):
@@ -396,6 +419,7 @@ class OutputSet:
             be one of them.
         make_folders: create missing folders of the targets (removed again if nothing is
             written); otherwise a missing folder is refused.
+        folders: the targets an engine writes as folders of part files (:meth:`put_folder`).
 
     Use it as a context manager, so that what was put is removed when the work fails::
 
@@ -413,11 +437,12 @@ class OutputSet:
     """
 
     def __init__(self, targets: Sequence[PathLike], *, reads: Iterable[PathLike | None] = (),
-                 make_folders: bool = False):
+                 make_folders: bool = False, folders: Iterable[PathLike] = ()):
         self.targets = [Path(t) for t in targets]
         if not self.targets:
             raise ValueError("an OutputSet needs at least one target")
-        check_targets(self.targets, reads=reads, make_folders=make_folders)
+        self.folders = {Path(f) for f in folders}
+        check_targets(self.targets, reads=reads, make_folders=make_folders, folders=self.folders)
         self.make_folders = make_folders
         self._txid = _new_txid()
         self._absolute: dict[Path, Path] = {}
@@ -509,6 +534,41 @@ class OutputSet:
             self.abort()
             raise
         self._digest[target] = {"sha256": digest.hexdigest(), "bytes": size}
+        return dict(self._digest[target])
+
+    def put_folder(self, path: PathLike, write: Callable[[str], object]) -> dict:
+        """Have ``write(folder)`` write a folder of part files (an engine's table) into a temporary
+        folder beside the target ``path``, which must be declared in ``folders``; it appears at
+        ``path`` on :meth:`commit`.
+
+        Returns:
+            ``{"sha256": …, "bytes": …, "files": …, "folder": True}``: the SHA-256 of the folder's
+            listing (:func:`folder_sha256`), its total size and its number of files.
+
+        Raises:
+            DataError: the folder cannot be written; everything put so far is removed. Whatever
+                ``write`` raises is raised after the same clean-up.
+        """
+        target = self._declared(path)
+        if target not in self.folders:
+            raise ValueError(f"{str(target)!r} was not declared as a folder of this OutputSet")
+        try:
+            absolute = self._ensure_folder(target)
+            self._drop(target)
+            index = self.targets.index(target)
+            temporary = absolute.parent / f"{PREFIX}{self._txid}.{index}.{absolute.name[:_NAME_CHARS]}.tmp"
+            self._temporary[target] = temporary
+        except OSError as exc:
+            raise self._error(exc, target) from exc
+        try:
+            write(str(temporary))
+            digest, size, count = _folder_digest(temporary)
+        except OSError as exc:
+            raise self._error(exc, target) from exc
+        except BaseException:
+            self.abort()
+            raise
+        self._digest[target] = {"sha256": digest, "bytes": size, "files": count, "folder": True}
         return dict(self._digest[target])
 
     def describe(self, path: PathLike, relative_to: PathLike | None = None) -> dict:
@@ -713,12 +773,39 @@ def create_file(path: PathLike, content: Content, *, mode: int = 0o666, folder_m
 
 
 def file_sha256(path: PathLike) -> str:
-    """The SHA-256 of a file's bytes, as hex."""
+    """The SHA-256 of a file's bytes, as hex (of a folder's listing for a folder: :func:`folder_sha256`)."""
+    if Path(path).is_dir():
+        return folder_sha256(path)
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(_HASH_BLOCK), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def folder_sha256(path: PathLike) -> str:
+    """The SHA-256 of a folder's listing, as hex: what a manifest records for a folder of part files.
+
+    The listing has one line per file under the folder (recursively, hidden files such as Spark's
+    ``.crc`` checksums included), sorted by path: ``<path relative to the folder, / separated>``,
+    a tab, its size in bytes, a tab, the SHA-256 of its bytes, and a line feed. It changes when any
+    file is added, removed, renamed or altered.
+    """
+    return _folder_digest(Path(path))[0]
+
+
+def _folder_digest(folder: Path) -> tuple[str, int, int]:
+    """``(SHA-256 of the listing, total bytes, number of files)`` of a folder."""
+    entries = []
+    for root, dirs, files in os.walk(folder):
+        dirs.sort()
+        for name in files:
+            full = Path(root) / name
+            relative = full.relative_to(folder).as_posix()
+            entries.append((relative, full.stat().st_size, file_sha256(full)))
+    entries.sort()
+    listing = "".join(f"{name}\t{size}\t{digest}\n" for name, size, digest in entries)
+    return hashlib.sha256(listing.encode("utf-8")).hexdigest(), sum(size for _, size, _ in entries), len(entries)
 
 
 def load_manifest(path: PathLike, release: PathLike | None = None, key: str = "release") -> dict:

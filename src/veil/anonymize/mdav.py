@@ -664,10 +664,16 @@ class MDAV(Anonymizer):
         Raises:
             ParameterError: k exceeds the number of rows; a numeric quasi-identifier has missing
                 values under ``missing="refuse"``; ``decimals`` names a text column; a model needs
-                a sensitive column the dataset lacks.
+                a sensitive column the dataset lacks; the dataset is a summary of distinct rows
+                (the Spark engine's).
             ColumnError: ``nominal`` or ``decimals`` names a column that is not a quasi-identifier.
             InfeasibleError: the whole table fails a model, so no grouping can satisfy it.
         """
+        if dataset.row_weights is not None:
+            # MDAV groups records k at a time, splitting records with equal values across groups;
+            # a summary holds one row per distinct value combination, not the records.
+            raise ParameterError("MDAV groups records one by one, which a table summarized by its distinct rows "
+                                 "(the Spark engine's) does not hold; use full-domain or strict Mondrian.")
         started = time.perf_counter()
         self._check(dataset)
         self._feasible(dataset)

@@ -326,11 +326,18 @@ class Mondrian(Anonymizer):
         """
         started = time.perf_counter()
         n = dataset.num_rows
+        weights = dataset.row_weights
+        if weights is not None and self.mode != "strict":
+            raise ParameterError("relaxed Mondrian may send records with equal values to different sides, which a "
+                                 "table summarized by its distinct rows (the Spark engine's) cannot; use mode "
+                                 "'strict'.")
         for model in self.models:
             k = model.threshold if model.key == "k" else getattr(model, "k", None)
             if k is not None and k > n:
                 raise ParameterError(f"k = {k:g} is larger than the table's {n} records.")
         dims = self._dimensions(dataset)
+        # A table summarized by its distinct rows holds fewer rows than records.
+        n_rows = len(dataset.column(dataset.quasi_identifiers[0]).codes)
 
         # The sensitive columns the models read, and the whole table as one class.
         whole = _Parts(np.array([n], dtype=np.int64), {})
@@ -359,11 +366,16 @@ class Mondrian(Anonymizer):
                 self.satisfied_ = False
 
         tracked = [(name, sc.column, dataset.column(name).codes) for name, sc in sensitive.items()]
-        if self.satisfied_:
+        if self.satisfied_ and weights is not None:
+            # Ranks of the distinct rows, rows × dimensions: the summary is small beside the records.
+            ranks = np.stack([dim.rank[dim.column.codes] for dim in dims])
+            partition, rounds, node, parent = _WeightedSplitter(ranks, weights, dims, tracked, sensitive, self.models,
+                                                                _min_part_size(self.models)).run(progress)
+        elif self.satisfied_:
             partition, rounds, node, parent = _partition(n, dims, tracked, sensitive, self.models, self.mode,
                                                          _min_part_size(self.models), progress)
         else:
-            partition, rounds = np.zeros(n, dtype=np.int64), 0
+            partition, rounds = np.zeros(n_rows, dtype=np.int64), 0
             node, parent = np.zeros(1, dtype=np.int64), np.array([-1], dtype=np.int64)
             if progress:
                 progress(n, n)
@@ -791,6 +803,164 @@ class _Splitter:
             return ok, layout.take(data, pos), part_sizes, part_seg
         kept = ok[part_seg]
         return ok, layout.take(data, pos[ok[lseg]]), part_sizes[kept], part_seg[kept]
+
+
+class _WeightedSplitter:
+    """The strict partitioning of a table summarized by its distinct rows, each standing for
+    ``weights[i]`` records (what the Spark engine collects).
+
+    It makes the splits :class:`_Splitter` makes on the records themselves: in strict mode the
+    records of one distinct row always fall on one side of a cut, so a partition is a set of
+    distinct rows, its size the sum of their weights, and its median the value of the record at
+    position ``(size − 1) // 2`` in value order, found from the cumulative weights. Rounds,
+    candidate order, the order of the parts and the numbering of nodes and final partitions
+    follow :meth:`_Splitter.run`, so both give the same partitions.
+    """
+
+    def __init__(self, ranks, weights, dims, tracked, sensitive, models, min_part):
+        self.ranks = np.asarray(ranks, dtype=np.int64)
+        self.weights = np.asarray(weights, dtype=np.int64)
+        self.dims = dims
+        self.d = len(dims)
+        self.sensitive = sensitive
+        self.tracked = [(name, column, np.asarray(codes, dtype=np.int64)) for name, column, codes in tracked]
+        self.models = models
+        self.min_part = min_part
+
+    def run(self, progress) -> tuple[np.ndarray, int, np.ndarray, np.ndarray]:
+        """See :meth:`_Splitter.run` (the partition is per distinct row)."""
+        t, d = self.ranks.shape[1], self.d
+        total = int(self.weights.sum())
+        partition = np.empty(t, dtype=np.int64)
+        rows = np.arange(t, dtype=np.int64)
+        lengths = np.array([t], dtype=np.int64)
+        sizes = np.array([total], dtype=np.int64)
+        node = np.zeros(1, dtype=np.int64)
+        parents = [np.array([-1], dtype=np.int64)]
+        n_nodes, n_final, done, rounds = 1, 0, 0, 0
+        final_nodes = []
+        while len(lengths):
+            rounds += 1
+            n_seg = len(lengths)
+            starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+            seg_of_pos = np.repeat(np.arange(n_seg), lengths)
+            high = np.empty((n_seg, d), dtype=np.int64)
+            width = np.empty((n_seg, d))
+            level = np.zeros((n_seg, d), dtype=np.int64)
+            cuttable = np.empty((n_seg, d), dtype=bool)
+            for j, dim in enumerate(self.dims):
+                values = self.ranks[j][rows]
+                low = np.minimum.reduceat(values, starts)
+                high[:, j] = np.maximum.reduceat(values, starts)
+                cuttable[:, j] = high[:, j] > low
+                if dim.kind == _SET and n_seg * dim.cardinality <= _SET_WIDTH_CELLS:
+                    held = np.zeros(n_seg * dim.cardinality, dtype=bool)
+                    held[seg_of_pos * dim.cardinality + values] = True
+                    held = held.reshape(n_seg, dim.cardinality)
+                    width[:, j] = (np.count_nonzero(held, axis=1) - 1) / max(dim.cardinality - 1, 1)
+                    continue
+                width[:, j], lv = dim.width(low, high[:, j])
+                if lv is not None:
+                    level[:, j] = lv
+            n_cut = np.where(sizes >= 2 * self.min_part, cuttable.sum(axis=1), 0)
+            ranked = np.argsort(np.where(cuttable, -width, np.inf), axis=1, kind="stable")
+            accepted = np.zeros(n_seg, dtype=bool)
+            blocks, block_lengths, block_sizes, block_parents = [], [], [], []
+            for step in range(d):
+                cand = np.flatnonzero(~accepted & (n_cut > step))
+                if not len(cand):
+                    break
+                ok, block, part_lengths, part_sizes, part_seg = self._try(rows, starts, lengths, cand,
+                                                                         ranked[cand, step], high, level)
+                accepted[cand[ok]] = True
+                blocks.append(block)
+                block_lengths.append(part_lengths)
+                block_sizes.append(part_sizes)
+                block_parents.append(node[cand[part_seg]])
+            final = ~accepted
+            if final.any():
+                at_final = final[seg_of_pos]
+                local = np.cumsum(final) - 1
+                partition[rows[at_final]] = n_final + local[seg_of_pos[at_final]]
+                n_final += int(final.sum())
+                done += int(sizes[final].sum())
+                final_nodes.append(node[final])
+            if blocks:
+                rows = np.concatenate(blocks)
+                lengths = np.concatenate(block_lengths)
+                sizes = np.concatenate(block_sizes)
+                parents.append(np.concatenate(block_parents))
+                node = np.arange(n_nodes, n_nodes + len(lengths), dtype=np.int64)
+                n_nodes += len(lengths)
+            else:
+                lengths = np.zeros(0, dtype=np.int64)
+            if progress:
+                progress(done, total)
+        return partition, rounds, np.concatenate(final_nodes), np.concatenate(parents)
+
+    def _try(self, rows, starts, lengths, cand, dim_of, high, level):
+        """Split the partitions ``cand`` on the dimensions ``dim_of`` (strict cuts at the weighted
+        median, or a part per child of a hierarchy node). Returns ``(ok, rows of the allowed
+        splits ordered by part, distinct rows per part, records per part, candidate of each
+        part)``."""
+        c_lengths = lengths[cand]
+        pos = np.repeat(starts[cand], c_lengths) + _offsets(c_lengths)
+        lseg = np.repeat(np.arange(len(cand)), c_lengths)
+        members = rows[pos]
+        value = self.ranks[dim_of[lseg], members]
+        order = np.lexsort((value, lseg))
+        members, value = members[order], value[order]
+        weight = self.weights[members]
+        c_starts = np.concatenate([[0], np.cumsum(c_lengths)[:-1]]).astype(np.int64)
+        cut = np.zeros(len(members), dtype=bool)
+        cut[c_starts] = True
+        along = np.array([self.dims[j].kind == _HIERARCHY for j in dim_of], dtype=bool)
+        binary = np.flatnonzero(~along)
+        if len(binary):
+            # The record at position (size − 1) // 2 lies in the first distinct row whose
+            # cumulative weight within its partition passes that position.
+            cumulative = np.cumsum(weight)
+            before = np.concatenate([[0], cumulative])[c_starts]
+            first, last = c_starts[binary], c_starts[binary] + c_lengths[binary]
+            target = before[binary] + (np.add.reduceat(weight, c_starts)[binary] - 1) // 2
+            at = np.searchsorted(cumulative, target, side="right")
+            median = value[at]
+            top = high[cand[binary], dim_of[binary]]
+            threshold = np.where(median < top, median, median - 1)
+            in_part = np.repeat(np.arange(len(binary)), last - first)
+            spots = np.repeat(first, last - first) + _offsets(last - first)
+            left = np.bincount(in_part, weights=value[spots] <= threshold[in_part], minlength=len(binary))
+            cut[first + left.astype(np.int64)] = True
+        if along.any():
+            # A part per child of the partition's node: the child of a distinct row is its
+            # ancestor one level below the node (candidates of one dimension are contiguous
+            # runs, and every run starts a part already).
+            at = np.flatnonzero(along[lseg])
+            child = np.empty(len(at), dtype=np.int64)
+            for j in np.unique(dim_of[along]):
+                mine = dim_of[lseg[at]] == j
+                rows_j = at[mine]
+                child[mine] = self.dims[j].ancestors[level[cand[lseg[rows_j]], j] - 1, value[rows_j]]
+            cut[at[1:]] |= child[1:] != child[:-1]
+        part_start = np.flatnonzero(cut)
+        n_parts = len(part_start)
+        part_of = np.cumsum(cut) - 1
+        part_lengths = np.diff(np.append(part_start, len(members)))
+        part_sizes = np.bincount(part_of, weights=weight, minlength=n_parts).astype(np.int64)
+        counts = {}
+        for name, column, codes in self.tracked:
+            m = column.cardinality
+            matrix = np.bincount(part_of * m + codes[members], weights=weight, minlength=n_parts * m)
+            sc = self.sensitive[name]
+            counts[name] = SensitiveCounts(column, matrix.astype(np.int64).reshape(n_parts, m), sc.reference,
+                                           sc.generalization)
+        passed = np.ones(n_parts, dtype=bool)
+        for model in self.models:
+            passed &= model.evaluate(_Parts(part_sizes, counts)).class_passed
+        ok = np.logical_and.reduceat(passed, np.searchsorted(part_start, c_starts))
+        part_seg = np.searchsorted(c_starts, part_start, side="right") - 1
+        kept = ok[part_seg]
+        return ok, members[ok[lseg[order]]], part_lengths[kept], part_sizes[kept], part_seg[kept]
 
 
 # --------------------------------------------------------------------------------------------

@@ -129,7 +129,9 @@ class Release:
 
     def _row_order(self) -> np.ndarray | None:
         """The input row of each published row, in publishing order (``None``: every input row,
-        in input order)."""
+        in input order; or a dataset summarized by its distinct rows, whose engine orders them)."""
+        if self.dataset.row_weights is not None:
+            return None
         order = None
         if self.suppressed_style == "remove" and self.failing.any():
             order = np.flatnonzero(~self.failing[self.classes.row_class])
@@ -140,17 +142,42 @@ class Release:
 
     @property
     def num_rows(self) -> int:
-        """Number of published rows."""
-        return self.dataset.num_rows if self._order is None else len(self._order)
+        """Number of published rows (suppressed records included when shown as ``*``)."""
+        if self._order is not None:
+            return len(self._order)
+        removed = self.suppressed_records if self.suppressed_style == "remove" else 0
+        return self.dataset.num_rows - removed
 
     @property
     def column_names(self) -> list[str]:
         """The published columns, in the input's order (identifying columns are dropped)."""
         return [name for name in self.dataset.columns if name not in self.dataset.identifying]
 
+    def published_labels(self) -> dict[str, np.ndarray]:
+        """Per quasi-identifier, the published text of each row of the dataset (``*`` for the rows
+        of suppressed classes when they are shown), and ``"suppressed"``: bool per row.
+
+        An engine that holds the records elsewhere (Spark) joins them to these, row of its summary
+        by row, to write the release itself.
+        """
+        classes, rows = self.classes, self.classes.row_class
+        suppressed_row = self.failing[rows]
+        out = {}
+        for j, name in enumerate(self.dataset.quasi_identifiers):
+            labels = np.asarray(classes.cells(j).labels, dtype=object)[classes.keys[:, j]][rows]
+            if self.suppressed_style == "star":
+                labels = np.where(suppressed_row, STAR, labels)
+            out[name] = labels.astype(str)
+        out["suppressed"] = suppressed_row
+        return out
+
     @functools.cached_property
-    def table(self) -> pa.Table:
-        """The released table (built on first use; :meth:`csv_chunks` writes it without it)."""
+    def table(self) -> pa.Table | None:
+        """The released table (built on first use; :meth:`csv_chunks` writes it without it), or
+        ``None`` for a dataset summarized by its distinct rows, whose records only its engine
+        holds (see :attr:`data`)."""
+        if self.dataset.row_weights is not None:
+            return None
         return self._rows(0, self.num_rows)
 
     def _rows(self, start: int, stop: int) -> pa.Table:
@@ -188,7 +215,10 @@ class Release:
 
     @property
     def data(self):
-        """The released table, as the kind of frame the input was (pandas for files)."""
+        """The released table, as the kind of frame the input was (pandas for files; a Spark
+        DataFrame for a table the Spark engine read)."""
+        if self.table is None:
+            return self.dataset.publish(self)
         if self.dataset.table.kind == "polars":
             import polars as pl
 
@@ -280,7 +310,19 @@ class Release:
     def csv_chunks(self, delimiter: str | None = None, rows: int = CSV_CHUNK_ROWS) -> Iterator[bytes]:
         """The released table as CSV, the header and then ``rows`` records at a time: what
         :meth:`csv_text` holds, without ever holding the release whole (pass it to
-        :meth:`veil.output.OutputSet.put`). The input's delimiter by default."""
+        :meth:`veil.output.OutputSet.put`). The input's delimiter by default.
+
+        Raises:
+            ParameterError: the dataset is summarized by its distinct rows: its records are held
+                by the engine that read them, which writes the release.
+        """
+        if self.dataset.row_weights is not None:
+            raise ParameterError("this release's records are held by the engine that read them; write it with "
+                                 "that engine (veil.engines.SparkEngine.write_release).")
+        return self._csv_chunks(delimiter, rows)
+
+    def _csv_chunks(self, delimiter: str | None, rows: int) -> Iterator[bytes]:
+        """See :meth:`csv_chunks` (a generator, so :meth:`csv_chunks` refuses before writing)."""
         if delimiter is None:
             delimiter = self.dataset.table.delimiter if self.dataset.table.kind == "csv" else ","
         # Arrow quotes every string when asked for "needed" quoting; quote nothing unless some

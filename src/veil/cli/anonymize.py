@@ -72,23 +72,44 @@ def anonymize_command(
     report: Optional[Path] = typer.Option(None, "--report", help="Also write the release's report (one "
                                                                  "self-contained HTML page)."),
     as_json: bool = typer.Option(False, "--json", help="Print the manifest instead of tables."),
+    engine: Optional[str] = typer.Option(None, "--engine", help="local or spark: where the records are read and "
+                                                                "counted (default: the configuration's engine)."),
+    master: Optional[str] = typer.Option(None, "--master", help="The Spark master (default: the configuration's "
+                                                                "engine master): local[*], local[N], spark://HOST:PORT, "
+                                                                "yarn."),
 ) -> None:
     """Anonymize a table as a configuration says, writing the release and its manifest.
 
     The release, the manifest and the report appear together or not at all; no output may
-    replace a file the run reads (the table, the configuration, a hierarchy file).
+    replace a file the run reads (the table, the configuration, a hierarchy file). With the Spark
+    engine (--engine spark, or 'engine:' in the configuration) the release is written by Spark as
+    a new folder of Parquet (OUT ending in .parquet) or CSV part files.
     """
     from veil.config import load_config
+    from veil.engines import make_engine
     from veil.output import OutputSet
 
     cfg = load_config(config, data=data)
+    name = engine or cfg.engine.name
+    spark = name == "spark"
+    if spark and cfg.algorithm.name == "alphabeta":
+        # αβ draws a coin per record of the table, which a summary of distinct rows does not hold.
+        raise ParameterError("the alphabeta algorithm runs on the local engine only; set engine to local.")
+    if master is not None and not spark:
+        raise ParameterError("--master applies only with the Spark engine (--engine spark, or engine: spark in the "
+                             "configuration).")
     if report is not None and cfg.algorithm.name == "alphabeta":
         raise ParameterError("--report describes a generalized or partitioned release; the αβ algorithm publishes "
                              "a view, so leave --report out.")
+    if report is not None and spark:
+        # The report reads the published table in memory, which only the local engine holds.
+        raise ParameterError("--report reads the published table in memory, which the Spark engine does not hold; "
+                             "leave --report out or use the local engine.")
+    reader = make_engine(name, master=master or cfg.engine.master, config=cfg.engine.config)
     outputs = OutputSet([out] + ([manifest] if manifest else []) + ([report] if report else []),
-                        reads=files_read(cfg, config))
+                        reads=files_read(cfg, config), folders=[out] if spark else ())
     with stage(f"loading {cfg.data.name}"):
-        ds = cfg.dataset()
+        ds = cfg.dataset(engine=reader) if spark else cfg.dataset()
     if cfg.algorithm.name == "alphabeta":
         from veil.cli.alphabeta import publish_view
 
@@ -110,7 +131,7 @@ def anonymize_command(
         with stage("attacking the release for its report"):
             report_text = render_html(release_report_of(release))
     with stage(f"writing {out}"), outputs:
-        outputs.put(out, release.csv_chunks())  # in pieces: the release is never held whole
+        reader.put_release(outputs, release, out)  # the local engine's in pieces: never held whole
         if report is not None:
             outputs.put(report, report_text)
         if manifest:

@@ -15,7 +15,8 @@ import typer
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from veil.cli.console import EXIT_FAILED_CHECK, fails_cleanly, parse_orders, parse_pairs, split_names, stage
+from veil.cli.console import (ENGINE, EXIT_FAILED_CHECK, MASTER, engine_named, fails_cleanly, parse_orders, parse_pairs,
+                              split_names, stage)
 
 if TYPE_CHECKING:
     from veil.check import CheckReport
@@ -102,20 +103,24 @@ def check_command(
         None, "--manifest", help="The release's manifest: judge it as veil anonymize did (the input's reference "
                                  "distributions; rows all * are its suppressed records when it shows them)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
+    engine: str = ENGINE,
+    master: Optional[str] = MASTER,
 ) -> None:
     """Measure every privacy model and the re-identification risk of a table.
 
     Exits 1 when a threshold given with --k, --alpha, --l, --t, --delta, --beta, --delta-presence or
-    --k-map is not met.
+    --k-map is not met. With --engine spark the class × sensitive-value counts are aggregated by
+    Spark and measured here.
     """
     from veil.check import check
     from veil.data.dataset import Dataset
     from veil.output import load_manifest
 
+    reader = engine_named(engine, master)
     with stage(f"loading {data.name}"):
-        ds = Dataset(data, quasi_identifiers=split_names(qi), sensitive=split_names(sensitive),
-                     identifying=split_names(identifying), hierarchies=parse_pairs(hierarchy, "--hierarchy"),
-                     orders=parse_orders(order), delimiter=delimiter)
+        ds = reader.dataset(data, quasi_identifiers=split_names(qi), sensitive=split_names(sensitive),
+                            identifying=split_names(identifying), hierarchies=parse_pairs(hierarchy, "--hierarchy"),
+                            orders=parse_orders(order), delimiter=delimiter)
         pop = Dataset(population, quasi_identifiers=ds.quasi_identifiers, delimiter=delimiter) if population else None
     with stage("measuring the models and the risk"):
         report = check(ds, c=c, k=k, alpha=alpha, l=l, t=t, delta=delta, beta=beta,

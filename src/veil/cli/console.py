@@ -152,6 +152,25 @@ def command_group(lazy: Mapping[str, tuple[str, str, str]] | None = None, **opti
                        suggest_commands=False, **options)
 
 
+ENGINE = typer.Option("local", "--engine", help="Where the records are read and counted: local (in memory) or "
+                                                 "spark (Apache Spark; pip install \"veil[spark]\").")
+MASTER = typer.Option(None, "--master", help="The Spark master with --engine spark: local[*] (default), local[N], "
+                                             "spark://HOST:PORT, yarn.")
+
+
+def engine_named(name: str, master: Optional[str]):
+    """The engine ``--engine`` names (``--master`` only with Spark).
+
+    Raises:
+        ParameterError: an unknown engine, ``--master`` without Spark, or Spark without PySpark.
+    """
+    from veil.engines import make_engine
+
+    if master is not None and name != "spark":
+        raise ParameterError("--master applies only with --engine spark.")
+    return make_engine(name, master=master or "local[*]")
+
+
 def split_names(text: Optional[str]) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()] if text else []
 

@@ -31,6 +31,10 @@ drawn; then the answer is written and printed. A query refused before its charge
 as it was; if the noise draw fails after it, the budget stays spent (the safe side).
 
 ``--seed N`` makes a reproducible experiment, labelled NOT fit for release; it is still charged.
+
+``--engine spark [--master M]`` answers count, sum, mean and histogram on Apache Spark, which
+collects the distinct values of the columns read with their counts (:mod:`veil.engines.spark`);
+it computes no dataset id, so it takes no ledger and no ``--out``.
 """
 
 from __future__ import annotations
@@ -47,7 +51,8 @@ import numpy as np
 import typer
 from rich.console import Console
 
-from veil.cli.console import command_group, fails_cleanly, parse_pairs, split_names, stage
+from veil.cli.console import (ENGINE, MASTER, command_group, engine_named, fails_cleanly, parse_pairs, split_names,
+                              stage)
 from veil.cli.report import dp_report_command
 from veil.data.hierarchy import Hierarchy
 from veil.dp.accountant import Accountant, Budget, _show, step_epsilons
@@ -163,7 +168,8 @@ class _Run:
 
     def __init__(self, data: Path, epsilon: float, delta: float, budget_file: Optional[Path],
                  budget: Optional[str], seed: Optional[int], delimiter: Optional[str], ledger: Optional[str] = None,
-                 population: Optional[str] = None, out: Optional[Path] = None, by: Optional[str] = None):
+                 population: Optional[str] = None, out: Optional[Path] = None, by: Optional[str] = None,
+                 engine: str = "local", master: Optional[str] = None, reads: tuple[str, ...] = ()):
         if not epsilon > 0 or not math.isfinite(epsilon):
             raise ParameterError(f"--epsilon must be a positive finite number, got {epsilon:g}.")
         if not 0.0 <= delta < 1.0:
@@ -176,7 +182,12 @@ class _Run:
         self.new_budget = _budget(budget) if budget is not None else None
         if budget_file is None and ledger is None and self.new_budget is not None:
             raise ParameterError("--budget applies only with --budget-file or --ledger.")
-        if not data.is_file():
+        if engine == "spark" and (budget_file is not None or ledger is not None or out is not None):
+            raise ParameterError("a ledger (--budget-file, --ledger) and --out name the table by its fingerprint, "
+                                 "which the Spark engine does not compute; charge a veil.dp.Accountant in Python, "
+                                 "or use the local engine.")
+        reader = engine_named(engine, master)
+        if engine != "spark" and not data.is_file():
             raise DataError(f"data file {str(data)!r} does not exist; check the path.")
         self.location = str(budget_file) if budget_file is not None else ledger
         self.single = budget_file is not None  # a budget file is the ledger of one table's budget
@@ -190,7 +201,11 @@ class _Run:
         self.out = out
         if out is not None:
             check_targets([out / "answer.json", out / "manifest.json"], reads=[data, budget_file], make_folders=True)
-        self.columns = _Columns(data, delimiter)
+        if engine == "spark":
+            # The true aggregate on Spark: the distinct values of the columns read, with counts.
+            self.columns = _Columns(reader.query_dataset(data, list(reads), delimiter))
+        else:
+            self.columns = _Columns(data, delimiter)
         self.dataset_id = None if self.ledger is None else dataset_id(self.columns.table)
         self.population = population or self.dataset_id
         self.accountant: Optional[Accountant] = None
@@ -306,9 +321,10 @@ class _Budget:
     out: Optional[Path]
     by: Optional[str]
 
-    def run(self, data: Path, epsilon: float, delta: float, seed: Optional[int], delimiter: Optional[str]) -> _Run:
+    def run(self, data: Path, epsilon: float, delta: float, seed: Optional[int], delimiter: Optional[str],
+            engine: str = "local", master: Optional[str] = None, reads: tuple[str, ...] = ()) -> _Run:
         return _Run(data, epsilon, delta, self.budget_file, self.budget, seed, delimiter, self.ledger,
-                    self.population, self.out, self.by)
+                    self.population, self.out, self.by, engine, master, reads)
 
 
 @dp_app.command("count")
@@ -319,12 +335,14 @@ def count_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DE
                   budget_file: Optional[Path] = BUDGET_FILE, budget: Optional[str] = BUDGET,
                   ledger: Optional[str] = LEDGER, population: Optional[str] = POPULATION,
                   out: Optional[Path] = OUT, by: Optional[str] = BY,
-                  seed: Optional[int] = SEED, delimiter: Optional[str] = DELIMITER, as_json: bool = JSON) -> None:
+                  seed: Optional[int] = SEED, delimiter: Optional[str] = DELIMITER, as_json: bool = JSON,
+                  engine: str = ENGINE, master: Optional[str] = MASTER) -> None:
     """The noisy number of records (sensitivity 1)."""
     names = split_names(columns)
     if len(names) > 1:
         raise ParameterError("count reads at most one column; give one name with --columns.")
-    run = _Budget(budget_file, budget, ledger, population, out, by).run(data, epsilon, delta, seed, delimiter)
+    run = _Budget(budget_file, budget, ledger, population, out, by).run(data, epsilon, delta, seed, delimiter,
+                                                                        engine, master, tuple(names))
     with run.charging() as accountant:
         result = dp_count(run.columns, epsilon, delta, column=names[0] if names else None,
                           accountant=accountant, noise=run.noise)
@@ -333,11 +351,11 @@ def count_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DE
 
 def _clamped(query: str, answer, data: Path, epsilon: float, delta: float, columns: Optional[str],
              bounds: Optional[str], where: _Budget, seed: Optional[int], delimiter: Optional[str],
-             as_json: bool) -> None:
+             as_json: bool, engine: str, master: Optional[str]) -> None:
     """``sum`` and ``mean``: one numeric column clamped to public bounds, answered by ``answer``."""
     column = _one_column(columns, query)
     lohi = _bounds(bounds, query)
-    run = where.run(data, epsilon, delta, seed, delimiter)
+    run = where.run(data, epsilon, delta, seed, delimiter, engine, master, (column,))
     with run.charging() as accountant:
         result = answer(run.columns, column, lohi, epsilon, delta, accountant=accountant, noise=run.noise)
     run.finish(result, as_json)
@@ -350,13 +368,14 @@ def sum_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DELT
                 bounds: Optional[str] = BOUNDS, budget_file: Optional[Path] = BUDGET_FILE,
                 budget: Optional[str] = BUDGET, ledger: Optional[str] = LEDGER,
                 population: Optional[str] = POPULATION, out: Optional[Path] = OUT, by: Optional[str] = BY,
-                seed: Optional[int] = SEED, delimiter: Optional[str] = DELIMITER, as_json: bool = JSON) -> None:
+                seed: Optional[int] = SEED, delimiter: Optional[str] = DELIMITER, as_json: bool = JSON,
+                engine: str = ENGINE, master: Optional[str] = MASTER) -> None:
     """The noisy sum of a column clamped to --bounds (sensitivity max(|LO|, |HI|)).
 
     Cells that are not finite numbers (empty, text such as 'unknown') are left out.
     """
     _clamped("sum", dp_sum, data, epsilon, delta, columns, bounds,
-             _Budget(budget_file, budget, ledger, population, out, by), seed, delimiter, as_json)
+             _Budget(budget_file, budget, ledger, population, out, by), seed, delimiter, as_json, engine, master)
 
 
 @dp_app.command("mean")
@@ -366,13 +385,14 @@ def mean_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DEL
                  bounds: Optional[str] = BOUNDS, budget_file: Optional[Path] = BUDGET_FILE,
                  budget: Optional[str] = BUDGET, ledger: Optional[str] = LEDGER,
                  population: Optional[str] = POPULATION, out: Optional[Path] = OUT, by: Optional[str] = BY,
-                 seed: Optional[int] = SEED, delimiter: Optional[str] = DELIMITER, as_json: bool = JSON) -> None:
+                 seed: Optional[int] = SEED, delimiter: Optional[str] = DELIMITER, as_json: bool = JSON,
+                 engine: str = ENGINE, master: Optional[str] = MASTER) -> None:
     """The noisy mean of a column clamped to --bounds: noisy sum / noisy count, ε split in half.
 
     Cells that are not finite numbers (empty, text such as 'unknown') are left out.
     """
     _clamped("mean", dp_mean, data, epsilon, delta, columns, bounds,
-             _Budget(budget_file, budget, ledger, population, out, by), seed, delimiter, as_json)
+             _Budget(budget_file, budget, ledger, population, out, by), seed, delimiter, as_json, engine, master)
 
 
 @dp_app.command("quantile")
@@ -423,7 +443,7 @@ def histogram_command(data: Path = DATA, epsilon: float = EPSILON, delta: float 
                       out: Optional[Path] = OUT, by: Optional[str] = BY,
                       seed: Optional[int] = SEED, delimiter: Optional[str] = DELIMITER,
                       raw: bool = typer.Option(False, "--raw", help="No post-processing: noisy cells as drawn."),
-                      as_json: bool = JSON) -> None:
+                      as_json: bool = JSON, engine: str = ENGINE, master: Optional[str] = MASTER) -> None:
     """Noisy counts over every combination of the columns' public categories (sensitivity 1).
 
     Each column's categories come from --categories or --hierarchy, never from the data (which
@@ -442,7 +462,8 @@ def histogram_command(data: Path = DATA, epsilon: float = EPSILON, delta: float 
                              f"from the data: give --categories {first}=v1,v2,… (or {first}=FILE, one value a line) "
                              f"or --hierarchy {first}=FILE, or pass --data-categories, which makes the answer not "
                              "fit for release.")
-    run = _Budget(budget_file, budget, ledger, population, out, by).run(data, epsilon, delta, seed, delimiter)
+    run = _Budget(budget_file, budget, ledger, population, out, by).run(data, epsilon, delta, seed, delimiter,
+                                                                        engine, master, tuple(names))
     with run.charging() as accountant:
         result = dp_histogram(run.columns, names, epsilon, delta, categories=given, data_categories=data_categories,
                               accountant=accountant, noise=run.noise)

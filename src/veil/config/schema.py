@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from veil.config.specification import (GivenMarginalSpec, MarginalModelSpec, MarginalsSpec, OutputSpec, PolicySpec,
-                                       PopulationSpec)
+from veil.config.specification import (EngineSpec, GivenMarginalSpec, MarginalModelSpec, MarginalsSpec, OutputSpec,
+                                       PolicySpec, PopulationSpec)
 from veil.data.builders import DATE_GRANULARITIES
 from veil.metrics import ALIASES as METRIC_ALIASES
 
@@ -436,6 +436,43 @@ OUTPUT_OPTIONS: dict[str, Option] = {
     "seed": optional(Nullable(WholeNumber(0)), None),
 }
 
+@dataclass(frozen=True)
+class Text:
+    """Some text that is not empty."""
+
+    def __call__(self, p: Parser, node: yaml.Node, where: str) -> str:
+        value = p.text(node, where)
+        if not value.strip():
+            raise p.error(node, f"{where} is empty; give a value.")
+        return value
+
+    def json_schema(self) -> dict:
+        return {"type": "string", "pattern": r"\S"}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """A mapping of setting names to values (text, a number or true/false), read as text."""
+
+    def __call__(self, p: Parser, node: yaml.Node, where: str) -> dict[str, str]:
+        out = {}
+        for key, (_, value) in p.mapping(node, where, "{spark.executor.memory: 4g}").items():
+            scalar = p.scalar(value, f"{where}.{key}", "a value (text, a number or true/false)")
+            if scalar is None:
+                raise p.error(value, f"{where}.{key} has no value; give one.")
+            out[key] = str(scalar).lower() if isinstance(scalar, bool) else str(scalar)
+        return out
+
+    def json_schema(self) -> dict:
+        return {"type": ["object", "null"], "additionalProperties": {"type": ["string", "number", "boolean"]}}
+
+
+ENGINE_OPTIONS: dict[str, Option] = {
+    "name": optional(Choice(("local", "spark")), "local"),
+    "master": optional(Text(), "local[*]"),
+    "config": optional(Settings(), {}),
+}
+
 # The builders' options; the parser reads them with checks of its own (band widths that nest,
 # calendar units from fine to coarse), the types here give their JSON Schema.
 _CHARACTER = JsonOnly({"type": "string", "minLength": 1, "maxLength": 1})
@@ -815,6 +852,10 @@ SECTIONS: dict[str, Section] = {
     "algorithm": Section(AlgorithmChoice(), "the anonymization algorithm (default: fulldomain)"),
     "output": Section(Options(OUTPUT_OPTIONS, "{suppressed: remove, shuffle: false}"), "how the release is written",
                       field="output", build=lambda options: OutputSpec(**options)),
+    "engine": Section(Options(ENGINE_OPTIONS, "{name: spark, master: 'local[*]'}"),
+                      "where the records are read and counted: local (in memory) or spark (Apache Spark at master, "
+                      "with the Spark settings in config)",
+                      field="engine", build=lambda options: EngineSpec(**options)),
     "policy": Section(PolicyOptions(), "what the publishing gate enforces (veil publish --policy): the thresholds of "
                       "its checks across releases and the populations with their privacy budgets; a file may hold "
                       "this section alone", field="policy"),

@@ -145,6 +145,24 @@ class OutputSpec:
 
 
 @dataclass(frozen=True)
+class EngineSpec:
+    """Where the table's records are read and counted (see :mod:`veil.engines`).
+
+    Attributes:
+        name: ``"local"`` (the table in memory) or ``"spark"``.
+        master: the Spark master: ``local[*]``, ``local[N]``, ``spark://host:port``, ``yarn``, ``k8s://…``.
+        config: Spark settings, each name → its value as text.
+    """
+
+    name: str = "local"
+    master: str = "local[*]"
+    config: Mapping[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "master": self.master, "config": dict(self.config)}
+
+
+@dataclass(frozen=True)
 class PopulationSpec:
     """A population the publishing policy defines (see :class:`veil.ledger.policy.PopulationPolicy`).
 
@@ -277,12 +295,18 @@ class AnonymizationConfig:
     metric_spec: MetricSpec = MetricSpec()
     algorithm: AlgorithmSpec = AlgorithmSpec()
     output: OutputSpec = OutputSpec()
+    engine: EngineSpec = EngineSpec()
     policy: PolicySpec | None = None
     marginals: MarginalsSpec | None = None
     source: Path | None = None
 
-    def dataset(self):
+    def dataset(self, engine=None):
         """The :class:`veil.Dataset`: the table read once, the hierarchies read or built.
+
+        Args:
+            engine: an engine object of :mod:`veil.engines` to read the table with (its
+                ``dataset`` method); ``None`` reads it here, in memory. With an engine, builders
+                get the column's distinct values, which give them the same hierarchy.
 
         Raises:
             DataError: the table cannot be read.
@@ -292,6 +316,17 @@ class AnonymizationConfig:
         from veil.data.io import read_table
         from veil.errors import HierarchyError
 
+        if engine is not None:
+            metric = self.metric()
+            also = [name for name in getattr(metric, "track", ()) if name not in self.sensitive]
+            try:
+                return engine.dataset(self.data, quasi_identifiers=list(self.quasi_identifiers),
+                                      sensitive=list(self.sensitive), identifying=list(self.identifying),
+                                      hierarchies={name: self._builder(name) for name in self.hierarchies},
+                                      orders={k: list(v) for k, v in self.orders.items()},
+                                      missing_values=self.missing_values, delimiter=self.delimiter, also=also)
+            except HierarchyError as exc:
+                raise ConfigError(str(exc)) from None
         # The role columns are read straight into codes (what the Dataset encodes anyway).
         table = read_table(self.data, self.delimiter, dictionary=[*self.quasi_identifiers, *self.sensitive])
         hierarchies = {}
@@ -309,6 +344,17 @@ class AnonymizationConfig:
                            missing_values=self.missing_values)
         except HierarchyError as exc:
             raise ConfigError(str(exc)) from None
+
+    def _builder(self, name: str):
+        """A function of the column's values that builds its hierarchy, named after its config line."""
+        spec = self.hierarchies[name]
+
+        def build(values):
+            hierarchy = spec.build(None if spec.kind == "file" else values)
+            hierarchy.name = f"{spec.origin}: {hierarchy.name}"
+            return hierarchy
+
+        return build
 
     def models(self) -> list:
         """The privacy models, in the order listed."""
@@ -375,6 +421,7 @@ class AnonymizationConfig:
             "metric": self.metric_spec.to_dict(),
             "algorithm": self.algorithm.to_dict(),
             "output": self.output.to_dict(),
+            "engine": self.engine.to_dict(),
             **({"policy": self.policy.to_dict()} if self.policy is not None else {}),
             **({"marginals": self.marginals.to_dict()} if self.marginals is not None else {}),
         }

@@ -49,6 +49,12 @@ class Dataset:
 
     Every other column is insensitive. The input is never modified.
 
+    Attributes:
+        row_weights: ``None`` here: every row is one record. A table summarized by its distinct
+            rows (:class:`veil.engines.frequency.FrequencyDataset`, what a Spark engine collects)
+            sets it to the number of records each row stands for, and the classes, the models,
+            the metrics and the DP queries count with it.
+
     Raises:
         DataError: the table cannot be read or has no records.
         ColumnError: a named column does not exist (the closest name is suggested), a column has
@@ -68,6 +74,7 @@ class Dataset:
         missing_values: Sequence[str] = ("",),
         delimiter: str | None = None,
     ):
+        self.row_weights: np.ndarray | None = None
         self.quasi_identifiers = _as_list(quasi_identifiers)
         self.sensitive = _as_list(sensitive)
         self.identifying = _as_list(identifying)

@@ -193,8 +193,12 @@ class _Columns:
             self._dataset = data
             self.names = list(data.columns)
             self.num_rows = data.num_rows
+            # A table summarized by its distinct rows (a Spark engine's): each row stands for
+            # this many records, and every count below is weighted by it.
+            self.weights = data.row_weights
             return
         self._dataset = None
+        self.weights = None
         self.table = data if isinstance(data, Table) else read_table(data, delimiter, allow_empty=True)
         self.names = list(self.table.columns)
         self.num_rows = self.table.num_rows
@@ -268,7 +272,7 @@ def _charge(accountant: Accountant | None, epsilon: float, delta: float, label: 
 def _clamped_values(data: Any, column: str, lo: float, hi: float) -> tuple[np.ndarray, np.ndarray]:
     """Per category: the clamped value and the number of rows; missing categories have 0 rows."""
     col, numbers = _as_columns(data).numbers(column)
-    counts = np.bincount(col.codes, minlength=col.cardinality).astype(np.int64)
+    counts = col.counts().astype(np.int64)
     missing = np.isnan(numbers)
     counts[missing] = 0
     return np.where(missing, 0.0, np.clip(numbers, lo, hi)), counts
@@ -309,7 +313,7 @@ def dp_count(data: Any, epsilon: float, delta: float = 0.0, *, column: str | Non
         true, query, used = cols.num_rows, "count", ()
     else:
         col = cols.column(column)
-        miss = 0 if col.missing_code is None else int(np.count_nonzero(col.codes == col.missing_code))
+        miss = 0 if col.missing_code is None else int(col.counts()[col.missing_code])
         true, query, used = cols.num_rows - miss, f"count({column})", (column,)
     mech = _additive(eps, dlt, 1.0, integer=True)
     half = _half_width(mech, alpha)
@@ -575,12 +579,15 @@ def dp_histogram(data: Any, columns: str | Sequence[str], epsilon: float, delta:
     if cells > MAX_CELLS:
         what = "coarser categories" if not from_data else "fewer columns or given categories"
         raise ParameterError(f"the table would have {cells:,} cells, more than {MAX_CELLS:,}; use {what}.")
-    key = np.zeros(cols.num_rows, dtype=np.int64)
-    valid = np.ones(cols.num_rows, dtype=bool)
+    key = np.zeros(len(axes[0]), dtype=np.int64)
+    valid = np.ones(len(axes[0]), dtype=bool)
     for idx, k in zip(axes, shape):
         key = key * k + idx
         valid &= idx >= 0
-    counts = np.bincount(key[valid] if not valid.all() else key, minlength=cells).astype(np.int64)
+    if cols.weights is None:
+        counts = np.bincount(key[valid] if not valid.all() else key, minlength=cells).astype(np.int64)
+    else:
+        counts = np.bincount(key[valid], weights=cols.weights[valid], minlength=cells).astype(np.int64)
     mech = _additive(eps, dlt, 1.0, integer=True)
     half = _half_width(mech, alpha)
     src = as_noise_source(noise)

@@ -1,0 +1,244 @@
+"""The Spark engine against the local engine, on a real Spark session (``local[2]``).
+
+The session is started once for the whole test run (it takes seconds); every test reads the same
+tables with both engines and asserts identical measured levels, chosen nodes, partitions, DP
+answers (seeded noise) and releases, row for row. Without PySpark or Java the tests are skipped
+and say why.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+import veil
+from veil.anonymize import FullDomain, Mondrian
+from veil.data import builders
+from veil.dp import Accountant, Budget, dp_count, dp_histogram, dp_mean, dp_sum
+from veil.errors import ColumnError, DataError, ParameterError
+from veil.models import EntropyLDiversity, KAnonymity
+from veil.output import load_manifest
+
+pytestmark = pytest.mark.service
+
+QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass"]
+
+
+def _java() -> str | None:
+    home = os.environ.get("JAVA_HOME")
+    if home and (Path(home) / "bin" / "java").exists():
+        return str(Path(home) / "bin" / "java")
+    return shutil.which("java")
+
+
+def unavailable(reason: str) -> None:
+    """Skip with ``reason``, or fail with it when the run demands its services
+    (``VEIL_REQUIRE_SERVICES=1``, as CI sets), so that a missing Spark is never silently untested."""
+    if os.environ.get("VEIL_REQUIRE_SERVICES") == "1":
+        pytest.fail(f"VEIL_REQUIRE_SERVICES=1 but Spark is unavailable: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def engine():
+    """One Spark session for the whole run: local[2], two shuffle partitions, no UI."""
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        unavailable('PySpark is not installed (pip install "veil[spark]")')
+    if _java() is None:
+        unavailable("Java is not installed (Spark needs Java 17 or later on PATH or in JAVA_HOME)")
+    from veil.engines import SparkEngine
+
+    spark = SparkEngine("local[2]", {"spark.sql.shuffle.partitions": "2", "spark.ui.enabled": "false",
+                                     "spark.default.parallelism": "2"})
+    try:
+        spark.session  # start it now, once
+    except ParameterError as exc:
+        unavailable(f"Spark did not start: {exc}")
+    yield spark
+    spark.session.stop()
+
+
+@pytest.fixture(scope="module")
+def adult_parquet(tmp_path_factory, adult_csv):
+    """Adult as Parquet with typed columns: age an integer, the rest text."""
+    frame = pd.read_csv(adult_csv, sep=";", dtype=str, keep_default_na=False)
+    frame["age"] = frame["age"].astype("int64")
+    path = tmp_path_factory.mktemp("adult") / "adult.parquet"
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), path)
+    return path
+
+
+def roles(paths, with_hierarchies=True):
+    return {"quasi_identifiers": QIS, "sensitive": ["occupation"],
+            "hierarchies": {c: paths[c] for c in QIS + ["occupation"]} if with_hierarchies else {}}
+
+
+def part_files(folder: Path, suffix: str) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.name.startswith("part-") and p.name.endswith(suffix))
+
+
+def read_release(folder: Path, delimiter=";") -> pd.DataFrame:
+    """A release Spark wrote, its part files in order."""
+    if folder.suffix == ".parquet":
+        return pd.concat([pq.read_table(p).to_pandas() for p in part_files(folder, ".parquet")], ignore_index=True)
+    return pd.concat([pd.read_csv(p, sep=delimiter, dtype=str, keep_default_na=False)
+                      for p in part_files(folder, ".csv")], ignore_index=True)
+
+
+def without_timing(manifest: dict) -> dict:
+    """A manifest less what differs between two runs of the same task: when it was made, how long
+    the search took (``seconds`` in ``search`` or ``recoding``), and the ``release`` entry that
+    only a written manifest carries."""
+    kept = {k: v for k, v in manifest.items() if k not in ("created", "release")}
+    for entry in ("search", "recoding"):
+        if entry in kept:
+            kept[entry] = {k: v for k, v in kept[entry].items() if k != "seconds"}
+    return kept
+
+
+def same_manifest(a: dict, b: dict) -> None:
+    assert without_timing(a) == without_timing(b)
+
+
+def test_check_on_spark_measures_what_the_local_engine_measures(engine, adult_csv, adult_hierarchy_paths):
+    local = veil.Dataset(adult_csv, **roles(adult_hierarchy_paths))
+    remote = engine.dataset(str(adult_csv), **roles(adult_hierarchy_paths))
+    assert remote.num_rows == local.num_rows and remote.distinct_rows < local.num_rows
+    assert veil.check(remote, k=5, l=3, t=0.2).to_dict() == veil.check(local, k=5, l=3, t=0.2).to_dict()
+
+
+def test_fulldomain_on_spark_chooses_the_node_and_writes_the_release_row_for_row(
+        engine, adult_csv, adult_hierarchy_paths, tmp_path):
+    models = [KAnonymity(5), EntropyLDiversity(3)]
+    local = veil.Dataset(adult_csv, **roles(adult_hierarchy_paths))
+    remote = engine.dataset(str(adult_csv), **roles(adult_hierarchy_paths))
+    here = FullDomain(models, suppression_limit=0.02).fit(local)
+    there = FullDomain(models, suppression_limit=0.02).fit(remote)
+    assert there.result_.levels == here.result_.levels
+    assert (there.result_.loss, there.result_.nodes_checked) == (here.result_.loss, here.result_.nodes_checked)
+    mine, theirs = here.transform(local, suppressed="star"), there.transform(remote, suppressed="star")
+    out, manifest = tmp_path / "release.csv", tmp_path / "manifest.json"
+    document = json.loads(engine.write_release(theirs, out, manifest))
+    assert load_manifest(manifest, out)["release"]["folder"] is True
+    same_manifest(document, mine.manifest)
+    written = read_release(out)
+    assert written.columns.tolist() == mine.table.column_names
+    assert written.values.tolist() == mine.table.to_pandas().values.tolist()
+
+
+def test_strict_mondrian_on_spark_makes_the_local_partitions(engine, adult_parquet, adult_hierarchy_paths, tmp_path):
+    local = veil.Dataset(adult_parquet, **roles(adult_hierarchy_paths))
+    remote = engine.dataset(str(adult_parquet), **roles(adult_hierarchy_paths))
+    here = Mondrian([KAnonymity(5)]).fit(local)
+    there = Mondrian([KAnonymity(5)]).fit(remote)
+    assert there.recoding()["partitions"] == here.recoding()["partitions"]
+    mine, theirs = here.transform(local), there.transform(remote)
+    out = tmp_path / "release.parquet"
+    same_manifest(json.loads(engine.write_release(theirs, out)), mine.manifest)
+    written = read_release(out)
+    expected = mine.table.to_pandas()
+    assert written.columns.tolist() == expected.columns.tolist()
+    assert written.values.tolist() == expected.values.tolist()
+
+
+def test_dp_answers_on_spark_are_the_local_answers(engine, adult_parquet, adult_hierarchy_paths):
+    local = veil.Dataset(adult_parquet, quasi_identifiers=["age"])
+    spent = Accountant(Budget(10.0), dataset_id="adult on Spark")
+    queries = [
+        (["age"], lambda d, a=None: dp_sum(d, "age", (17, 90), 1.0, noise=11, accountant=a)),
+        (["age"], lambda d, a=None: dp_mean(d, "age", (17, 90), 1.0, noise=11, accountant=a)),
+        (["sex", "race"], lambda d, a=None: dp_histogram(
+            d, ["sex", "race"], 1.0, noise=11, accountant=a,
+            categories={"sex": ["Male", "Female"], "race": veil.Hierarchy.read_csv(adult_hierarchy_paths["race"])})),
+        ([], lambda d, a=None: dp_count(d, 0.5, noise=11, accountant=a)),
+    ]
+    for columns, query in queries:
+        remote = engine.query_dataset(str(adult_parquet), columns)
+        there = query(remote, spent).to_dict()
+        assert json.dumps(there, sort_keys=True, default=str) == json.dumps(query(local).to_dict(), sort_keys=True,
+                                                                            default=str)
+    assert float(spent.spent().epsilon) == 3.5
+
+
+tables = st.integers(min_value=30, max_value=120).flatmap(lambda n: st.tuples(
+    st.lists(st.integers(0, 40), min_size=n, max_size=n),
+    st.lists(st.sampled_from(["a", "b", "c", None]), min_size=n, max_size=n),
+    st.lists(st.sampled_from(["x", "y", "z"]), min_size=n, max_size=n)))
+
+
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                HealthCheck.function_scoped_fixture])
+@given(tables)
+def test_random_tables_give_the_same_levels_nodes_and_releases(engine, tmp_path, columns):
+    ages, letters, diseases = columns
+    frame = pd.DataFrame({"age": ages, "letter": letters, "disease": diseases, "id": range(len(ages))})
+    folder = tmp_path / f"t{abs(hash(tuple(ages)))}"
+    folder.mkdir()
+    path = folder / "table.parquet"
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), path)
+    hierarchies = {"age": builders.intervals(frame["age"], [5, 10]), "letter": builders.flat(frame["letter"])}
+    given_roles = dict(quasi_identifiers=["age", "letter"], sensitive="disease", identifying="id",
+                       hierarchies=hierarchies)
+    local = veil.Dataset(path, **given_roles)
+    remote = engine.dataset(str(path), **given_roles)
+    assert veil.check(remote, k=2).to_dict() == veil.check(local, k=2).to_dict()
+    models = [KAnonymity(2)]
+    here = FullDomain(models, suppression_limit=0.1).fit(local)
+    there = FullDomain(models, suppression_limit=0.1).fit(remote)
+    assert there.result_.levels == here.result_.levels
+    out = folder / "release.parquet"
+    engine.write_release(there.transform(remote), out)
+    expected = here.transform(local).table.to_pandas()
+    assert read_release(out).values.tolist() == expected.values.tolist()
+
+
+def test_bad_input_is_one_sentence(engine, adult_parquet, tmp_path):
+    with pytest.raises(DataError, match="does not exist"):
+        engine.dataset(str(tmp_path / "nowhere.parquet"), quasi_identifiers=["age"])
+    with pytest.raises(ColumnError, match="not in the table's schema; did you mean 'age'"):
+        engine.dataset(str(adult_parquet), quasi_identifiers=["agee"])
+    from veil.engines import SparkEngine
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(ParameterError, match="cannot be reached"):
+        SparkEngine(f"spark://127.0.0.1:{port}", connect_timeout=1.0).session
+
+
+def test_the_command_line_runs_on_spark(engine, adult_csv, adult_hierarchy_paths, tmp_path):
+    from veil.cli import app
+
+    runner = CliRunner()
+    base = ["check", str(adult_csv), "--qi", "sex,age,race", "--sensitive", "occupation", "--json"]
+    local = runner.invoke(app, base)
+    remote = runner.invoke(app, base + ["--engine", "spark", "--master", "local[2]"])
+    assert remote.exit_code == local.exit_code == 0, remote.output
+    assert json.loads(remote.stdout) == json.loads(local.stdout)
+    config = tmp_path / "adult.yaml"
+    config.write_text(f"data: {adult_csv}\ncolumns: {{quasi_identifiers: [sex, age], sensitive: [occupation]}}\n"
+                      f"hierarchies: {{sex: {{file: {adult_hierarchy_paths['sex']}}}, age: {{file: "
+                      f"{adult_hierarchy_paths['age']}}}}}\nmodels: [{{k_anonymity: {{k: 5}}}}]\n"
+                      "engine: {name: spark, master: 'local[2]'}\n")
+    out, manifest = tmp_path / "release.csv", tmp_path / "manifest.json"
+    result = runner.invoke(app, ["anonymize", "--config", str(config), "--out", str(out), "--manifest", str(manifest)])
+    assert result.exit_code == 0, result.output
+    assert load_manifest(manifest, out)["output"]["rows"] == 30162
+    again = runner.invoke(app, ["anonymize", "--config", str(config), "--out", str(out)])
+    assert again.exit_code == 2 and "already exists" in again.stderr and len(again.stderr.splitlines()) == 1
+    missing = runner.invoke(app, ["check", str(tmp_path / "none.csv"), "--qi", "age", "--engine", "spark"])
+    assert missing.exit_code == 2 and missing.stderr.startswith("error: file")
