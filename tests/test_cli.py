@@ -122,6 +122,9 @@ def test_demo_anonymizes_bundled_adult_and_writes_its_outputs(tmp_path: Path):
     # Same delimiter and column order as the bundled input; suppressed records removed.
     assert lines[0] == "sex;age;race;marital-status;education;native-country;workclass;occupation;salary-class"
     assert len(lines) - 1 == 30162 - manifest["suppression"]["records"]
+    # The report describes this release: its class count appears on the page.
+    page = (out / "report.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and f"{manifest['classes']['released']:,}" in page
 
 
 def test_demo_prints_a_summary(tmp_path: Path):

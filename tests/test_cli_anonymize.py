@@ -206,7 +206,7 @@ def test_demo_writes_into_the_given_folder(tmp_path: Path):
     result = invoke("demo", "--out", folder)
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in folder.iterdir()) == [".ledger.db.lock", "ledger.db", "manifest.json", "refused",
-                                                         "release.csv"]
+                                                         "release.csv", "report.html"]
     assert sorted(p.name for p in (folder / "refused").iterdir()) == ["manifest.json", "release.csv"]
     manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
     lines = (folder / "release.csv").read_text(encoding="utf-8").splitlines()

@@ -187,7 +187,8 @@ def demo_command(
     sensitive: occupation. Optimal full-domain generalization for 5-anonymity and entropy
     3-diversity with at most 2 % of the records suppressed, then the homogeneity, background-
     knowledge, skewness and similarity attacks and the disclosure measures on the release;
-    writes OUT/release.csv (the input's delimiter and column order) and OUT/manifest.json. The
+    writes OUT/release.csv (the input's delimiter and column order), OUT/manifest.json and the
+    release's report, OUT/report.html (one self-contained page to read or hand on). The
     release is then published through the gate of the ledger OUT/ledger.db; a second release with
     the same models, optimized for discernibility instead of loss (OUT/refused/), is refused
     there, because intersected with the first it pins a person's occupation.
@@ -200,12 +201,13 @@ def demo_command(
     from veil.ledger import Ledger
     from veil.models import EntropyLDiversity, KAnonymity
     from veil.output import OutputSet
+    from veil.report import release_report_of, render_html
 
     if out.exists() and not out.is_dir():
         raise ParameterError(f"{str(out)!r} is a file; give a folder for the demo's outputs.")
-    release_path, manifest_path = out / "release.csv", out / "manifest.json"
+    release_path, manifest_path, report_path = out / "release.csv", out / "manifest.json", out / "report.html"
     second_path, second_manifest = out / "refused" / "release.csv", out / "refused" / "manifest.json"
-    outputs = OutputSet([release_path, manifest_path, second_path, second_manifest], make_folders=True)
+    outputs = OutputSet([release_path, manifest_path, report_path, second_path, second_manifest], make_folders=True)
     with stage("loading the bundled Adult table"):
         ds = load_adult(ADULT_QUASI_IDENTIFIERS, ADULT_SENSITIVE)
 
@@ -221,10 +223,13 @@ def demo_command(
         attacks = attack_release(release)
     with stage("a second release of the same people, for discernibility"):
         second = anonymizer("discernibility").fit_transform(ds)
+    with stage("writing the release's report"):
+        report_text = render_html(release_report_of(release))
     with stage(f"writing {out}"), outputs:
         outputs.put(release_path, release.csv_chunks())
         manifest_text = outputs.put_manifest(manifest_path, {**release.manifest, "attacks": attacks.to_dict()},
                                              describes={"release": release_path})
+        outputs.put(report_path, report_text)
         outputs.put(second_path, second.csv_text())
         outputs.put_manifest(second_manifest, second.manifest, describes={"release": second_path})
         outputs.commit()
@@ -245,7 +250,7 @@ def demo_command(
     render_release(release, console)
     console.print("\n[bold]The adversary's view[/]: attacks on the release itself")
     render_single(attacks, console)
-    console.print(f"wrote {release_path} and {manifest_path}")
+    console.print(f"wrote {release_path}, {manifest_path} and {report_path}")
     lines = Console(highlight=False, soft_wrap=True)
     lines.print(f"\n[bold]The release ledger[/] {out / 'ledger.db'}: this release passes its gate; a second one of "
                 "the same people, with the same models optimized for discernibility, does not")
