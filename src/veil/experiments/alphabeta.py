@@ -26,7 +26,6 @@ against ρ), written together: all of them or none.
 
 from __future__ import annotations
 
-import csv
 import io
 import math
 import os
@@ -38,6 +37,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from veil.errors import DataError, ParameterError
+from veil.experiments.csv_rows import rows_csv
 
 DEFAULT_GAMMAS = (0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9)
 DEFAULT_K = 1.0
@@ -169,12 +169,7 @@ def _cell(value) -> str:
 
 def csv_text(run: AlphaBetaRun) -> str:
     """The run's rows as CSV (columns :data:`COLUMNS`)."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(COLUMNS)
-    for row in run.rows:
-        writer.writerow([_cell(row[c]) for c in COLUMNS])
-    return out.getvalue()
+    return rows_csv(COLUMNS, run.rows, _cell)
 
 
 def markdown_text(run: AlphaBetaRun) -> str:

@@ -23,7 +23,6 @@ k) and ``collections.json`` (per k, the base table's levels and every chosen mar
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import os
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from veil.errors import DataError, ParameterError
+from veil.experiments.csv_rows import rows_csv
 
 DEFAULT_K = (2, 5, 10, 25, 50)
 DEFAULT_L = 3.0
@@ -135,12 +135,7 @@ def _cell(value) -> str:
 
 
 def csv_text(run: MarginalsRun) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(COLUMNS)
-    for row in run.rows:
-        writer.writerow([_cell(row[c]) for c in COLUMNS])
-    return out.getvalue()
+    return rows_csv(COLUMNS, run.rows, _cell)
 
 
 def collections_json(run: MarginalsRun) -> str:

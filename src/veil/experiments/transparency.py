@@ -29,7 +29,6 @@ them or none.
 
 from __future__ import annotations
 
-import csv
 import io
 import os
 import time
@@ -40,6 +39,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from veil.errors import DataError, InfeasibleError, ParameterError
+from veil.experiments.csv_rows import rows_csv
 
 DEFAULT_L = (2, 3, 4, 5, 6, 7, 8)
 DEFAULT_SEED = 0
@@ -169,12 +169,7 @@ def _cell(value) -> str:
 
 def csv_text(run: TransparencyRun) -> str:
     """The run's rows as CSV (columns :data:`COLUMNS`)."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(COLUMNS)
-    for row in run.rows:
-        writer.writerow([_cell(row[c]) for c in COLUMNS])
-    return out.getvalue()
+    return rows_csv(COLUMNS, run.rows, _cell)
 
 
 def markdown_text(run: TransparencyRun) -> str:
