@@ -256,8 +256,10 @@ class Ace(Anonymizer):
         Args:
             dataset: the dataset :meth:`fit` anonymized.
             suppressed: ``"remove"`` or ``"star"`` (Ace suppresses no record).
-            shuffle: publish the rows in random order.
-            rng: the generator (or seed) for shuffling.
+            shuffle: publish the rows in random order, so that releases of one table cannot be
+                joined by position; ``False`` (the default) keeps the input order, flagged in the manifest.
+            rng: ``None`` (default) shuffles with the secure source; a seed or generator makes a
+                reproducible shuffle, not fit for release.
 
         Raises:
             ParameterError: :meth:`fit` was not called, or was called on another dataset.
