@@ -45,10 +45,10 @@ value a group holds.
 per quasi-identifier the range of the bucket's values, or the lowest common hierarchy node, or
 the set of values, with every record's own sensitive value; buckets whose cells print alike are
 one class (a union of buckets each uniform over ≥ ℓ values is still distinct and entropy
-ℓ-diverse, and each person's posterior stays ≤ 1/ℓ). No record is suppressed. Rows keep the
-input's order unless shuffled: transparency assumes the adversary cannot tell people apart by
-their row, so shuffle when the input's order is known (sorted by name, say). Other sensitive
-columns are published unchanged, like insensitive ones. Other privacy models given to Ace are
+ℓ-diverse, and each person's posterior stays ≤ 1/ℓ). No record is suppressed. Rows are
+shuffled by default; keeping the input's order is a choice the manifest flags, and it breaks
+transparency when the input's order is known (sorted by name, say), since the adversary then
+tells people apart by their row. Other sensitive columns are published unchanged, like insensitive ones. Other privacy models given to Ace are
 checked on the release and stop the run if they fail: Ace guarantees transparent ℓ-diversity,
 hence distinct and entropy ℓ-diversity (a bucket's values are uniform) and k-anonymity for k ≤ ℓ,
 and nothing else.
@@ -249,15 +249,16 @@ class Ace(Anonymizer):
         self.seconds_ = time.perf_counter() - started
         return self
 
-    def transform(self, dataset: Dataset, *, suppressed: str = "remove", shuffle: bool = False,
+    def transform(self, dataset: Dataset, *, suppressed: str = "remove", shuffle: bool = True,
                   rng: np.random.Generator | int | None = None):
-        """The release of the buckets found by :meth:`fit`, rows in the input's order.
+        """The release of the buckets found by :meth:`fit`, rows shuffled unless told otherwise.
 
         Args:
             dataset: the dataset :meth:`fit` anonymized.
             suppressed: ``"remove"`` or ``"star"`` (Ace suppresses no record).
-            shuffle: publish the rows in random order, so that releases of one table cannot be
-                joined by position; ``False`` (the default) keeps the input order, flagged in the manifest.
+            shuffle: publish the rows in random order (the default), so that releases of one table
+                cannot be joined by position; ``False`` keeps the input order, which the manifest
+                and the ledger's gate flag as linkable by position.
             rng: ``None`` (default) shuffles with the secure source; a seed or generator makes a
                 reproducible shuffle, not fit for release.
 

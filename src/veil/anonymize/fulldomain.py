@@ -181,15 +181,16 @@ class FullDomain(Anonymizer):
         self.levels_ = dict(zip(dataset.quasi_identifiers, result.levels))
         return self
 
-    def transform(self, dataset: Dataset, *, suppressed: str = "remove", shuffle: bool = False,
+    def transform(self, dataset: Dataset, *, suppressed: str = "remove", shuffle: bool = True,
                   rng: np.random.Generator | None = None):
         """The release of ``dataset`` at the node found by :meth:`fit`.
 
         Args:
             suppressed: ``"remove"`` drops suppressed records; ``"star"`` keeps them with every
                 quasi-identifier published as ``*``.
-            shuffle: publish the rows in random order, so that releases of one table cannot be
-                joined by position; ``False`` (the default) keeps the input order, flagged in the manifest.
+            shuffle: publish the rows in random order (the default), so that releases of one table
+                cannot be joined by position; ``False`` keeps the input order, which the manifest
+                and the ledger's gate flag as linkable by position.
             rng: ``None`` (default) shuffles with the secure source; a seed or generator makes a
                 reproducible shuffle, not fit for release.
         """

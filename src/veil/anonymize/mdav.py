@@ -67,8 +67,8 @@ checked first, and the error names the model that fails); merging then always en
 can exceed 2k − 1 records. Should merging among the kept groups be unable to finish, the
 suppressed groups are restored and merged too.
 
-**Order and determinism.** Released rows keep the input's order unless shuffling is asked for.
-There is no randomness: ties (equally far or near records) go to the earlier row. Groups are
+**Order and determinism.** Released rows are shuffled (with the secure source unless a seed is
+given) unless the input's order is explicitly kept. The grouping has no randomness: ties (equally far or near records) go to the earlier row. Groups are
 numbered by their first row.
 """
 
@@ -802,15 +802,16 @@ class MDAV(Anonymizer):
 
     # -- transform ---------------------------------------------------------------------------
 
-    def transform(self, dataset: Dataset, *, suppressed: str = "remove", shuffle: bool = False,
+    def transform(self, dataset: Dataset, *, suppressed: str = "remove", shuffle: bool = True,
                   rng: np.random.Generator | None = None):
         """The release of ``dataset`` (the dataset given to :meth:`fit`) with the groups found.
 
         Args:
             suppressed: ``"remove"`` drops suppressed records; ``"star"`` keeps them with every
                 quasi-identifier published as ``*``.
-            shuffle: publish the rows in random order, so that releases of one table cannot be
-                joined by position; ``False`` (the default) keeps the input order, flagged in the manifest.
+            shuffle: publish the rows in random order (the default), so that releases of one table
+                cannot be joined by position; ``False`` keeps the input order, which the manifest
+                and the ledger's gate flag as linkable by position.
             rng: ``None`` (default) shuffles with the secure source; a seed or generator makes a
                 reproducible shuffle, not fit for release.
 

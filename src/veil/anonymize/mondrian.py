@@ -404,15 +404,16 @@ class Mondrian(Anonymizer):
         self.seconds_ = time.perf_counter() - started
         return self
 
-    def transform(self, dataset: Dataset, *, suppressed: str = "remove", shuffle: bool = False,
+    def transform(self, dataset: Dataset, *, suppressed: str = "remove", shuffle: bool = True,
                   rng: np.random.Generator | int | None = None):
-        """The release of the partitioning found by :meth:`fit`, rows in the input's order.
+        """The release of the partitioning found by :meth:`fit`, rows shuffled unless told otherwise.
 
         Args:
             dataset: the dataset :meth:`fit` partitioned.
             suppressed: ``"remove"`` or ``"star"`` (Mondrian suppresses no record).
-            shuffle: publish the rows in random order, so that releases of one table cannot be
-                joined by position; ``False`` (the default) keeps the input order, flagged in the manifest.
+            shuffle: publish the rows in random order (the default), so that releases of one table
+                cannot be joined by position; ``False`` keeps the input order, which the manifest
+                and the ledger's gate flag as linkable by position.
             rng: ``None`` (default) shuffles with the secure source; a seed or generator makes a
                 reproducible shuffle, not fit for release.
 

@@ -16,6 +16,13 @@ privacy models and the class count. When records are suppressed and published as
 published row whose quasi-identifiers are all ``*`` is one of them to a reader, so a released
 class whose cells all print ``*`` is counted among the suppressed records too. Without suppressed
 records, all-``*`` rows are an ordinary class.
+
+**Row order.** Rows are shuffled by default, with the operating system's secure randomness, so
+that two releases of one table cannot be joined by position (Sweeney's unsorted matching attack,
+:mod:`veil.attacks.matching`). Keeping the input's order is an explicit choice
+(``shuffle=False``): the manifest's ``output.order`` then says ``"input order"`` and its
+``warnings`` list says why it is a risk, and the ledger's gate checks the release against the
+earlier ones by position (:class:`veil.ledger.checks.MatchingCheck`).
 """
 
 from __future__ import annotations
@@ -44,6 +51,9 @@ from veil.randomness import secure_permutation
 SUPPRESSED_STYLES = ("remove", "star")
 # Records per piece of a release written as CSV: a few tens of MB of text at a time.
 CSV_CHUNK_ROWS = 1 << 18
+INPUT_ORDER_WARNING = ("the rows keep the input's order: anyone holding another release of the same table in the "
+                       "same order can join the two by position and intersect each person's classes (the unsorted "
+                       "matching attack); publish it shuffled unless the order is public.")
 
 
 class Release:
@@ -61,10 +71,10 @@ class Release:
         search: the search result to record (any object with ``__dict__``-like fields), or ``None``.
         suppressed: ``"remove"`` (drop suppressed records) or ``"star"`` (publish their
             quasi-identifiers as ``*``).
-        shuffle: publish rows in random order, so that two releases of one table cannot be
-            joined by row position (Sweeney's unsorted matching attack,
-            :mod:`veil.attacks.matching`); ``False`` (for now the default) keeps the input's
-            order, which the manifest's ``output.order`` flags as linkable by position.
+        shuffle: publish rows in random order (the default), so that two releases of one table
+            cannot be joined by row position (Sweeney's unsorted matching attack,
+            :mod:`veil.attacks.matching`); ``False`` keeps the input's order, which the
+            manifest's ``output.order`` and ``output.warnings`` flag as linkable by position.
         rng: ``None`` shuffles with the operating system's secure randomness; a
             ``numpy.random.Generator`` or an integer seed (recorded in the manifest) makes a
             reproducible shuffle for experiments, which the manifest says is not fit for release.
@@ -83,7 +93,7 @@ class Release:
 
     def __init__(self, dataset: Dataset, classes: EquivalenceClasses, failing: np.ndarray, *, algorithm: str,
                  models: Sequence[PrivacyModel], suppression_limit: float, metric=None, search=None,
-                 suppressed: str = "remove", shuffle: bool = False, rng: np.random.Generator | int | None = None,
+                 suppressed: str = "remove", shuffle: bool = True, rng: np.random.Generator | int | None = None,
                  recoding: dict | None = None):
         if suppressed not in SUPPRESSED_STYLES:
             raise ParameterError(f"suppressed records are 'remove'd or shown as 'star', not {suppressed!r}.")
@@ -301,6 +311,8 @@ class Release:
                 "metric": getattr(self.metric, "key", None), "loss": _json_number(self.search.loss),
                 "nodes_total": self.search.nodes_total, "nodes_checked": self.search.nodes_checked,
                 "proven_optimal": self.search.proven_optimal, "seconds": round(self.search.seconds, 4)}
+        if not self.shuffled:
+            manifest["warnings"] = [INPUT_ORDER_WARNING]
         return manifest
 
     def csv_text(self, delimiter: str | None = None) -> str:

@@ -526,7 +526,8 @@ class MondrianProcess(Publisher):
 
         ds = self._candidate_dataset(codes)
         try:
-            release = self.mondrian.fit_transform(ds)
+            # Compared as a multiset and never published: the row order does not matter.
+            release = self.mondrian.fit_transform(ds, shuffle=False)
         except InfeasibleError:
             return 0.0
         out = PublishedClasses.read(release, self.published.qis, self.published.sensitive)

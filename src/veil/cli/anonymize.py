@@ -7,6 +7,7 @@ run reads (see :mod:`veil.output`).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -55,6 +56,8 @@ def render_release(release: Release, console: Console) -> None:
     for key, value in manifest["metrics"].items():
         metrics.add_row(key, value if isinstance(value, str) else f"{value:.6g}")
     console.print(metrics)
+    for warning in manifest.get("warnings", ()):
+        console.print(f"[yellow]warning[/]: {warning}", soft_wrap=True)
 
 
 def files_read(cfg: AnonymizationConfig, config: Path) -> list[Path]:
@@ -72,6 +75,11 @@ def anonymize_command(
     report: Optional[Path] = typer.Option(None, "--report", help="Also write the release's report (one "
                                                                  "self-contained HTML page)."),
     as_json: bool = typer.Option(False, "--json", help="Print the manifest instead of tables."),
+    keep_order: bool = typer.Option(False, "--keep-order", help="Publish the rows in the input's order instead of "
+                                                                "shuffled (as output: {shuffle: false} does); the "
+                                                                "manifest and the ledger's gate flag such a release, "
+                                                                "which another release of the table in the same order "
+                                                                "joins by position."),
     engine: Optional[str] = typer.Option(None, "--engine", help="local or spark: where the records are read and "
                                                                 "counted (default: the configuration's engine)."),
     master: Optional[str] = typer.Option(None, "--master", help="The Spark master (default: the configuration's "
@@ -80,8 +88,10 @@ def anonymize_command(
 ) -> None:
     """Anonymize a table as a configuration says, writing the release and its manifest.
 
-    The release, the manifest and the report appear together or not at all; no output may
-    replace a file the run reads (the table, the configuration, a hierarchy file). With the Spark
+    The rows are shuffled with the secure source unless --keep-order (or output: {shuffle: false})
+    keeps the input's order, which the manifest then warns about. The release, the manifest and
+    the report appear together or not at all; no output may replace a file the run reads (the
+    table, the configuration, a hierarchy file). With the Spark
     engine (--engine spark, or 'engine:' in the configuration) the release is written by Spark as
     a new folder of Parquet (OUT ending in .parquet) or CSV part files.
     """
@@ -90,6 +100,12 @@ def anonymize_command(
     from veil.output import OutputSet
 
     cfg = load_config(config, data=data)
+    if keep_order and cfg.algorithm.name == "alphabeta":
+        raise ParameterError("--keep-order applies to generalized or partitioned releases; an αβ view is published "
+                             "sorted by tuple, so leave --keep-order out.")
+    if keep_order:
+        # The manifest records the configuration the release was made with, this flag included.
+        cfg = dataclasses.replace(cfg, output=dataclasses.replace(cfg.output, shuffle=False))
     name = engine or cfg.engine.name
     spark = name == "spark"
     if spark and cfg.algorithm.name == "alphabeta":

@@ -29,7 +29,7 @@ the tables of :mod:`veil.config.schema`; what it becomes is an
                                # {name: mondrian, …}, {name: mdav, k: 5}, {name: ace, l: 5}
     output:                    # optional
       suppressed: remove       # or star
-      shuffle: false
+      shuffle: true            # the default; false keeps the input order (linkable by position)
       seed: null
 """
 

@@ -267,7 +267,7 @@ def options_schema(options: Mapping[str, Option], *, extra: Mapping[str, Any] | 
 
 @dataclass(frozen=True)
 class Options:
-    """A mapping of named options (``output: {suppressed: remove, shuffle: false}``).
+    """A mapping of named options (``output: {suppressed: remove, shuffle: true}``).
 
     ``example`` is shown when the mapping is malformed or misses a required option.
     """
@@ -432,7 +432,7 @@ ALGORITHMS: dict[str, AlgorithmSchema] = {
 
 OUTPUT_OPTIONS: dict[str, Option] = {
     "suppressed": optional(Choice(("remove", "star")), "remove"),
-    "shuffle": optional(Boolean(), False),
+    "shuffle": optional(Boolean(), True),
     "seed": optional(Nullable(WholeNumber(0)), None),
 }
 
@@ -850,7 +850,7 @@ SECTIONS: dict[str, Section] = {
                                  field="suppression_limit", build=float),
     "metric": Section(MetricChoice(), "the utility metric the search optimizes (default: loss)"),
     "algorithm": Section(AlgorithmChoice(), "the anonymization algorithm (default: fulldomain)"),
-    "output": Section(Options(OUTPUT_OPTIONS, "{suppressed: remove, shuffle: false}"), "how the release is written",
+    "output": Section(Options(OUTPUT_OPTIONS, "{suppressed: remove, shuffle: true}"), "how the release is written",
                       field="output", build=lambda options: OutputSpec(**options)),
     "engine": Section(Options(ENGINE_OPTIONS, "{name: spark, master: 'local[*]'}"),
                       "where the records are read and counted: local (in memory) or spark (Apache Spark at master, "

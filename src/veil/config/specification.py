@@ -130,14 +130,14 @@ class OutputSpec:
     Attributes:
         suppressed: ``"remove"`` drops suppressed records; ``"star"`` keeps them with every
             quasi-identifier replaced by ``*``.
-        shuffle: shuffle the released rows with the secure source, so that two releases of one
-            table cannot be joined by position; ``False`` (the default) keeps the input order,
-            which the manifest flags.
+        shuffle: shuffle the released rows (the default), with the secure source unless a seed
+            is given, so that two releases of one table cannot be joined by position; ``False``
+            keeps the input order, which the manifest and the ledger's gate flag.
         seed: seed of the shuffle (``None``: the secure source; a seed is for experiments only).
     """
 
     suppressed: str = "remove"
-    shuffle: bool = False
+    shuffle: bool = True
     seed: int | None = None
 
     def to_dict(self) -> dict:

@@ -262,8 +262,9 @@ def starter_config(data_path: str | os.PathLike, *, delimiter: str | None = None
     item("algorithm: fulldomain", "or {name: fulldomain, search: optimal|heuristic, time_limit: 60}", 0, 44)
     add("output:")
     item("suppressed: remove", "remove suppressed records, or star: keep them with * everywhere", 2, 44)
-    item("shuffle: false", "true shuffles the released rows", 2, 44)
-    item("seed: null", "seed of the shuffle (null: unpredictable)", 2, 44)
+    item("shuffle: true", "secure shuffle; false keeps the input order, which lets", 2, 44)
+    add(f"{'':44}  # two releases of one table be joined by row position")
+    item("seed: null", "seed of the shuffle (null: secure; a seed is not fit for release)", 2, 44)
     return "\n".join(out) + "\n"
 
 

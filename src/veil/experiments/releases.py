@@ -129,13 +129,16 @@ def run_releases(k: Sequence[int] = DEFAULT_K, *, seed: int = 0, dataset: Datase
             part = Dataset(table.select(list(columns)), quasi_identifiers=qis,
                            sensitive=[s for s in columns if s in ds.sensitive],
                            hierarchies={q: ds.hierarchies[q] for q in qis if q in ds.hierarchies})
-            projections.append(FullDomain([KAnonymity(kk)], suppression_limit=SUPPRESSION).fit_transform(part, rng=rng))
+            # The careless publisher keeps the input order (the join needs no order: the shared
+            # columns link the projections).
+            projections.append(FullDomain([KAnonymity(kk)], suppression_limit=SUPPRESSION)
+                               .fit_transform(part, shuffle=False))
         result = join_attack(projections[0], projections[1], quasi_identifiers=list(ds.quasi_identifiers), k=kk)
         rows.append(_row("overlapping projections", "careless", kk, "join", len(result.before), len(result.exposed)))
         chosen = np.sort(rng.choice(ds.num_rows, size=int(round(SAMPLE_SHARE * ds.num_rows)), replace=False))
         sample = Dataset(table.take(chosen), quasi_identifiers=ds.quasi_identifiers, sensitive=ds.sensitive,
                          hierarchies=ds.hierarchies)
-        release = FullDomain([KAnonymity(kk)], suppression_limit=SUPPRESSION).fit_transform(sample, rng=rng)
+        release = FullDomain([KAnonymity(kk)], suppression_limit=SUPPRESSION).fit_transform(sample, shuffle=False)
         result = membership_attack(release, table.select(list(ds.quasi_identifiers)), exposed_at=PRESENCE_LEVEL)
         rows.append(_row("sample of the population", "careless", kk, "presence", len(result.probability),
                          len(result.exposed)))

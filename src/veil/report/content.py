@@ -179,7 +179,12 @@ def release_report(manifest: Mapping, table, *, original: Dataset | None = None,
         risk={"threshold": risk_threshold, "max": checked.risk.prosecutor_max, "avg": checked.risk.prosecutor_avg,
               "at_risk": checked.risk.prosecutor_at_risk},
         attacks={}, disclosure={}, metrics=[], notes=notes)
-    if (manifest.get("output") or {}).get("seed") is not None:
+    output = manifest.get("output") or {}
+    if output.get("shuffled") is False:
+        report.notes.append("risk: the rows keep the input's order, so anyone holding another release of the same "
+                            "table in the same order can join the two by position and intersect each person's "
+                            "classes (the unsorted matching attack); publish releases shuffled, veil's default.")
+    elif output.get("seed") is not None:
         report.notes.append("the rows were shuffled with the seed the manifest records, so anyone can undo the "
                             "shuffle and recover the input's row order.")
     report.figures["classes"] = [class_size_figure(classes), risk_figure(classes, risk_threshold)]
