@@ -21,12 +21,12 @@ AGE = Hierarchy([["21", "2*", "*"], ["22", "2*", "*"], ["31", "3*", "*"], ["32",
 ZIP = Hierarchy([["1301", "130*", "*"], ["1302", "130*", "*"]], name="zip")
 
 
-def write_release(folder, levels: dict, shuffle: bool):
+def write_release(folder, levels: dict, **options):
     ds = Dataset(PEOPLE, quasi_identifiers=["age", "zip"], sensitive=["disease"], hierarchies={"age": AGE, "zip": ZIP})
     classes = veil.EquivalenceClasses.from_dataset(ds, levels)
     release = Release(ds, classes, [False] * classes.n_classes, algorithm="fulldomain",
                       models=[KAnonymity(2), DistinctLDiversity(2, sensitive="disease")], suppression_limit=0.0,
-                      shuffle=shuffle)
+                      **options)
     folder.mkdir()
     release.write(folder / "release.csv", folder / "manifest.json")
     return folder / "manifest.json", release
@@ -51,11 +51,11 @@ def test_the_gate_refuses_two_releases_in_input_order(tmp_path):
     assert refused.findings[0].figures["unique"] == 4
 
 
-def test_shuffled_releases_are_not_matched(tmp_path):
+def test_releases_shuffled_by_default_are_not_matched(tmp_path):
     data = tmp_path / "people.csv"
     PEOPLE.to_csv(data, index=False)
-    a, first_release = write_release(tmp_path / "a", {"age": 1, "zip": 1}, shuffle=True)
-    b, _ = write_release(tmp_path / "b", {"age": 2, "zip": 0}, shuffle=True)
+    a, first_release = write_release(tmp_path / "a", {"age": 1, "zip": 1})
+    b, _ = write_release(tmp_path / "b", {"age": 2, "zip": 0})
     assert first_release.manifest["output"]["order"] == "secure shuffle"
     ledger, _ = Ledger.init(tmp_path / "ledger.db", by="steward")
     ledger.add_population("people")
@@ -64,6 +64,25 @@ def test_shuffled_releases_are_not_matched(tmp_path):
     decision = ledger.publish(b, population="people", data=data, policy=policy)
     assert decision.published and decision.findings == []
 
+
+
+def test_the_default_policy_flags_a_release_that_keeps_the_order_of_an_earlier_one(tmp_path):
+    data = tmp_path / "people.csv"
+    PEOPLE.to_csv(data, index=False)
+    a, first_release = write_release(tmp_path / "a", {"age": 1, "zip": 1}, shuffle=False)
+    assert first_release.manifest["warnings"][0].startswith("the rows keep the input's order")
+    shuffled, _ = write_release(tmp_path / "shuffled", {"age": 2, "zip": 0})
+    kept, _ = write_release(tmp_path / "kept", {"age": 2, "zip": 0}, shuffle=False)
+    ledger, _ = Ledger.init(tmp_path / "ledger.db", by="steward")
+    ledger.add_population("people")
+    assert ledger.publish(a, population="people", data=data).published
+    # A shuffled release cannot be joined by position with the earlier one: the check does not apply.
+    assert all(f.check != "matching" for f in ledger.publish(shuffled, population="people", data=data).findings)
+    refused = ledger.publish(kept, population="people", data=data)
+    matching = [f for f in refused.findings if f.check == "matching"]
+    assert not refused.published and len(matching) == 1 and not matching[0].passed
+    assert matching[0].figures["new_release_order"] == "input order"
+    assert any("(rows in input order) leaves 4 of 4 rows" in reason for reason in refused.reasons)
 
 def view(name: str, frame: pd.DataFrame, qis: list[str], sensitive: list[str], smallest: int) -> ReleaseView:
     manifest = {"roles": {"quasi_identifiers": qis, "sensitive": sensitive}, "classes": {"smallest": smallest},
