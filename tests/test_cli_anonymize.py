@@ -122,7 +122,7 @@ def test_json_without_manifest_file(tmp_path: Path, adult_small: Path):
 
 def test_output_options_of_the_config_are_applied(tmp_path: Path, adult_small: Path):
     text = EXAMPLE.read_text(encoding="utf-8").replace("../src/veil/resources/adult/", f"{RESOURCES}/")
-    text = text.replace("suppressed: remove", "suppressed: star").replace("shuffle: false", "shuffle: true")
+    text = text.replace("suppressed: remove", "suppressed: star")
     text = text.replace("seed: null", "seed: 7")
     config = tmp_path / "star.yaml"
     config.write_text(text, encoding="utf-8")
@@ -132,11 +132,38 @@ def test_output_options_of_the_config_are_applied(tmp_path: Path, adult_small: P
         assert result.exit_code == 0, result.output
     manifest = json.loads(result.stdout)
     assert manifest["output"]["suppressed"] == "star" and manifest["output"]["seed"] == 7
+    assert manifest["output"]["order"] == "seeded shuffle"
     lines = first.read_text(encoding="utf-8").splitlines()
     assert len(lines) - 1 == 2000  # every record kept
     starred = [line for line in lines[1:] if line.split(";")[:7] == ["*"] * 7]
     assert len(starred) >= manifest["suppression"]["records"]
     assert first.read_bytes() == second.read_bytes()  # the seed fixes the shuffle
+
+
+def test_rows_are_shuffled_securely_unless_keep_order_is_asked_for(tmp_path: Path, adult_small: Path):
+    # Suppressed records shown as '*', so that every input row is published.
+    config = tmp_path / "star.yaml"
+    config.write_text(EXAMPLE.read_text(encoding="utf-8").replace("../src/veil/resources/adult/", f"{RESOURCES}/")
+                      .replace("suppressed: remove", "suppressed: star"), encoding="utf-8")
+    shuffled, kept = tmp_path / "shuffled.csv", tmp_path / "kept.csv"
+    result = invoke("anonymize", adult_small, "--config", config, "--out", shuffled, "--json")
+    assert result.exit_code == 0, result.output
+    manifest = json.loads(result.stdout)
+    assert manifest["output"]["order"] == "secure shuffle" and "warnings" not in manifest
+    result = invoke("anonymize", adult_small, "--config", config, "--out", kept, "--keep-order")
+    assert result.exit_code == 0, result.output
+    assert "warning: the rows keep the input's order" in " ".join(result.stdout.split())
+    result = invoke("anonymize", adult_small, "--config", config, "--out", tmp_path / "again.csv", "--keep-order",
+                    "--json")
+    manifest = json.loads(result.stdout)
+    assert manifest["output"] | {"shuffled": False, "order": "input order"} == manifest["output"]
+    assert manifest["config"]["output"]["shuffle"] is False and len(manifest["warnings"]) == 1
+    # The same records either way, and in the input's order only when asked for.
+    rows = {path: path.read_text(encoding="utf-8").splitlines() for path in (shuffled, kept)}
+    assert rows[kept][0] == rows[shuffled][0] == ADULT_HEADER
+    assert sorted(rows[kept]) == sorted(rows[shuffled]) and rows[kept] != rows[shuffled]
+    assert [line.split(";")[-2:] for line in rows[kept][1:]] == [
+        line.split(";")[-2:] for line in adult_small.read_text(encoding="utf-8").splitlines()[1:]]
 
 
 def test_heuristic_cut_short_says_not_proven_optimal(tmp_path: Path, monkeypatch):
@@ -336,3 +363,11 @@ def test_out_and_manifest_on_the_same_path_is_refused(tmp_path: Path, adult_smal
     assert result.exit_code == 2
     assert result.stderr.startswith("error: ")
     assert not target.exists()
+
+
+def test_keep_order_is_refused_for_an_alphabeta_view(tmp_path: Path, adult_small: Path):
+    out = tmp_path / "view.csv"
+    result = invoke("anonymize", adult_small, "--config", REPO / "examples" / "adult-alphabeta.yaml", "--out", out,
+                    "--manifest", tmp_path / "view.json", "--keep-order")
+    assert result.exit_code == 2 and "sorted by tuple, so leave --keep-order out" in result.stderr
+    assert len(result.stderr.splitlines()) == 1 and not out.exists()

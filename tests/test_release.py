@@ -2,8 +2,8 @@
 
 1. Property tests on random tables, models and options: every release satisfies its models (on
    its classes, and on the CSV read back with veil.Dataset and measured with veil.check); every
-   input record is published or counted as suppressed; rows keep the input's order unless
-   shuffled; suppressed records shown as ``*`` are exactly the suppressed ones; the generalization
+   input record is published or counted as suppressed; rows are shuffled by default and keep the
+   input's order when asked to (the same rows either way); suppressed records shown as ``*`` are exactly the suppressed ones; the generalization
    map agrees with the hierarchy levels; the manifest is JSON without NaN.
 2. Examples: shuffling with a seed, the kind of frame returned, identifying columns dropped, the
    manifest's keys, writing files.
@@ -101,6 +101,11 @@ def suppressed_rows(release: Release) -> np.ndarray:
     return release.failing[release.classes.row_class]
 
 
+def sorted_rows(frame: pd.DataFrame) -> list[tuple]:
+    """The rows of a frame as text, sorted: what two releases in different orders share."""
+    return sorted(map(tuple, frame.astype(str).to_numpy()))
+
+
 def check_level(report, model) -> None:
     """The level veil.check measures on the re-read release meets the model's threshold."""
     result = report.results[model.key]
@@ -163,9 +168,10 @@ def test_release_satisfies_its_models_and_accounts_for_every_record(seed, n, mod
         if not isinstance(model, RecursiveCLDiversity) or model.c == report.c:
             check_level(report, model)
 
-    # Without shuffling, rows keep the input's order; the identifying column is dropped, every
-    # other column is published, and the columns that are not generalized are unchanged.
-    out = release.data
+    # With the input's order kept, row i is the i-th kept record: the identifying column is
+    # dropped, every other column is published, and the columns that are not generalized are
+    # unchanged.
+    out = fitted.transform(ds, shuffle=False).data
     assert isinstance(out, pd.DataFrame)
     assert list(out.columns) == ["zip", "age", "sex", "disease", "income", "note"]
     kept = frame.loc[~suppressed].reset_index(drop=True)
@@ -175,6 +181,8 @@ def test_release_satisfies_its_models_and_accounts_for_every_record(seed, n, mod
     for q, level in fitted.levels_.items():
         expected = ds.labels(q, level)[ds.generalized_codes(q, level)][~suppressed]
         assert out[q].astype(str).tolist() == [str(v) for v in expected]
+    # The default release publishes the same rows, shuffled.
+    assert sorted_rows(release.data) == sorted_rows(out)
     pd.testing.assert_frame_equal(frame, before)
 
 
@@ -186,7 +194,8 @@ def test_star_keeps_every_row_and_stars_exactly_the_suppressed(seed, n, models, 
     ds, fitted = fit_or_none(frame, models, limit)
     if fitted is None:
         return
-    release = fitted.transform(ds, suppressed="star")
+    # Row by row against the input, so in the input's order.
+    release = fitted.transform(ds, suppressed="star", shuffle=False)
     assert release.table.num_rows == n
     suppressed = suppressed_rows(release)
     out = release.data
@@ -201,13 +210,16 @@ def test_star_keeps_every_row_and_stars_exactly_the_suppressed(seed, n, models, 
     assert out["note"].tolist() == frame["note"].tolist()
     if suppressed.any():
         event("star with suppressed records")
-    # Shuffled, the same rows come out in an order fixed by the seed.
+    # Shuffled (by default securely; with a seed in an order the seed fixes), the same rows.
     if shuffle:
-        first = fitted.transform(ds, suppressed="star", shuffle=True, rng=shuffle_seed)
-        second = fitted.transform(ds, suppressed="star", shuffle=True, rng=shuffle_seed)
+        first = fitted.transform(ds, suppressed="star", rng=shuffle_seed)
+        second = fitted.transform(ds, suppressed="star", rng=shuffle_seed)
         assert first.table.equals(second.table)
         assert first.manifest["output"]["seed"] == shuffle_seed and first.manifest["output"]["shuffled"]
-        assert sorted(map(tuple, first.data.astype(str).to_numpy())) == sorted(map(tuple, out.astype(str).to_numpy()))
+    else:
+        first = fitted.transform(ds, suppressed="star")
+        assert first.manifest["output"]["order"] == "secure shuffle"
+    assert sorted_rows(first.data) == sorted_rows(out)
 
 
 @settings(max_examples=30, **PROPERTY)
@@ -286,10 +298,10 @@ def fitted(frame):
 
 def test_shuffle_with_seed_is_a_reproducible_permutation(fitted):
     ds, search = fitted
-    plain = search.transform(ds)
-    first = search.transform(ds, shuffle=True, rng=42)
-    again = search.transform(ds, shuffle=True, rng=42)
-    other = search.transform(ds, shuffle=True, rng=43)
+    plain = search.transform(ds, shuffle=False)
+    first = search.transform(ds, rng=42)
+    again = search.transform(ds, rng=42)
+    other = search.transform(ds, rng=43)
     assert first.table.equals(again.table)
     assert not first.table.equals(plain.table)
     assert not first.table.equals(other.table)  # 117 rows: another seed gives another order
@@ -299,7 +311,7 @@ def test_shuffle_with_seed_is_a_reproducible_permutation(fitted):
                                         "order": "seeded shuffle"}
     assert plain.manifest["output"]["seed"] is None and plain.manifest["output"]["shuffled"] is False
     # A Generator works too; its seed is unknown to the manifest.
-    generated = search.transform(ds, shuffle=True, rng=np.random.default_rng(42))
+    generated = search.transform(ds, rng=np.random.default_rng(42))
     assert generated.manifest["output"]["seed"] is None
     assert rows(generated) == rows(plain)
     assert first.csv_text() == again.csv_text()
@@ -316,7 +328,10 @@ def test_frame_kind_in_is_frame_kind_out(frame, kind, cls):
     assert len(out) == release.table.num_rows
     as_pandas = out if kind == "pandas" else out.to_pandas()
     reference = FullDomain([KAnonymity(3)], suppression_limit=0.05).fit_transform(dataset(frame)).data
-    pd.testing.assert_frame_equal(as_pandas.reset_index(drop=True), reference, check_dtype=False)
+    # Two shuffles: the same rows in another order.
+    columns = list(reference.columns)
+    pd.testing.assert_frame_equal(as_pandas.sort_values(columns).reset_index(drop=True),
+                                  reference.sort_values(columns).reset_index(drop=True), check_dtype=False)
     assert release.manifest["input"]["kind"] == kind
 
 
@@ -363,7 +378,7 @@ def test_values_with_the_delimiter_are_quoted(tmp_path):
     path = tmp_path / "out.csv"
     release.to_csv(path)
     back = pd.read_csv(path, dtype=str)
-    assert back["note"].tolist() == ["a,b", 'say "hi"', "plain", "x"]
+    assert sorted(back["note"]) == sorted(["a,b", 'say "hi"', "plain", "x"])
 
 
 def test_files_are_written_atomically_and_refused_in_missing_folders(tmp_path, fitted):
@@ -398,10 +413,11 @@ def test_a_suppressed_value_with_the_delimiter_does_not_quote_the_release(tmp_pa
     ds = Dataset(csv, quasi_identifiers=["zip"], sensitive="note",
                  hierarchies={"zip": builders.flat(["130", "999"])})
     search = FullDomain([KAnonymity(2)], suppression_limit=0.34).fit(ds)
-    assert search.transform(ds).csv_text() == "zip;note\n130;a\n130;b\n"
+    removed = search.transform(ds).csv_text()
+    assert removed.startswith("zip;note\n") and sorted(removed.splitlines()[1:]) == ["130;a", "130;b"]
     shown = search.transform(ds, suppressed="star").csv_text()
-    assert shown.splitlines()[-1] == '"*";"semi;colon"'
-    assert pd.read_csv(io.StringIO(shown), sep=";", dtype=str)["note"].tolist() == ["a", "b", "semi;colon"]
+    assert sorted(shown.splitlines()[1:]) == ['"*";"semi;colon"', '"130";"a"', '"130";"b"']
+    assert sorted(pd.read_csv(io.StringIO(shown), sep=";", dtype=str)["note"]) == ["a", "b", "semi;colon"]
 
 
 def test_unknown_suppressed_style_is_refused(fitted):
