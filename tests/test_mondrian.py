@@ -216,9 +216,12 @@ def check_release(ds: Dataset, mondrian: Mondrian, release) -> None:
     classes = release.classes
     rc = classes.row_class
     qis = ds.quasi_identifiers
-    # Nothing suppressed; the rows keep the input's order.
+    # Nothing suppressed; every record published once, in a shuffled order (put back in the
+    # input's order by the id each row publishes).
     assert release.suppressed_records == 0 and release.table.num_rows == n
-    assert release.table.column("id").to_pylist() == list(range(n))
+    ids = np.asarray(release.table.column("id").to_pylist())
+    assert sorted(ids.tolist()) == list(range(n))
+    in_input_order = release.table.take(np.argsort(ids))
     # Every record is in exactly one class, and in its class's box; each box is tight.
     assert rc.min() >= 0 and np.array_equal(np.bincount(rc, minlength=classes.n_classes), classes.sizes)
     order = np.argsort(rc, kind="stable")
@@ -240,7 +243,7 @@ def check_release(ds: Dataset, mondrian: Mondrian, release) -> None:
                 assert any(not (members[j][classes.keys[a, j]] & members[j][classes.keys[b, j]]).any()
                            for j in range(len(qis))), (a, b)
     # Grouping the published rows by their quasi-identifiers gives back the classes.
-    published = release.table.select(qis).to_pandas()
+    published = in_input_order.select(qis).to_pandas()
     label_group = published.groupby(qis, sort=False, dropna=False).ngroup().to_numpy()
     pairs = set(zip(label_group.tolist(), rc.tolist()))
     assert len(pairs) == classes.n_classes == len(set(label_group.tolist()))
@@ -340,7 +343,8 @@ def test_t_closeness_paper_table_strict_k3(toy2: Dataset, arx_toy2_csv):
     # Both columns span their whole range, so ZIPCode (listed first) is cut at its median 47677:
     # rows 1, 2, 7, 8, 9 (zip <= 47677) and rows 3, 4, 5, 6. Neither half can be cut again:
     # every median cut of 5 records on either column leaves 2 on one side, and of 4 records 2.
-    release = Mondrian([KAnonymity(3)]).fit_transform(toy2)
+    # The paper's table has no id: its records are named by their row, so the order is kept.
+    release = Mondrian([KAnonymity(3)]).fit_transform(toy2, shuffle=False)
     assert _classes_by_rows(release) == {("[47602-47677]", "[22-36]"): (1, 2, 7, 8, 9),
                                          ("[47678-47909]", "[27-52]"): (3, 4, 5, 6)}
     boxes = [p["box"] for p in release.recoding["partitions"]]
@@ -351,7 +355,7 @@ def test_t_closeness_paper_table_strict_k3(toy2: Dataset, arx_toy2_csv):
 def test_t_closeness_paper_table_relaxed_k3(toy2: Dataset):
     # Relaxed: the 9 records ordered by ZIPCode are cut 4 | 5; neither half reaches 2k = 6.
     mondrian = Mondrian([KAnonymity(3)], mode="relaxed")
-    release = mondrian.fit_transform(toy2)
+    release = mondrian.fit_transform(toy2, shuffle=False)  # records named by their row, as above
     assert _classes_by_rows(release) == {("[47602-47673]", "[22-36]"): (2, 7, 8, 9),
                                          ("[47677-47909]", "[27-52]"): (1, 3, 4, 5, 6)}
     assert mondrian.rounds_ == 2
@@ -364,7 +368,8 @@ def test_t_closeness_paper_table_with_diversity(toy2: Dataset):
 
 
 def _numeric_with_missing(values, k: int):
-    frame = pd.DataFrame({"age": values, "s": ["a", "b"] * (len(values) // 2)})
+    # ``row`` (insensitive) puts the shuffled release back in the input's order.
+    frame = pd.DataFrame({"age": values, "s": ["a", "b"] * (len(values) // 2), "row": range(len(values))})
     ds = Dataset(frame, quasi_identifiers=["age"], sensitive=["s"])
     mondrian = Mondrian([KAnonymity(k)])
     return ds, mondrian, mondrian.fit_transform(ds)
@@ -375,7 +380,8 @@ def test_missing_values_are_split_off_like_an_extreme_value():
     # is the missing value, its largest, so it is cut below: 8..10 | ∅ ×4.
     values = [float(v) for v in range(1, 11)] + [np.nan] * 4
     ds, mondrian, release = _numeric_with_missing(values, 2)
-    assert release.data["age"].tolist() == ["[1-2]"] * 2 + ["[3-4]"] * 2 + ["[5-7]"] * 3 + ["[8-10]"] * 3 + [""] * 4
+    assert release.data.sort_values("row")["age"].tolist() == (["[1-2]"] * 2 + ["[3-4]"] * 2 + ["[5-7]"] * 3
+                                                             + ["[8-10]"] * 3 + [""] * 4)
     boxes = [p["box"]["age"] for p in release.recoding["partitions"]]
     assert {"min": None, "max": None, "missing": True} in boxes
     check_release_basic(ds, release)
@@ -384,7 +390,8 @@ def test_missing_values_are_split_off_like_an_extreme_value():
 def test_missing_values_share_a_cell_with_the_largest_values():
     values = [float(v) for v in range(1, 11)] + [np.nan] * 2
     ds, mondrian, release = _numeric_with_missing(values, 3)
-    assert release.data["age"].tolist() == ["[1-3]"] * 3 + ["[4-6]"] * 3 + ["[7-9]"] * 3 + ["10 or missing"] * 3
+    assert release.data.sort_values("row")["age"].tolist() == (["[1-3]"] * 3 + ["[4-6]"] * 3 + ["[7-9]"] * 3
+                                                             + ["10 or missing"] * 3)
     boxes = [p["box"]["age"] for p in release.recoding["partitions"]]
     assert {"min": 10, "max": 10, "missing": True} in boxes
     # The loss reads the numeric span of the cell (10 to 10) and ignores the missing value.
@@ -401,15 +408,15 @@ def check_release_basic(ds: Dataset, release) -> None:
 def test_relaxed_ties_go_either_way_and_identical_boxes_merge():
     # Ten 5s and two 6s. Strict: 5s | 6s. Relaxed: 5 ×6 | 5 ×4, 6, 6, then 5, 5, 5 | 5, 6, 6: the
     # two all-5 partitions publish the same cell, so they are one class of 9.
-    frame = pd.DataFrame({"x": [5] * 10 + [6] * 2, "s": list("ab") * 6})
+    frame = pd.DataFrame({"x": [5] * 10 + [6] * 2, "s": list("ab") * 6, "row": range(12)})
     ds = Dataset(frame, quasi_identifiers=["x"], sensitive=["s"])
     strict = Mondrian([KAnonymity(2)]).fit_transform(ds)
-    assert strict.data["x"].tolist() == ["5"] * 10 + ["6"] * 2
+    assert strict.data.sort_values("row")["x"].tolist() == ["5"] * 10 + ["6"] * 2
     mondrian = Mondrian([KAnonymity(2)], mode="relaxed")
     relaxed = mondrian.fit_transform(ds)
     assert mondrian.partitions_found_ == 3 and mondrian.n_partitions_ == 2
     assert sorted(relaxed.classes.sizes.tolist()) == [3, 9]
-    labels = relaxed.data["x"].tolist()
+    labels = relaxed.data.sort_values("row")["x"].tolist()  # in the input's order
     assert labels.count("5") == 9 and labels.count("[5-6]") == 3
     assert labels[10:] == ["[5-6]", "[5-6]"]
     # The boxes overlap: 5 lies in both.
@@ -539,7 +546,7 @@ def test_polars_in_polars_out():
     ds = Dataset(frame, quasi_identifiers=["age", "sex"], sensitive=["disease"])
     release = Mondrian([KAnonymity(2)]).fit_transform(ds)
     assert isinstance(release.data, pl.DataFrame)
-    assert release.data["disease"].to_list() == frame["disease"].to_list()
+    assert sorted(release.data["disease"].to_list()) == sorted(frame["disease"].to_list())
     assert isinstance(frame["age"][0], int)  # the input is untouched
 
 
@@ -555,7 +562,11 @@ def test_deterministic():
     ds = load_adult()
     a = Mondrian([KAnonymity(4)], mode="relaxed").fit_transform(ds)
     b = Mondrian([KAnonymity(4)], mode="relaxed").fit_transform(ds)
-    assert a.table.equals(b.table)
+    # The same partitions, publishing the same rows (each release in its own shuffled order).
+    assert a.recoding["partitions"] == b.recoding["partitions"]
+    assert np.array_equal(a.classes.row_class, b.classes.row_class)
+    by_all = [(c, "ascending") for c in a.table.column_names]
+    assert a.table.sort_by(by_all).equals(b.table.sort_by(by_all))
 
 
 # --------------------------------------------------------------------------------------------
@@ -660,15 +671,16 @@ def test_example_config_runs_through_veil_anonymize(tmp_path: Path, monkeypatch)
     assert isinstance(config.anonymizer(), Mondrian)
 
     out, manifest_path = tmp_path / "out.csv", tmp_path / "manifest.json"
+    # --keep-order, so that the published rows can be compared with the input record by record.
     result = CliRunner().invoke(app, ["anonymize", "--config", "examples/adult-mondrian.yaml", "--out", str(out),
-                                      "--manifest", str(manifest_path)])
+                                      "--manifest", str(manifest_path), "--keep-order"])
     assert result.exit_code == 0, result.output
     source = pd.read_csv(REPO / "src" / "veil" / "resources" / "adult" / "adult.csv", sep=";", dtype=str)
     released = pd.read_csv(out, sep=";", dtype=str, keep_default_na=False)
     assert list(released.columns) == list(source.columns)
     assert len(released) == len(source)
-    # Rows keep the input's order: the unchanged columns match record by record, and every
-    # published age range holds the record's age.
+    # The unchanged columns match record by record, and every published age range holds the
+    # record's age.
     assert released["occupation"].tolist() == source["occupation"].tolist()
     assert released["salary-class"].tolist() == source["salary-class"].tolist()
     ranges = released["age"].str.strip("[]").str.split("-", expand=True)
@@ -682,6 +694,7 @@ def test_example_config_runs_through_veil_anonymize(tmp_path: Path, monkeypatch)
     assert all(row["passed"] for row in manifest["models"])
     assert len(manifest["recoding"]["partitions"]) == manifest["classes"]["released"]
     assert manifest["suppression"]["records"] == 0
+    assert manifest["output"]["order"] == "input order" and manifest["config"]["output"]["shuffle"] is False
 
 
 def test_cli_refuses_a_model_the_whole_table_fails(tmp_path: Path):
