@@ -137,8 +137,11 @@ def test_demo_prints_a_summary(tmp_path: Path):
     assert "refused 'd/refused/release.csv (optimized for discernibility)'" in result.stdout
     assert ("intersected with release 1 ('d/release.csv', published " in result.stdout
             and "perfectly breaches 1 of 30,162 people (0.0033%) on 'occupation'" in result.stdout)
+    # Run again, the demo publishes the same release in another secure shuffle: the gate lets it
+    # through (joined with the first it discloses nothing more) and still refuses the second one.
     again = invoke("demo", "--out", str(tmp_path / "d"))
-    assert "was published already, as release 1" in again.stdout and "refused 'd/refused" in again.stdout
+    assert "published 'd/release.csv' as release 2 of population 'adult'" in again.stdout
+    assert "perfectly breaches 0 of 30,162 people" in again.stdout and "refused 'd/refused" in again.stdout
 
 
 BAD_INPUTS = [

@@ -430,13 +430,14 @@ class TradeoffWorkload:
         if published.num_rows != original.num_rows:
             raise ParameterError(f"the released table has {published.num_rows} records and the original "
                                  f"{original.num_rows}; publish every record in the original order "
-                                 "(suppressed as '*', not shuffled) or pass the veil release.")
+                                 "(suppressed as '*', shuffle=False or --keep-order) or pass the veil release.")
         for name in wanted_sensitive:
             if name in original.columns:
                 mine, theirs = original.column(name), published.column(name)
                 if not np.array_equal(mine.labels[mine.codes], theirs.labels[theirs.codes]):
                     raise ParameterError(f"the released table's '{name}' values differ from the original's row by "
-                                         "row; publish the records in the original order, not shuffled.")
+                                         "row; publish the records in the original order (shuffle=False or "
+                                         "--keep-order) or pass the veil release.")
         columns = [published.column(q) for q in qis]
         features = Features.compact(np.stack([c.codes for c in columns], axis=1), [c.cardinality for c in columns])
         star = np.ones(published.num_rows, dtype=bool)
