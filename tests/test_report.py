@@ -508,11 +508,13 @@ def test_an_error_bar_must_hold_its_answer():
         interval_chart("i", ["a"], [5], [6], [7], title="t", alt="a", caption="c")
 
 
-def test_a_seeded_shuffle_is_called_undoable(published):
+def test_a_seeded_shuffle_is_called_undoable_and_the_input_order_a_risk(published):
     release, *_ = published
     ds = release.dataset
-    shuffled = FullDomain([KAnonymity(5)], suppression_limit=0.02, metric="loss").fit(ds).transform(
-        ds, shuffle=True, rng=3)
-    notes = release_report_of(shuffled).notes
+    fitted = FullDomain([KAnonymity(5)], suppression_limit=0.02, metric="loss").fit(ds)
+    notes = release_report_of(fitted.transform(ds, rng=3)).notes
     assert any("recover the input's row order" in n for n in notes)
-    assert not any("row order" in n for n in release_report_of(release).notes)
+    kept = release_report_of(fitted.transform(ds, shuffle=False)).notes
+    assert any(n.startswith("risk: the rows keep the input's order") for n in kept)
+    secure = release_report_of(release).notes  # the default: the secure shuffle, nothing to note
+    assert not any("row order" in n or "input's order" in n for n in secure)
