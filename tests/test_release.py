@@ -3,8 +3,9 @@
 1. Property tests on random tables, models and options: every release satisfies its models (on
    its classes, and on the CSV read back with veil.Dataset and measured with veil.check); every
    input record is published or counted as suppressed; rows are shuffled by default and keep the
-   input's order when asked to (the same rows either way); suppressed records shown as ``*`` are exactly the suppressed ones; the generalization
-   map agrees with the hierarchy levels; the manifest is JSON without NaN.
+   input's order when asked to (the same rows either way); suppressed records shown as ``*`` are
+   exactly the suppressed ones; the generalization map agrees with the hierarchy levels; the
+   manifest is JSON without NaN.
 2. Examples: shuffling with a seed, the kind of frame returned, identifying columns dropped, the
    manifest's keys, writing files.
 """

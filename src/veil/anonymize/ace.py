@@ -48,8 +48,8 @@ one class (a union of buckets each uniform over ≥ ℓ values is still distinct
 ℓ-diverse, and each person's posterior stays ≤ 1/ℓ). No record is suppressed. Rows are
 shuffled by default; keeping the input's order is a choice the manifest flags, and it breaks
 transparency when the input's order is known (sorted by name, say), since the adversary then
-tells people apart by their row. Other sensitive columns are published unchanged, like insensitive ones. Other privacy models given to Ace are
-checked on the release and stop the run if they fail: Ace guarantees transparent ℓ-diversity,
+tells people apart by their row. Other sensitive columns are published unchanged, like
+insensitive ones. Other privacy models given to Ace are checked on the release and stop the run if they fail: Ace guarantees transparent ℓ-diversity,
 hence distinct and entropy ℓ-diversity (a bucket's values are uniform) and k-anonymity for k ≤ ℓ,
 and nothing else.
 

@@ -68,8 +68,8 @@ can exceed 2k − 1 records. Should merging among the kept groups be unable to f
 suppressed groups are restored and merged too.
 
 **Order and determinism.** Released rows are shuffled (with the secure source unless a seed is
-given) unless the input's order is explicitly kept. The grouping has no randomness: ties (equally far or near records) go to the earlier row. Groups are
-numbered by their first row.
+given) unless the input's order is explicitly kept. The grouping has no randomness: ties
+(equally far or near records) go to the earlier row. Groups are numbered by their first row.
 """
 
 from __future__ import annotations

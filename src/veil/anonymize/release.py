@@ -74,7 +74,7 @@ class Release:
         shuffle: publish rows in random order (the default), so that two releases of one table
             cannot be joined by row position (Sweeney's unsorted matching attack,
             :mod:`veil.attacks.matching`); ``False`` keeps the input's order, which the
-            manifest's ``output.order`` and ``output.warnings`` flag as linkable by position.
+            manifest's ``output.order`` and ``warnings`` flag as linkable by position.
         rng: ``None`` shuffles with the operating system's secure randomness; a
             ``numpy.random.Generator`` or an integer seed (recorded in the manifest) makes a
             reproducible shuffle for experiments, which the manifest says is not fit for release.
