@@ -1,0 +1,156 @@
+"""Forward, cross and backward attacks on incremental versions (Fung, Wang, Fu and Pei, EDBT 2008)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from veil import Dataset
+from veil.anonymize import FullDomain, Mondrian
+from veil.attacks.correspondence import NotIncrementalError, correspondence_attack
+from veil.attacks.intersection import PublishedRelease, ReleaseMismatchError, TargetsError
+from veil.data.hierarchy import Hierarchy
+from veil.errors import ParameterError
+from veil.models import KAnonymity
+
+# T1 = {a: 22 flu, b: 35 flu, c: 45 cold, d: 55 cold}; ΔT = {e: 24 cold, f: 38 cold}.
+# R1 publishes decades of twenty years, R2 (of T2) ten-year decades under 40: R1's flu node
+# ([20-39], 2) has one comparable R2 node matching a (([20-29], flu), 1), so one of its two records
+# is not a's (F leaves 1); the R2 flu node matching a has one comparable R1 node of 2 (C keeps 1)
+# and the cold one none (C cracks it: a is in T1, and no cold R1 record is in her twenties), so C
+# leaves 1. Backward: ([20-29], flu) must hold a buddy of the R1 flu node (2 records, and the
+# other flu node of R2 takes 1), so e, new, is the one cold record: B leaves 1.
+FIRST = pd.DataFrame({"age": ["[20-39]"] * 2 + ["[40-59]"] * 2, "disease": ["flu", "flu", "cold", "cold"]})
+SECOND = pd.DataFrame({"age": ["[20-29]", "[20-29]", "[30-39]", "[30-39]", "[40-59]", "[40-59]"],
+                       "disease": ["flu", "cold", "flu", "cold", "cold", "cold"]})
+PEOPLE = pd.DataFrame({"name": list("abcdef"), "age": [22, 35, 45, 55, 24, 38],
+                       "new": ["false"] * 4 + ["true"] * 2})
+
+
+def attack(first, second, targets, **options):
+    options.setdefault("quasi_identifiers", [c for c in ("age", "zip") if c in first.columns])
+    options.setdefault("sensitive", ["disease"])
+    return correspondence_attack(first, second, targets, id_column="name", **options)
+
+
+def test_the_three_attacks_on_hand_computed_versions():
+    result = attack(FIRST, SECOND, PEOPLE, k=2, new="new")
+    assert result.before_first.tolist() == [2, 2, 2, 2, 2, 2]
+    assert result.before_second.tolist() == [2, 2, 2, 2, 2, 2]
+    assert result.forward.tolist()[:4] == [1, 1, 2, 2]
+    assert result.cross.tolist()[:4] == [1, 1, 2, 2]
+    assert result.backward.tolist()[4:] == [1, 1]
+    assert result.targets[result.exposed_forward].tolist() == ["a", "b"]
+    assert result.targets[result.exposed_cross].tolist() == ["a", "b"]
+    assert result.targets[result.exposed_backward].tolist() == ["e", "f"]
+    summary = result.summary()
+    assert summary["exposed"] == 4 and summary["bcf_anonymous"] is False and summary["targets_new"] == 2
+    assert not result.passed
+
+
+# Two quasi-identifiers; R1 = {a: 22 1301 flu, b: 27 1302 cold}, one class. R2 adds e (21 1302
+# flu), h (28 1301 flu), i (25 1301 flu) and g (26 1302 cold) in three classes of two:
+# A = {a, e} ([20-24], 130*), B = {h, i} ([20-29], 1301), C = {b, g} ([25-29], 1302).
+# a: R1's flu node (1 record) can take its buddy in A or B, both matching a, so F keeps it; the cold
+#    node's buddy is in C, which does not match a: F = 1, exposed. C = 1 + 1 (A and B each hold at
+#    most the one flu R1 record): 2, safe.
+# b: only the cold node survives F (1); C's only R1 support is that node: C = 1. Both exposed.
+# g: C must hold b's buddy (the only R2 node comparable to R1's cold node), so of its two records
+#    one is old: B = 1, exposed. e, h, i: A and B need no old record (each can leave the flu
+#    buddy to the other): B = 2.
+FIRST_2 = pd.DataFrame({"age": ["[20-29]"] * 2, "zip": ["*"] * 2, "disease": ["flu", "cold"]})
+SECOND_2 = pd.DataFrame({"age": ["[20-24]", "[20-24]", "[20-29]", "[20-29]", "[25-29]", "[25-29]"],
+                         "zip": ["130*", "130*", "1301", "1301", "1302", "1302"],
+                         "disease": ["flu", "flu", "flu", "flu", "cold", "cold"]})
+PEOPLE_2 = pd.DataFrame({"name": list("abehig"), "age": [22, 27, 21, 28, 25, 26],
+                         "zip": ["1301", "1302", "1302", "1301", "1301", "1302"], "new": [0, 0, 1, 1, 1, 1]})
+
+
+def test_forward_and_cross_differ_and_backward_finds_the_forced_buddy():
+    result = attack(FIRST_2, SECOND_2, PEOPLE_2, k=2, new="new")
+    assert result.forward.tolist()[:2] == [1, 1] and result.cross.tolist()[:2] == [2, 1]
+    assert result.backward.tolist()[2:] == [2, 2, 2, 1]
+    assert result.targets[result.exposed_forward].tolist() == ["a", "b"]
+    assert result.targets[result.exposed_cross].tolist() == ["b"]
+    assert result.targets[result.exposed_backward].tolist() == ["g"]
+
+
+def test_a_safe_next_version_is_bcf_anonymous():
+    # R2 splits R1's one class into two, each with one old and one new record: nothing cracks.
+    first = pd.DataFrame({"age": ["[20-39]"] * 2})
+    second = pd.DataFrame({"age": ["[20-29]", "[20-29]", "[30-39]", "[30-39]"]})
+    people = pd.DataFrame({"name": list("abef"), "age": [22, 35, 24, 38], "new": [0, 0, 1, 1]})
+    result = attack(first, second, people, k=2, new="new", sensitive=[])
+    assert result.forward.tolist()[:2] == [2, 2] and result.cross.tolist()[:2] == [2, 2]
+    assert result.backward.tolist()[2:] == [2, 2]
+    assert result.passed and result.summary()["exposed"] == 0
+
+
+def test_targets_that_match_no_earlier_node_are_taken_as_new_and_k_comes_from_the_manifests():
+    people = pd.DataFrame({"name": ["a", "z"], "age": [22, 70]})
+    manifest = {"roles": {"quasi_identifiers": ["age"], "sensitive": ["disease"]},
+                "models": [{"model": "k-anonymity", "threshold": 2.0}]}
+    second = pd.concat([SECOND, pd.DataFrame({"age": ["[60-79]"] * 2, "disease": ["flu"] * 2})])
+    result = correspondence_attack(PublishedRelease(FIRST, manifest=manifest), PublishedRelease(second,
+                                   manifest={**manifest, "classes": {"smallest": 2}}), people, id_column="name")
+    assert result.k == 2 and result.new.tolist() == [False, True]
+    assert result.backward.tolist()[1] == 2 and not result.exposed_backward.any()
+
+
+def test_bad_input():
+    with pytest.raises(NotIncrementalError, match="holds at least the records of the earlier one"):
+        attack(SECOND, FIRST, PEOPLE)
+    elsewhere = SECOND.assign(disease="cancer")
+    with pytest.raises(NotIncrementalError, match="not versions of one growing table"):
+        attack(FIRST, elsewhere, PEOPLE)
+    with pytest.raises(TargetsError, match="no column 'age'"):
+        attack(FIRST, SECOND, PEOPLE.drop(columns="age"))
+    with pytest.raises(ReleaseMismatchError, match="no column 'disease'"):
+        attack(FIRST, SECOND.drop(columns="disease"), PEOPLE)
+    roles = (lambda qis: {"roles": {"quasi_identifiers": qis, "sensitive": ["disease"]}})
+    with pytest.raises(ReleaseMismatchError, match="publish the same ones"):
+        correspondence_attack(PublishedRelease(FIRST, manifest=roles(["age"])),
+                              PublishedRelease(SECOND.assign(zip="1"), manifest=roles(["age", "zip"])), PEOPLE)
+    with pytest.raises(ParameterError, match="k must be a whole number"):
+        attack(FIRST, SECOND, PEOPLE, k=0)
+    with pytest.raises(ParameterError, match="group centroids"):
+        correspondence_attack(PublishedRelease(FIRST, manifest={"algorithm": "mdav"}), SECOND, PEOPLE,
+                              quasi_identifiers=["age"])
+    with pytest.raises(TargetsError, match="write true or false"):
+        attack(FIRST, SECOND, PEOPLE.assign(new="maybe"), new="new")
+
+
+def _hierarchy(name: str, top: int) -> Hierarchy:
+    rows = [[str(v), f"{v // 2 * 2}-{v // 2 * 2 + 1}", f"{v // 4 * 4}-{v // 4 * 4 + 3}", "*"] for v in range(top)]
+    return Hierarchy(rows, name=name)
+
+
+HIERARCHIES = {"a": _hierarchy("a", 8), "b": _hierarchy("b", 4)}
+
+
+def _anonymize(frame: pd.DataFrame, mondrian: bool, k: int):
+    if mondrian:
+        return Mondrian([KAnonymity(k)]).fit_transform(Dataset(frame, quasi_identifiers=["a", "b"], sensitive=["s"]))
+    ds = Dataset(frame.astype(str), quasi_identifiers=["a", "b"], sensitive=["s"], hierarchies=HIERARCHIES)
+    return FullDomain([KAnonymity(k)], suppression_limit=0.0).fit_transform(ds)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 7), st.integers(0, 3), st.sampled_from("xyz")), min_size=4, max_size=30),
+       st.integers(0, 100), st.booleans(), st.booleans())
+def test_property_no_true_record_is_ever_excluded(rows, cut, mondrian_first, mondrian_second):
+    t2 = pd.DataFrame(rows, columns=["a", "b", "s"])
+    m = 2 + cut % (len(t2) - 1)
+    t1 = t2.iloc[:m].reset_index(drop=True)
+    first = PublishedRelease.from_release(_anonymize(t1, mondrian_first, 2))
+    second = PublishedRelease.from_release(_anonymize(t2, mondrian_second, 2))
+    new = np.arange(len(t2)) >= m
+    result = correspondence_attack(first, second, t2[["a", "b"]], k=2, new=new)
+    old = ~new
+    # Every target is in the releases its timestamp says, so its own record is never cracked.
+    assert (result.forward[old] >= 1).all() and (result.cross[old] >= 1).all()
+    assert (result.backward[new] >= 1).all()
+    # The attacks only remove candidates.
+    assert (result.forward <= result.before_first).all()
+    assert (result.cross <= result.before_second).all() and (result.backward <= result.before_second).all()
