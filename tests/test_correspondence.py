@@ -154,3 +154,52 @@ def test_property_no_true_record_is_ever_excluded(rows, cut, mondrian_first, mon
     # The attacks only remove candidates.
     assert (result.forward <= result.before_first).all()
     assert (result.cross <= result.before_second).all() and (result.backward <= result.before_second).all()
+
+
+# ---------------------------------------------------------------------------------------------
+# The publishing gate
+
+AGE = Hierarchy([[str(a), f"{a // 10 * 10}-{a // 10 * 10 + 9}", "20-39" if a < 40 else "40-59", "*"]
+                 for a in (22, 24, 35, 38, 45, 47)], name="age")
+GROWN = pd.DataFrame({"id": list("abcdef"), "age": ["22", "35", "45", "47", "24", "38"],
+                      "disease": ["flu", "flu", "cold", "cold", "cold", "cold"]})
+
+
+def _publish_version(tmp_path, ledger, rows: int, level: int, policy):
+    import veil
+    from veil.anonymize import Release
+
+    folder = tmp_path / f"v{rows}-{level}"
+    folder.mkdir()
+    table = GROWN.iloc[:rows]
+    ds = Dataset(table, quasi_identifiers=["age"], sensitive=["disease"], identifying=["id"], hierarchies={"age": AGE})
+    classes = veil.EquivalenceClasses.from_dataset(ds, {"age": level})
+    release = Release(ds, classes, [False] * classes.n_classes, algorithm="fulldomain", models=[KAnonymity(2)],
+                      suppression_limit=0.0, shuffle=True)
+    release.write(folder / "release.csv", folder / "manifest.json")
+    table.to_csv(folder / "people.csv", index=False)
+    return ledger.publish(folder / "manifest.json", population="people", data=folder / "people.csv", policy=policy)
+
+
+def test_the_gate_refuses_a_version_that_opens_a_correspondence_attack(tmp_path):
+    from veil.ledger import Ledger
+    from veil.ledger.checks import CorrespondenceCheck
+    from veil.ledger.policy import Policy
+
+    assert "correspondence" in Policy().to_dict()["checks"]
+    policy = Policy(checks=(CorrespondenceCheck(),))
+    ledger, _ = Ledger.init(tmp_path / "ledger.db", by="steward")
+    ledger.add_population("people", key_column="id")
+    # T1 = a, b, c, d published by twenty years ([20-39]: a, b with flu); T2 adds e and f (cold)
+    # and is published by decade: the flu record in a's decade is hers (forward and cross). The
+    # first release's value map lists the ages it holds, which 24 and 38 are not: e and f are new,
+    # and the backward attack finds them in their decade's cold record.
+    assert _publish_version(tmp_path, ledger, 4, 2, policy).published
+    refused = _publish_version(tmp_path, ledger, 6, 1, policy)
+    assert not refused.published
+    assert "as a new version of release 1" in refused.reason
+    assert "leaves 4 of 6 people (66.67%) fewer than 2 candidates (forward 2, cross 2, backward 2)" in refused.reason
+    # The same grown table published by twenty years again keeps everyone among 2.
+    decision = _publish_version(tmp_path, ledger, 6, 2, policy)
+    assert decision.published
+    assert decision.findings[0].check == "correspondence" and decision.findings[0].figures["exposed"] == 0

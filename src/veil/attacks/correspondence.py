@@ -260,7 +260,8 @@ def correspondence_attack(first, second, targets, *, quasi_identifiers: str | Se
     shared = _load_hierarchies(hierarchies)
     shared_orders = {c: [str(v) for v in o] for c, o in (orders or {}).items()}
     sensitive_codes = _sensitive_codes(table1, table2, sens)
-    versions = [_version(pub, name, manifest, table, qis, tg, shared, shared_orders, codes)
+    nodes = _node_labels(published, loaded, qis, shared)
+    versions = [_version(pub, name, manifest, table, qis, tg, nodes, shared_orders, codes)
                 for pub, (name, manifest, table), codes in zip(published, loaded, sensitive_codes)]
     r1, r2 = versions
 
@@ -332,11 +333,26 @@ def _sensitive_codes(table1: pa.Table, table2: pa.Table, sens: Sequence[str]) ->
     return [joint[:n1], joint[n1:]]
 
 
-def _version(pub: PublishedRelease, name: str, manifest, table: pa.Table, qis: Sequence[str], tg, shared: dict,
-             shared_orders: dict, sensitive: np.ndarray) -> _Version:
+def _node_labels(published: Sequence[PublishedRelease], loaded: Sequence[tuple], qis: Sequence[str],
+                 shared: dict) -> dict[str, dict[str, frozenset]]:
+    """Per quasi-identifier, every hierarchy node label either release's hierarchies, value maps or
+    boxes name, with the union of the values each says it covers: a version of a grown table comes
+    with a hierarchy over more values, and the earlier release's labels stand for the same nodes."""
+    out: dict[str, dict[str, set]] = {}
+    for pub, (_, manifest, _) in zip(published, loaded):
+        own = _load_hierarchies(pub.hierarchies)
+        for q in qis:
+            for hierarchies in ({}, {q: shared[q]} if q in shared else None, {q: own[q]} if q in own else None):
+                if hierarchies is None:
+                    continue
+                for label, members in (_nodes_for(q, hierarchies, manifest) or {}).items():
+                    out.setdefault(q, {}).setdefault(label, set()).update(members)
+    return {q: {label: frozenset(m) for label, m in labels.items()} for q, labels in out.items()}
+
+
+def _version(pub: PublishedRelease, name: str, manifest, table: pa.Table, qis: Sequence[str], tg,
+             nodes_by_column: dict, shared_orders: dict, sensitive: np.ndarray) -> _Version:
     """A release read as classes and nodes, its cells parsed."""
-    nodes_by_column = {q: n for q in qis
-                       if (n := _nodes_for(q, {**shared, **_load_hierarchies(pub.hierarchies)}, manifest)) is not None}
     _check_boxes(name, manifest, qis, nodes_by_column)
     orders = {**shared_orders, **{c: [str(v) for v in o] for c, o in (pub.orders or {}).items()}}
     labels, codes, cells = [], [], []
