@@ -203,3 +203,37 @@ def test_the_gate_refuses_a_version_that_opens_a_correspondence_attack(tmp_path)
     decision = _publish_version(tmp_path, ledger, 6, 2, policy)
     assert decision.published
     assert decision.findings[0].check == "correspondence" and decision.findings[0].figures["exposed"] == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# veil attack correspondence
+
+
+def test_the_command(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from veil.cli import app
+
+    runner = CliRunner()
+    paths = {}
+    for name, frame in (("r1.csv", FIRST), ("r2.csv", SECOND), ("people.csv", PEOPLE)):
+        paths[name] = str(tmp_path / name)
+        frame.to_csv(paths[name], index=False)
+    out = tmp_path / "per-target.csv"
+    args = ["attack", "correspondence", paths["r1.csv"], paths["r2.csv"], "--targets", paths["people.csv"],
+            "--qi", "age", "--sensitive", "disease", "--k", "2", "--new", "new", "--id", "name"]
+    result = runner.invoke(app, args + ["--json", "--out", str(out)])
+    assert result.exit_code == 1, result.output
+    summary = json.loads(result.output)
+    assert (summary["exposed_forward"], summary["exposed_cross"], summary["exposed_backward"]) == (2, 2, 2)
+    per_target = pd.read_csv(out)
+    assert per_target.loc[per_target["exposed_backward"], "target"].tolist() == ["e", "f"]
+    table = runner.invoke(app, args)
+    assert table.exit_code == 1 and "bcf_anonymous" in table.output
+    bad = tmp_path / "bad.csv"
+    refused = runner.invoke(app, ["attack", "correspondence", paths["r2.csv"], paths["r1.csv"], "--targets",
+                                  paths["people.csv"], "--qi", "age", "--sensitive", "disease", "--out", str(bad)])
+    assert refused.exit_code == 2 and "holds at least the records of the earlier one" in refused.output
+    assert "Traceback" not in refused.output and not bad.exists()
