@@ -47,6 +47,8 @@ def test_the_three_attacks_on_hand_computed_versions():
     summary = result.summary()
     assert summary["exposed"] == 4 and summary["bcf_anonymous"] is False and summary["targets_new"] == 2
     assert not result.passed
+    # Without k or manifests, k is the smaller of the two releases' smallest classes (2, not a node of 1).
+    assert attack(FIRST, SECOND, PEOPLE, new="new").k == 2
 
 
 # Two quasi-identifiers; R1 = {a: 22 1301 flu, b: 27 1302 cold}, one class. R2 adds e (21 1302

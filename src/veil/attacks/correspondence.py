@@ -182,9 +182,6 @@ class CorrespondenceResult:
 class _Version:
     """One release read as nodes."""
 
-    name: str
-    rows: int
-    labels: list[np.ndarray]     # per quasi-identifier, the distinct published texts
     cells: list[list]            # per quasi-identifier, the Cell of each text
     keys: np.ndarray             # [classes × qis] label index per column
     node_class: np.ndarray       # [nodes] the node's class
@@ -229,7 +226,7 @@ def correspondence_attack(first, second, targets, *, quasi_identifiers: str | Se
         UnreadableValueError: a published value cannot be read.
         DataError, HierarchyError: a table, manifest or hierarchy cannot be read.
     """
-    if k is not None and (isinstance(k, bool) or int(k) != k or k < 1):
+    if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1):
         raise ParameterError(f"k must be a whole number of at least 1, not {k!r}.")
     published = [_as_published(r) for r in (first, second)]
     loaded = []
@@ -290,7 +287,7 @@ def correspondence_attack(first, second, targets, *, quasi_identifiers: str | Se
     else:
         is_new = _new_flags(new, targets, tg.n, delimiter)
     if k is None:
-        k = min(_own_k(manifest1, n1), _own_k(manifest2, n2))
+        k = min(_own_k(manifest, version) for manifest, version in ((manifest1, r1), (manifest2, r2)))
     notes = [f"{name} removed {_plural(removed, 'suppressed record')}; the attacks take every record to be in both "
              "releases, so a person whose record was removed may be placed wrongly."
              for (name, manifest, _) in loaded if (removed := _removed(manifest))]
@@ -369,7 +366,7 @@ def _version(pub: PublishedRelease, name: str, manifest, table: pa.Table, qis: S
                                         [max(len(keys), 1), int(sensitive.max(initial=0)) + 1])
     node_keys = np.asarray(node_keys, dtype=np.int64).reshape(-1, 2)
     sizes = np.bincount(np.asarray(node_of_row, dtype=np.int64), minlength=len(node_keys))
-    return _Version(name, table.num_rows, labels, cells, keys, node_keys[:, 0], node_keys[:, 1], sizes)
+    return _Version(cells, keys, node_keys[:, 0], node_keys[:, 1], sizes)
 
 
 def _all_columns(tables: Sequence[np.ndarray], left: np.ndarray, right: np.ndarray) -> sp.csr_matrix:
@@ -511,7 +508,7 @@ def _new_flags(new, targets, n: int, delimiter: str | None) -> np.ndarray:
     return flags
 
 
-def _own_k(manifest: dict | None, sizes: np.ndarray) -> int:
+def _own_k(manifest: dict | None, version: _Version) -> int:
     """A release's own k: its manifest's k-anonymity, else its smallest class."""
     for model in (manifest or {}).get("models") or []:
         if model.get("model") == "k-anonymity" and isinstance(model.get("threshold"), (int, float)):
@@ -519,7 +516,8 @@ def _own_k(manifest: dict | None, sizes: np.ndarray) -> int:
     smallest = ((manifest or {}).get("classes") or {}).get("smallest")
     if isinstance(smallest, (int, float)) and smallest >= 1:
         return int(smallest)
-    return int(sizes.min()) if len(sizes) else 1
+    classes = np.bincount(version.node_class, weights=version.sizes)
+    return int(classes.min()) if len(classes) else 1
 
 
 def _removed(manifest: dict | None) -> int:
