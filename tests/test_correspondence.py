@@ -239,3 +239,21 @@ def test_the_command(tmp_path):
                                   paths["people.csv"], "--qi", "age", "--sensitive", "disease", "--out", str(bad)])
     assert refused.exit_code == 2 and "holds at least the records of the earlier one" in refused.output
     assert "Traceback" not in refused.output and not bad.exists()
+
+
+def test_the_check_passes_a_release_that_is_not_a_version_of_the_earlier_one():
+    import pyarrow as pa
+
+    from veil.ledger.checks import CorrespondenceCheck, ReleaseView
+
+    manifest = {"roles": {"quasi_identifiers": ["age"], "sensitive": ["disease"]}}
+    view = (lambda name, frame: ReleaseView(name, "generalization", pa.Table.from_pandas(frame, preserve_index=False),
+                                            manifest))
+    earlier, other = view("release 1", FIRST), view("the new release", SECOND.assign(disease="cancer"))
+    check = CorrespondenceCheck()
+    assert check.applies(other, earlier) and not check.applies(earlier, other)
+    finding = check.run(other, earlier, pa.table({"age": ["22", "45"]}))
+    assert finding.passed and finding.figures == {"applies": False}
+    assert finding.reason.startswith("the correspondence attacks do not apply to the new release and release 1: ")
+    refused = check.run(view("the new release", SECOND), earlier, pa.table({"age": ["22", "45"]}))
+    assert not refused.passed and refused.figures["exposed_forward"] == 1

@@ -23,7 +23,8 @@ import pyarrow as pa
 from veil.errors import ParameterError
 from veil.ledger.kinds import MICRODATA
 
-__all__ = ["CHECKS", "CorrespondenceCheck", "CrossReleaseCheck", "Finding", "IntersectionCheck", "JoinCheck", "MatchingCheck", "ReleaseView"]
+__all__ = ["CHECKS", "CorrespondenceCheck", "CrossReleaseCheck", "Finding", "IntersectionCheck", "JoinCheck",
+           "MatchingCheck", "ReleaseView"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -409,8 +410,7 @@ class CorrespondenceCheck(CrossReleaseCheck):
                                            sensitive=new.sensitive, k=self.k,
                                            hierarchies={q: h for q, h in new.hierarchies.items() if q in qis})
         except NotIncrementalError as exc:
-            reason = (f"the new release is not a version of {earlier.name} grown by new records ({exc}), so the "
-                      "correspondence attacks do not apply.")
+            reason = f"the correspondence attacks do not apply to the new release and {earlier.name}: {exc}"
             return Finding(self.name, earlier.name, True, 0.0, self.max_share, {"applies": False}, reason)
         summary = result.summary()
         summary.pop("notes", None)
@@ -419,8 +419,9 @@ class CorrespondenceCheck(CrossReleaseCheck):
         passed = share <= self.max_share
         figures = {**summary, "exposed_share": share}
         reason = (f"as a new version of {earlier.name}, the new release leaves {exposed:,} of {summary['targets']:,} "
-                  f"people ({_percent(share)}) fewer than {result.k} candidates (forward {summary['exposed_forward']:,}, "
-                  f"cross {summary['exposed_cross']:,}, backward {summary['exposed_backward']:,}), "
+                  f"people ({_percent(share)}) fewer than {result.k} candidates (forward "
+                  f"{summary['exposed_forward']:,}, cross {summary['exposed_cross']:,}, backward "
+                  f"{summary['exposed_backward']:,}), "
                   f"{'within' if passed else 'over'} the policy's limit of {_percent(self.max_share)}")
         return Finding(self.name, earlier.name, passed, share, self.max_share, figures, reason + ".")
 
