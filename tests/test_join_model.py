@@ -1,0 +1,127 @@
+"""Join k-anonymity, the model of a second release given a first (Wang and Fung, KDD 2006)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from veil import Dataset, EquivalenceClasses, builders
+from veil.anonymize import FullDomain
+from veil.attacks.intersection import PublishedRelease
+from veil.attacks.join import join_attack
+from veil.errors import InfeasibleError
+from veil.models import JoinKAnonymity, KAnonymity
+from veil.models.sequential import EarlierReleaseExposedError, NothingToJoinError
+
+PEOPLE = pd.DataFrame({
+    "sex": ["M", "M", "F", "F", "M", "F"],
+    "job": ["eng", "eng", "eng", "eng", "law", "law"],
+    "zip": ["A", "B", "A", "B", "C", "C"],
+    "disease": ["flu", "hiv", "flu", "cold", "hiv", "flu"],
+})
+# T1 publishes sex, job and disease (sex its quasi-identifier); T2 would publish job and zip. Zip C
+# means a lawyer, and there is one lawyer of each sex: the join exposes rows 4 and 5 of T1.
+T1 = PEOPLE[["sex", "job", "disease"]]
+T1_MANIFEST = {"roles": {"quasi_identifiers": ["sex"], "sensitive": ["disease"]}}
+
+
+def second(zip_hierarchy=None) -> Dataset:
+    frame = PEOPLE[["job", "zip"]].iloc[[5, 3, 1, 4, 2, 0]].reset_index(drop=True)
+    hierarchy = zip_hierarchy or builders.flat(frame["zip"])
+    return Dataset(frame, quasi_identifiers=["zip"], hierarchies={"zip": hierarchy})
+
+
+def test_hand_built_join_is_violated_where_the_attack_exposes():
+    ds = second()
+    model = JoinKAnonymity(T1, k=2, manifest=T1_MANIFEST)
+    result = model.evaluate(EquivalenceClasses.from_dataset(ds, [0]))
+    labels = EquivalenceClasses.from_dataset(ds, [0]).class_labels()["zip"].tolist()
+    levels = dict(zip(labels, result.class_levels.tolist()))
+    # Zips A and B put each person among the 2 engineers of their sex; zip C among 1 lawyer.
+    assert levels == {"A": 2.0, "B": 2.0, "C": 1.0}
+    assert result.passed is False and result.level == 1.0
+    assert [labels[i] for i in result.failing_classes] == ["C"]
+    # The attack on the same pair exposes exactly the two lawyers of T1.
+    attack = join_attack(PublishedRelease(T1, manifest=T1_MANIFEST), second().table.data,
+                         quasi_identifiers=["sex", "zip"], k=2)
+    assert attack.exposed.tolist() == [4, 5]
+
+
+def test_generalizing_the_second_release_hides_the_lawyers():
+    hierarchy = builders.flat(PEOPLE["zip"])
+    result = JoinKAnonymity(T1, k=2, manifest=T1_MANIFEST).evaluate(
+        EquivalenceClasses.from_dataset(second(hierarchy), [1]))
+    assert result.passed and result.level == 3.0  # everyone among the 3 T1 records of their sex
+
+
+def test_l_diversity_on_the_join():
+    model = JoinKAnonymity(T1, k=1, l=2, manifest=T1_MANIFEST)
+    result = model.evaluate(EquivalenceClasses.from_dataset(second(), [0]))
+    # k = 1 holds everywhere; the lone lawyers hold one disease each.
+    labels = EquivalenceClasses.from_dataset(second(), [0]).class_labels()["zip"].tolist()
+    assert sorted(labels[i] for i in result.failing_classes) == ["C"]
+
+
+def test_the_search_generalizes_until_the_join_is_safe():
+    ds = second()
+    release = FullDomain([JoinKAnonymity(T1, k=2, manifest=T1_MANIFEST)]).fit(ds).transform(ds)
+    assert release.manifest["node"] == {"zip": 1}
+    attack = join_attack(PublishedRelease(T1, manifest=T1_MANIFEST), release, k=2)
+    assert attack.passed
+
+
+def test_the_model_is_not_monotone():
+    assert JoinKAnonymity.monotonic is False and JoinKAnonymity.monotonic_with_suppression is False
+
+
+def test_bad_input_is_one_sentence():
+    with pytest.raises(NothingToJoinError, match="nothing to join"):
+        JoinKAnonymity(PEOPLE[["sex"]], k=2).evaluate(EquivalenceClasses.from_dataset(second(), [0]))
+    with pytest.raises(EarlierReleaseExposedError, match="alone leaves 6 records"):
+        JoinKAnonymity(T1, k=4, manifest=T1_MANIFEST).evaluate(EquivalenceClasses.from_dataset(second(), [0]))
+    with pytest.raises(Exception, match="sensitive column"):
+        JoinKAnonymity(T1[["sex", "job"]], k=1, l=2).evaluate(EquivalenceClasses.from_dataset(second(), [0]))
+
+
+@st.composite
+def tables(draw):
+    n = draw(st.integers(8, 40))
+    ints = st.lists(st.integers(0, 7), min_size=n, max_size=n)
+    frame = pd.DataFrame({"a": draw(ints), "b": draw(ints), "c": draw(ints),
+                          "s": draw(st.lists(st.sampled_from(["x", "y", "z"]), min_size=n, max_size=n))})
+    k = draw(st.integers(2, 4))
+    l = draw(st.sampled_from([None, 2]))
+    return frame, k, l
+
+
+def _hierarchies(frame: pd.DataFrame, columns) -> dict:
+    return {c: builders.intervals(frame[c], [2, 4]) for c in columns}
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tables())
+def test_what_the_search_publishes_the_join_attack_does_not_break(case):
+    """For any second release the search outputs with the model, the join attack finds nobody under k (or ℓ)."""
+    frame, k, l = case
+    first_ds = Dataset(frame[["a", "c", "s"]], quasi_identifiers=["a", "c"], sensitive=["s"],
+                       hierarchies=_hierarchies(frame, ["a", "c"]))
+    first_models = [KAnonymity(k)]
+    if l is not None:
+        from veil.models import DistinctLDiversity
+
+        first_models.append(DistinctLDiversity(l))
+    try:
+        first = FullDomain(first_models).fit(first_ds).transform(first_ds, shuffle=True,
+                                                                  rng=np.random.default_rng(0))
+    except InfeasibleError:
+        return
+    published = PublishedRelease(first.table, manifest=first.manifest)
+    # T2 publishes the shared c and its own b, in another order.
+    second_frame = frame[["c", "b"]].sample(frac=1, random_state=1).reset_index(drop=True)
+    second_ds = Dataset(second_frame, quasi_identifiers=["c", "b"], hierarchies=_hierarchies(frame, ["c", "b"]))
+    model = JoinKAnonymity(first.table, k=k, l=l, manifest=first.manifest)
+    release = FullDomain([model]).fit(second_ds).transform(second_ds)
+    attack = join_attack(published, release, k=k, l=l)
+    assert attack.passed, attack.summary()
+    assert release.num_rows == len(frame)
