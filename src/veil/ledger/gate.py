@@ -194,10 +194,15 @@ def _recheck(candidate: _Candidate) -> tuple[list[dict], list[str]]:
                       hierarchies={c: h for c, h in candidate.hierarchies.items() if c in sensitive_columns},
                       orders={c: o for c, o in candidate.orders.items() if c in sensitive_columns})
     results, problems, reports = [], [], {}
+    # Join k-anonymity is measured against the earlier release its configuration names.
+    joined = next((entry["join"] for entry in (manifest.get("config") or {}).get("models") or []
+                   if isinstance(entry, dict) and isinstance(entry.get("join"), dict)), {})
+    earlier = {"earlier": joined.get("earlier"), "earlier_manifest": joined.get("manifest")} \
+        if any(row.get("key") == "join" for row in rows) and joined.get("earlier") else {}
     for row in rows:
         c = float(row.get("c", 2.0))
         if c not in reports:
-            reports[c] = check(dataset, c=c, manifest=manifest).to_dict()
+            reports[c] = check(dataset, c=c, manifest=manifest, **earlier).to_dict()
         report = reports[c]
         key, sensitive = row["key"], row.get("sensitive")
         if sensitive is None:

@@ -231,7 +231,7 @@ class JoinKAnonymity(PrivacyModel):
         require(k is None or k >= 1, f"k must be at least 1, not {k}.")
         require(l is None or l >= 1, f"ℓ must be at least 1, not {l}.")
         super().__init__(k, sensitive)
-        self.l = None if l is None else int(l)
+        self.l = l
         self.earlier = earlier
         self.earlier_table, self.earlier_manifest = _read_earlier(earlier, manifest, delimiter)
         self.quasi_identifiers = None if quasi_identifiers is None else list(quasi_identifiers)
@@ -270,8 +270,7 @@ class JoinKAnonymity(PrivacyModel):
                 passed &= diversity >= self.l
         level = float(candidates.min()) if len(candidates) else float("nan")
         return ModelResult(self.name, self.key, level, self.threshold,
-                           None if passed is None else bool(passed.all()), candidates.astype(float), passed, True,
-                           self._prepare(classes.dataset)[-1])
+                           None if passed is None else bool(passed.all()), candidates, passed, True)
 
     def _prepare(self, dataset) -> tuple:
         """The first release's side of the join for ``dataset``'s columns (cached per dataset)."""
