@@ -1,5 +1,6 @@
 """Join k-anonymity, the model of a second release given a first (Wang and Fung, KDD 2006)."""
 
+import json
 import numpy as np
 import pandas as pd
 import pytest
@@ -125,3 +126,73 @@ def test_what_the_search_publishes_the_join_attack_does_not_break(case):
     attack = join_attack(published, release, k=k, l=l)
     assert attack.passed, attack.summary()
     assert release.num_rows == len(frame)
+
+
+# --------------------------------------------------------------------------------------------
+# Through the configuration, veil check and the publishing gate
+
+
+def _veil(*args):
+    from typer.testing import CliRunner
+
+    from veil.cli import app
+
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+@pytest.fixture
+def first_release(tmp_path):
+    """T1 (sex, job, disease) published 2-anonymous on sex, with its manifest."""
+    PEOPLE[["sex", "job", "disease"]].to_csv(tmp_path / "first.csv", index=False)
+    PEOPLE[["job", "zip"]].to_csv(tmp_path / "second.csv", index=False)
+    PEOPLE.to_csv(tmp_path / "people.csv", index=False)
+    (tmp_path / "first.yaml").write_text(
+        "data: first.csv\ncolumns: {quasi_identifiers: [sex], sensitive: [disease]}\n"
+        "hierarchies: {sex: {flat: {}}}\nmodels:\n  - k_anonymity: {k: 2}\n", encoding="utf-8")
+    (tmp_path / "r1").mkdir()
+    done = _veil("anonymize", "--config", tmp_path / "first.yaml", "--out", tmp_path / "r1" / "release.csv",
+                 "--manifest", tmp_path / "r1" / "manifest.json")
+    assert done.exit_code == 0, done.output
+    return tmp_path
+
+
+def test_configuration_check_and_gate(first_release):
+    tmp = first_release
+    (tmp / "second.yaml").write_text(
+        "data: second.csv\ncolumns: {quasi_identifiers: [zip]}\nhierarchies: {zip: {flat: {}}}\n"
+        "models:\n  - join: {earlier: r1/manifest.json, k: 2}\n", encoding="utf-8")
+    # The raw second table fails the join (zip C: one lawyer of each sex), exit 1.
+    checked = _veil("check", tmp / "second.csv", "--qi", "zip", "--earlier", tmp / "r1" / "manifest.json", "--k", 2,
+                    "--json")
+    assert checked.exit_code == 1
+    report = json.loads(checked.stdout)
+    assert report["join"] == 1 and report["passed"]["join"] is False
+    (tmp / "r2").mkdir()
+    done = _veil("anonymize", "--config", tmp / "second.yaml", "--out", tmp / "r2" / "release.csv",
+                 "--manifest", tmp / "r2" / "manifest.json", "--json")
+    assert done.exit_code == 0, done.output
+    manifest = json.loads((tmp / "r2" / "manifest.json").read_text())
+    assert manifest["node"] == {"zip": 1}
+    assert [(m["key"], m["level"], m["passed"]) for m in manifest["models"]] == [("join", 3, True)]
+    (tmp / "policy.yaml").write_text("policy:\n  populations:\n    people: {}\n", encoding="utf-8")
+    assert _veil("ledger", "init", "--ledger", tmp / "ledger.db").exit_code == 0
+    for folder in ("r1", "r2"):
+        published = _veil("publish", tmp / folder / "manifest.json", "--population", "people", "--data",
+                          tmp / "people.csv", "--ledger", tmp / "ledger.db", "--policy", tmp / "policy.yaml",
+                          "--json")
+        assert published.exit_code == 0, published.output
+    decision = json.loads(published.stdout)
+    assert [r["published"] for r in decision["recheck"]] == [3]
+
+
+def test_configuration_errors_are_one_sentence(first_release):
+    tmp = first_release
+    (tmp / "bad.yaml").write_text(
+        "data: second.csv\ncolumns: {quasi_identifiers: [zip]}\nhierarchies: {zip: {flat: {}}}\n"
+        "models:\n  - join: {earlier: nowhere.json, k: 2}\n", encoding="utf-8")
+    (tmp / "out").mkdir()
+    done = _veil("anonymize", "--config", tmp / "bad.yaml", "--out", tmp / "out" / "r.csv")
+    assert done.exit_code == 2 and "join.earlier: file" in done.stderr and "does not exist" in done.stderr
+    assert not (tmp / "out" / "r.csv").exists()
+    alone = _veil("check", tmp / "second.csv", "--qi", "zip", "--earlier", tmp / "r1" / "manifest.json", "--k", 4)
+    assert alone.exit_code == 2 and "alone leaves 6 records" in alone.stderr
