@@ -606,11 +606,20 @@ class PopulationMap:
         return {"type": ["object", "null"], "additionalProperties": options_schema(POPULATION_OPTIONS)}
 
 
+#: The presence check of the release alone (:class:`veil.ledger.checks.PresenceCheck`): the
+#: population table and the thresholds (δ-presence's largest probability, k-map's k).
+PRESENCE_OPTIONS: dict[str, Option] = {
+    "population": required(File()),
+    "delta_max": optional(Nullable(Number(0, 1)), None),
+    "k_map": optional(Nullable(WholeNumber(1)), None),
+    "max_share": optional(Number(0, 1), 0.0),
+}
 POLICY_OPTIONS: dict[str, Option] = {
     "recheck": optional(Boolean(), True),
     "composition": optional(Nullable(Options({name: optional(Options(options)) for name, options in CHECKS.items()},
                                              "{intersection: {confidence: 1.0, max_share: 0.0}}")), None),
     "populations": optional(PopulationMap(), ()),
+    "presence": optional(Nullable(Options(PRESENCE_OPTIONS, "{population: voters.csv, delta_max: 0.5}")), None),
 }
 
 
@@ -624,7 +633,11 @@ class PolicyOptions:
         # a check the file leaves out runs with its defaults
         checks = {name: given.get(name) or {key: option.default for key, option in options.items()}
                   for name, options in CHECKS.items()}
-        return PolicySpec(o["recheck"], checks, o["populations"], p.origin(node))
+        presence = o["presence"]
+        if presence is not None and presence["delta_max"] is None and presence["k_map"] is None:
+            raise p.error(node, "policy.presence needs delta_max (δ-presence) or k_map (k-map), or both.")
+        single = {"presence": presence} if presence is not None else {}
+        return PolicySpec(o["recheck"], checks, o["populations"], p.origin(node), single)
 
     def json_schema(self) -> dict:
         return options_schema(POLICY_OPTIONS)
@@ -882,8 +895,9 @@ SECTIONS: dict[str, Section] = {
                       "with the Spark settings in config)",
                       field="engine", build=lambda options: EngineSpec(**options)),
     "policy": Section(PolicyOptions(), "what the publishing gate enforces (veil publish --policy): the thresholds of "
-                      "its checks across releases and the populations with their privacy budgets; a file may hold "
-                      "this section alone", field="policy"),
+                      "its checks across releases, the presence check of a release alone against a population table, "
+                      "and the populations with their privacy budgets; a file may hold this section alone",
+                      field="policy"),
     "marginals": Section(Options(MARGINALS_OPTIONS, "{privacy: [{k_link: {k: 5}}]}"),
                          "anonymized marginals that veil marginals publishes beside (or instead of) the table, and "
                          "the privacy models of the collection (Kifer and Gehrke 2006)",

@@ -7,7 +7,8 @@ names and hashes the published file: :func:`veil.output.load_manifest` checks th
    one table refuses any other), from which the targets of the attacks come;
 2. re-checks the release's own models on the published file, as ``veil check --manifest`` does:
    every model the manifest reports must measure the same level there, and have passed;
-3. runs every cross-release check of the policy (:mod:`veil.ledger.checks`) between the new
+3. runs the policy's checks of the release alone (membership disclosure against a population
+   table), then every cross-release check of the policy (:mod:`veil.ledger.checks`) between the new
    release and every earlier release of the population that the ledger holds (it keeps each
    published file, compressed, so nobody needs to keep them);
 4. in one transaction under the write lock: if another release of the population was published
@@ -32,7 +33,7 @@ from sqlalchemy import func, select
 
 from veil.dp.accountant import BudgetExceededError, Charge, _exact
 from veil.errors import ParameterError, VeilError
-from veil.ledger.checks import Finding, ReleaseView
+from veil.ledger.checks import CrossReleaseCheck, Finding, ReleaseView, SingleReleaseCheck
 from veil.ledger.errors import LedgerError, LedgerTamperedError
 from veil.ledger.kinds import DIFFERENTIALLY_PRIVATE, MICRODATA, kind_of
 from veil.ledger.policy import Policy
@@ -281,7 +282,9 @@ def publish(ledger, manifest, *, population: str, data=None, policy: Policy | No
         The decision, already recorded.
 
     Raises:
-        DataError: the manifest and its release do not match, or cannot be read.
+        DataError: the manifest and its release do not match, or cannot be read; the policy's
+            population table cannot be read, lacks a quasi-identifier or does not cover the
+            release (:class:`~veil.attacks.presence.PopulationMismatchError`).
         LedgerError: the population is unknown (and the policy does not define it), the table
             belongs to another population, a microdata release comes without its table, or
             the release's kind cannot be judged.
@@ -329,12 +332,15 @@ def publish(ledger, manifest, *, population: str, data=None, policy: Policy | No
         if candidate.manifest.get("fit_for_release") is not True:
             why = "; ".join(candidate.manifest.get("not_fit_because") or []) or "its manifest does not say it is"
             reasons.append(f"the answer is not fit for release ({why}).")
-    findings: list[Finding] = []
+    # The checks of the release alone run once; the cross-release ones against every earlier release.
+    findings: list[Finding] = [check.run(view) for check in policy.checks
+                               if isinstance(check, SingleReleaseCheck) and view is not None and check.applies(view)]
+    cross = [check for check in policy.checks if isinstance(check, CrossReleaseCheck)]
     seen = 0
     while True:
         earlier, seen = _earlier(ledger, pop, seen, read=view is not None)
         for other in earlier:
-            for check in policy.checks:
+            for check in cross:
                 if check.applies(view, other):
                     findings.append(check.run(view, other, table.data))
         decision = _decide(ledger, pop, candidate, policy, seen, reasons, findings, recheck)
