@@ -12,7 +12,7 @@ from veil.anonymize import FullDomain
 from veil.attacks.intersection import PublishedRelease
 from veil.attacks.join import join_attack
 from veil.errors import InfeasibleError
-from veil.models import JoinKAnonymity, KAnonymity
+from veil.models import DistinctLDiversity, JoinKAnonymity, KAnonymity
 from veil.models.sequential import EarlierReleaseExposedError, NothingToJoinError
 
 PEOPLE = pd.DataFrame({
@@ -90,6 +90,7 @@ def tables(draw):
     n = draw(st.integers(8, 40))
     ints = st.lists(st.integers(0, 7), min_size=n, max_size=n)
     frame = pd.DataFrame({"a": draw(ints), "b": draw(ints), "c": draw(ints),
+                          "job": draw(st.lists(st.sampled_from("pqrst"), min_size=n, max_size=n)),
                           "s": draw(st.lists(st.sampled_from(["x", "y", "z"]), min_size=n, max_size=n))})
     k = draw(st.integers(2, 4))
     l = draw(st.sampled_from([None, 2]))
@@ -103,29 +104,48 @@ def _hierarchies(frame: pd.DataFrame, columns) -> dict:
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tables())
 def test_what_the_search_publishes_the_join_attack_does_not_break(case):
-    """For any second release the search outputs with the model, the join attack finds nobody under k (or ℓ)."""
+    """For any second release the search outputs with the model, the join attack finds nobody under k (or ℓ);
+    on the ungeneralized second table, the model and the attack agree."""
     frame, k, l = case
-    first_ds = Dataset(frame[["a", "c", "s"]], quasi_identifiers=["a", "c"], sensitive=["s"],
+    # T1 publishes a and c (its quasi-identifiers), job and s; T2 publishes c, job and b, in another order.
+    # They join on c (at the coarser of the levels they publish it at) and on job, which only T1's
+    # rows and T2's tuples tie to a and b.
+    first_ds = Dataset(frame[["a", "c", "job", "s"]], quasi_identifiers=["a", "c"], sensitive=["s"],
                        hierarchies=_hierarchies(frame, ["a", "c"]))
-    first_models = [KAnonymity(k)]
-    if l is not None:
-        from veil.models import DistinctLDiversity
-
-        first_models.append(DistinctLDiversity(l))
+    first_models = [KAnonymity(k)] + ([DistinctLDiversity(l)] if l else [])
     try:
         first = FullDomain(first_models).fit(first_ds).transform(first_ds, shuffle=True,
                                                                   rng=np.random.default_rng(0))
     except InfeasibleError:
         return
     published = PublishedRelease(first.table, manifest=first.manifest)
-    # T2 publishes the shared c and its own b, in another order.
-    second_frame = frame[["c", "b"]].sample(frac=1, random_state=1).reset_index(drop=True)
+    second_frame = frame[["c", "job", "b"]].sample(frac=1, random_state=1).reset_index(drop=True)
     second_ds = Dataset(second_frame, quasi_identifiers=["c", "b"], hierarchies=_hierarchies(frame, ["c", "b"]))
     model = JoinKAnonymity(first.table, k=k, l=l, manifest=first.manifest)
     release = FullDomain([model]).fit(second_ds).transform(second_ds)
     attack = join_attack(published, release, k=k, l=l)
     assert attack.passed, attack.summary()
     assert release.num_rows == len(frame)
+    raw = FullDomain([KAnonymity(1)]).fit(second_ds).transform(second_ds)
+    verdict = model.evaluate(EquivalenceClasses.from_dataset(second_ds, [0, 0])).passed
+    assert verdict == join_attack(published, raw, k=k, l=l).passed
+
+
+def test_a_column_published_at_two_levels_is_joined_at_the_coarser():
+    ages = pd.DataFrame({"age": ["31", "35", "38", "42", "44", "47"], "job": list("ppqqrr"),
+                         "town": list("xyxyxy")})
+    decades = builders.intervals(ages["age"].astype(int), [10])
+    second_ds = Dataset(ages[["age", "town"]], quasi_identifiers=["age", "town"],
+                        hierarchies={"age": decades, "town": builders.flat(ages["town"])})
+    labels = decades.level_labels[1].tolist()
+    first = ages[["age", "job"]].assign(age=[labels[0]] * 3 + [labels[1]] * 3)  # T1 publishes decades
+    model = JoinKAnonymity(first, k=3, manifest={"roles": {"quasi_identifiers": ["age"]}})
+    # Exact ages in T2 are lifted to T1's decades: each decade's 3 T1 records stay candidates (joined on
+    # equal texts only, nothing would join and the level would be unbounded).
+    assert model.evaluate(EquivalenceClasses.from_dataset(second_ds, [0, 0])).level == 3.0
+    attack = join_attack(PublishedRelease(first, manifest={"roles": {"quasi_identifiers": ["age"]}}),
+                         ages[["age", "town"]], quasi_identifiers=["age", "town"], k=3, hierarchies={"age": decades})
+    assert attack.candidates.tolist() == [3] * 6 and attack.summary()["joined_groups"] == 4
 
 
 # --------------------------------------------------------------------------------------------

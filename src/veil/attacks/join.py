@@ -31,13 +31,13 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
-import pandas as pd
 
-from veil.attacks.intersection import (_as_published, _load_manifest, _release_name, _roles, published_table,
-                                      published_texts)
+from veil.attacks.intersection import (_as_published, _load_hierarchies, _load_manifest, _release_name, _roles,
+                                      published_table)
 from veil.classes import group_rows
+from veil.data.encoding import text_codes
 from veil.errors import ColumnError, ParameterError
-from veil.models.sequential import NothingToJoinError, join_groups
+from veil.models.sequential import NothingToJoinError, join_groups, shared_codes
 
 __all__ = ["JoinResult", "NothingToJoinError", "join_attack"]
 
@@ -99,7 +99,8 @@ class JoinResult:
 
 
 def join_attack(first, second, *, quasi_identifiers: str | Sequence[str] | None = None, k: int = 2,
-                l: int | None = None, sensitive: str | None = None, delimiter: str | None = None) -> JoinResult:
+                l: int | None = None, sensitive: str | None = None, hierarchies=None,
+                delimiter: str | None = None) -> JoinResult:
     """Join two releases of the same records on their shared columns and report who is exposed.
 
     Args:
@@ -112,6 +113,10 @@ def join_attack(first, second, *, quasi_identifiers: str | Sequence[str] | None 
         l: the fewest distinct sensitive values a joined group must have (``None``: no check).
         sensitive: the sensitive column (in either release); default: the first manifest that
             names one. Needed with ``l``.
+        hierarchies: per shared column, a :class:`~veil.data.hierarchy.Hierarchy` (or an ARX
+            hierarchy file) whose levels the releases publish it at; with one, a column the two
+            publish at different levels is joined at the coarser (the releases' own hierarchies,
+            given with a ``PublishedRelease``, serve too). Without, equal texts only are joined.
         delimiter: the CSV delimiter of tables given as paths (sniffed when ``None``).
 
     Raises:
@@ -126,12 +131,12 @@ def join_attack(first, second, *, quasi_identifiers: str | Sequence[str] | None 
         raise ParameterError(f"k must be at least 1, not {k}.")
     if l is not None and l < 1:
         raise ParameterError(f"ℓ must be at least 1, not {l}.")
-    names, tables, manifests = [], [], []
+    names, tables, manifests, published = [], [], [], []
     for position, release in enumerate((first, second), start=1):
-        published = _as_published(release)
-        name = _release_name(published, position)
-        manifests.append(_load_manifest(published.manifest, name))
-        tables.append(published_table(published, delimiter))
+        published.append(_as_published(release))
+        name = _release_name(published[-1], position)
+        manifests.append(_load_manifest(published[-1].manifest, name))
+        tables.append(published_table(published[-1], delimiter))
         names.append(name)
     t1, t2 = tables
     qis = [quasi_identifiers] if isinstance(quasi_identifiers, str) else list(quasi_identifiers or [])
@@ -155,21 +160,19 @@ def join_attack(first, second, *, quasi_identifiers: str | Sequence[str] | None 
     own2 = [q for q in qis if q in t2.column_names and q not in shared]
     shared_qis = [q for q in shared if q in qis]
 
-    # One vocabulary per shared column, so equal texts have equal codes in both releases.
-    key_codes, key_radices, shared_qi_codes, shared_qi_radices = [[], []], [], [[], []], []
+    # One code space per shared column, so equal texts (or texts one level of its hierarchy apart,
+    # lifted to the coarser) have equal codes in both releases.
+    trees = {**_load_hierarchies(hierarchies), **{c: h for p in reversed(published) for c, h in
+                                                  _load_hierarchies(p.hierarchies).items()}}
+    key_codes, shared_qi_codes = [[], []], []
     for c in shared:
-        both = np.concatenate([published_texts(t1.column(c)), published_texts(t2.column(c))])
-        code, labels = pd.factorize(both)
-        code = code.astype(np.int64)
-        for side, part in enumerate((code[:t1.num_rows], code[t1.num_rows:])):
-            key_codes[side].append(part)
-            if c in shared_qis:
-                shared_qi_codes[side].append(part)
-        key_radices.append(max(len(labels), 1))
+        codes1, codes2 = shared_codes(text_codes(t1.column(c)), text_codes(t2.column(c)), trees.get(c))
+        key_codes[0].append(codes1)
+        key_codes[1].append(codes2)
         if c in shared_qis:
-            shared_qi_radices.append(max(len(labels), 1))
-    key1, key2 = _joint(key_codes, key_radices, t1.num_rows, t2.num_rows)
-    sq1, _ = _joint(shared_qi_codes, shared_qi_radices, t1.num_rows, t2.num_rows)
+            shared_qi_codes.append(_codes(t1, c))
+    key1, key2 = _joint(key_codes, t1.num_rows, t2.num_rows)
+    sq1 = _tuple_of(shared_qi_codes, t1.num_rows)
     s1 = _codes(t1, sensitive) if sensitive is not None and sensitive in t1.column_names else None
     s2 = _codes(t2, sensitive) if sensitive is not None and s1 is None else None
     join = join_groups(_own(t1, own1), key1, sq1, _own(t2, own2), key2, sensitive1=s1, sensitive2=s2)
@@ -184,25 +187,25 @@ def join_attack(first, second, *, quasi_identifiers: str | Sequence[str] | None 
 
 def _codes(table, column: str) -> np.ndarray:
     """Integer codes of a published column's texts."""
-    code, _ = pd.factorize(published_texts(table.column(column)))
-    return code.astype(np.int64)
+    return text_codes(table.column(column))[1]
 
 
 def _own(table, columns: Sequence[str]) -> np.ndarray:
     """Each row's tuple of ``columns`` as one code (0 for every row when there are none)."""
-    if not columns:
-        return np.zeros(table.num_rows, dtype=np.int64)
-    codes = [_codes(table, c) for c in columns]
+    return _tuple_of([_codes(table, c) for c in columns], table.num_rows)
+
+
+def _tuple_of(codes: list[np.ndarray], n: int) -> np.ndarray:
+    """Each of ``n`` rows' tuple of ``codes`` as one code (0 for every row when there are none)."""
+    if not codes:
+        return np.zeros(n, dtype=np.int64)
     tuple_of, _ = group_rows(codes, [int(c.max(initial=0)) + 1 for c in codes])
     return np.asarray(tuple_of, dtype=np.int64)
 
 
-def _joint(sides: list[list[np.ndarray]], radices: list[int], n1: int, n2: int) -> tuple[np.ndarray, np.ndarray]:
+def _joint(sides: list[list[np.ndarray]], n1: int, n2: int) -> tuple[np.ndarray, np.ndarray]:
     """One code per tuple of the given columns, shared by both releases' rows (``n1`` and ``n2``
     of them; every row has code 0 when there are no columns)."""
-    if not radices:
-        return np.zeros(n1, dtype=np.int64), np.zeros(n2, dtype=np.int64)
     stacked = [np.concatenate([a, b]) for a, b in zip(sides[0], sides[1])]
-    tuple_of, _ = group_rows(stacked, radices)
-    tuple_of = np.asarray(tuple_of, dtype=np.int64)
+    tuple_of = _tuple_of(stacked, n1 + n2)
     return tuple_of[:n1], tuple_of[n1:]

@@ -329,8 +329,11 @@ class JoinCheck(CrossReleaseCheck):
         known = [q for q in dict.fromkeys(earlier.quasi_identifiers + new.quasi_identifiers) if q in columns]
         sensitive = next((s for s in earlier.sensitive + new.sensitive if s in columns), None)
         k = self.k or min(filter(None, (_smallest_class(earlier), _smallest_class(new))), default=2)
-        result = join_attack(PublishedRelease(earlier.table, manifest=earlier.manifest, name=earlier.name),
-                             PublishedRelease(new.table, manifest=new.manifest, name=new.name),
+        # the hierarchies join a column the two publish at different levels at the coarser
+        result = join_attack(PublishedRelease(earlier.table, manifest=earlier.manifest, name=earlier.name,
+                                              hierarchies=earlier.hierarchies),
+                             PublishedRelease(new.table, manifest=new.manifest, name=new.name,
+                                              hierarchies=new.hierarchies),
                              quasi_identifiers=known, k=k, l=self.l if sensitive else None, sensitive=sensitive)
         exposed = int(len(result.exposed))
         share = exposed / max(len(result.before), 1)

@@ -10,7 +10,9 @@ on T1 ⋈ T2), and veil adds the ℓ-diversity of the group's sensitive values.
 
 **Joined groups.** T1's rows are grouped into ``g1 = (x1, K)`` and T2's into ``g2 = (x2, K)``:
 ``x1`` the known quasi-identifiers only T1 publishes, ``x2`` those only T2 publishes, ``K`` every
-shared column (quasi-identifier or not), matched by its published text. The join pairs each
+shared column (quasi-identifier or not), matched by its published text, or, when the two
+releases publish a column at different levels of its hierarchy, at the coarser level
+(:func:`lift_to_common_level`: ``35`` meets ``[30-40)``). The join pairs each
 ``g1`` with each ``g2`` of the same ``K``. A joined group is a distinct tuple ``(x1, x2, xs)`` of
 the join (``xs`` the shared quasi-identifiers); its candidates are the T1 records of its pairs
 and its sensitive values the distinct values its pairs hold. A T1 record in some joined group has
@@ -27,10 +29,12 @@ record the suppression unpairs falls back on T1 alone, which the model requires 
 second release can repair T1). So what passes the model passes the join attack.
 
 **Not monotone.** Generalizing a quasi-identifier only T2 publishes merges joined groups and can
-only help, but generalizing a shared column changes the text it is joined on: a value T1
-publishes as ``35`` no longer matches T2's ``[30-40)``, and at the top both may read ``*`` and
-match again. The model says so (``monotonic = False``), so lattice searches evaluate it on every
-node instead of pruning with it.
+only help, but generalizing a shared column changes the level it is joined at: below T1's level
+T2's values are lifted to T1's and the groups stay T1's; above it, T1's values are lifted to T2's,
+which merges T1's groups too. Generalizing a shared column past a level the hierarchy does not
+describe (a text T1 publishes that is no label of T2's hierarchy) joins equal texts only, and a
+pair that joined can stop joining. The model does not claim a monotonicity it lacks
+(``monotonic = False``), so lattice searches evaluate it on every node instead of pruning with it.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from veil.classes import EquivalenceClasses, SensitiveCounts, group_rows
-from veil.data.encoding import published_texts
+from veil.data.encoding import text_codes
 from veil.errors import ColumnError, DataError
 from veil.models.base import ModelResult, PrivacyModel, require
 
@@ -173,6 +177,64 @@ def join_groups(x1: np.ndarray, key1: np.ndarray, shared1: np.ndarray, x2: np.nd
                         n_groups)
 
 
+def lift_to_common_level(hierarchy, first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The texts two releases publish for a shared column, lifted to the coarser of their levels.
+
+    When each release publishes the column at one level of ``hierarchy`` (all its texts are
+    labels of that level) and the levels differ, the adversary maps the finer texts up the tree
+    and joins there: ``35`` in one release meets ``[30-40)`` in the other.
+
+    Args:
+        hierarchy: the column's :class:`~veil.data.hierarchy.Hierarchy`.
+        first: the distinct texts the first release publishes.
+        second: the distinct texts the second release publishes.
+
+    Returns:
+        Both arrays of texts lifted to the coarser level, or ``None`` when the releases publish the
+        column at one level already or one of them is not at a single level of the hierarchy.
+    """
+    def level_of(texts: np.ndarray) -> int | None:
+        return next((level for level in range(hierarchy.levels)
+                     if np.isin(texts, hierarchy.level_labels[level]).all()), None)
+
+    levels = level_of(first), level_of(second)
+    if None in levels or levels[0] == levels[1]:
+        return None
+    top = max(levels)
+
+    def lift(texts: np.ndarray, level: int) -> np.ndarray:
+        nodes = hierarchy.codes[:, level]
+        # any leaf under each node of the level; the tree gives every leaf under it one ancestor at ``top``
+        leaf = np.zeros(len(hierarchy.level_labels[level]), dtype=np.int64)
+        leaf[nodes] = np.arange(len(nodes))
+        node = pd.Index(hierarchy.level_labels[level]).get_indexer(texts)
+        return hierarchy.level_labels[top][hierarchy.codes[leaf[node], top]]
+
+    return lift(first, levels[0]), lift(second, levels[1])
+
+
+def shared_codes(first: tuple[np.ndarray, np.ndarray], second: tuple[np.ndarray, np.ndarray],
+                 hierarchy=None) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of each release, the code of a shared column's text in one code space for both.
+
+    Args:
+        first: the first release's ``(distinct texts, code of each row)``.
+        second: the same for the second release.
+        hierarchy: the column's hierarchy, to join texts published at different levels at the
+            coarser one (:func:`lift_to_common_level`); ``None`` joins equal texts only.
+
+    Returns:
+        The codes of the first release's rows and of the second's.
+    """
+    labels1, labels2 = np.asarray(first[0], dtype=object), np.asarray(second[0], dtype=object)
+    lifted = None if hierarchy is None else lift_to_common_level(hierarchy, labels1, labels2)
+    if lifted is not None:
+        labels1, labels2 = lifted
+    code, _ = pd.factorize(np.concatenate([labels1, labels2]))
+    code = code.astype(np.int64)
+    return code[:len(labels1)][first[1]], code[len(labels1):][second[1]]
+
+
 def _read_earlier(earlier, manifest, delimiter: str | None):
     """The first release's table (pyarrow) and manifest (dict or ``None``)."""
     import pyarrow as pa
@@ -298,23 +360,18 @@ class JoinKAnonymity(PrivacyModel):
                                      "to join them on.")
         own1 = [q for q in known if q in t1.column_names and q not in shared]
         own2 = [q for q in known if q in published2 and q not in shared]
-        texts1 = {c: published_texts(t1.column(c)) for c in shared}
-        vocabularies = {c: pd.Index(pd.unique(texts1[c])) for c in shared}
-        codes1 = {c: vocabularies[c].get_indexer(texts1[c]).astype(np.int64) for c in shared}
-        x1 = self._tuple_codes([pd.factorize(published_texts(t1.column(q)))[0] for q in own1], t1.num_rows)
-        shared_qis = [c for c in shared if c in known]
-        sq1 = self._tuple_codes([codes1[c] for c in shared_qis], t1.num_rows)
+        first = {c: text_codes(t1.column(c)) for c in shared}
+        x1 = self._tuple_codes([text_codes(t1.column(q))[1] for q in own1], t1.num_rows)
+        sq1 = self._tuple_codes([first[c][1] for c in shared if c in known], t1.num_rows)
         s1 = s2 = None
         if sensitive is not None and sensitive in t1.column_names:
-            s1 = pd.factorize(published_texts(t1.column(sensitive)))[0].astype(np.int64)
+            s1 = text_codes(t1.column(sensitive))[1]
         elif sensitive is not None:
-            s2 = pd.factorize(published_texts(dataset.table.data.column(sensitive)))[0].astype(np.int64)
+            s2 = text_codes(dataset.table.data.column(sensitive))[1]
         # T2's columns that are not quasi-identifiers are published as the input holds them.
-        raw2 = {c: self._in_vocabulary(vocabularies[c], published_texts(dataset.table.data.column(c)))
-                for c in shared if c not in dataset.quasi_identifiers}
-        raw2.update({q: pd.factorize(published_texts(dataset.table.data.column(q)))[0].astype(np.int64)
-                     for q in own2 if q not in dataset.quasi_identifiers})
-        prepared = (own1, own2, shared, vocabularies, codes1, x1, sq1, s1, s2, raw2, sensitive)
+        raw2 = {c: text_codes(dataset.table.data.column(c))
+                for c in shared + own2 if c not in dataset.quasi_identifiers}
+        prepared = (own2, shared, first, x1, sq1, s1, s2, raw2)
         self._prepared = {id(dataset): (dataset, *prepared)}
         return prepared
 
@@ -324,39 +381,33 @@ class JoinKAnonymity(PrivacyModel):
             return np.zeros(n, dtype=np.int64)
         return _tuples([np.asarray(c, dtype=np.int64) for c in columns])
 
-    @staticmethod
-    def _in_vocabulary(vocabulary: pd.Index, texts: np.ndarray) -> np.ndarray:
-        """Codes of ``texts`` in the first release's vocabulary of a column; a text it never
-        publishes gets a code of its own past the vocabulary (it joins nothing)."""
-        found = vocabulary.get_indexer(texts).astype(np.int64)
-        unknown = found < 0
-        if unknown.any():
-            found[unknown] = len(vocabulary) + pd.factorize(texts[unknown])[0]
-        return found
-
     def _measure(self, classes: EquivalenceClasses) -> tuple[np.ndarray, np.ndarray | None]:
         """Per class, the fewest candidates and distinct sensitive values of its joined groups."""
         dataset = classes.dataset
-        own1, own2, shared, vocabularies, codes1, x1, sq1, s1, s2, raw2, sensitive = self._prepare(dataset)
-        rows = classes.row_class
+        own2, shared, first, x1, sq1, s1, s2, raw2 = self._prepare(dataset)
+        # The rows of classes set aside (a release's suppressed records) are not published as T2's.
+        kept = np.flatnonzero(classes.row_class >= 0)
+        rows = classes.row_class[kept]
         qis = dataset.quasi_identifiers
 
-        def label_codes(c: str, vocabulary: pd.Index | None) -> np.ndarray:
-            """Per row, the code of the text T2 publishes in quasi-identifier ``c`` (in the first
-            release's vocabulary when given)."""
+        def second(c: str) -> tuple[np.ndarray, np.ndarray]:
+            """The distinct texts T2 publishes in column ``c`` and the code of each of its rows."""
+            if c not in qis:
+                return raw2[c][0], raw2[c][1][kept]
             j = qis.index(c)
             labels = np.array([str(label) for label in classes.cells(j).labels], dtype=object)
-            codes = pd.factorize(labels)[0] if vocabulary is None else self._in_vocabulary(vocabulary, labels)
-            return codes[classes.keys[:, j]][rows]
+            return labels, classes.keys[:, j][rows]
 
-        x2 = self._tuple_codes([label_codes(q, None) if q in qis else raw2[q] for q in own2], len(rows))
+        x2 = self._tuple_codes([second(q)[1] for q in own2], len(rows))
         key_columns = [[], []]
         for c in shared:
-            key_columns[0].append(codes1[c])
-            key_columns[1].append(label_codes(c, vocabularies[c]) if c in qis else raw2[c])
+            codes1, codes2 = shared_codes(first[c], second(c), dataset.hierarchies.get(c))
+            key_columns[0].append(codes1)
+            key_columns[1].append(codes2)
         n1 = len(x1)
         both = _tuples([np.concatenate(pair) for pair in zip(*key_columns)])
-        join = join_groups(x1, both[:n1], sq1, x2, both[n1:], sensitive1=s1, sensitive2=s2)
+        join = join_groups(x1, both[:n1], sq1, x2, both[n1:], sensitive1=s1,
+                           sensitive2=None if s2 is None else s2[kept])
         if self.threshold is not None:
             self._require_safe_alone(join)
         n_classes = classes.n_classes
