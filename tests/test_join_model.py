@@ -94,7 +94,8 @@ def tables(draw):
                           "s": draw(st.lists(st.sampled_from(["x", "y", "z"]), min_size=n, max_size=n))})
     k = draw(st.integers(2, 4))
     l = draw(st.sampled_from([None, 2]))
-    return frame, k, l
+    limit = draw(st.sampled_from([0.0, 0.3]))
+    return frame, k, l, limit
 
 
 def _hierarchies(frame: pd.DataFrame, columns) -> dict:
@@ -104,9 +105,9 @@ def _hierarchies(frame: pd.DataFrame, columns) -> dict:
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tables())
 def test_what_the_search_publishes_the_join_attack_does_not_break(case):
-    """For any second release the search outputs with the model, the join attack finds nobody under k (or ℓ);
-    on the ungeneralized second table, the model and the attack agree."""
-    frame, k, l = case
+    """For any second release the search outputs with the model (suppressed records removed), the join
+    attack finds nobody under k (or ℓ); on the ungeneralized second table, the model and the attack agree."""
+    frame, k, l, limit = case
     # T1 publishes a and c (its quasi-identifiers), job and s; T2 publishes c, job and b, in another order.
     # They join on c (at the coarser of the levels they publish it at) and on job, which only T1's
     # rows and T2's tuples tie to a and b.
@@ -122,10 +123,10 @@ def test_what_the_search_publishes_the_join_attack_does_not_break(case):
     second_frame = frame[["c", "job", "b"]].sample(frac=1, random_state=1).reset_index(drop=True)
     second_ds = Dataset(second_frame, quasi_identifiers=["c", "b"], hierarchies=_hierarchies(frame, ["c", "b"]))
     model = JoinKAnonymity(first.table, k=k, l=l, manifest=first.manifest)
-    release = FullDomain([model]).fit(second_ds).transform(second_ds)
+    release = FullDomain([model], suppression_limit=limit).fit(second_ds).transform(second_ds)
     attack = join_attack(published, release, k=k, l=l)
     assert attack.passed, attack.summary()
-    assert release.num_rows == len(frame)
+    assert release.num_rows + release.suppressed_records == len(frame)
     raw = FullDomain([KAnonymity(1)]).fit(second_ds).transform(second_ds)
     verdict = model.evaluate(EquivalenceClasses.from_dataset(second_ds, [0, 0])).passed
     assert verdict == join_attack(published, raw, k=k, l=l).passed

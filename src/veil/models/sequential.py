@@ -22,19 +22,21 @@ computes all of this on integer codes, for the attack and for the model alike.
 
 **The model.** :class:`JoinKAnonymity` holds T1 and measures a candidate T2 given as
 equivalence classes (the table a search is about to publish): a class of T2 fails when one of the
-joined groups its records are in has fewer than ``k`` candidates or ``ℓ`` values. Suppressing the
-failing classes removes exactly their joined groups (a joined group's T2 tuples all share T2's
-quasi-identifiers, so they are in one class), which leaves every other group as it was; a T1
+joined groups its records are in has fewer than ``k`` candidates or ``ℓ`` values, and so does every
+class holding T2 tuples with the same ``x2`` and shared quasi-identifiers as joined (where T2 is
+finer than the level joined at, those tuples span several classes). Suppressing the failing
+classes therefore removes whole joined groups, which leaves every other group as it was; a T1
 record the suppression unpairs falls back on T1 alone, which the model requires to be safe (no
 second release can repair T1). So what passes the model passes the join attack.
 
-**Not monotone.** Generalizing a quasi-identifier only T2 publishes merges joined groups and can
-only help, but generalizing a shared column changes the level it is joined at: below T1's level
-T2's values are lifted to T1's and the groups stay T1's; above it, T1's values are lifted to T2's,
-which merges T1's groups too. Generalizing a shared column past a level the hierarchy does not
-describe (a text T1 publishes that is no label of T2's hierarchy) joins equal texts only, and a
-pair that joined can stop joining. The model does not claim a monotonicity it lacks
-(``monotonic = False``), so lattice searches evaluate it on every node instead of pruning with it.
+**Not monotone in general.** Generalizing a quasi-identifier only T2 publishes merges joined
+groups, and generalizing a shared column that T1 publishes at a level of T2's hierarchy joins at
+a coarser level, which pairs more tuples: neither takes a candidate or a value away. But a shared
+column T1 publishes in texts that T2's hierarchy does not hold (a Mondrian release, another
+hierarchy) is joined on equal texts only, and texts that match at one level of T2 may not at the
+next (or match again at ``*``), so a class can fail above a node where every class passed. The
+model therefore does not claim monotonicity (``monotonic = False``): lattice searches evaluate it
+on every node instead of pruning with it.
 """
 
 from __future__ import annotations
@@ -112,8 +114,9 @@ def join_groups(x1: np.ndarray, key1: np.ndarray, shared1: np.ndarray, x2: np.nd
 
     Args:
         x1: per T1 row, the code of its tuple of known quasi-identifiers only T1 publishes.
-        key1: per T1 row, the code of its tuple of every shared column.
-        shared1: per T1 row, the code of its tuple of shared quasi-identifiers (a function of ``key1``).
+        key1: per T1 row, the code of its tuple of every shared column, as the two are joined.
+        shared1: per T1 row, the code of its tuple of shared quasi-identifiers as T1 publishes them
+            (finer than ``key1`` where the join lifts them to T2's coarser level).
         x2: per T2 row, the code of its tuple of known quasi-identifiers only T2 publishes.
         key2: per T2 row, the code of its shared tuple, in the same code space as ``key1``.
         sensitive1: per T1 row, its sensitive value's code, when T1 publishes the sensitive column.
@@ -124,7 +127,9 @@ def join_groups(x1: np.ndarray, key1: np.ndarray, shared1: np.ndarray, x2: np.nd
     """
     x1, key1, shared1 = (np.asarray(a, dtype=np.int64) for a in (x1, key1, shared1))
     x2, key2 = np.asarray(x2, dtype=np.int64), np.asarray(key2, dtype=np.int64)
-    row_g1 = _tuples([x1, key1])
+    # A T1 row keeps the shared quasi-identifiers it publishes even where the join lifts them to a
+    # coarser level: the adversary who knows them reads them in T1.
+    row_g1 = _tuples([x1, key1, shared1])
     n_g1 = int(row_g1.max(initial=-1)) + 1
     first1 = np.zeros(n_g1, dtype=np.int64)
     first1[row_g1[::-1]] = np.arange(len(row_g1))[::-1]
@@ -175,6 +180,25 @@ def join_groups(x1: np.ndarray, key1: np.ndarray, shared1: np.ndarray, x2: np.nd
         second_diversity = fewest(group_values, pair_g2, n_g2)[row_g2]
     return JoinedGroups(candidates, diversity, joined, before, alone_diversity, second_candidates, second_diversity,
                         n_groups)
+
+
+def _worst_per(owner: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Each row's smallest value over the rows of its owner."""
+    worst = np.full(int(owner.max(initial=-1)) + 1, UNBOUNDED, dtype=np.int64)
+    np.minimum.at(worst, owner, values)
+    return worst[owner]
+
+
+def _worst_together(owners: Sequence[np.ndarray], values: np.ndarray) -> np.ndarray:
+    """Each row's smallest value over every row it is linked to by sharing an owner of any kind
+    (the rows of one connected component): the smallest is spread until nothing changes."""
+    while True:
+        spread = values
+        for owner in owners:
+            spread = _worst_per(owner, spread)
+        if np.array_equal(spread, values):
+            return values
+        values = spread
 
 
 def lift_to_common_level(hierarchy, first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -371,7 +395,7 @@ class JoinKAnonymity(PrivacyModel):
         # T2's columns that are not quasi-identifiers are published as the input holds them.
         raw2 = {c: text_codes(dataset.table.data.column(c))
                 for c in shared + own2 if c not in dataset.quasi_identifiers}
-        prepared = (own2, shared, first, x1, sq1, s1, s2, raw2)
+        prepared = (known, own2, shared, first, x1, sq1, s1, s2, raw2)
         self._prepared = {id(dataset): (dataset, *prepared)}
         return prepared
 
@@ -384,7 +408,7 @@ class JoinKAnonymity(PrivacyModel):
     def _measure(self, classes: EquivalenceClasses) -> tuple[np.ndarray, np.ndarray | None]:
         """Per class, the fewest candidates and distinct sensitive values of its joined groups."""
         dataset = classes.dataset
-        own2, shared, first, x1, sq1, s1, s2, raw2 = self._prepare(dataset)
+        known, own2, shared, first, x1, sq1, s1, s2, raw2 = self._prepare(dataset)
         # The rows of classes set aside (a release's suppressed records) are not published as T2's.
         kept = np.flatnonzero(classes.row_class >= 0)
         rows = classes.row_class[kept]
@@ -399,24 +423,29 @@ class JoinKAnonymity(PrivacyModel):
             return labels, classes.keys[:, j][rows]
 
         x2 = self._tuple_codes([second(q)[1] for q in own2], len(rows))
-        key_columns = [[], []]
+        key_columns, joined_qis = [[], []], []
         for c in shared:
             codes1, codes2 = shared_codes(first[c], second(c), dataset.hierarchies.get(c))
             key_columns[0].append(codes1)
             key_columns[1].append(codes2)
+            if c in known:
+                joined_qis.append(codes2)
         n1 = len(x1)
         both = _tuples([np.concatenate(pair) for pair in zip(*key_columns)])
         join = join_groups(x1, both[:n1], sq1, x2, both[n1:], sensitive1=s1,
                            sensitive2=None if s2 is None else s2[kept])
         if self.threshold is not None:
             self._require_safe_alone(join)
+        # A joined group's T2 tuples all have its x2 and its shared quasi-identifiers as joined, and T2's
+        # classes may split them (T2 finer than the level joined at): the classes linked so fail together.
+        owners = (rows, self._tuple_codes([x2] + joined_qis, len(rows)))
         n_classes = classes.n_classes
         candidates = np.full(n_classes, UNBOUNDED, dtype=np.int64)
-        np.minimum.at(candidates, rows, join.second_candidates)
+        candidates[rows] = _worst_together(owners, join.second_candidates)
         diversity = None
         if join.second_diversity is not None:
             diversity = np.full(n_classes, UNBOUNDED, dtype=np.int64)
-            np.minimum.at(diversity, rows, join.second_diversity)
+            diversity[rows] = _worst_together(owners, join.second_diversity)
         candidates = np.where(candidates == UNBOUNDED, np.inf, candidates.astype(float))
         return candidates, diversity
 
