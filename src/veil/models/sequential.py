@@ -102,10 +102,17 @@ def _tuples(columns: Sequence[np.ndarray]) -> np.ndarray:
     return np.asarray(group, dtype=np.int64)
 
 
+def _distinct_pairs(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct pairs ``(a[i], b[i])``, as two arrays."""
+    pair = _tuples([a, b])
+    one = np.zeros(int(pair.max(initial=-1)) + 1, dtype=np.int64)
+    one[pair] = np.arange(len(pair))  # any row holding each pair
+    return a[one], b[one]
+
+
 def _distinct_per(owner: np.ndarray, values: np.ndarray, n_owners: int) -> np.ndarray:
     """For each owner ``0 .. n_owners-1``, the number of distinct ``values`` among its rows."""
-    pairs = np.unique(np.stack([owner, values]), axis=1)
-    return np.bincount(pairs[0], minlength=n_owners).astype(np.int64)
+    return np.bincount(_distinct_pairs(owner, values)[0], minlength=n_owners).astype(np.int64)
 
 
 def join_groups(x1: np.ndarray, key1: np.ndarray, shared1: np.ndarray, x2: np.ndarray, key2: np.ndarray, *,
@@ -165,10 +172,10 @@ def join_groups(x1: np.ndarray, key1: np.ndarray, shared1: np.ndarray, x2: np.nd
         if sensitive1 is not None:
             sensitive1 = np.asarray(sensitive1, dtype=np.int64)
             alone_diversity = _distinct_per(alone, sensitive1, int(alone.max(initial=-1)) + 1)[alone]
-            held = np.unique(np.stack([row_g1, sensitive1]), axis=1)  # distinct (g1, value)
+            held = _distinct_pairs(row_g1, sensitive1)
             side, owner_of_pair = pair_g1, g1
         else:
-            held = np.unique(np.stack([row_g2, np.asarray(sensitive2, dtype=np.int64)]), axis=1)
+            held = _distinct_pairs(row_g2, np.asarray(sensitive2, dtype=np.int64))
             side, owner_of_pair = pair_g2, g2
         held = pd.DataFrame({owner_of_pair.columns[0]: held[0], "s": held[1]})
         per = pd.DataFrame({owner_of_pair.columns[0]: side, "group": group}).merge(held)
@@ -268,8 +275,8 @@ def _read_earlier(earlier, manifest, delimiter: str | None):
 
     if isinstance(earlier, (str, os.PathLike)) and Path(earlier).suffix.lower() == ".json":
         if manifest is not None:
-            raise DataError("give the earlier release as its manifest or as its table with a manifest, not both "
-                            "manifests.")
+            raise DataError("the earlier release is given by its manifest, which names its table; leave out the "
+                            "second manifest.")
         path = Path(earlier)
         doc = load_manifest(path)
         return read_table(path.parent / doc["release"]["file"], delimiter).data, doc
