@@ -162,8 +162,8 @@ def join_attack(first, second, *, quasi_identifiers: str | Sequence[str] | None 
 
     # One code space per shared column, so equal texts (or texts one level of its hierarchy apart,
     # lifted to the coarser) have equal codes in both releases.
-    trees = {**_load_hierarchies(hierarchies), **{c: h for p in reversed(published) for c, h in
-                                                  _load_hierarchies(p.hierarchies).items()}}
+    trees = {**{c: h for p in reversed(published) for c, h in _load_hierarchies(p.hierarchies).items()},
+             **_load_hierarchies(hierarchies)}
     key_codes, shared_qi_codes = [[], []], []
     for c in shared:
         codes1, codes2 = shared_codes(text_codes(t1.column(c)), text_codes(t2.column(c)), trees.get(c))
