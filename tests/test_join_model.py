@@ -8,10 +8,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from veil import Dataset, EquivalenceClasses, builders
-from veil.anonymize import FullDomain
+from veil.anonymize import FullDomain, Mondrian
 from veil.attacks.intersection import PublishedRelease
 from veil.attacks.join import join_attack
-from veil.errors import InfeasibleError
+from veil.errors import InfeasibleError, ParameterError
 from veil.models import DistinctLDiversity, JoinKAnonymity, KAnonymity
 from veil.models.sequential import EarlierReleaseExposedError, NothingToJoinError
 
@@ -81,7 +81,9 @@ def test_bad_input_is_one_sentence():
         JoinKAnonymity(PEOPLE[["sex"]], k=2).evaluate(EquivalenceClasses.from_dataset(second(), [0]))
     with pytest.raises(EarlierReleaseExposedError, match="alone leaves 6 records"):
         JoinKAnonymity(T1, k=4, manifest=T1_MANIFEST).evaluate(EquivalenceClasses.from_dataset(second(), [0]))
-    with pytest.raises(Exception, match="sensitive column"):
+    with pytest.raises(ParameterError, match="not Mondrian"):
+        Mondrian([JoinKAnonymity(T1, k=2, manifest=T1_MANIFEST)]).fit_transform(second())
+    with pytest.raises(ParameterError, match="sensitive column"):
         JoinKAnonymity(T1[["sex", "job"]], k=1, l=2).evaluate(EquivalenceClasses.from_dataset(second(), [0]))
 
 

@@ -354,7 +354,12 @@ class JoinKAnonymity(PrivacyModel):
             ParameterError: ``l`` without a sensitive column.
             EarlierReleaseExposedError: with a threshold, the first release alone leaves records in
                 classes (on the known quasi-identifiers it publishes) under ``k`` or ``l``.
+            ParameterError: ``classes`` are parts of a table an algorithm is still splitting
+                (Mondrian), not the classes of a table as it would be published.
         """
+        require(isinstance(classes, EquivalenceClasses),
+                f"{self.name} joins the whole second release with the earlier one, so it needs the classes of a "
+                "table as published; anonymize with full-domain generalization (or MDAV), not Mondrian.")
         candidates, diversity = self._measure(classes)
         passed = None
         if self.threshold is not None:
