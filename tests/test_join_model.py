@@ -219,3 +219,34 @@ def test_configuration_errors_are_one_sentence(first_release):
     assert not (tmp / "out" / "r.csv").exists()
     alone = _veil("check", tmp / "second.csv", "--qi", "zip", "--earlier", tmp / "r1" / "manifest.json", "--k", 4)
     assert alone.exit_code == 2 and "alone leaves 6 records" in alone.stderr
+
+
+def test_the_gate_rechecks_a_release_joined_at_a_coarser_level(tmp_path):
+    """T1 publishes decades, T2 exact ages: the join lifts T2's ages to decades at anonymization and,
+    through the configuration's hierarchy file, again when the gate re-checks the published file."""
+    people = pd.DataFrame({"age": [31, 35, 38, 42, 44, 47], "job": list("ppqqrr"), "town": list("xyxyxy")})
+    people.to_csv(tmp_path / "people.csv", index=False)
+    people[["age", "job"]].to_csv(tmp_path / "first.csv", index=False)
+    people[["age", "town"]].to_csv(tmp_path / "second.csv", index=False)
+    (tmp_path / "ages.csv").write_text("".join(f"{a};{a // 10 * 10}s;*\n" for a in people["age"]), encoding="utf-8")
+    (tmp_path / "first.yaml").write_text(
+        "data: first.csv\ncolumns: {quasi_identifiers: [age]}\nhierarchies: {age: ages.csv}\n"
+        "models:\n  - k_anonymity: {k: 3}\n", encoding="utf-8")
+    (tmp_path / "second.yaml").write_text(
+        "data: second.csv\ncolumns: {quasi_identifiers: [age, town]}\nhierarchies: {age: ages.csv, town: {flat: {}}}\n"
+        "models:\n  - join: {earlier: first.json, k: 3}\n", encoding="utf-8")
+    for name in ("first", "second"):
+        done = _veil("anonymize", "--config", tmp_path / f"{name}.yaml", "--out", tmp_path / f"{name}-release.csv",
+                     "--manifest", tmp_path / f"{name}.json", "--json")
+        assert done.exit_code == 0, done.output
+    second = json.loads((tmp_path / "second.json").read_text())
+    assert second["node"] == {"age": 0, "town": 0}  # exact ages: the join lifts them to T1's decades
+    assert second["models"][0]["level"] == 3
+    (tmp_path / "policy.yaml").write_text("policy:\n  populations:\n    people: {}\n", encoding="utf-8")
+    assert _veil("ledger", "init", "--ledger", tmp_path / "ledger.db").exit_code == 0
+    for name in ("first", "second"):
+        published = _veil("publish", tmp_path / f"{name}.json", "--population", "people", "--data",
+                          tmp_path / "people.csv", "--ledger", tmp_path / "ledger.db", "--policy",
+                          tmp_path / "policy.yaml", "--json")
+        assert published.exit_code == 0, published.output
+    assert [r["published"] for r in json.loads(published.stdout)["recheck"]] == [3]

@@ -109,8 +109,7 @@ def check(dataset: Dataset, *, c: float = 2.0, k: int | None = None, alpha: floa
           beta: float | None = None, risk_threshold: float = 0.2, population: Dataset | None = None,
           delta_presence: tuple[float, float] | None = None, k_map: int | None = None,
           classes: EquivalenceClasses | None = None, reference: Mapping[str, Mapping[str, int]] | None = None,
-          manifest: Mapping | str | os.PathLike | None = None, earlier=None,
-          earlier_manifest: Mapping | str | os.PathLike | None = None) -> CheckReport:
+          manifest: Mapping | str | os.PathLike | None = None, join: JoinKAnonymity | None = None) -> CheckReport:
     """Measure every privacy model on a dataset and check the thresholds that are given.
 
     The models are k-anonymity, (α,k)-anonymity, distinct, entropy and recursive (c,ℓ)-diversity,
@@ -119,9 +118,9 @@ def check(dataset: Dataset, *, c: float = 2.0, k: int | None = None, alpha: floa
     sensitive columns each model reports its worst level over them. Given a population, the
     presence models δ-presence and k-map are measured against it too; when the manifest of a
     full-domain release is given, the population's values are first published through its value
-    map, so that they read as the release does. Given an earlier release of the same records,
-    join k-anonymity (:class:`~veil.models.JoinKAnonymity`) measures the table as a second
-    release joined with it, at ``k`` and ``l``.
+    map, so that they read as the release does. Given join k-anonymity
+    (:class:`~veil.models.JoinKAnonymity`, which holds an earlier release of the same records),
+    the table is measured as a second release joined with it too.
 
     t-closeness, δ-disclosure and β-likeness compare each class with a reference distribution
     of the sensitive column: the one given by ``reference`` or the manifest (for a release, the
@@ -149,13 +148,15 @@ def check(dataset: Dataset, *, c: float = 2.0, k: int | None = None, alpha: floa
             JSON file): its ``reference`` distributions, and, when it shows its suppressed records
             as ``*``, that the rows whose quasi-identifiers are all ``*`` are those records, exempt
             from the models and the risk.
+        join: a join k-anonymity model to measure (and check, at its own thresholds) beside the
+            others.
 
     Raises:
         ParameterError: a threshold or ``c`` out of range; a presence threshold without a population.
         DataError: the population does not contain the table's classes; the manifest cannot be
             read; a value of a sensitive column is missing from its reference distribution; the
-            earlier release cannot be read, shares no column with the table, or alone leaves
-            records under ``k`` (see :class:`~veil.models.JoinKAnonymity`).
+            join model's earlier release shares no column with the table, or alone leaves records
+            under its thresholds (see :class:`~veil.models.JoinKAnonymity`).
     """
     models: list[PrivacyModel] = [
         KAnonymity(k), AlphaKAnonymity(alpha, k if alpha is not None else None), DistinctLDiversity(l), EntropyLDiversity(l),
@@ -189,8 +190,8 @@ def check(dataset: Dataset, *, c: float = 2.0, k: int | None = None, alpha: floa
         population = _published_population(population, (manifest or {}).get("generalization") or {})
         dmin, dmax = delta_presence if delta_presence is not None else (0.0, None)
         models += [DeltaPresence(population, dmax, dmin), KMap(population, k_map)]
-    if earlier is not None:
-        models.append(JoinKAnonymity(earlier, k, None if l is None else l, manifest=earlier_manifest))
+    if join is not None:
+        models.append(join)
     results: dict[str, ModelResult | None] = {}
     for model in models:
         applicable = classes.n_classes > 0 and (

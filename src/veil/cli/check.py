@@ -116,11 +116,12 @@ def check_command(
     """Measure every privacy model and the re-identification risk of a table.
 
     Exits 1 when a threshold given with --k, --alpha, --l, --t, --delta, --beta, --delta-presence or
-    --k-map is not met (with --earlier, join k-anonymity at --k and --l too). With --engine spark the class × sensitive-value counts are aggregated by
-    Spark and measured here.
+    --k-map is not met, or, with --earlier, join k-anonymity at --k and --l. With --engine spark the
+    class × sensitive-value counts are aggregated by Spark and measured here.
     """
     from veil.check import check
     from veil.data.dataset import Dataset
+    from veil.models import JoinKAnonymity
     from veil.output import load_manifest
 
     reader = engine_named(engine, master)
@@ -134,7 +135,7 @@ def check_command(
                        risk_threshold=risk_threshold, population=pop,
                        delta_presence=parse_bounds(delta_presence), k_map=k_map,
                        manifest=load_manifest(manifest, release=data) if manifest else None,
-                       earlier=earlier, earlier_manifest=earlier_manifest)
+                       join=JoinKAnonymity(earlier, k, l, manifest=earlier_manifest) if earlier else None)
     report.notes.extend(ds.stray_text_notes())
     emit(report, as_json)
     if report.passed is False:

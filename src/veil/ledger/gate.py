@@ -195,15 +195,11 @@ def _recheck(candidate: _Candidate) -> tuple[list[dict], list[str]]:
                       hierarchies={c: h for c, h in candidate.hierarchies.items() if c in sensitive_columns},
                       orders={c: o for c, o in candidate.orders.items() if c in sensitive_columns})
     results, problems, reports = [], [], {}
-    # Join k-anonymity is measured against the earlier release its configuration names.
-    joined = next((entry["join"] for entry in (manifest.get("config") or {}).get("models") or []
-                   if isinstance(entry, dict) and isinstance(entry.get("join"), dict)), {})
-    earlier = {"earlier": joined.get("earlier"), "earlier_manifest": joined.get("manifest")} \
-        if any(row.get("key") == "join" for row in rows) and joined.get("earlier") else {}
+    join = _join_model(manifest, candidate.hierarchies) if any(row.get("key") == "join" for row in rows) else None
     for row in rows:
         c = float(row.get("c", 2.0))
         if c not in reports:
-            reports[c] = check(dataset, c=c, manifest=manifest, **earlier).to_dict()
+            reports[c] = check(dataset, c=c, manifest=manifest, join=join).to_dict()
         report = reports[c]
         key, sensitive = row["key"], row.get("sensitive")
         if sensitive is None:
@@ -222,13 +218,34 @@ def _recheck(candidate: _Candidate) -> tuple[list[dict], list[str]]:
         if row.get("passed") is not True:
             problems.append(f"the release's own manifest says {what} failed (threshold {row['threshold']:g}).")
         elif measured is None:
-            hint = " without its hierarchy; give it (--hierarchy COL=FILE)" if key == "t_hierarchical" else ""
+            hint = {"t_hierarchical": " without its hierarchy; give it (--hierarchy COL=FILE)",
+                    "join": " without the earlier release, which only a configuration's join model names (anonymize "
+                            "with one)"}.get(key, "")
             problems.append(f"{what} cannot be measured on the published file{hint}, so the release cannot be "
                             "checked.")
+        elif not _same(measured, row["level"]) and key == "join":
+            # a hierarchy built by the configuration is not kept with the release, only a file's
+            problems.append(f"{what} measures {measured} on the published file but {row['level']} in its manifest; "
+                            "a column it shares with the earlier release at another level is joined through its "
+                            "hierarchy, so give it (--hierarchy COL=FILE).")
         elif not _same(measured, row["level"]):
             problems.append(f"{what} measures {measured} on the published file but {row['level']} in its manifest; "
                             "the file is not what was anonymized.")
     return results, problems
+
+
+def _join_model(manifest: dict, hierarchies: dict):
+    """Join k-anonymity against the earlier release the release's configuration names, to measure
+    (not check) on the published file; ``None`` when the configuration names none."""
+    from veil.models import JoinKAnonymity
+
+    options = next((entry["join"] for entry in (manifest.get("config") or {}).get("models") or []
+                    if isinstance(entry, dict) and isinstance(entry.get("join"), dict)), {})
+    if not options.get("earlier"):
+        return None
+    # the quasi-identifiers' hierarchies join a shared column published at two levels, as at anonymization
+    return JoinKAnonymity(options["earlier"], manifest=options.get("manifest"), sensitive=options.get("sensitive"),
+                          hierarchies=hierarchies)
 
 
 # ---------------------------------------------------------------------- the earlier releases

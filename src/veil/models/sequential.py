@@ -51,6 +51,7 @@ import pandas as pd
 
 from veil.classes import EquivalenceClasses, SensitiveCounts, group_rows
 from veil.data.encoding import text_codes
+from veil.data.hierarchy import Hierarchy
 from veil.errors import ColumnError, DataError
 from veil.models.base import ModelResult, PrivacyModel, require
 
@@ -306,11 +307,14 @@ class JoinKAnonymity(PrivacyModel):
             first release's manifest names, else the first of the classes' dataset.
         quasi_identifiers: the columns the adversary knows; default: those of the first release's
             manifest and of the classes' dataset.
+        hierarchies: per shared column, the :class:`~veil.data.hierarchy.Hierarchy` (or ARX
+            hierarchy file) whose levels the releases publish it at; default: the hierarchies of the
+            classes' dataset (a table read back from a release has none for its quasi-identifiers).
         delimiter: the CSV delimiter of a table given as a path (sniffed when ``None``).
 
     Raises:
         ParameterError: ``k`` or ``l`` < 1.
-        DataError: the first release or its manifest cannot be read.
+        DataError: the first release, its manifest or a hierarchy file cannot be read.
     """
 
     name = "join k-anonymity"
@@ -320,7 +324,7 @@ class JoinKAnonymity(PrivacyModel):
 
     def __init__(self, earlier, k: int | None = None, l: int | None = None, *, manifest=None,
                  sensitive: str | None = None, quasi_identifiers: Sequence[str] | None = None,
-                 delimiter: str | None = None):
+                 hierarchies=None, delimiter: str | None = None):
         require(k is None or k >= 1, f"k must be at least 1, not {k}.")
         require(l is None or l >= 1, f"ℓ must be at least 1, not {l}.")
         super().__init__(k, sensitive)
@@ -328,6 +332,8 @@ class JoinKAnonymity(PrivacyModel):
         self.earlier = earlier
         self.earlier_table, self.earlier_manifest = _read_earlier(earlier, manifest, delimiter)
         self.quasi_identifiers = None if quasi_identifiers is None else list(quasi_identifiers)
+        self.hierarchies = {c: h if isinstance(h, Hierarchy) else Hierarchy.read_csv(h)
+                            for c, h in (hierarchies or {}).items()}
         # What depends on the dataset only (the first release's codes), built once per dataset:
         # a search evaluates the model on many nodes of one dataset.
         self._prepared: dict[int, tuple] = {}
@@ -437,7 +443,8 @@ class JoinKAnonymity(PrivacyModel):
         x2 = self._tuple_codes([second(q)[1] for q in own2], len(rows))
         key_columns, joined_qis = [[], []], []
         for c in shared:
-            codes1, codes2 = shared_codes(first[c], second(c), dataset.hierarchies.get(c))
+            codes1, codes2 = shared_codes(first[c], second(c),
+                                          self.hierarchies.get(c, dataset.hierarchies.get(c)))
             key_columns[0].append(codes1)
             key_columns[1].append(codes2)
             if c in known:
