@@ -22,8 +22,8 @@ from veil.config.parser import Parser
 from veil.config.schema import (ALGORITHMS, BUILDERS, CHECKS, COLUMN_ROLES, HIERARCHY_FILE_OPTIONS, MARGINAL_MODELS,
                                 MARGINAL_SEARCH_OPTIONS, MAXENT_OPTIONS, METRICS, MODELS, ORDER_FILE_OPTIONS,
                                 OUTPUT_OPTIONS, POPULATION_OPTIONS, SECTIONS, SHIPPED_SCHEMA, Boolean, Choice, Column,
-                                Columns, File, JsonOnly, Name, Nullable, Number, PerColumn, PublicDomains, SensitiveColumn,
-                                WholeNumber,
+                                Columns, File, JsonOnly, Name, Nullable, Number, PerColumn, PublicDomains,
+                                SensitiveColumn, WholeNumber,
                                 configuration_schema, schema_text)
 from veil.data.bundled import adult_folder
 

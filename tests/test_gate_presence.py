@@ -58,8 +58,8 @@ def project(tmp_path):
 
 def publish(project, release: str, presence: str, population: str = "voters.csv"):
     policy = project / "policy.yaml"
-    policy.write_text(f"policy:\n  populations:\n    voters: {{}}\n  presence: {{population: {population}, {presence}}}\n",
-                      encoding="utf-8")
+    policy.write_text("policy:\n  populations:\n    voters: {}\n"
+                      f"  presence: {{population: {population}, {presence}}}\n", encoding="utf-8")
     return veil_cli("publish", project / release / "manifest.json", "--population", "voters", "--data",
                     project / "held.csv", "--ledger", project / "ledger.db", "--policy", policy, "--json")
 

@@ -10,8 +10,9 @@ for which T2 holds a tuple with ``x2`` and ``K``: the joined view can be far mor
 either release, which is what Wang and Fung's (X, Y)-anonymity on T1 ⋈ T2 forbids.
 
 **Joined groups.** T1's rows are grouped into ``g1 = (x1, K)`` and T2's into ``g2 = (x2, K)``
-(``K`` every shared column, quasi-identifier or not); the join pairs ``g1`` with each ``g2`` of
-the same ``K``. A joined group is a distinct quasi-identifier tuple ``(x1, x2, xs)`` of the join;
+(``K`` every shared column, quasi-identifier or not, matched by its published text, or at the
+coarser level where the two publish it at two levels of a hierarchy given for it); the join pairs
+``g1`` with each ``g2`` of the same ``K``. A joined group is a distinct quasi-identifier tuple ``(x1, x2, xs)`` of the join;
 its *candidates* are the T1 records of its pairs (a ``g1`` pairs with at most one ``g2`` per
 ``x2``, so none is counted twice) and its sensitive values the distinct values its pairs hold.
 A group breaks k-anonymity when it has fewer than ``k`` candidates and ℓ-diversity when fewer than
@@ -21,8 +22,8 @@ the join pairs with nothing tells the adversary nothing new: it keeps its class 
 
 The groups are found by :func:`veil.models.sequential.join_groups`, which the privacy model
 :class:`~veil.models.JoinKAnonymity` shares, so a second release anonymized with that model is
-judged by exactly this join. Everything is computed on distinct groups (integer codes and one merge of groups), never on the
-joined rows, whose number can be the product of the releases' sizes.
+judged by exactly this join. Everything is computed on distinct groups (integer codes and one merge
+of groups), never on the joined rows, whose number can be the product of the releases' sizes.
 """
 
 from __future__ import annotations
