@@ -47,7 +47,6 @@ from pathlib import Path
 from typing import Sequence
 
 import numpy as np
-import pandas as pd
 
 from veil.classes import EquivalenceClasses, SensitiveCounts, group_rows
 from veil.data.encoding import text_codes
@@ -133,6 +132,8 @@ def join_groups(x1: np.ndarray, key1: np.ndarray, shared1: np.ndarray, x2: np.nd
     Returns:
         The :class:`JoinedGroups`.
     """
+    import pandas as pd  # its merge pairs the groups; loaded only when a join is made
+
     x1, key1, shared1 = (np.asarray(a, dtype=np.int64) for a in (x1, key1, shared1))
     x2, key2 = np.asarray(x2, dtype=np.int64), np.asarray(key2, dtype=np.int64)
     # A T1 row keeps the shared quasi-identifiers it publishes even where the join lifts them to a
@@ -225,6 +226,8 @@ def lift_to_common_level(hierarchy, first: np.ndarray, second: np.ndarray) -> tu
         Both arrays of texts lifted to the coarser level, or ``None`` when the releases publish the
         column at one level already or one of them is not at a single level of the hierarchy.
     """
+    import pandas as pd  # its index looks the texts up; loaded only when a join is made
+
     def level_of(texts: np.ndarray) -> int | None:
         return next((level for level in range(hierarchy.levels)
                      if np.isin(texts, hierarchy.level_labels[level]).all()), None)
@@ -258,6 +261,8 @@ def shared_codes(first: tuple[np.ndarray, np.ndarray], second: tuple[np.ndarray,
     Returns:
         The codes of the first release's rows and of the second's.
     """
+    import pandas as pd  # one factorization of both releases' texts; loaded only when a join is made
+
     labels1, labels2 = np.asarray(first[0], dtype=object), np.asarray(second[0], dtype=object)
     lifted = None if hierarchy is None else lift_to_common_level(hierarchy, labels1, labels2)
     if lifted is not None:
