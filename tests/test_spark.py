@@ -130,7 +130,8 @@ def test_fulldomain_on_spark_chooses_the_node_and_writes_the_release_row_for_row
     there = FullDomain(models, suppression_limit=0.02).fit(remote)
     assert there.result_.levels == here.result_.levels
     assert (there.result_.loss, there.result_.nodes_checked) == (here.result_.loss, here.result_.nodes_checked)
-    mine, theirs = here.transform(local, suppressed="star"), there.transform(remote, suppressed="star")
+    mine = here.transform(local, suppressed="star", shuffle=False)
+    theirs = there.transform(remote, suppressed="star", shuffle=False)
     out, manifest = tmp_path / "release.csv", tmp_path / "manifest.json"
     document = json.loads(engine.write_release(theirs, out, manifest))
     assert load_manifest(manifest, out)["release"]["folder"] is True
@@ -146,13 +147,38 @@ def test_strict_mondrian_on_spark_makes_the_local_partitions(engine, adult_parqu
     here = Mondrian([KAnonymity(5)]).fit(local)
     there = Mondrian([KAnonymity(5)]).fit(remote)
     assert there.recoding()["partitions"] == here.recoding()["partitions"]
-    mine, theirs = here.transform(local), there.transform(remote)
+    mine, theirs = here.transform(local, shuffle=False), there.transform(remote, shuffle=False)
     out = tmp_path / "release.parquet"
     same_manifest(json.loads(engine.write_release(theirs, out)), mine.manifest)
     written = read_release(out)
     expected = mine.table.to_pandas()
     assert written.columns.tolist() == expected.columns.tolist()
     assert written.values.tolist() == expected.values.tolist()
+
+
+def rows(frame: pd.DataFrame) -> list:
+    """The rows of a table as a sorted list: the table as a multiset of rows, whatever their order."""
+    return sorted(map(tuple, frame.astype(str).values.tolist()))
+
+
+def test_a_spark_release_is_shuffled_with_a_secret_key_or_a_seed(engine, adult_parquet, adult_hierarchy_paths,
+                                                                  tmp_path):
+    local = veil.Dataset(adult_parquet, **roles(adult_hierarchy_paths))
+    remote = engine.dataset(str(adult_parquet), **roles(adult_hierarchy_paths))
+    here = FullDomain([KAnonymity(5)], suppression_limit=0.02).fit(local)
+    there = FullDomain([KAnonymity(5)], suppression_limit=0.02).fit(remote)
+    expected = here.transform(local, shuffle=False).table.to_pandas()
+    written = {}
+    for name, rng in (("secure-1", None), ("secure-2", None), ("seeded-1", 7), ("seeded-2", 7)):
+        release = there.transform(remote, shuffle=True, rng=rng)
+        out = tmp_path / f"{name}.parquet"
+        manifest = json.loads(engine.write_release(release, out))
+        assert manifest["output"]["order"] == ("secure shuffle" if rng is None else "seeded shuffle")
+        written[name] = read_release(out)
+        assert rows(written[name]) == rows(expected)
+    assert written["secure-1"].values.tolist() != written["secure-2"].values.tolist()
+    assert written["secure-1"].values.tolist() != expected.values.tolist()
+    assert written["seeded-1"].values.tolist() == written["seeded-2"].values.tolist()
 
 
 def test_dp_answers_on_spark_are_the_local_answers(engine, adult_parquet, adult_hierarchy_paths):
@@ -201,8 +227,8 @@ def test_random_tables_give_the_same_levels_nodes_and_releases(engine, tmp_path,
     there = FullDomain(models, suppression_limit=0.1).fit(remote)
     assert there.result_.levels == here.result_.levels
     out = folder / "release.parquet"
-    engine.write_release(there.transform(remote), out)
-    expected = here.transform(local).table.to_pandas()
+    engine.write_release(there.transform(remote, shuffle=False), out)
+    expected = here.transform(local, shuffle=False).table.to_pandas()
     assert read_release(out).values.tolist() == expected.values.tolist()
 
 
