@@ -181,6 +181,70 @@ def test_a_spark_release_is_shuffled_with_a_secret_key_or_a_seed(engine, adult_p
     assert written["seeded-1"].values.tolist() == written["seeded-2"].values.tolist()
 
 
+@pytest.fixture(scope="module")
+def rounds_on_spark(engine):
+    """The same session, strict Mondrian's rounds always run on Spark (level-synchronously)."""
+    from veil.engines import SparkEngine
+
+    return SparkEngine(session=engine.session, rounds_on_spark_above=0)
+
+
+def test_mondrian_rounds_on_spark_make_the_local_release(rounds_on_spark, adult_parquet, adult_hierarchy_paths,
+                                                         tmp_path):
+    local = veil.Dataset(adult_parquet, **roles(adult_hierarchy_paths))
+    remote = rounds_on_spark.dataset(str(adult_parquet), **roles(adult_hierarchy_paths))
+    models = [KAnonymity(4), EntropyLDiversity(2)]
+    here = Mondrian(models, categorical="order").fit(local)
+    there = Mondrian(models, categorical="order").fit(remote)
+    assert there.recoding()["partitions"] == here.recoding()["partitions"]
+    assert there.rounds_ == here.rounds_
+    mine, theirs = here.transform(local, shuffle=True), there.transform(remote, shuffle=True)
+    out = tmp_path / "release.parquet"
+    same_manifest(json.loads(rounds_on_spark.write_release(theirs, out)), mine.manifest)
+    assert rows(read_release(out)) == rows(mine.table.to_pandas())
+
+
+def test_rounds_on_spark_refuse_a_negative_threshold(engine):
+    from veil.engines import SparkEngine
+
+    with pytest.raises(ParameterError, match="0 or more"):
+        SparkEngine(session=engine.session, rounds_on_spark_above=-1)
+
+
+wide_tables = st.integers(min_value=40, max_value=150).flatmap(lambda n: st.tuples(
+    st.lists(st.integers(0, 5000), min_size=n, max_size=n),
+    st.lists(st.floats(-1e3, 1e3, allow_nan=False).map(lambda x: round(x, 2)), min_size=n, max_size=n),
+    st.lists(st.sampled_from(["x", "y", "z", "w"]), min_size=n, max_size=n)))
+
+
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                HealthCheck.function_scoped_fixture])
+@given(wide_tables, st.sampled_from([[KAnonymity(3)], [KAnonymity(2), EntropyLDiversity(1.5)]]))
+def test_rounds_on_spark_split_tables_of_many_distinct_values_as_the_local_engine(rounds_on_spark, tmp_path, columns,
+                                                                                 models):
+    income, score, disease = columns
+    frame = pd.DataFrame({"income": income, "score": score, "disease": disease})
+    folder = tmp_path / f"w{abs(hash((tuple(income), tuple(score))))}"
+    folder.mkdir()
+    path = folder / "table.parquet"
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), path)
+    given_roles = dict(quasi_identifiers=["income", "score"], sensitive="disease")
+    local = veil.Dataset(path, **given_roles)
+    remote = rounds_on_spark.dataset(str(path), **given_roles)
+    try:
+        here = Mondrian(models).fit(local)
+    except veil.errors.VeilError as refused:
+        with pytest.raises(type(refused)):
+            Mondrian(models).fit(remote)
+        return
+    there = Mondrian(models).fit(remote)
+    assert there.recoding()["partitions"] == here.recoding()["partitions"]
+    out = folder / "release.parquet"
+    same_manifest(json.loads(rounds_on_spark.write_release(there.transform(remote), out)),
+                  here.transform(local).manifest)
+    assert rows(read_release(out)) == rows(here.transform(local, shuffle=False).table.to_pandas())
+
+
 def test_dp_answers_on_spark_are_the_local_answers(engine, adult_parquet, adult_hierarchy_paths):
     local = veil.Dataset(adult_parquet, quasi_identifiers=["age"])
     spent = Accountant(Budget(10.0), dataset_id="adult on Spark")

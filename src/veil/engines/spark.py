@@ -44,14 +44,18 @@ import pyarrow as pa
 
 from veil.data.io import CANDIDATE_DELIMITERS, SNIFF_BYTES, normalize_delimiter, refuse_unreadable_types, sniff_delimiter
 from veil.engines.frequency import FrequencyDataset
+from veil.engines.spark_mondrian import COUNT as _COUNT
+from veil.engines.spark_mondrian import ROW as _ROW
+from veil.engines.spark_mondrian import partition_on_spark
+from veil.engines.spark_mondrian import spark_column as _name
 from veil.errors import ColumnError, DataError, ParameterError
 from veil.output import OutputSet
 
 INSTALL_HINT = 'PySpark is not installed; install it with: pip install "veil[spark]".'
 #: Seconds veil waits for a Spark master to accept a connection before it says it cannot be reached.
 CONNECT_TIMEOUT = 10.0
-_COUNT = "__veil_count"
-_ROW = "__veil_row"
+#: Distinct rows above which strict Mondrian's rounds run on Spark rather than on the collected summary.
+ROUNDS_ON_SPARK_ABOVE = 1_000_000
 _RECORDS = "__veil_records"
 _SUPPRESSED = "__veil_suppressed"
 _ORDER = "__veil_order"
@@ -72,11 +76,6 @@ def _pyspark():
     return pyspark.sql
 
 
-def _name(column: str):
-    """A Spark column by its exact name (dots, spaces and dashes are not parsed)."""
-    from pyspark.sql import functions as F
-
-    return F.col("`" + column.replace("`", "``") + "`")
 
 
 def check_master(master: str, timeout: float = CONNECT_TIMEOUT) -> None:
@@ -135,6 +134,23 @@ class SparkDataset(FrequencyDataset):
         self._summary = summary
         self._read = list(read)
         self._row_ids = np.asarray(row_ids, dtype=np.int64)
+
+    def partition_strict(self, splitter, progress=None):
+        """Run strict Mondrian's rounds: on Spark, level-synchronously
+        (:func:`~veil.engines.spark_mondrian.partition_on_spark`), when the summary has more
+        distinct rows than the engine's ``rounds_on_spark_above``; else locally on the collected
+        summary, which is faster while it is small. Both make the same partitions.
+
+        Args:
+            splitter: the Mondrian splitter of this summary's distinct rows.
+            progress: called as ``progress(records_in_final_partitions, records)`` each round.
+
+        Returns:
+            ``(partition, rounds, node, parent)``, as :meth:`FrequencyDataset.partition_strict`.
+        """
+        if self.distinct_rows > self.engine.rounds_on_spark_above:
+            return partition_on_spark(self, splitter, progress)
+        return super().partition_strict(splitter, progress)
 
     def publish(self, release):
         """The released table as a Spark DataFrame (lazy): every record joined to the published
@@ -204,16 +220,25 @@ class SparkEngine:
         config: Spark settings (``{"spark.executor.memory": "4g"}``), applied to the session.
         session: an existing ``SparkSession`` to use instead of starting one.
         connect_timeout: seconds to wait for a standalone master before saying it cannot be reached.
+        rounds_on_spark_above: strict Mondrian runs its rounds on Spark, level-synchronously, when
+            a table has more distinct rows (of the columns read) than this, and locally on the
+            collected summary otherwise (``0``: always on Spark). Each round on Spark is a few
+            Spark jobs, seconds of fixed cost, which a small summary does not repay.
 
     Raises:
-        ParameterError: PySpark is not installed (with how to install it).
+        ParameterError: PySpark is not installed (with how to install it), or a negative
+            ``rounds_on_spark_above``.
     """
 
     name = "spark"
 
     def __init__(self, master: str = "local[*]", config: Mapping[str, Any] | None = None, session=None,
-                 connect_timeout: float = CONNECT_TIMEOUT):
+                 connect_timeout: float = CONNECT_TIMEOUT, rounds_on_spark_above: int = ROUNDS_ON_SPARK_ABOVE):
         _pyspark()
+        if rounds_on_spark_above < 0:
+            raise ParameterError(f"rounds_on_spark_above is a number of distinct rows, 0 or more, not "
+                                 f"{rounds_on_spark_above}.")
+        self.rounds_on_spark_above = int(rounds_on_spark_above)
         self.master = master
         self.config = {str(k): str(v) for k, v in (config or {}).items()}
         self.connect_timeout = float(connect_timeout)
