@@ -891,10 +891,17 @@ class _WeightedSplitter:
 
     def on_histograms(self, dim: np.ndarray, rank: np.ndarray, weight: np.ndarray,
                       codes: Sequence[np.ndarray]) -> "_WeightedSplitter":
-        """A splitter of the same dimensions and models whose rows are value-histogram entries:
-        entry ``e`` holds ``weight[e]`` records of value ``rank[e]`` on dimension ``dim[e]``
-        with the tracked sensitive codes ``codes[i][e]`` (its ranks on other dimensions are never
-        read). :meth:`split` with ``runs`` decides a round from them as from the distinct rows."""
+        """A splitter of the same dimensions and models whose rows are value-histogram entries
+        (its ranks on other dimensions than an entry's own are never read): :meth:`split` with
+        ``runs`` decides a round from them as from the distinct rows, since a cut reads the values
+        of one dimension only.
+
+        Args:
+            dim: the dimension of each entry.
+            rank: the value (rank) of each entry on its dimension.
+            weight: the records each entry stands for.
+            codes: per tracked sensitive column, the code of each entry.
+        """
         ranks = np.zeros((self.d, len(rank)), dtype=np.int64)
         ranks[dim, np.arange(len(rank))] = rank
         tracked = [(name, column, code) for (name, column, _), code in zip(self.tracked, codes)]
@@ -905,7 +912,8 @@ class _WeightedSplitter:
         """The dimensions each active partition tries, widest first (see the module notes).
 
         Args:
-            low, high: ``[partitions × dimensions]``, the smallest and largest rank held.
+            low: ``[partitions × dimensions]``, the smallest rank each partition holds.
+            high: ``[partitions × dimensions]``, the largest rank each partition holds.
             held: per value-set dimension (by index), the number of values each partition holds,
                 when counted exactly (else its width is the span of its text order).
             sizes: records per partition.
@@ -934,12 +942,17 @@ class _WeightedSplitter:
         next widest, and so on.
 
         Args:
-            rows, starts, lengths: the rows of the active partitions, partition ``p`` holding
-                ``rows[starts[p]:starts[p] + lengths[p]]``; or, with ``runs``, the rows of run
-                ``runs[p, j]`` when partition ``p`` is cut on dimension ``j`` (rows that stand for
-                the partition's records as seen on one dimension: a value histogram).
-            ranked, n_cut, level: from :meth:`order_dimensions`; high: the largest rank held.
-            runs: ``[partitions × dimensions]`` run indices, or ``None``.
+            rows: the rows of the active partitions, run after run: partition ``p`` holds
+                ``rows[starts[p]:starts[p] + lengths[p]]``; or, with ``runs``, partition ``p`` cut
+                on dimension ``j`` reads run ``runs[p, j]`` (rows that stand for the partition's
+                records as seen on one dimension: a value histogram).
+            starts: where each run begins in ``rows``.
+            lengths: the rows of each run.
+            ranked: the dimensions each partition tries, in order (:meth:`order_dimensions`).
+            n_cut: how many dimensions each partition may try.
+            high: ``[partitions × dimensions]``, the largest rank each partition holds.
+            level: the level of each partition's node along hierarchy dimensions.
+            runs: ``[partitions × dimensions]`` run indices, or ``None`` (a run per partition).
 
         Returns:
             ``(accepted, blocks, block_lengths, block_sizes, owners)``: whether each partition

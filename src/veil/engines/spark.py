@@ -16,7 +16,10 @@ Every task veil runs on Spark follows one pattern:
    (:class:`~veil.engines.frequency.FrequencyDataset`): the same classes, levels, lattice
    search and roll-ups, Mondrian's rounds (strict mode: the records of one distinct row never
    straddle a cut, so each round's exact weighted median, part sizes and count matrices are read
-   from the collected counts), and DP noise from the secure samplers, charged to the accountant.
+   from the collected counts; above ``rounds_on_spark_above`` distinct rows the rounds run
+   level-synchronously on Spark instead, each deciding its cuts from value histograms that Spark
+   aggregates, see :mod:`veil.engines.spark_mondrian`), and DP noise from the secure samplers,
+   charged to the accountant.
 4. **Write the release with Spark**: each record is joined (a broadcast join on its distinct row)
    to its published values, the records are shuffled (sorted by a keyed SHA-256 of a unique id,
    see :meth:`SparkDataset.publish`) unless the release keeps the input's order, and Spark

@@ -42,7 +42,11 @@ _PICK = "__veil_pick"
 
 
 def spark_column(column: str):
-    """A Spark column by its exact name (dots, spaces and dashes are not parsed)."""
+    """A Spark column by its exact name (dots, spaces and dashes are not parsed).
+
+    Args:
+        column: the column's name.
+    """
     from pyspark.sql import functions as F
 
     return F.col("`" + column.replace("`", "``") + "`")
@@ -68,7 +72,12 @@ def ranked_rows(dataset, splitter):
     every tracked sensitive column and their record count, all in the root node (checkpointed).
 
     Each column's values meet their numbers in a broadcast join (null-safe: a missing value is a
-    value); the tables joined are as large as the columns' distinct values."""
+    value); the tables joined are as large as the columns' distinct values.
+
+    Args:
+        dataset: the :class:`~veil.engines.spark.SparkDataset`.
+        splitter: the local splitter of its summary (its dimensions and tracked columns).
+    """
     from pyspark.sql import functions as F
 
     frame = dataset._summary
