@@ -378,3 +378,17 @@ def test_bad_input_is_one_sentence():
     one_sentence_error(QueryError, lambda: session.ask("sum where x = 1 or x = 2"), "joined by 'and'")
     one_sentence_error(QueryError, lambda: session.run(["max", "max where x ="]), "has no value")
     assert session.log_ == []  # a bad query in a batch stops it before any decision
+
+
+def test_a_queries_file_is_read_whole_and_a_bad_line_is_named_by_its_number(tmp_path):
+    data = tmp_path / "x.csv"
+    data.write_text("name,x,g\na,3,u\nb,8,u\nc,1,v\n", encoding="utf-8")
+    good = tmp_path / "good.txt"
+    good.write_text("# comment\n\nmax\nsum where g = u\n", encoding="utf-8")
+    session = AuditSession(data, "x")
+    assert [q.aggregate for q in session.parse_file(good)] == ["max", "sum"]
+    bad = tmp_path / "bad.txt"
+    bad.write_text("max\n# comment\n\nmean where g = u\n", encoding="utf-8")
+    with pytest.raises(QueryError, match=r"^line 4 of .*bad\.txt'.*max, min or sum"):
+        session.parse_file(bad)
+    assert session.log_ == []

@@ -85,9 +85,9 @@ def test_audit_bad_input(five, tmp_path, args, words):
 
 
 @pytest.mark.parametrize("text, words", [
-    ("max\nmax where g = w\n", ["selects no record"]),
-    ("max where nmae = a\n", ["'nmae'", "did you mean 'name'"]),
-    ("max\navg\n", ["max, min or sum"]),
+    ("max\nmax where g = w\n", ["line 2 of", "selects no record"]),
+    ("max where nmae = a\n", ["line 1 of", "'nmae'", "did you mean 'name'"]),
+    ("# first a comment\n\nmax\navg\n", ["line 4 of", "max, min or sum"]),
 ])
 def test_audit_a_bad_query_stops_before_any_answer(five, tmp_path, text, words):
     data, _ = five

@@ -466,7 +466,8 @@ def test_the_report_runs_the_intersection_attack_with_earlier_releases(published
 
 # --------------------------------------------------------------------------------------------- DP answers
 
-def test_the_dp_report_shows_each_answer_with_its_error_bar_and_the_budget(tmp_path):
+def _dp_report(tmp_path: Path) -> tuple[str, list[Path], Path]:
+    """A DP report of three seeded answers charged to one budget: the page, the answers, the budget."""
     table = tmp_path / "t.csv"
     table.write_text("age,sex\n" + "".join(f"{20 + i % 50},{'MF'[i % 2]}\n" for i in range(200)), encoding="utf-8")
     budget = tmp_path / "b.db"
@@ -485,7 +486,11 @@ def test_the_dp_report_shows_each_answer_with_its_error_bar_and_the_budget(tmp_p
     out = tmp_path / "dp.html"
     result = invoke("dp", "report", *answers, "--budget", budget, "--out", out)
     assert result.exit_code == 0, result.output
-    page = out.read_text(encoding="utf-8")
+    return out.read_text(encoding="utf-8"), answers, budget
+
+
+def test_the_dp_report_shows_each_answer_with_its_error_bar_and_the_budget(tmp_path):
+    page, answers, budget = _dp_report(tmp_path)
     spent = re.search(r'<th scope="row">spent</th><td class="num">([\d.]+)</td>', page)
     left = re.search(r'<th scope="row">left</th><td class="num">([\d.]+)</td>', page)
     assert float(spent[1]) == 1.5 and float(left[1]) == 0.5
@@ -499,6 +504,15 @@ def test_the_dp_report_shows_each_answer_with_its_error_bar_and_the_budget(tmp_p
     refused = invoke("dp", "report", answers[0], "--out", answers[0])
     assert refused.exit_code == 2 and "is an input of this run" in refused.stderr
     assert not (tmp_path / "x.html").exists() and json.loads(answers[0].read_text(encoding="utf-8"))["query"]
+
+
+@pytest.mark.service
+def test_the_dp_report_loads_in_a_browser_without_errors_and_its_figures_have_size(browser, tmp_path):
+    page = _dp_report(tmp_path)[0]
+    found = probe(browser, page, tmp_path)
+    assert found["errors"] == [] and found["resources"] == []
+    assert len(found["figures"]) == page.count("<figure ") == 3
+    assert all(f["width"] > 100 and f["height"] > 20 for f in found["figures"]), found["figures"]
 
 
 def test_an_error_bar_must_hold_its_answer():

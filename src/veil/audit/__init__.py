@@ -13,9 +13,9 @@ from veil.audit.attack import DenialAttack, Inference
 from veil.audit.auditors import Denial, SimulatableAuditor, ValueBasedAuditor, make_auditor
 from veil.audit.extremum import ExtremumState
 from veil.audit.queries import AGGREGATES, Query, QueryError, QueryParser
-from veil.audit.session import AuditSession, Decision, read_queries
+from veil.audit.session import AuditSession, Decision, read_numbered_queries, read_queries
 from veil.audit.sums import SumState
 
 __all__ = ["AGGREGATES", "AuditSession", "Decision", "Denial", "DenialAttack", "ExtremumState", "Inference",
            "Query", "QueryError", "QueryParser", "SimulatableAuditor", "SumState", "ValueBasedAuditor",
-           "make_auditor", "read_queries"]
+           "make_auditor", "read_numbered_queries", "read_queries"]

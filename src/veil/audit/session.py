@@ -15,7 +15,7 @@ from typing import Sequence
 import numpy as np
 
 from veil.audit.auditors import answer_of, make_auditor
-from veil.audit.queries import Query, QueryParser, numeric_column
+from veil.audit.queries import Query, QueryError, QueryParser, numeric_column
 from veil.data.encoding import encode_column
 from veil.data.io import Table, read_table
 from veil.errors import ColumnError, DataError
@@ -109,6 +109,23 @@ class AuditSession:
         """The query a line of text asks (see :mod:`veil.audit.queries`)."""
         return self.parser.parse(text)
 
+    def parse_file(self, path: str | os.PathLike) -> list[Query]:
+        """The queries of a file (see :func:`read_numbered_queries`), all read before any is answered.
+
+        Raises:
+            DataError: the file does not exist or is not UTF-8 text.
+            QueryError: a line is not a query, or selects no record; the message starts with the
+                line's number, so the user finds it in the file.
+            ColumnError: a line names a column the table lacks (with its line number too).
+        """
+        parsed = []
+        for number, text in read_numbered_queries(path):
+            try:
+                parsed.append(self.parse(text))
+            except (QueryError, ColumnError) as error:
+                raise type(error)(f"line {number} of {str(path)!r}: {error}") from None
+        return parsed
+
     def ask(self, query: str | Query) -> Decision:
         """Audit one query: answer it or deny it, and log the decision.
 
@@ -155,6 +172,15 @@ def read_queries(path: str | os.PathLike) -> list[str]:
     Raises:
         DataError: the file does not exist or is not UTF-8 text.
     """
+    return [text for _, text in read_numbered_queries(path)]
+
+
+def read_numbered_queries(path: str | os.PathLike) -> list[tuple[int, str]]:
+    """The queries of a file with their line numbers (from 1), skipping blank and ``#`` lines.
+
+    Raises:
+        DataError: the file does not exist or is not UTF-8 text.
+    """
     path = Path(path)
     if not path.is_file():
         raise DataError(f"the queries file {str(path)!r} does not exist; check the path.")
@@ -162,5 +188,5 @@ def read_queries(path: str | os.PathLike) -> list[str]:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise DataError(f"the queries file {str(path)!r} is not UTF-8 text; save it as UTF-8.") from None
-    lines = [line.strip() for line in text.splitlines()]
-    return [line for line in lines if line and not line.startswith("#")]
+    lines = [(number, line.strip()) for number, line in enumerate(text.splitlines(), start=1)]
+    return [(number, line) for number, line in lines if line and not line.startswith("#")]

@@ -108,17 +108,17 @@ def audit_command(
     if (queries is None) == (not interactive):
         raise ParameterError("give the queries as a file (--queries FILE) or type them (--interactive), one of "
                              "the two.")
-    from veil.audit import AuditSession, DenialAttack, read_queries
+    from veil.audit import AuditSession, DenialAttack
 
     outputs = OutputSet([log], reads=[data, queries]) if log is not None else None
     session = AuditSession(data, column, auditor=auditor, id_column=id_column, delimiter=delimiter)
     console = Console(highlight=False)
     if queries is not None:
-        texts = read_queries(queries)
-        if not texts:
+        parsed = session.parse_file(queries)
+        if not parsed:
             raise ParameterError(f"the queries file {str(queries)!r} holds no query.")
-        with stage(f"auditing {len(texts):,} queries"):
-            session.run(texts)
+        with stage(f"auditing {len(parsed):,} queries"):
+            session.run(parsed)
     else:
         _interactive(session, console, quiet=as_json)
     rule = DenialAttack(session.auditor.name).run(session.transcript_, session.n_records) if attack else None
