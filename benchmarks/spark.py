@@ -21,7 +21,7 @@ native-country, workclass (ARX's hierarchies); sensitive: occupation. The load a
 recorded before each size, since the machine may be shared.
 
     python benchmarks/run.py --only spark [--spark-rows 1000000,10000000,30000000]
-    python benchmarks/spark.py --rows 30000000 --keep   # add one size to the results file
+    python benchmarks/spark.py --rows 30000000 --keep [--tasks check,fulldomain]   # add a size
 
 write ``spark.json`` and ``spark.md``. Needs ``pip install -e ".[spark]"`` and Java 17.
 """
@@ -79,13 +79,15 @@ def run_task(engine, task: str, path: Path, out: Path) -> tuple[float, object]:
     return time.perf_counter() - start, answer
 
 
-def measure(rows: int, engines: dict, scratch: Path) -> dict:
-    """Every task on ``rows`` records with each engine; the local engine's answers are the reference."""
+def measure(rows: int, engines: dict, scratch: Path, tasks=tuple(TASKS)) -> dict:
+    """The ``tasks`` on ``rows`` records with each engine; the local engine's answers are the reference."""
     path = scratch / f"adult-{rows}.parquet"
     resample(read_adult_polars(), rows).with_columns(pl.col("age").cast(pl.Int64)).write_parquet(path)
     figures = {"load_before": os.getloadavg()[0]}
     reference = {}
     for task, (_, on_local) in TASKS.items():
+        if task not in tasks:
+            continue
         runs = [("local", engines["local"])] if on_local else []
         runs.append(("spark", engines["rounds" if task == "mondrian_rounds" else "spark"]))
         for name, engine in runs:
@@ -106,9 +108,9 @@ def measure(rows: int, engines: dict, scratch: Path) -> dict:
     return figures
 
 
-def run(sizes=ROWS, master: str = MASTER, keep: dict | None = None) -> dict:
-    """Measure every size (after an untimed warm-up on 10,000 rows); ``keep``: sizes measured
-    before, carried over unless measured again."""
+def run(sizes=ROWS, master: str = MASTER, keep: dict | None = None, tasks=tuple(TASKS)) -> dict:
+    """Measure ``tasks`` at every size (after an untimed warm-up on 10,000 rows); ``keep``: sizes
+    measured before, carried over unless measured again."""
     import pyspark
 
     spark = SparkEngine(master, {"spark.ui.enabled": "false", "spark.driver.memory": "6g"})
@@ -119,9 +121,9 @@ def run(sizes=ROWS, master: str = MASTER, keep: dict | None = None) -> dict:
     with tempfile.TemporaryDirectory(prefix="veil-spark-bench-") as scratch:
         # Neither the JVM's start nor its first compilations are the engine's time on a table.
         progress("warming up Spark")
-        measure(10_000, engines, Path(scratch))
+        measure(10_000, engines, Path(scratch), tasks)
         for rows in sizes:
-            results["sizes"][str(rows)] = measure(rows, engines, Path(scratch))
+            results["sizes"][str(rows)] = measure(rows, engines, Path(scratch), tasks)
     spark.session.stop()
     results["sizes"] = dict(sorted(results["sizes"].items(), key=lambda item: int(item[0])))
     return results
@@ -173,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", default=",".join(str(r) for r in ROWS),
                         help="comma-separated table sizes (default 1000000,10000000,30000000)")
     parser.add_argument("--master", default=MASTER, help=f"the Spark master (default {MASTER})")
+    parser.add_argument("--tasks", default=",".join(TASKS),
+                        help=f"comma-separated tasks (default all: {','.join(TASKS)})")
     parser.add_argument("--keep", action="store_true",
                         help="keep the sizes already in OUT/spark.json that this run does not measure")
     parser.add_argument("--out", type=Path, default=RESULTS)
@@ -180,7 +184,11 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [int(part.replace("_", "")) for part in args.rows.split(",") if part.strip()]
     previous = args.out / "spark.json"
     keep = json.loads(previous.read_text(encoding="utf-8")).get("sizes") if args.keep and previous.exists() else None
-    results = run(sizes, args.master, keep)
+    tasks = [task for task in args.tasks.split(",") if task.strip()]
+    unknown = sorted(set(tasks) - set(TASKS))
+    if unknown:
+        parser.error(f"unknown task {unknown[0]!r}; the tasks are {', '.join(TASKS)}")
+    results = run(sizes, args.master, keep, tasks)
     print(terminal_report(results))
     write_results(args.out, "spark", results, markdown_report(results))
     return 0
