@@ -26,6 +26,10 @@ def test_careless_releases_expose_people_and_shuffled_ones_do_not(subset, tmp_pa
     assert matching["records"] == subset.num_rows and matching["exposed"] > 0
     assert frame.loc[("same table, same order", "careful"), "exposed"] == 0
     assert 0 <= frame.loc[("overlapping projections", "careless"), "exposed_share"] <= 1
+    incremental = result.frame[result.frame["scenario"] == "incremental versions"].set_index("attack")
+    assert incremental.index.tolist() == ["forward", "cross", "backward"]
+    assert incremental.loc["forward", "records"] + incremental.loc["backward", "records"] == subset.num_rows
+    assert (incremental["exposed"] <= incremental["records"]).all()
     paths = result.write(tmp_path)
     assert [p.name for p in paths] == ["releases.csv", "releases.png"]
     assert paths[1].read_bytes()[:4] == b"\x89PNG"

@@ -92,4 +92,4 @@ def test_policy_options_of_the_new_checks():
         JoinCheck(k=0)
     with pytest.raises(ParameterError, match="the matching check's max_share"):
         MatchingCheck(max_share=2)
-    assert [c.name for c in Policy().checks] == ["intersection", "matching", "join"]
+    assert [c.name for c in Policy().checks] == ["intersection", "matching", "join", "correspondence"]

@@ -7,8 +7,9 @@ Wang and Pei, by an adversary who knows the algorithm (:mod:`veil.attacks.minima
 Disclosure measures (:mod:`veil.attacks.disclosure`): Brickell and Shmatikov's A_diff, A_quot,
 A_know, A_acc and δ. The membership attack against a population (:mod:`veil.attacks.presence`).
 Attacks across releases of the same records: unsorted matching by row position
-(:mod:`veil.attacks.matching`) and the join attack on sequential releases
-(:mod:`veil.attacks.join`). The privacy/utility trade-off (:mod:`veil.attacks.tradeoff`):
+(:mod:`veil.attacks.matching`), the join attack on sequential releases
+(:mod:`veil.attacks.join`) and the forward, cross and backward tuple-correspondence attacks on
+incremental versions of a growing table (:mod:`veil.attacks.correspondence`). The privacy/utility trade-off (:mod:`veil.attacks.tradeoff`):
 classifier accuracy on the original, the release and trivial sanitization. Every attack reads the
 equivalence classes of a release, whoever made it: a veil release, or a released table with its
 column roles.
@@ -23,6 +24,7 @@ from veil.attacks.intersection import (IntersectionResult, PublishedRelease, Rel
 from veil.attacks.minimality import (AceProcess, MinimalFullDomain, MinimalityAttack, MinimalRecoding,
                                      MondrianProcess, OptimalFullDomain)
 from veil.attacks.join import JoinResult, NothingToJoinError, join_attack
+from veil.attacks.correspondence import CorrespondenceResult, NotIncrementalError, correspondence_attack
 from veil.attacks.matching import MatchingResult, matching_attack
 from veil.attacks.presence import MembershipResult, PopulationMismatchError, membership_attack
 from veil.attacks.tradeoff import TradeoffResult, TradeoffWorkload, tradeoff
@@ -36,4 +38,5 @@ __all__ = [
     "MinimalityAttack", "MinimalRecoding", "MondrianProcess", "OptimalFullDomain",
     "TargetsError", "UnreadableValueError", "intersection_attack", "MembershipResult", "PopulationMismatchError",
     "membership_attack", "JoinResult", "NothingToJoinError", "join_attack", "MatchingResult", "matching_attack",
+    "CorrespondenceResult", "NotIncrementalError", "correspondence_attack",
 ]

@@ -6,7 +6,7 @@ module              commands
 ==================  ===========================================================================
 ``check``           ``veil check``: every privacy model and the re-identification risk of a table
 ``anonymize``       ``veil anonymize``, ``veil init`` (a starter configuration), ``veil demo``
-``attack``          ``veil attack single|intersection|minimality|matching|join|presence``
+``attack``          ``veil attack single|intersection|minimality|matching|join|correspondence|presence``
 ``audit``           ``veil audit``: MAX, MIN and SUM queries answered or denied by an auditor
 ``experiment``      ``veil experiment composition|tradeoff|alphabeta|transparency|marginals|releases``
 ``marginals``       ``veil marginals``: anonymized marginals of a table, checked and published together

@@ -5,9 +5,10 @@ and the disclosure measures on one release; ``veil attack intersection`` interse
 independent releases say about the same people (Ganta et al., KDD 2008); ``veil attack
 minimality`` reasons as an adversary who knows the algorithm (Wong et al., VLDB 2007); ``veil
 attack matching`` joins two releases by row position (Sweeney 2002), ``veil attack join`` two
-projections on their shared columns (Wang and Fung 2006), and ``veil attack presence`` gives each
-person of a population the probability of being in a release. Errors a user can cause are one
-sentence on standard error with exit status 2, as everywhere in veil.
+projections on their shared columns (Wang and Fung 2006), ``veil attack correspondence`` matches
+the records of two versions of a growing table (Fung et al., EDBT 2008), and ``veil attack
+presence`` gives each person of a population the probability of being in a release. Errors a user
+can cause are one sentence on standard error with exit status 2, as everywhere in veil.
 """
 
 from __future__ import annotations
@@ -598,6 +599,60 @@ def join_command(
                              quasi_identifiers=split_names(qi) or None, k=k, l=l, sensitive=sensitive,
                              delimiter=delimiter)
     _print_summary("Join attack", result.summary(), as_json)
+    if not result.passed:
+        raise typer.Exit(1)
+
+
+@attack_app.command("correspondence")
+@fails_cleanly
+def correspondence_command(
+    first: Path = typer.Argument(..., help="The earlier release R1 (CSV or Parquet)."),
+    second: Path = typer.Argument(..., help="The later release R2, of the earlier table grown by new records."),
+    targets: Path = typer.Option(..., "--targets", help="The people attacked: their quasi-identifier values."),
+    qi: Optional[str] = typer.Option(None, "--qi", help="Quasi-identifying columns, comma-separated "
+                                                        "(default: the manifests')."),
+    sensitive: Optional[str] = typer.Option(None, "--sensitive", help="Sensitive columns, comma-separated "
+                                                                      "(default: the manifests')."),
+    k: Optional[int] = typer.Option(None, "--k", help="Candidates under which a person is exposed "
+                                                      "(default: the smaller of the releases' own k)."),
+    new: Optional[str] = typer.Option(None, "--new", help="Column of the targets file saying (true/false) who is "
+                                                          "new in R2 (default: those matching no row of R1)."),
+    first_manifest: Optional[Path] = typer.Option(None, "--manifest1", help="The first release's veil manifest."),
+    second_manifest: Optional[Path] = typer.Option(None, "--manifest2", help="The second release's veil manifest."),
+    hierarchy: List[str] = typer.Option([], "--hierarchy", help="COL=FILE: ARX hierarchy of a quasi-identifier, "
+                                                                "to read the nodes releases publish; repeatable."),
+    id_column: Optional[str] = typer.Option(None, "--id", help="Column of the targets file that names them."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Write one row per target (CSV) here."),
+    delimiter: Optional[str] = typer.Option(None, "--delimiter", help="CSV delimiter (default: sniffed)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a table."),
+) -> None:
+    """Forward, cross and backward attacks on two versions of a growing table (Fung et al., EDBT 2008).
+
+    Matches published records across the versions to rule out candidates: targets of the earlier
+    table are attacked forward (in R1) and cross (in R2), new ones backward (in R2). Reports the
+    people left fewer than k candidates; exits 1 when R2 is not BCF-k-anonymous with respect to R1.
+    """
+    from veil.attacks.correspondence import correspondence_attack
+
+    outputs = None
+    if out is not None:
+        reads = [first, second, targets, *(m for m in (first_manifest, second_manifest) if m is not None),
+                 *files_named(hierarchy, "--hierarchy")]
+        outputs = OutputSet([out], reads=reads)
+    with stage("matching records across the versions"):
+        result = correspondence_attack(_release(first, first_manifest, delimiter),
+                                       _release(second, second_manifest, delimiter), targets,
+                                       quasi_identifiers=split_names(qi) or None,
+                                       sensitive=split_names(sensitive) if sensitive is not None else None, k=k,
+                                       new=new, hierarchies=parse_pairs(hierarchy, "--hierarchy"),
+                                       id_column=id_column, delimiter=delimiter)
+    if outputs is not None:
+        with stage(f"writing {out}"), outputs:
+            outputs.put(out, result.per_target().to_csv(index=False))
+            outputs.commit()
+    _print_summary("Tuple-correspondence attacks", result.summary(), as_json)
+    if out is not None and not as_json:
+        Console(highlight=False).print(f"wrote {out}", markup=False)
     if not result.passed:
         raise typer.Exit(1)
 

@@ -8,9 +8,9 @@ et al., VLDB 2007) on optimal full-domain, Mondrian and Ace (Xiao et al., TODS 2
 Adult; ``veil experiment alphabeta`` is the αβ algorithm of Rastogi, Suciu and Hong (VLDB 2007) on
 Adult; ``veil experiment marginals`` is Kifer and Gehrke's anonymized marginals on Adult (SIGMOD
 2006); ``veil experiment releases`` runs the attacks across releases (unsorted matching, join,
-membership) on a careless and a careful publisher's releases of Adult. Errors a user can cause are
-one sentence on standard error with exit
-status 2, and nothing is written.
+membership, tuple correspondence) on a careless and a careful publisher's releases of Adult.
+Errors a user can cause are one sentence on standard error with exit status 2, and nothing is
+written.
 """
 
 from __future__ import annotations
@@ -311,8 +311,9 @@ def releases_command(
     """Attacks across releases of Adult: a careless publisher against a careful one.
 
     Publishes Adult twice in the same row order (unsorted matching), as two projections that
-    share columns (join attack) and as a sample of the population (membership), for each k, and
-    counts the people each attack exposes. Writes OUT/releases.csv and OUT/releases.png, both or
+    share columns (join attack), as a sample of the population (membership) and as two versions
+    of a growing table (forward, cross and backward attacks), for each k, and counts the people
+    each attack exposes. Writes OUT/releases.csv and OUT/releases.png, both or
     neither.
     """
     if out.exists() and not out.is_dir():

@@ -199,8 +199,10 @@ def publish_command(
     """Pass a release through the publishing gate and record the decision; exit 1 when it is refused.
 
     A microdata release is checked on its own file and attacked together with every earlier
-    release of the population, every person of --data a target; a DP answer is charged to the
-    population's budget (once: an answer charged when it was drawn is not charged again).
+    release of the population, every person of --data a target (the intersection, unsorted
+    matching, join and tuple-correspondence attacks, with the policy's thresholds); a DP answer
+    is charged to the population's budget (once: an answer charged when it was drawn is not
+    charged again).
     """
     rules = load_gate_policy(policy)
     with opened(ledger, by) as made, stage("checking the release against the ledger"):

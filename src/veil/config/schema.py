@@ -527,6 +527,10 @@ CHECKS: dict[str, dict[str, Option]] = {
         "l": optional(Nullable(WholeNumber(1)), None),
         "max_share": optional(Number(0, 1), 0.0),
     },
+    "correspondence": {
+        "k": optional(Nullable(WholeNumber(1)), None),
+        "max_share": optional(Number(0, 1), 0.0),
+    },
 }
 COMPOSITIONS = ("sequential", "advanced", "temporal", "window")
 # Each composition rule's own option, and the rule it belongs to.

@@ -23,7 +23,8 @@ import pyarrow as pa
 from veil.errors import ParameterError
 from veil.ledger.kinds import MICRODATA
 
-__all__ = ["CHECKS", "CrossReleaseCheck", "Finding", "IntersectionCheck", "JoinCheck", "MatchingCheck", "ReleaseView"]
+__all__ = ["CHECKS", "CorrespondenceCheck", "CrossReleaseCheck", "Finding", "IntersectionCheck", "JoinCheck",
+           "MatchingCheck", "ReleaseView"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -340,6 +341,91 @@ class JoinCheck(CrossReleaseCheck):
         return Finding(self.name, earlier.name, passed, share, self.max_share, figures, reason + ".")
 
 
+# ---------------------------------------------------------------------------------------------
+# Tuple correspondence across incremental versions
+
+
+class CorrespondenceCheck(CrossReleaseCheck):
+    """The forward, cross and backward attacks of Fung, Wang, Fu and Pei (EDBT 2008) on a new version
+    of an earlier release (:func:`veil.attacks.correspondence.correspondence_attack`).
+
+    It applies when both releases are generalized microdata with the same quasi-identifiers and
+    sensitive columns and the earlier has no more rows than the new one: the new release may then
+    be an anonymization of the earlier table grown by new records, every earlier record having a
+    version in each (when the new release cannot hold the earlier one's records, the finding says
+    so and passes: it is not a version of it).
+
+    **Targets.** Every person of the population is attacked forward and cross, as if their record
+    were in the earlier table (the worst case, as for the other checks). A person is attacked
+    backward, as a new record, only when that is sound: when they match no published row of the
+    earlier release, whose every record's cells contain its values, so that they cannot be in it.
+    A new person whose values fall inside the earlier release's cells is attacked as an old one
+    only; the gate cannot tell them apart from the table it is given (``veil attack
+    correspondence --new COLUMN`` can, with the timestamps).
+
+    A person is *exposed* when an attack leaves them fewer than ``k`` candidates (default: the
+    smaller of the two releases' own k). The measure is the share of the population exposed by
+    any of the three; the pair fails when it exceeds ``max_share`` (at 0, the new release must be
+    BCF-k-anonymous with respect to the earlier one).
+
+    Args:
+        k: the candidates under which a person is exposed (``None``: as above).
+        max_share: the largest share of the population the pair may expose, in [0, 1].
+
+    Raises:
+        ParameterError: ``k`` not a whole number ≥ 1 or a share outside [0, 1].
+    """
+
+    name = "correspondence"
+
+    def __init__(self, k: int | None = None, max_share: float = 0.0):
+        self.k = _whole(k, "the correspondence check's k")
+        self.max_share = _share(max_share, "the correspondence check's max_share")
+
+    def __repr__(self) -> str:
+        return f"CorrespondenceCheck(k={self.k}, max_share={self.max_share:g})"
+
+    def to_dict(self) -> dict:
+        return {"k": self.k, "max_share": self.max_share}
+
+    def applies(self, new: ReleaseView, earlier: ReleaseView) -> bool:
+        qis, sensitive = new.quasi_identifiers, new.sensitive
+        columns = set(qis + sensitive)
+        return (new.kind in MICRODATA and earlier.kind in MICRODATA and bool(qis)
+                and set(qis) == set(earlier.quasi_identifiers) and set(sensitive) == set(earlier.sensitive)
+                and columns <= set(new.table.column_names) and columns <= set(earlier.table.column_names)
+                and earlier.table.num_rows <= new.table.num_rows
+                and "mdav" not in (new.manifest.get("algorithm"), earlier.manifest.get("algorithm")))
+
+    def run(self, new: ReleaseView, earlier: ReleaseView, targets: pa.Table) -> Finding:
+        from veil.attacks.correspondence import NotIncrementalError, correspondence_attack
+        from veil.attacks.intersection import PublishedRelease
+
+        qis = new.quasi_identifiers
+        releases = [PublishedRelease(view.table, manifest=view.manifest, name=view.name, hierarchies=view.hierarchies,
+                                     orders=view.orders) for view in (earlier, new)]
+        try:
+            # the hierarchies given with the new release serve an earlier one that was stored without
+            result = correspondence_attack(*releases, targets.select(qis), quasi_identifiers=qis,
+                                           sensitive=new.sensitive, k=self.k,
+                                           hierarchies={q: h for q, h in new.hierarchies.items() if q in qis})
+        except NotIncrementalError as exc:
+            reason = f"the correspondence attacks do not apply to the new release and {earlier.name}: {exc}"
+            return Finding(self.name, earlier.name, True, 0.0, self.max_share, {"applies": False}, reason)
+        summary = result.summary()
+        summary.pop("notes", None)
+        exposed = summary["exposed"]
+        share = exposed / max(summary["targets"], 1)
+        passed = share <= self.max_share
+        figures = {**summary, "exposed_share": share}
+        reason = (f"as a new version of {earlier.name}, the new release leaves {exposed:,} of {summary['targets']:,} "
+                  f"people ({_percent(share)}) fewer than {result.k} candidates (forward "
+                  f"{summary['exposed_forward']:,}, cross {summary['exposed_cross']:,}, backward "
+                  f"{summary['exposed_backward']:,}), "
+                  f"{'within' if passed else 'over'} the policy's limit of {_percent(self.max_share)}")
+        return Finding(self.name, earlier.name, passed, share, self.max_share, figures, reason + ".")
+
+
 def _percent(share: float) -> str:
     """A share as a percentage that does not round a few people to 0.00 %."""
     if 0 < share < 0.0001:
@@ -359,4 +445,4 @@ def _with_columns(table: pa.Table, columns: list[str]) -> pa.Table:
 
 #: Every check the policy can name, by its key.
 CHECKS: dict[str, type[CrossReleaseCheck]] = {check.name: check for check in (IntersectionCheck, MatchingCheck,
-                                                                             JoinCheck)}
+                                                                             JoinCheck, CorrespondenceCheck)}

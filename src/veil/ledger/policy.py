@@ -5,8 +5,8 @@ parsed into it by :mod:`veil.config`); every decision records the policy it was 
 
 * ``checks``: the cross-release attacks (:mod:`veil.ledger.checks`), each with its threshold. The
   default runs the intersection attack refusing any person newly perfectly breached, the unsorted
-  matching attack and the join attack, each refusing any record left less anonymous than the
-  releases claim.
+  matching attack, the join attack and the tuple-correspondence attacks on incremental versions,
+  each refusing any record left less anonymous than the releases claim.
 * ``populations``: per population, how a person is identified (a key column, or the one table it
   is) and its privacy budget with the composition rule that counts it: ``sequential`` (and
   parallel), ``advanced`` (Dwork–Rothblum–Vadhan, reporting the better bound), ``temporal``
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from veil.dp.accountant import (Accountant, Budget, ExponentialDiscount, HyperbolicDiscount, TemporalAccountant,
                                 WindowAccountant, _dump)
 from veil.errors import ParameterError
-from veil.ledger.checks import CrossReleaseCheck, IntersectionCheck, JoinCheck, MatchingCheck
+from veil.ledger.checks import CorrespondenceCheck, CrossReleaseCheck, IntersectionCheck, JoinCheck, MatchingCheck
 from veil.ledger.records import NEIGHBOURING
 
 __all__ = ["COMPOSITIONS", "Policy", "PopulationPolicy"]
@@ -123,7 +123,7 @@ class Policy:
     """
 
     checks: tuple[CrossReleaseCheck, ...] = field(
-        default_factory=lambda: (IntersectionCheck(), MatchingCheck(), JoinCheck()))
+        default_factory=lambda: (IntersectionCheck(), MatchingCheck(), JoinCheck(), CorrespondenceCheck()))
     populations: tuple[PopulationPolicy, ...] = ()
     recheck: bool = True
 
