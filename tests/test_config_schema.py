@@ -5,6 +5,7 @@ by both."""
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import json
 from pathlib import Path
@@ -21,8 +22,8 @@ from veil.config.parser import Parser
 from veil.config.schema import (ALGORITHMS, BUILDERS, CHECKS, COLUMN_ROLES, HIERARCHY_FILE_OPTIONS, MARGINAL_MODELS,
                                 MARGINAL_SEARCH_OPTIONS, MAXENT_OPTIONS, METRICS, MODELS, ORDER_FILE_OPTIONS,
                                 OUTPUT_OPTIONS, POPULATION_OPTIONS, SECTIONS, SHIPPED_SCHEMA, Boolean, Choice, Column,
-                                Columns, JsonOnly, Nullable, Number, PerColumn, PublicDomains, SensitiveColumn,
-                                WholeNumber,
+                                Columns, File, JsonOnly, Name, Nullable, Number, PerColumn, PublicDomains,
+                                SensitiveColumn, WholeNumber,
                                 configuration_schema, schema_text)
 from veil.data.bundled import adult_folder
 
@@ -54,8 +55,10 @@ JSON_ONLY_EXAMPLES = {
 }
 
 
-# Options whose valid values depend on another option (the αβ algorithm's d must be below its γ).
-RELATED_EXAMPLES = {("alphabeta", "d"): 0.01}
+# Options whose valid values depend on another option (the αβ algorithm's d must be below its γ; join's
+# manifest must describe its earlier release).
+RELATED_EXAMPLES = {("alphabeta", "d"): 0.01, ("join", "manifest"): "earlier.json"}
+EARLIER = "zip,disease\n13053,flu\n13068,cancer\n13068,flu\n13053,cold\n"
 
 
 def example(owner: str, key: str, check):
@@ -75,6 +78,10 @@ def example(owner: str, key: str, check):
         return "disease"
     if isinstance(check, Columns):
         return ["zip"]
+    if isinstance(check, File):
+        return "earlier.csv"
+    if isinstance(check, Name):
+        return "disease"
     if isinstance(check, (Nullable, PerColumn)):
         return example(owner, key, check.inner)
     if isinstance(check, PublicDomains):
@@ -92,6 +99,11 @@ def folder(tmp_path: Path) -> Path:
     (tmp_path / "people.csv").write_text(PEOPLE, encoding="utf-8")
     (tmp_path / "sex.csv").write_text("F;*\nM;*\n", encoding="utf-8")
     (tmp_path / "order.txt").write_text("F\nM\n", encoding="utf-8")
+    # an earlier release of the same people (join k-anonymity), with the manifest that describes it
+    (tmp_path / "earlier.csv").write_text(EARLIER, encoding="utf-8")
+    digest = hashlib.sha256(EARLIER.encode("utf-8")).hexdigest()
+    (tmp_path / "earlier.json").write_text(json.dumps({"release": {"file": "earlier.csv", "sha256": digest},
+                                                       "roles": {"quasi_identifiers": ["zip"]}}), encoding="utf-8")
     return tmp_path
 
 

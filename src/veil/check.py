@@ -25,13 +25,13 @@ from veil.classes import STAR, EquivalenceClasses
 from veil.data.dataset import Dataset
 from veil.errors import DataError, ParameterError
 from veil.models import (AlphaKAnonymity, BetaLikeness, DeltaDisclosure, DeltaPresence, DistinctLDiversity,
-                         EntropyLDiversity, KAnonymity, KMap, ModelResult, PrivacyModel, RecursiveCLDiversity,
-                         TCloseness)
+                         EntropyLDiversity, JoinKAnonymity, KAnonymity, KMap, ModelResult, PrivacyModel,
+                         RecursiveCLDiversity, TCloseness)
 from veil.risk import ReidentificationRisk, reidentification_risk
 
 # The keys of the JSON summary, in the order they are printed.
 SUMMARY_KEYS = ("k", "alpha", "l_distinct", "l_entropy", "c_l_recursive", "t_equal", "t_ordered",
-                "t_hierarchical", "delta", "beta_basic", "beta_enhanced", "delta_presence", "k_map")
+                "t_hierarchical", "delta", "beta_basic", "beta_enhanced", "delta_presence", "k_map", "join")
 
 
 @dataclass(frozen=True, eq=False)
@@ -109,7 +109,7 @@ def check(dataset: Dataset, *, c: float = 2.0, k: int | None = None, alpha: floa
           beta: float | None = None, risk_threshold: float = 0.2, population: Dataset | None = None,
           delta_presence: tuple[float, float] | None = None, k_map: int | None = None,
           classes: EquivalenceClasses | None = None, reference: Mapping[str, Mapping[str, int]] | None = None,
-          manifest: Mapping | str | os.PathLike | None = None) -> CheckReport:
+          manifest: Mapping | str | os.PathLike | None = None, join: JoinKAnonymity | None = None) -> CheckReport:
     """Measure every privacy model on a dataset and check the thresholds that are given.
 
     The models are k-anonymity, (α,k)-anonymity, distinct, entropy and recursive (c,ℓ)-diversity,
@@ -118,7 +118,9 @@ def check(dataset: Dataset, *, c: float = 2.0, k: int | None = None, alpha: floa
     sensitive columns each model reports its worst level over them. Given a population, the
     presence models δ-presence and k-map are measured against it too; when the manifest of a
     full-domain release is given, the population's values are first published through its value
-    map, so that they read as the release does.
+    map, so that they read as the release does. Given join k-anonymity
+    (:class:`~veil.models.JoinKAnonymity`, which holds an earlier release of the same records),
+    the table is measured as a second release joined with it too.
 
     t-closeness, δ-disclosure and β-likeness compare each class with a reference distribution
     of the sensitive column: the one given by ``reference`` or the manifest (for a release, the
@@ -146,11 +148,15 @@ def check(dataset: Dataset, *, c: float = 2.0, k: int | None = None, alpha: floa
             JSON file): its ``reference`` distributions, and, when it shows its suppressed records
             as ``*``, that the rows whose quasi-identifiers are all ``*`` are those records, exempt
             from the models and the risk.
+        join: a join k-anonymity model to measure (and check, at its own thresholds) beside the
+            others.
 
     Raises:
         ParameterError: a threshold or ``c`` out of range; a presence threshold without a population.
         DataError: the population does not contain the table's classes; the manifest cannot be
-            read; a value of a sensitive column is missing from its reference distribution.
+            read; a value of a sensitive column is missing from its reference distribution; the
+            join model's earlier release shares no column with the table, or alone leaves records
+            under its thresholds (see :class:`~veil.models.JoinKAnonymity`).
     """
     models: list[PrivacyModel] = [
         KAnonymity(k), AlphaKAnonymity(alpha, k if alpha is not None else None), DistinctLDiversity(l), EntropyLDiversity(l),
@@ -184,6 +190,8 @@ def check(dataset: Dataset, *, c: float = 2.0, k: int | None = None, alpha: floa
         population = _published_population(population, (manifest or {}).get("generalization") or {})
         dmin, dmax = delta_presence if delta_presence is not None else (0.0, None)
         models += [DeltaPresence(population, dmax, dmin), KMap(population, k_map)]
+    if join is not None:
+        models.append(join)
     results: dict[str, ModelResult | None] = {}
     for model in models:
         applicable = classes.n_classes > 0 and (

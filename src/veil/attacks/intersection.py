@@ -69,10 +69,11 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from veil.classes import group_rows
-from veil.data.encoding import MISSING_LABEL, canonical_numeric_texts
+# published_texts is imported from here by the other attacks on published tables.
+from veil.data.encoding import MISSING_LABEL, canonical_numeric_texts, published_texts  # noqa: F401
+from veil.data.encoding import text_codes as _text_column
 from veil.data.hierarchy import MISSING_LEAVES, Hierarchy
 from veil.data.io import read_table
 from veil.errors import ColumnError, DataError, ParameterError
@@ -461,27 +462,6 @@ def _load_hierarchies(hierarchies) -> dict[str, Hierarchy]:
     for name, h in (hierarchies or {}).items():
         out[name] = h if isinstance(h, Hierarchy) else Hierarchy.read_csv(h)
     return out
-
-
-def _text_column(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
-    """``(labels, codes)``: the distinct texts of a column (nulls as ``""``) and each row's code."""
-    if pa.types.is_dictionary(column.type):
-        column = column.cast(column.type.value_type)
-    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
-        if pa.types.is_floating(column.type):
-            column = pc.if_else(pc.is_nan(column), pa.scalar(None, column.type), column)
-        column = column.cast(pa.string())
-    column = pc.fill_null(column, "")
-    encoded = column.dictionary_encode().combine_chunks()
-    labels = np.asarray(encoded.dictionary.to_pylist(), dtype=object)
-    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    return labels, codes
-
-
-def published_texts(column: pa.ChunkedArray) -> np.ndarray:
-    """A published column's cells as text (nulls as ``""``), one object array."""
-    labels, codes = _text_column(column)
-    return labels[codes]
 
 
 def _roles(manifest: dict | None) -> tuple[list[str], list[str]]:

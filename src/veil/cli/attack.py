@@ -582,6 +582,9 @@ def join_command(
     l: Optional[int] = typer.Option(None, "--l", help="The fewest distinct sensitive values a joined group must have."),
     first_manifest: Optional[Path] = typer.Option(None, "--manifest1", help="The first release's veil manifest."),
     second_manifest: Optional[Path] = typer.Option(None, "--manifest2", help="The second release's veil manifest."),
+    hierarchy: List[str] = typer.Option([], "--hierarchy", help="COL=FILE: an ARX hierarchy of a shared column, to "
+                                                               "join it at the coarser level where the releases "
+                                                               "publish it at two; repeatable."),
     delimiter: Optional[str] = typer.Option(None, "--delimiter", help="CSV delimiter (default: sniffed)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a table."),
 ) -> None:
@@ -597,7 +600,7 @@ def join_command(
         result = join_attack(_release(first, first_manifest, delimiter),
                              _release(second, second_manifest, delimiter),
                              quasi_identifiers=split_names(qi) or None, k=k, l=l, sensitive=sensitive,
-                             delimiter=delimiter)
+                             hierarchies=parse_pairs(hierarchy, "--hierarchy"), delimiter=delimiter)
     _print_summary("Join attack", result.summary(), as_json)
     if not result.passed:
         raise typer.Exit(1)

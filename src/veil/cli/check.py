@@ -21,9 +21,11 @@ from veil.cli.console import (ENGINE, EXIT_FAILED_CHECK, MASTER, engine_named, f
 if TYPE_CHECKING:
     from veil.check import CheckReport
 
-FORMATS = {"k": "{:.0f}", "l_distinct": "{:.0f}", "c_l_recursive": "{:.0f}", "k_map": "{:.0f}"}
+FORMATS = {"k": "{:.0f}", "l_distinct": "{:.0f}", "c_l_recursive": "{:.0f}", "k_map": "{:.0f}", "join": "{:.0f}"}
 # Models measured only against a population: their rows are shown only when one was given.
 PRESENCE_KEYS = ("delta_presence", "k_map")
+# Join k-anonymity is measured only against an earlier release (--earlier).
+JOIN_KEYS = ("join",)
 
 
 def fmt(key: str, value: float | None) -> str:
@@ -50,7 +52,7 @@ def render(report: CheckReport, console: Console) -> None:
     table.add_column("verdict")
     for key in SUMMARY_KEYS:
         result = report.results.get(key)
-        if result is None and key in PRESENCE_KEYS:
+        if result is None and key in PRESENCE_KEYS + JOIN_KEYS:
             continue
         if result is None:
             table.add_row(key, "[dim]does not apply[/]", "n/a", "", "")
@@ -102,6 +104,11 @@ def check_command(
     manifest: Optional[Path] = typer.Option(
         None, "--manifest", help="The release's manifest: judge it as veil anonymize did (the input's reference "
                                  "distributions; rows all * are its suppressed records when it shows them)."),
+    earlier: Optional[Path] = typer.Option(
+        None, "--earlier", help="An earlier release of the same records (its manifest, or its table): measure join "
+                                "k-anonymity of this table as a second release given it, at --k and --l."),
+    earlier_manifest: Optional[Path] = typer.Option(
+        None, "--earlier-manifest", help="The earlier release's manifest, when --earlier is its table."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
     engine: str = ENGINE,
     master: Optional[str] = MASTER,
@@ -109,11 +116,12 @@ def check_command(
     """Measure every privacy model and the re-identification risk of a table.
 
     Exits 1 when a threshold given with --k, --alpha, --l, --t, --delta, --beta, --delta-presence or
-    --k-map is not met. With --engine spark the class × sensitive-value counts are aggregated by
-    Spark and measured here.
+    --k-map is not met, or, with --earlier, join k-anonymity at --k and --l. With --engine spark the
+    class × sensitive-value counts are aggregated by Spark and measured here.
     """
     from veil.check import check
     from veil.data.dataset import Dataset
+    from veil.models import JoinKAnonymity
     from veil.output import load_manifest
 
     reader = engine_named(engine, master)
@@ -126,7 +134,8 @@ def check_command(
         report = check(ds, c=c, k=k, alpha=alpha, l=l, t=t, delta=delta, beta=beta,
                        risk_threshold=risk_threshold, population=pop,
                        delta_presence=parse_bounds(delta_presence), k_map=k_map,
-                       manifest=load_manifest(manifest, release=data) if manifest else None)
+                       manifest=load_manifest(manifest, release=data) if manifest else None,
+                       join=JoinKAnonymity(earlier, k, l, manifest=earlier_manifest) if earlier else None)
     report.notes.extend(ds.stray_text_notes())
     emit(report, as_json)
     if report.passed is False:

@@ -598,7 +598,7 @@ class Parser:
                 raise self.error(name_node, f"unknown model '{name}'" + _suggest(name, list(MODELS)))
             options = self.options(options_node, name, MODELS[name].options, name_node, MODELS[name].example)
             options = {k: v for k, v in options.items() if v is not None}
-            if name != "k_anonymity" and not self.sensitive:
+            if MODELS[name].needs_sensitive and not self.sensitive:
                 raise self.error(name_node, f"{name} constrains a sensitive column, but columns.sensitive declares "
                                  "none; add one.")
             if options.get("distance") == "hierarchical":

@@ -212,6 +212,21 @@ class PublicDomains:
         return {"type": ["object", "null"], "additionalProperties": {"anyOf": [values, whole_numbers, data]}}
 
 
+@dataclass(frozen=True)
+class File:
+    """The path of a file that exists (relative to the configuration's folder), read as text."""
+
+    def __call__(self, p: Parser, node: yaml.Node, where: str) -> str:
+        path = p.path(node, where)
+        if not path.is_file():
+            raise p.error(node, f"{where}: file {str(path)!r} does not exist (a relative path is read from the "
+                                "folder of the configuration); check the path.")
+        return str(path)
+
+    def json_schema(self) -> dict:
+        return {"type": "string", "pattern": r"\S", "description": "a file path, relative to the configuration"}
+
+
 def _one_or_list(item: Mapping) -> dict:
     """A list of items, one item on its own, or nothing (as the parser's ``items`` reads them)."""
     return {"anyOf": [dict(item), {"type": "array", "items": dict(item)}, {"type": "null"}]}
@@ -294,6 +309,9 @@ class ModelSchema:
     options: Mapping[str, Option]
     example: str = ""
     about: str = ""
+    #: whether the model constrains a column of columns.sensitive (join k-anonymity may read one of
+    #: the earlier release instead)
+    needs_sensitive: bool = True
 
 
 @dataclass(frozen=True)
@@ -343,7 +361,8 @@ SENSITIVE = optional(SensitiveColumn())
 
 MODELS: dict[str, ModelSchema] = {
     "k_anonymity": ModelSchema("KAnonymity", {"k": required(WholeNumber(1))}, "{k: 5}",
-                               "every record shares its quasi-identifiers with at least k − 1 others"),
+                               "every record shares its quasi-identifiers with at least k − 1 others",
+                               needs_sensitive=False),
     "alpha_k_anonymity": ModelSchema("AlphaKAnonymity", {
         "alpha": required(Number(0, 1, lo_open=True)), "k": optional(WholeNumber(1)), "sensitive": SENSITIVE},
         "{alpha: 0.5, k: 5}", "no sensitive value has a share above alpha in a class (and k-anonymity)"),
@@ -367,6 +386,12 @@ MODELS: dict[str, ModelSchema] = {
     "beta_likeness": ModelSchema("BetaLikeness", {
         "beta": required(Number(0, lo_open=True)), "enhanced": optional(Boolean()), "sensitive": SENSITIVE},
         "{beta: 1, enhanced: false}", "no class raises a sensitive value's share by more than beta, relatively"),
+    "join": ModelSchema("JoinKAnonymity", {
+        "earlier": required(File()), "manifest": optional(File()), "k": required(WholeNumber(1)),
+        "l": optional(WholeNumber(1)), "sensitive": optional(Name())},
+        "{earlier: first/manifest.json, k: 5}",
+        "joined with an earlier release of the same records on their shared columns, every person is among at "
+        "least k records (and l sensitive values): Wang and Fung's sequential releases", needs_sensitive=False),
 }
 
 LABEL = required(Column())
@@ -585,11 +610,20 @@ class PopulationMap:
         return {"type": ["object", "null"], "additionalProperties": options_schema(POPULATION_OPTIONS)}
 
 
+#: The presence check of the release alone (:class:`veil.ledger.checks.PresenceCheck`): the
+#: population table and the thresholds (δ-presence's largest probability, k-map's k).
+PRESENCE_OPTIONS: dict[str, Option] = {
+    "population": required(File()),
+    "delta_max": optional(Nullable(Number(0, 1)), None),
+    "k_map": optional(Nullable(WholeNumber(1)), None),
+    "max_share": optional(Number(0, 1), 0.0),
+}
 POLICY_OPTIONS: dict[str, Option] = {
     "recheck": optional(Boolean(), True),
     "composition": optional(Nullable(Options({name: optional(Options(options)) for name, options in CHECKS.items()},
                                              "{intersection: {confidence: 1.0, max_share: 0.0}}")), None),
     "populations": optional(PopulationMap(), ()),
+    "presence": optional(Nullable(Options(PRESENCE_OPTIONS, "{population: voters.csv, delta_max: 0.5}")), None),
 }
 
 
@@ -603,7 +637,11 @@ class PolicyOptions:
         # a check the file leaves out runs with its defaults
         checks = {name: given.get(name) or {key: option.default for key, option in options.items()}
                   for name, options in CHECKS.items()}
-        return PolicySpec(o["recheck"], checks, o["populations"], p.origin(node))
+        presence = o["presence"]
+        if presence is not None and presence["delta_max"] is None and presence["k_map"] is None:
+            raise p.error(node, "policy.presence needs delta_max (δ-presence) or k_map (k-map), or both.")
+        single = {"presence": presence} if presence is not None else {}
+        return PolicySpec(o["recheck"], checks, o["populations"], p.origin(node), single)
 
     def json_schema(self) -> dict:
         return options_schema(POLICY_OPTIONS)
@@ -861,8 +899,9 @@ SECTIONS: dict[str, Section] = {
                       "with the Spark settings in config)",
                       field="engine", build=lambda options: EngineSpec(**options)),
     "policy": Section(PolicyOptions(), "what the publishing gate enforces (veil publish --policy): the thresholds of "
-                      "its checks across releases and the populations with their privacy budgets; a file may hold "
-                      "this section alone", field="policy"),
+                      "its checks across releases, the presence check of a release alone against a population table, "
+                      "and the populations with their privacy budgets; a file may hold this section alone",
+                      field="policy"),
     "marginals": Section(Options(MARGINALS_OPTIONS, "{privacy: [{k_link: {k: 5}}]}"),
                          "anonymized marginals that veil marginals publishes beside (or instead of) the table, and "
                          "the privacy models of the collection (Kifer and Gehrke 2006)",

@@ -204,16 +204,20 @@ class PolicySpec:
             thresholds; every check is listed, with its defaults where the file gives none.
         populations: the populations it defines.
         origin: where it was read (``file, line N``), for messages.
+        single: per check of the release alone the file gives (a key of
+            :data:`veil.ledger.checks.SINGLE_CHECKS`, e.g. ``presence``), its options.
     """
 
     recheck: bool = True
     checks: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     populations: tuple[PopulationSpec, ...] = ()
     origin: str = ""
+    single: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return {"recheck": self.recheck, "composition": {name: dict(options) for name, options in self.checks.items()},
-                "populations": {p.name: p.to_dict() for p in self.populations}}
+                "populations": {p.name: p.to_dict() for p in self.populations},
+                **{name: dict(options) for name, options in self.single.items()}}
 
 
 @dataclass(frozen=True)

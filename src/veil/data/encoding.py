@@ -398,3 +398,24 @@ def stray_texts(column: EncodedColumn) -> dict[str, int]:
     order = np.argsort(-counts[~is_number], kind="stable")
     return {str(column.labels[stray[i]]): int(counts[~is_number][i]) for i in order}
 
+
+def text_codes(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    """``(labels, codes)``: the distinct texts of a published column as a reader sees them (nulls
+    and NaN as ``""``, numbers as Arrow prints them) and each row's code."""
+    if pa.types.is_dictionary(column.type):
+        column = column.cast(column.type.value_type)
+    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+        if pa.types.is_floating(column.type):
+            column = pc.if_else(pc.is_nan(column), pa.scalar(None, column.type), column)
+        column = column.cast(pa.string())
+    column = pc.fill_null(column, "")
+    encoded = column.dictionary_encode().combine_chunks()
+    labels = np.asarray(encoded.dictionary.to_pylist(), dtype=object)
+    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    return labels, codes
+
+
+def published_texts(column: pa.ChunkedArray) -> np.ndarray:
+    """A published column's cells as text (nulls as ``""``), one object array."""
+    labels, codes = text_codes(column)
+    return labels[codes]

@@ -4,7 +4,9 @@ A check is one small object: its parameters *are* its policy (which confidence, 
 the population may it expose), :meth:`CrossReleaseCheck.run` attacks a new release together with
 one earlier release of the same population, and the :class:`Finding` it returns says whether the
 pair passes. The gate runs every check of the policy against every earlier release it applies to;
-adding an attack is adding a subclass and its entry in :data:`CHECKS`.
+adding an attack is adding a subclass and its entry in :data:`CHECKS`. A check of the new release
+alone (:class:`SingleReleaseCheck`: membership disclosure against a population table) is run once,
+and is listed in :data:`SINGLE_CHECKS`.
 
 **The targets are the worst case.** Every person of the population as the publisher holds the
 table (its rows) is attacked, as if they were in both releases, by an adversary who knows all
@@ -24,7 +26,7 @@ from veil.errors import ParameterError
 from veil.ledger.kinds import MICRODATA
 
 __all__ = ["CHECKS", "CorrespondenceCheck", "CrossReleaseCheck", "Finding", "IntersectionCheck", "JoinCheck",
-           "MatchingCheck", "ReleaseView"]
+           "MatchingCheck", "PresenceCheck", "ReleaseView", "SINGLE_CHECKS", "SingleReleaseCheck"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -62,7 +64,8 @@ class Finding:
 
     Attributes:
         check: the check's name (its policy key).
-        earlier: the earlier release, as messages call it.
+        earlier: the earlier release, as messages call it (for a check of the new release alone,
+            what it was checked against, e.g. the population table).
         passed: whether the pair stays within the policy.
         measure: the figure compared with the threshold (a share of the targets, in [0, 1]).
         threshold: the largest measure the policy allows.
@@ -326,8 +329,11 @@ class JoinCheck(CrossReleaseCheck):
         known = [q for q in dict.fromkeys(earlier.quasi_identifiers + new.quasi_identifiers) if q in columns]
         sensitive = next((s for s in earlier.sensitive + new.sensitive if s in columns), None)
         k = self.k or min(filter(None, (_smallest_class(earlier), _smallest_class(new))), default=2)
-        result = join_attack(PublishedRelease(earlier.table, manifest=earlier.manifest, name=earlier.name),
-                             PublishedRelease(new.table, manifest=new.manifest, name=new.name),
+        # the hierarchies join a column the two publish at different levels at the coarser
+        result = join_attack(PublishedRelease(earlier.table, manifest=earlier.manifest, name=earlier.name,
+                                              hierarchies=earlier.hierarchies),
+                             PublishedRelease(new.table, manifest=new.manifest, name=new.name,
+                                              hierarchies=new.hierarchies),
                              quasi_identifiers=known, k=k, l=self.l if sensitive else None, sensitive=sensitive)
         exposed = int(len(result.exposed))
         share = exposed / max(len(result.before), 1)
@@ -426,6 +432,126 @@ class CorrespondenceCheck(CrossReleaseCheck):
         return Finding(self.name, earlier.name, passed, share, self.max_share, figures, reason + ".")
 
 
+# ---------------------------------------------------------------------------------------------
+# Checks of the new release alone
+
+
+class SingleReleaseCheck(ABC):
+    """An attack on the new release alone, against data the policy names (not an earlier release)."""
+
+    #: The check's key in the policy (a section of its own, beside ``composition``).
+    name: str = ""
+
+    @abstractmethod
+    def applies(self, new: ReleaseView) -> bool:
+        """Whether the attack can be run on the release (e.g. it is microdata)."""
+
+    @abstractmethod
+    def run(self, new: ReleaseView) -> Finding:
+        """Attack the release and judge the result."""
+
+    @abstractmethod
+    def to_dict(self) -> dict:
+        """The check's parameters (its policy), JSON-ready."""
+
+
+class PresenceCheck(SingleReleaseCheck):
+    """Membership disclosure (:func:`veil.attacks.presence.membership_attack`) against a population table.
+
+    The adversary holds a public population table P (a voter list) of which the release is a
+    sample, and reads, for each person of P, the probability f / F that they are in the release
+    (f released records and F population records share their published tuple). A person is
+    *exposed* when that probability exceeds ``delta_max`` (δ-presence, Nergiz, Atzori and Clifton,
+    SIGMOD 2007) or when their published tuple is released yet matches fewer than ``k_map``
+    population records (k-map, Sweeney). The measure is the share of P exposed; the release is
+    refused when it exceeds ``max_share``.
+
+    The population is a file the policy names: the ledger keeps only a fingerprint of the table the
+    publisher holds (the sample), never a public population. The population's values are published
+    through the release's value map, so the check reads full-domain releases (``generalization``);
+    another kind of microdata release is refused, since its cells cannot be matched with raw values.
+
+    Args:
+        population: the population table's path (every quasi-identifier, raw values).
+        delta_max: the largest membership probability allowed, in [0, 1] (``None``: not checked).
+        k_map: the fewest population records a released tuple must match (``None``: not checked).
+        max_share: the largest share of the population the release may expose, in [0, 1].
+        delimiter: the population's CSV delimiter (sniffed when ``None``).
+
+    Raises:
+        ParameterError: neither threshold, ``delta_max`` outside [0, 1], ``k_map`` not a whole number
+            ≥ 1, or a share outside [0, 1].
+    """
+
+    name = "presence"
+
+    def __init__(self, population, delta_max: float | None = None, k_map: int | None = None,
+                 max_share: float = 0.0, delimiter: str | None = None):
+        if delta_max is None and k_map is None:
+            raise ParameterError("the presence check needs delta_max (δ-presence) or k_map (k-map), or both.")
+        self.population = str(population)
+        self.delta_max = None if delta_max is None else _share(delta_max, "the presence check's delta_max")
+        self.k_map = _whole(k_map, "the presence check's k_map")
+        self.max_share = _share(max_share, "the presence check's max_share")
+        self.delimiter = delimiter
+
+    def __repr__(self) -> str:
+        return (f"PresenceCheck(population={self.population!r}, delta_max={self.delta_max}, k_map={self.k_map}, "
+                f"max_share={self.max_share:g})")
+
+    def to_dict(self) -> dict:
+        return {"population": self.population, "delta_max": self.delta_max, "k_map": self.k_map,
+                "max_share": self.max_share}
+
+    def applies(self, new: ReleaseView) -> bool:
+        return new.kind in MICRODATA
+
+    def run(self, new: ReleaseView) -> Finding:
+        """Attack the release with the population's people.
+
+        Raises:
+            ParameterError: the release is not a full-domain generalization.
+            DataError: the population table cannot be read or lacks a quasi-identifier.
+            PopulationMismatchError: the population does not cover the release.
+        """
+        from pathlib import Path
+
+        from veil.attacks.intersection import PublishedRelease
+        from veil.attacks.presence import PopulationMismatchError, membership_attack
+
+        if new.kind != "generalization":
+            raise ParameterError(f"the presence check reads full-domain releases, whose value map publishes the "
+                                 f"population as the release does; {new.name} is of kind {new.kind!r}.")
+        where = f"the population table {Path(self.population).name!r}"
+        try:
+            result = membership_attack(PublishedRelease(new.table, manifest=new.manifest, name=new.name),
+                                       self.population, delimiter=self.delimiter)
+        except PopulationMismatchError:
+            raise PopulationMismatchError(f"{where} does not cover {new.name}: a published tuple is held by more "
+                                          "released records than population records; give the population the "
+                                          "release was drawn from.") from None
+        people = len(result.probability)
+        exposed = np.zeros(people, dtype=bool)
+        what = []
+        if self.delta_max is not None:
+            exposed |= result.probability > self.delta_max + 1e-12
+            what.append(f"a membership probability above {self.delta_max:g}")
+        if self.k_map is not None:
+            exposed |= (result.released > 0) & (result.matching < self.k_map)
+            what.append(f"a published tuple matching fewer than {self.k_map} of them")
+        share = float(exposed.sum()) / max(people, 1)
+        passed = share <= self.max_share
+        published = result.released > 0
+        figures = {**result.summary(), "exposed": int(exposed.sum()), "exposed_share": share,
+                   "delta_max": self.delta_max, "k_map": self.k_map,
+                   "smallest_match": int(result.matching[published].min()) if published.any() else None}
+        figures.pop("notes", None)
+        reason = (f"against {where} ({people:,} people), the new release gives {int(exposed.sum()):,} of them "
+                  f"({_percent(share)}) {' or '.join(what)}, {'within' if passed else 'over'} the policy's limit of "
+                  f"{_percent(self.max_share)}")
+        return Finding(self.name, where, passed, share, self.max_share, figures, reason + ".")
+
+
 def _percent(share: float) -> str:
     """A share as a percentage that does not round a few people to 0.00 %."""
     if 0 < share < 0.0001:
@@ -442,6 +568,9 @@ def _with_columns(table: pa.Table, columns: list[str]) -> pa.Table:
             table = table.append_column(name, stars.cast(pa.string()))
     return table
 
+
+#: The checks of the new release alone, each under its own key of the policy.
+SINGLE_CHECKS: dict[str, type[SingleReleaseCheck]] = {check.name: check for check in (PresenceCheck,)}
 
 #: Every check the policy can name, by its key.
 CHECKS: dict[str, type[CrossReleaseCheck]] = {check.name: check for check in (IntersectionCheck, MatchingCheck,

@@ -7,7 +7,8 @@ names and hashes the published file: :func:`veil.output.load_manifest` checks th
    one table refuses any other), from which the targets of the attacks come;
 2. re-checks the release's own models on the published file, as ``veil check --manifest`` does:
    every model the manifest reports must measure the same level there, and have passed;
-3. runs every cross-release check of the policy (:mod:`veil.ledger.checks`) between the new
+3. runs the policy's checks of the release alone (membership disclosure against a population
+   table), then every cross-release check of the policy (:mod:`veil.ledger.checks`) between the new
    release and every earlier release of the population that the ledger holds (it keeps each
    published file, compressed, so nobody needs to keep them);
 4. in one transaction under the write lock: if another release of the population was published
@@ -32,7 +33,7 @@ from sqlalchemy import func, select
 
 from veil.dp.accountant import BudgetExceededError, Charge, _exact
 from veil.errors import ParameterError, VeilError
-from veil.ledger.checks import Finding, ReleaseView
+from veil.ledger.checks import CrossReleaseCheck, Finding, ReleaseView, SingleReleaseCheck
 from veil.ledger.errors import LedgerError, LedgerTamperedError
 from veil.ledger.kinds import DIFFERENTIALLY_PRIVATE, MICRODATA, kind_of
 from veil.ledger.policy import Policy
@@ -194,10 +195,11 @@ def _recheck(candidate: _Candidate) -> tuple[list[dict], list[str]]:
                       hierarchies={c: h for c, h in candidate.hierarchies.items() if c in sensitive_columns},
                       orders={c: o for c, o in candidate.orders.items() if c in sensitive_columns})
     results, problems, reports = [], [], {}
+    join = _join_model(manifest, candidate.hierarchies) if any(row.get("key") == "join" for row in rows) else None
     for row in rows:
         c = float(row.get("c", 2.0))
         if c not in reports:
-            reports[c] = check(dataset, c=c, manifest=manifest).to_dict()
+            reports[c] = check(dataset, c=c, manifest=manifest, join=join).to_dict()
         report = reports[c]
         key, sensitive = row["key"], row.get("sensitive")
         if sensitive is None:
@@ -216,13 +218,34 @@ def _recheck(candidate: _Candidate) -> tuple[list[dict], list[str]]:
         if row.get("passed") is not True:
             problems.append(f"the release's own manifest says {what} failed (threshold {row['threshold']:g}).")
         elif measured is None:
-            hint = " without its hierarchy; give it (--hierarchy COL=FILE)" if key == "t_hierarchical" else ""
+            hint = {"t_hierarchical": " without its hierarchy; give it (--hierarchy COL=FILE)",
+                    "join": " without the earlier release, which only a configuration's join model names (anonymize "
+                            "with one)"}.get(key, "")
             problems.append(f"{what} cannot be measured on the published file{hint}, so the release cannot be "
                             "checked.")
+        elif not _same(measured, row["level"]) and key == "join":
+            # a hierarchy built by the configuration is not kept with the release, only a file's
+            problems.append(f"{what} measures {measured} on the published file but {row['level']} in its manifest; "
+                            "a column it shares with the earlier release at another level is joined through its "
+                            "hierarchy, so give it (--hierarchy COL=FILE).")
         elif not _same(measured, row["level"]):
             problems.append(f"{what} measures {measured} on the published file but {row['level']} in its manifest; "
                             "the file is not what was anonymized.")
     return results, problems
+
+
+def _join_model(manifest: dict, hierarchies: dict):
+    """Join k-anonymity against the earlier release the release's configuration names, to measure
+    (not check) on the published file; ``None`` when the configuration names none."""
+    from veil.models import JoinKAnonymity
+
+    options = next((entry["join"] for entry in (manifest.get("config") or {}).get("models") or []
+                    if isinstance(entry, dict) and isinstance(entry.get("join"), dict)), {})
+    if not options.get("earlier"):
+        return None
+    # the quasi-identifiers' hierarchies join a shared column published at two levels, as at anonymization
+    return JoinKAnonymity(options["earlier"], manifest=options.get("manifest"), sensitive=options.get("sensitive"),
+                          hierarchies=hierarchies)
 
 
 # ---------------------------------------------------------------------- the earlier releases
@@ -276,7 +299,9 @@ def publish(ledger, manifest, *, population: str, data=None, policy: Policy | No
         The decision, already recorded.
 
     Raises:
-        DataError: the manifest and its release do not match, or cannot be read.
+        DataError: the manifest and its release do not match, or cannot be read; the policy's
+            population table cannot be read, lacks a quasi-identifier or does not cover the
+            release (:class:`~veil.attacks.presence.PopulationMismatchError`).
         LedgerError: the population is unknown (and the policy does not define it), the table
             belongs to another population, a microdata release comes without its table, or
             the release's kind cannot be judged.
@@ -324,12 +349,15 @@ def publish(ledger, manifest, *, population: str, data=None, policy: Policy | No
         if candidate.manifest.get("fit_for_release") is not True:
             why = "; ".join(candidate.manifest.get("not_fit_because") or []) or "its manifest does not say it is"
             reasons.append(f"the answer is not fit for release ({why}).")
-    findings: list[Finding] = []
+    # The checks of the release alone run once; the cross-release ones against every earlier release.
+    findings: list[Finding] = [check.run(view) for check in policy.checks
+                               if isinstance(check, SingleReleaseCheck) and view is not None and check.applies(view)]
+    cross = [check for check in policy.checks if isinstance(check, CrossReleaseCheck)]
     seen = 0
     while True:
         earlier, seen = _earlier(ledger, pop, seen, read=view is not None)
         for other in earlier:
-            for check in policy.checks:
+            for check in cross:
                 if check.applies(view, other):
                     findings.append(check.run(view, other, table.data))
         decision = _decide(ledger, pop, candidate, policy, seen, reasons, findings, recheck)

@@ -7,6 +7,8 @@ parsed into it by :mod:`veil.config`); every decision records the policy it was 
   default runs the intersection attack refusing any person newly perfectly breached, the unsorted
   matching attack, the join attack and the tuple-correspondence attacks on incremental versions,
   each refusing any record left less anonymous than the releases claim.
+  Checks of the release alone (``presence``: membership disclosure against a population table
+  the policy names) run only when the policy gives them.
 * ``populations``: per population, how a person is identified (a key column, or the one table it
   is) and its privacy budget with the composition rule that counts it: ``sequential`` (and
   parallel), ``advanced`` (Dwork–Rothblum–Vadhan, reporting the better bound), ``temporal``
@@ -24,7 +26,8 @@ from dataclasses import dataclass, field
 from veil.dp.accountant import (Accountant, Budget, ExponentialDiscount, HyperbolicDiscount, TemporalAccountant,
                                 WindowAccountant, _dump)
 from veil.errors import ParameterError
-from veil.ledger.checks import CorrespondenceCheck, CrossReleaseCheck, IntersectionCheck, JoinCheck, MatchingCheck
+from veil.ledger.checks import (CorrespondenceCheck, CrossReleaseCheck, IntersectionCheck, JoinCheck,
+                                MatchingCheck, SingleReleaseCheck)
 from veil.ledger.records import NEIGHBOURING
 
 __all__ = ["COMPOSITIONS", "Policy", "PopulationPolicy"]
@@ -114,7 +117,8 @@ class Policy:
     """What the gate enforces.
 
     Args:
-        checks: the cross-release checks, each with its threshold (at most one of each kind).
+        checks: the cross-release checks and the checks of the release alone, each with its
+            threshold (at most one of each kind).
         populations: the populations the policy defines.
         recheck: check the release's own models on the published file.
 
@@ -131,7 +135,7 @@ class Policy:
         object.__setattr__(self, "checks", tuple(self.checks))
         object.__setattr__(self, "populations", tuple(self.populations))
         for check in self.checks:
-            if not isinstance(check, CrossReleaseCheck):
+            if not isinstance(check, (CrossReleaseCheck, SingleReleaseCheck)):
                 raise ParameterError(f"a policy's checks are veil.ledger checks, not {type(check).__name__}.")
         names = [c.name for c in self.checks]
         for name in names:
@@ -150,7 +154,7 @@ class Policy:
             ParameterError: a check the gate does not know, or values a check refuses.
         """
         from veil.dp.accountant import Budget
-        from veil.ledger.checks import CHECKS
+        from veil.ledger.checks import CHECKS, SINGLE_CHECKS
 
         unknown = [name for name in spec.checks if name not in CHECKS]
         if unknown:
@@ -161,7 +165,8 @@ class Policy:
                              composition=p.composition, delta_prime=p.delta_prime, discount=p.discount,
                              window=p.window, relation=p.relation)
             for p in spec.populations)
-        return cls(checks=tuple(CHECKS[name](**options) for name, options in spec.checks.items()),
+        single = tuple(SINGLE_CHECKS[name](**options) for name, options in (spec.single or {}).items())
+        return cls(checks=tuple(CHECKS[name](**options) for name, options in spec.checks.items()) + single,
                    populations=populations, recheck=spec.recheck)
 
     def population(self, name: str) -> PopulationPolicy | None:

@@ -7,6 +7,7 @@ from veil.models.disclosure import DeltaDisclosure
 from veil.models.diversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
 from veil.models.likeness import BetaLikeness
 from veil.models.presence import DeltaPresence, KMap
+from veil.models.sequential import JoinKAnonymity
 
 __all__ = [
     "AlphaKAnonymity",
@@ -15,6 +16,7 @@ __all__ = [
     "DeltaPresence",
     "DistinctLDiversity",
     "EntropyLDiversity",
+    "JoinKAnonymity",
     "KAnonymity",
     "KMap",
     "ModelResult",
