@@ -279,6 +279,28 @@ def alphabeta(r: dict) -> list[str]:
             f"{t(r['answer_s'])}.", *goals({"goals": goal_rows})]
 
 
+SPARK_TASKS = {"check": "check", "fulldomain": "full-domain k = 5",
+               "mondrian": "Mondrian k = 5, rounds on the summary", "mondrian_rounds": "Mondrian k = 5, rounds on Spark"}
+
+
+def spark(r: dict) -> list[str]:
+    """The Spark engine beside the local engine, per size and task (the rounds on Spark beside
+    the local engine's Mondrian)."""
+    meta, rows = r["meta"], []
+    for size, f in r["sizes"].items():
+        for task, label in SPARK_TASKS.items():
+            there = f.get(f"{task} spark")
+            if there is None:
+                continue
+            here = f.get(f"{'mondrian' if task == 'mondrian_rounds' else task} local")
+            rows.append([f"{int(size):,}", label, t(here), t(there), x(there / here) if here else "—",
+                         f"{f['load_before']:.1f}"])
+    return [machine(meta, r.get("run")) + f" Spark master `{meta['master']}`, Adult resampled (Parquet), one run "
+            "per figure from the Parquet path to the answer or the written, shuffled CSV release; the engines' "
+            "answers checked identical.", "",
+            *table(["rows", "task", "local", "Spark", "Spark / local", "load before"], rows, text=(1,))]
+
+
 def summary(every: dict[str, dict]) -> list[str]:
     """veil beside each peer, one row per comparison, from every results file; says whether the
     files come from one run of ``benchmarks/run.py`` and which."""
@@ -344,7 +366,7 @@ def summary(every: dict[str, dict]) -> list[str]:
 RENDERERS: dict[str, Callable[[dict], list[str]]] = {
     "summary": summary, "checker": checker, "fulldomain": fulldomain, "local_recoding": local_recoding,
     "attacks": attacks, "dp": dp, "ldp": ldp, "alphabeta": alphabeta, "startup": startup, "memory": memory,
-    "threads": threads}
+    "threads": threads, "spark": spark}
 # The summary is drawn from every results file rather than a file of its own.
 SUMMARY = "summary"
 

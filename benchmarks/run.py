@@ -3,10 +3,11 @@
 Run from the repository root::
 
     python benchmarks/run.py [--only checker|fulldomain|local|attacks|dp|ldp|adversary|alphabeta|temporal|ledger|marginals|
-                                    report|startup|memory|threads]
+                                    report|startup|memory|threads|spark]
                              [--quick] [--rows N] [--repeat R]
                              [--skip-pycanon] [--skip-anjana] [--skip-exhaustive] [--skip-anonypy]
-                             [--curve-rows N] [--dp-rows N] [--skip-diffprivlib] [--skip-opendp] [--out DIR]
+                             [--curve-rows N] [--dp-rows N] [--skip-diffprivlib] [--skip-opendp]
+                             [--spark-rows N,N,...] [--spark-master URL] [--out DIR]
 
 Without ``--only`` every benchmark runs, in the order below. ``--quick`` checks that a run works
 end to end in a few minutes: smaller tables, every veil figure measured once, the peers as in a
@@ -76,6 +77,10 @@ and ``memory.md``.
 ``--threads-rows`` records, with their results compared. The results go to ``threads.json`` and
 ``threads.md``.
 
+**spark** (``spark.py``): the Spark engine (``local[2]``) against the local engine on Adult
+resampled to ``--spark-rows`` records (default 1M, 10M and 30M) in Parquet: check, full-domain
+and Mondrian k = 5. Needs PySpark and Java 17. The results go to ``spark.json`` and ``spark.md``.
+
 Run into the default results folder, every benchmark also rewrites its block of the README's
 Benchmarks section from its results file (``readme.py``).
 """
@@ -121,6 +126,7 @@ import readme
 import report
 import startup
 import temporal
+import spark
 import threads
 from harness import (SEED, cpu_model, fmt_ratio, fmt_time, fmt_value, positive_int, read_adult_polars, resample,
                      with_peer_versions, wrap, write_results)
@@ -130,7 +136,7 @@ from timing import best_of, progress
 QUASI_IDENTIFIERS = list(ADULT_QUASI_IDENTIFIERS)
 SENSITIVE = "occupation"
 BENCHMARKS = ("checker", "fulldomain", "local", "attacks", "dp", "ldp", "adversary", "alphabeta", "temporal", "ledger",
-              "marginals", "report", "startup", "memory", "threads")
+              "marginals", "report", "startup", "memory", "threads", "spark")
 # The issue's goals: every model together on Adult, and each model on the large table.
 ADULT_GOAL_S = 0.2
 FLOOR_GOAL_RATIO = 3.0
@@ -138,10 +144,10 @@ RESULTS = Path(__file__).resolve().parent / "results"
 # The sizes and repeats of a full run, and of a --quick one.
 DEFAULTS = {"rows": 1_000_000, "repeat": 5, "dp_rows": dp.ROWS, "curve_rows": local_recoding.CURVE_ROWS[-1],
             "one_off_rows": startup.ONE_OFF_ROWS, "encode_rows": startup.ENCODE_ROWS, "memory_rows": memory.ROWS,
-            "threads_rows": threads.ROWS,
+            "threads_rows": threads.ROWS, "spark_rows": ",".join(str(r) for r in spark.ROWS),
             "out": RESULTS}
 QUICK = {"rows": 50_000, "repeat": 1, "dp_rows": 500_000, "curve_rows": 300_000, "one_off_rows": 50_000,
-         "encode_rows": 300_000, "memory_rows": 300_000, "threads_rows": 300_000,
+         "encode_rows": 300_000, "memory_rows": 300_000, "threads_rows": 300_000, "spark_rows": "100000",
          "out": RESULTS.parent / "results-quick"}
 # Relative tolerance when veil's and pyCANON's floating-point levels are compared: both sum the
 # same fractions in a different order.
@@ -587,6 +593,10 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"memory benchmark: records of the table (default {memory.ROWS:,})")
     parser.add_argument("--threads-rows", type=positive_int,
                         help=f"threads benchmark: records of the table (default {threads.ROWS:,})")
+    parser.add_argument("--spark-rows",
+                        help="spark benchmark: comma-separated table sizes (default 1000000,10000000,30000000)")
+    parser.add_argument("--spark-master", default=spark.MASTER,
+                        help=f"spark benchmark: the Spark master (default {spark.MASTER})")
     parser.add_argument("--out", type=Path,
                         help="folder for <benchmark>.json and <benchmark>.md (default benchmarks/results)")
     args = parser.parse_args(argv)
@@ -625,6 +635,8 @@ def main(argv: list[str] | None = None) -> int:
         "threads": ("threads", lambda: threads.run(args.repeat, args.threads_rows), None, threads.terminal_report,
                     threads.markdown_report),
         "report": ("report", lambda: report.run(args.repeat), None, report.terminal_report, report.markdown_report),
+        "spark": ("spark", lambda: spark.run([int(r.replace("_", "")) for r in args.spark_rows.split(",") if r.strip()],
+                                             args.spark_master), None, spark.terminal_report, spark.markdown_report),
     }
     chosen = [args.only] if args.only else list(BENCHMARKS)
     # What ties every results file to this run, and how busy the machine was around each benchmark

@@ -130,7 +130,6 @@ def test_fulldomain_on_spark_chooses_the_node_and_writes_the_release_row_for_row
     there = FullDomain(models, suppression_limit=0.02).fit(remote)
     assert there.result_.levels == here.result_.levels
     assert (there.result_.loss, there.result_.nodes_checked) == (here.result_.loss, here.result_.nodes_checked)
-    # Row for row: both keep the input order (the Spark engine writes no shuffled release yet).
     mine = here.transform(local, suppressed="star", shuffle=False)
     theirs = there.transform(remote, suppressed="star", shuffle=False)
     out, manifest = tmp_path / "release.csv", tmp_path / "manifest.json"
@@ -155,6 +154,97 @@ def test_strict_mondrian_on_spark_makes_the_local_partitions(engine, adult_parqu
     expected = mine.table.to_pandas()
     assert written.columns.tolist() == expected.columns.tolist()
     assert written.values.tolist() == expected.values.tolist()
+
+
+def rows(frame: pd.DataFrame) -> list:
+    """The rows of a table as a sorted list: the table as a multiset of rows, whatever their order."""
+    return sorted(map(tuple, frame.astype(str).values.tolist()))
+
+
+def test_a_spark_release_is_shuffled_with_a_secret_key_or_a_seed(engine, adult_parquet, adult_hierarchy_paths,
+                                                                  tmp_path):
+    path = tmp_path / "adult-head.parquet"
+    pq.write_table(pq.read_table(adult_parquet).slice(0, 3000), path)
+    local = veil.Dataset(path, **roles(adult_hierarchy_paths))
+    remote = engine.dataset(str(path), **roles(adult_hierarchy_paths))
+    here = FullDomain([KAnonymity(5)], suppression_limit=0.02).fit(local)
+    there = FullDomain([KAnonymity(5)], suppression_limit=0.02).fit(remote)
+    expected = here.transform(local, shuffle=False).table.to_pandas()
+    written = {}
+    for name, rng in (("secure-1", None), ("secure-2", None), ("seeded-1", 7), ("seeded-2", 7)):
+        release = there.transform(remote, shuffle=True, rng=rng)
+        out = tmp_path / f"{name}.parquet"
+        manifest = json.loads(engine.write_release(release, out))
+        assert manifest["output"]["order"] == ("secure shuffle" if rng is None else "seeded shuffle")
+        written[name] = read_release(out)
+        assert rows(written[name]) == rows(expected)
+    assert written["secure-1"].values.tolist() != written["secure-2"].values.tolist()
+    assert written["secure-1"].values.tolist() != expected.values.tolist()
+    assert written["seeded-1"].values.tolist() == written["seeded-2"].values.tolist()
+
+
+@pytest.fixture(scope="module")
+def rounds_on_spark(engine):
+    """The same session, strict Mondrian's rounds always run on Spark (level-synchronously)."""
+    from veil.engines import SparkEngine
+
+    return SparkEngine(session=engine.session, rounds_on_spark_above=0)
+
+
+def test_mondrian_rounds_on_spark_make_the_local_release(rounds_on_spark, adult_parquet, adult_hierarchy_paths,
+                                                         tmp_path):
+    local = veil.Dataset(adult_parquet, **roles(adult_hierarchy_paths))
+    remote = rounds_on_spark.dataset(str(adult_parquet), **roles(adult_hierarchy_paths))
+    models = [KAnonymity(10), EntropyLDiversity(2)]
+    here = Mondrian(models, categorical="order").fit(local)
+    there = Mondrian(models, categorical="order").fit(remote)
+    assert there.recoding()["partitions"] == here.recoding()["partitions"]
+    assert there.rounds_ == here.rounds_
+    mine, theirs = here.transform(local, shuffle=True), there.transform(remote, shuffle=True)
+    out = tmp_path / "release.parquet"
+    same_manifest(json.loads(rounds_on_spark.write_release(theirs, out)), mine.manifest)
+    assert rows(read_release(out)) == rows(mine.table.to_pandas())
+
+
+def test_rounds_on_spark_refuse_a_negative_threshold(engine):
+    from veil.engines import SparkEngine
+
+    with pytest.raises(ParameterError, match="0 or more"):
+        SparkEngine(session=engine.session, rounds_on_spark_above=-1)
+
+
+wide_tables = st.integers(min_value=40, max_value=150).flatmap(lambda n: st.tuples(
+    st.lists(st.integers(0, 5000), min_size=n, max_size=n),
+    st.lists(st.floats(-1e3, 1e3, allow_nan=False).map(lambda x: round(x, 2)), min_size=n, max_size=n),
+    st.lists(st.sampled_from(["x", "y", "z", "w"]), min_size=n, max_size=n)))
+
+
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                HealthCheck.function_scoped_fixture])
+@given(wide_tables, st.sampled_from([[KAnonymity(3)], [KAnonymity(2), EntropyLDiversity(1.5)]]))
+def test_rounds_on_spark_split_tables_of_many_distinct_values_as_the_local_engine(rounds_on_spark, tmp_path, columns,
+                                                                                 models):
+    income, score, disease = columns
+    frame = pd.DataFrame({"income": income, "score": score, "disease": disease})
+    folder = tmp_path / f"w{abs(hash((tuple(income), tuple(score))))}"
+    folder.mkdir()
+    path = folder / "table.parquet"
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), path)
+    given_roles = dict(quasi_identifiers=["income", "score"], sensitive="disease")
+    local = veil.Dataset(path, **given_roles)
+    remote = rounds_on_spark.dataset(str(path), **given_roles)
+    try:
+        here = Mondrian(models).fit(local)
+    except veil.errors.VeilError as refused:
+        with pytest.raises(type(refused)):
+            Mondrian(models).fit(remote)
+        return
+    there = Mondrian(models).fit(remote)
+    assert there.recoding()["partitions"] == here.recoding()["partitions"]
+    out = folder / "release.parquet"
+    same_manifest(json.loads(rounds_on_spark.write_release(there.transform(remote), out)),
+                  here.transform(local).manifest)
+    assert rows(read_release(out)) == rows(here.transform(local, shuffle=False).table.to_pandas())
 
 
 def test_dp_answers_on_spark_are_the_local_answers(engine, adult_parquet, adult_hierarchy_paths):
@@ -237,11 +327,10 @@ def test_the_command_line_runs_on_spark(engine, adult_csv, adult_hierarchy_paths
                       f"{adult_hierarchy_paths['age']}}}}}\nmodels: [{{k_anonymity: {{k: 5}}}}]\n"
                       "engine: {name: spark, master: 'local[2]'}\n")
     out, manifest = tmp_path / "release.csv", tmp_path / "manifest.json"
-    result = runner.invoke(app, ["anonymize", "--config", str(config), "--out", str(out), "--manifest", str(manifest),
-                                 "--keep-order"])
+    result = runner.invoke(app, ["anonymize", "--config", str(config), "--out", str(out), "--manifest", str(manifest)])
     assert result.exit_code == 0, result.output
     assert load_manifest(manifest, out)["output"]["rows"] == 30162
-    again = runner.invoke(app, ["anonymize", "--config", str(config), "--out", str(out), "--keep-order"])
+    again = runner.invoke(app, ["anonymize", "--config", str(config), "--out", str(out)])
     assert again.exit_code == 2 and "already exists" in again.stderr and len(again.stderr.splitlines()) == 1
     missing = runner.invoke(app, ["check", str(tmp_path / "none.csv"), "--qi", "age", "--engine", "spark"])
     assert missing.exit_code == 2 and missing.stderr.startswith("error: file")

@@ -369,8 +369,11 @@ class Mondrian(Anonymizer):
         if self.satisfied_ and weights is not None:
             # Ranks of the distinct rows, rows × dimensions: the summary is small beside the records.
             ranks = np.stack([dim.rank[dim.column.codes] for dim in dims])
-            partition, rounds, node, parent = _WeightedSplitter(ranks, weights, dims, tracked, sensitive, self.models,
-                                                                _min_part_size(self.models)).run(progress)
+            splitter = _WeightedSplitter(ranks, weights, dims, tracked, sensitive, self.models,
+                                         _min_part_size(self.models))
+            # The engine that holds the records runs the rounds (locally, or level-synchronously
+            # on Spark with the same decisions, see veil.engines.spark_mondrian).
+            partition, rounds, node, parent = dataset.partition_strict(splitter, progress)
         elif self.satisfied_:
             partition, rounds, node, parent = _partition(n, dims, tracked, sensitive, self.models, self.mode,
                                                          _min_part_size(self.models), progress)
@@ -845,39 +848,21 @@ class _WeightedSplitter:
             n_seg = len(lengths)
             starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
             seg_of_pos = np.repeat(np.arange(n_seg), lengths)
+            low = np.empty((n_seg, d), dtype=np.int64)
             high = np.empty((n_seg, d), dtype=np.int64)
-            width = np.empty((n_seg, d))
-            level = np.zeros((n_seg, d), dtype=np.int64)
-            cuttable = np.empty((n_seg, d), dtype=bool)
+            held = {}
+            counted = self.held_dimensions(n_seg)
             for j, dim in enumerate(self.dims):
                 values = self.ranks[j][rows]
-                low = np.minimum.reduceat(values, starts)
+                low[:, j] = np.minimum.reduceat(values, starts)
                 high[:, j] = np.maximum.reduceat(values, starts)
-                cuttable[:, j] = high[:, j] > low
-                if dim.kind == _SET and n_seg * dim.cardinality <= _SET_WIDTH_CELLS:
-                    held = np.zeros(n_seg * dim.cardinality, dtype=bool)
-                    held[seg_of_pos * dim.cardinality + values] = True
-                    held = held.reshape(n_seg, dim.cardinality)
-                    width[:, j] = (np.count_nonzero(held, axis=1) - 1) / max(dim.cardinality - 1, 1)
-                    continue
-                width[:, j], lv = dim.width(low, high[:, j])
-                if lv is not None:
-                    level[:, j] = lv
-            n_cut = np.where(sizes >= 2 * self.min_part, cuttable.sum(axis=1), 0)
-            ranked = np.argsort(np.where(cuttable, -width, np.inf), axis=1, kind="stable")
-            accepted = np.zeros(n_seg, dtype=bool)
-            blocks, block_lengths, block_sizes, block_parents = [], [], [], []
-            for step in range(d):
-                cand = np.flatnonzero(~accepted & (n_cut > step))
-                if not len(cand):
-                    break
-                ok, block, part_lengths, part_sizes, part_seg = self._try(rows, starts, lengths, cand,
-                                                                         ranked[cand, step], high, level)
-                accepted[cand[ok]] = True
-                blocks.append(block)
-                block_lengths.append(part_lengths)
-                block_sizes.append(part_sizes)
-                block_parents.append(node[cand[part_seg]])
+                if j in counted:
+                    mask = np.zeros(n_seg * dim.cardinality, dtype=bool)
+                    mask[seg_of_pos * dim.cardinality + values] = True
+                    held[j] = np.count_nonzero(mask.reshape(n_seg, dim.cardinality), axis=1)
+            ranked, n_cut, level = self.order_dimensions(low, high, held, sizes)
+            accepted, blocks, block_lengths, block_sizes, owners = self.split(rows, starts, lengths, ranked, n_cut,
+                                                                              high, level)
             final = ~accepted
             if final.any():
                 at_final = final[seg_of_pos]
@@ -890,7 +875,7 @@ class _WeightedSplitter:
                 rows = np.concatenate(blocks)
                 lengths = np.concatenate(block_lengths)
                 sizes = np.concatenate(block_sizes)
-                parents.append(np.concatenate(block_parents))
+                parents.append(node[np.concatenate(owners)])
                 node = np.arange(n_nodes, n_nodes + len(lengths), dtype=np.int64)
                 n_nodes += len(lengths)
             else:
@@ -899,13 +884,107 @@ class _WeightedSplitter:
                 progress(done, total)
         return partition, rounds, np.concatenate(final_nodes), np.concatenate(parents)
 
-    def _try(self, rows, starts, lengths, cand, dim_of, high, level):
+    def held_dimensions(self, n_partitions: int) -> list[int]:
+        """The value-set dimensions whose values held are counted exactly with this many active
+        partitions (see ``_SET_WIDTH_CELLS``)."""
+        return [j for j, dim in enumerate(self.dims)
+                if dim.kind == _SET and n_partitions * dim.cardinality <= _SET_WIDTH_CELLS]
+
+    def on_histograms(self, dim: np.ndarray, rank: np.ndarray, weight: np.ndarray,
+                      codes: Sequence[np.ndarray]) -> "_WeightedSplitter":
+        """A splitter of the same dimensions and models whose rows are value-histogram entries
+        (its ranks on other dimensions than an entry's own are never read): :meth:`split` with
+        ``runs`` decides a round from them as from the distinct rows, since a cut reads the values
+        of one dimension only.
+
+        Args:
+            dim: the dimension of each entry.
+            rank: the value (rank) of each entry on its dimension.
+            weight: the records each entry stands for.
+            codes: per tracked sensitive column, the code of each entry.
+        """
+        ranks = np.zeros((self.d, len(rank)), dtype=np.int64)
+        ranks[dim, np.arange(len(rank))] = rank
+        tracked = [(name, column, code) for (name, column, _), code in zip(self.tracked, codes)]
+        return _WeightedSplitter(ranks, weight, self.dims, tracked, self.sensitive, self.models, self.min_part)
+
+    def order_dimensions(self, low: np.ndarray, high: np.ndarray, held: Mapping[int, np.ndarray],
+                         sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The dimensions each active partition tries, widest first (see the module notes).
+
+        Args:
+            low: ``[partitions × dimensions]``, the smallest rank each partition holds.
+            high: ``[partitions × dimensions]``, the largest rank each partition holds.
+            held: per value-set dimension (by index), the number of values each partition holds,
+                when counted exactly (else its width is the span of its text order).
+            sizes: records per partition.
+
+        Returns:
+            ``(ranked, n_cut, level)``: the dimensions in the order tried, how many each partition
+            may try, and the level of each partition's node along hierarchy dimensions.
+        """
+        n_seg, d = low.shape
+        width = np.empty((n_seg, d))
+        level = np.zeros((n_seg, d), dtype=np.int64)
+        cuttable = high > low
+        for j, dim in enumerate(self.dims):
+            if j in held:
+                width[:, j] = (held[j] - 1) / max(dim.cardinality - 1, 1)
+                continue
+            width[:, j], lv = dim.width(low[:, j], high[:, j])
+            if lv is not None:
+                level[:, j] = lv
+        n_cut = np.where(sizes >= 2 * self.min_part, cuttable.sum(axis=1), 0)
+        ranked = np.argsort(np.where(cuttable, -width, np.inf), axis=1, kind="stable")
+        return ranked, n_cut, level
+
+    def split(self, rows, starts, lengths, ranked, n_cut, high, level, runs: np.ndarray | None = None):
+        """One round's splits: each partition tries its widest dimension, those refused their
+        next widest, and so on.
+
+        Args:
+            rows: the rows of the active partitions, run after run: partition ``p`` holds
+                ``rows[starts[p]:starts[p] + lengths[p]]``; or, with ``runs``, partition ``p`` cut
+                on dimension ``j`` reads run ``runs[p, j]`` (rows that stand for the partition's
+                records as seen on one dimension: a value histogram).
+            starts: where each run begins in ``rows``.
+            lengths: the rows of each run.
+            ranked: the dimensions each partition tries, in order (:meth:`order_dimensions`).
+            n_cut: how many dimensions each partition may try.
+            high: ``[partitions × dimensions]``, the largest rank each partition holds.
+            level: the level of each partition's node along hierarchy dimensions.
+            runs: ``[partitions × dimensions]`` run indices, or ``None`` (a run per partition).
+
+        Returns:
+            ``(accepted, blocks, block_lengths, block_sizes, owners)``: whether each partition
+            splits, and per step the rows of its allowed splits ordered by part, the rows and the
+            records of each part, and the partition each part comes from.
+        """
+        n_seg, d = ranked.shape
+        accepted = np.zeros(n_seg, dtype=bool)
+        blocks, block_lengths, block_sizes, owners = [], [], [], []
+        for step in range(d):
+            cand = np.flatnonzero(~accepted & (n_cut > step))
+            if not len(cand):
+                break
+            dim_of = ranked[cand, step]
+            ok, block, part_lengths, part_sizes, part_seg = self._try(
+                rows, starts, lengths, cand, dim_of, high, level, None if runs is None else runs[cand, dim_of])
+            accepted[cand[ok]] = True
+            blocks.append(block)
+            block_lengths.append(part_lengths)
+            block_sizes.append(part_sizes)
+            owners.append(cand[part_seg])
+        return accepted, blocks, block_lengths, block_sizes, owners
+
+    def _try(self, rows, starts, lengths, cand, dim_of, high, level, runs=None):
         """Split the partitions ``cand`` on the dimensions ``dim_of`` (strict cuts at the weighted
-        median, or a part per child of a hierarchy node). Returns ``(ok, rows of the allowed
-        splits ordered by part, distinct rows per part, records per part, candidate of each
-        part)``."""
-        c_lengths = lengths[cand]
-        pos = np.repeat(starts[cand], c_lengths) + _offsets(c_lengths)
+        median, or a part per child of a hierarchy node), reading each one's rows from run
+        ``runs[i]`` (default: its own). Returns ``(ok, rows of the allowed splits ordered by part,
+        distinct rows per part, records per part, candidate of each part)``."""
+        runs = cand if runs is None else runs
+        c_lengths = lengths[runs]
+        pos = np.repeat(starts[runs], c_lengths) + _offsets(c_lengths)
         lseg = np.repeat(np.arange(len(cand)), c_lengths)
         members = rows[pos]
         value = self.ranks[dim_of[lseg], members]

@@ -105,3 +105,16 @@ class FrequencyDataset(Dataset):
             plain = self._encoded[name]
             fields = {field.name: getattr(plain, field.name) for field in dataclasses.fields(plain)}
             self._encoded[name] = WeightedColumn(**{**fields, "weights": self._weights})
+
+    def partition_strict(self, splitter, progress=None):
+        """Run strict Mondrian's rounds on this summary (:class:`veil.anonymize.Mondrian` calls it).
+
+        Args:
+            splitter: the Mondrian splitter of this summary's distinct rows.
+            progress: called as ``progress(records_in_final_partitions, records)`` each round.
+
+        Returns:
+            ``(partition, rounds, node, parent)``: the partition of every distinct row, the number
+            of rounds, the split-tree node of every partition and the parent of every node.
+        """
+        return splitter.run(progress)

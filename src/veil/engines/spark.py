@@ -16,9 +16,14 @@ Every task veil runs on Spark follows one pattern:
    (:class:`~veil.engines.frequency.FrequencyDataset`): the same classes, levels, lattice
    search and roll-ups, Mondrian's rounds (strict mode: the records of one distinct row never
    straddle a cut, so each round's exact weighted median, part sizes and count matrices are read
-   from the collected counts), and DP noise from the secure samplers, charged to the accountant.
+   from the collected counts; above ``rounds_on_spark_above`` distinct rows the rounds run
+   level-synchronously on Spark instead, each deciding its cuts from value histograms that Spark
+   aggregates, see :mod:`veil.engines.spark_mondrian`), and DP noise from the secure samplers,
+   charged to the accountant.
 4. **Write the release with Spark**: each record is joined (a broadcast join on its distinct row)
-   to its published values, and Spark writes the table as Parquet or CSV part files into a
+   to its published values, the records are shuffled (sorted by a keyed SHA-256 of a unique id,
+   see :meth:`SparkDataset.publish`) unless the release keeps the input's order, and Spark
+   writes the table as Parquet or CSV part files into a
    temporary folder beside the target; :mod:`veil.output` renames it into place and writes the
    manifest last, naming the folder and the SHA-256 of its listing.
 
@@ -31,6 +36,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import secrets
 import socket
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -41,16 +47,21 @@ import pyarrow as pa
 
 from veil.data.io import CANDIDATE_DELIMITERS, SNIFF_BYTES, normalize_delimiter, refuse_unreadable_types, sniff_delimiter
 from veil.engines.frequency import FrequencyDataset
+from veil.engines.spark_mondrian import COUNT as _COUNT
+from veil.engines.spark_mondrian import ROW as _ROW
+from veil.engines.spark_mondrian import partition_on_spark
+from veil.engines.spark_mondrian import spark_column as _name
 from veil.errors import ColumnError, DataError, ParameterError
 from veil.output import OutputSet
 
 INSTALL_HINT = 'PySpark is not installed; install it with: pip install "veil[spark]".'
 #: Seconds veil waits for a Spark master to accept a connection before it says it cannot be reached.
 CONNECT_TIMEOUT = 10.0
-_COUNT = "__veil_count"
-_ROW = "__veil_row"
+#: Distinct rows above which strict Mondrian's rounds run on Spark rather than on the collected summary.
+ROUNDS_ON_SPARK_ABOVE = 1_000_000
 _RECORDS = "__veil_records"
 _SUPPRESSED = "__veil_suppressed"
+_ORDER = "__veil_order"
 # Settings every session veil starts gets unless the configuration gives its own.
 _DEFAULTS = {
     "spark.sql.session.timeZone": "UTC",      # timestamps print as the local engine prints them
@@ -68,11 +79,6 @@ def _pyspark():
     return pyspark.sql
 
 
-def _name(column: str):
-    """A Spark column by its exact name (dots, spaces and dashes are not parsed)."""
-    from pyspark.sql import functions as F
-
-    return F.col("`" + column.replace("`", "``") + "`")
 
 
 def check_master(master: str, timeout: float = CONNECT_TIMEOUT) -> None:
@@ -132,25 +138,51 @@ class SparkDataset(FrequencyDataset):
         self._read = list(read)
         self._row_ids = np.asarray(row_ids, dtype=np.int64)
 
+    def partition_strict(self, splitter, progress=None):
+        """Run strict Mondrian's rounds: on Spark, level-synchronously
+        (:func:`~veil.engines.spark_mondrian.partition_on_spark`), when the summary has more
+        distinct rows than the engine's ``rounds_on_spark_above``; else locally on the collected
+        summary, which is faster while it is small. Both make the same partitions.
+
+        Args:
+            splitter: the Mondrian splitter of this summary's distinct rows.
+            progress: called as ``progress(records_in_final_partitions, records)`` each round.
+
+        Returns:
+            ``(partition, rounds, node, parent)``, as :meth:`FrequencyDataset.partition_strict`.
+        """
+        if self.distinct_rows > self.engine.rounds_on_spark_above:
+            return partition_on_spark(self, splitter, progress)
+        return super().partition_strict(splitter, progress)
+
     def publish(self, release):
         """The released table as a Spark DataFrame (lazy): every record joined to the published
         values of its distinct row, identifying columns dropped, suppressed records removed or
-        shown as ``*``, in the order Spark reads the input.
+        shown as ``*``; shuffled when the release is (:attr:`veil.anonymize.Release.row_order`),
+        else in the order Spark reads the input.
+
+        **The shuffle.** Each record gets a unique 64-bit id (``monotonically_increasing_id``,
+        taken as Spark reads the input) and the records are sorted by ``SHA-256(key ‖ id)``, where
+        ``key`` is 256 bits: for a secure shuffle drawn from the operating system's secure source
+        (:mod:`secrets`, as :func:`veil.randomness.secure_permutation` draws), for a seeded one
+        drawn from the release's generator (reproducible on the same input files and Spark settings,
+        not fit for release). SHA-256 keyed by a secret prefix is a pseudorandom function of the
+        distinct ids, so the order of the hashes is a uniformly random permutation to anyone
+        without the key, and ties (equal 256-bit hashes) do not occur in practice. The key exists
+        only in this job's plan (do not enable Spark's event log for releases) and is never written
+        or kept: nobody, veil included, can reproduce a secure order. Sorting is a Spark shuffle of
+        the records; the part files, read in name order, hold the rows in the shuffled order.
 
         Args:
             release: a :class:`veil.anonymize.Release` of this dataset.
 
         Raises:
-            ParameterError: the release asks for shuffled rows (Spark keeps the input's order; shuffle
-                the written table with Spark if needed) or belongs to another dataset.
+            ParameterError: the release belongs to another dataset.
         """
         from pyspark.sql import functions as F
 
         if release.dataset is not self:
             raise ParameterError("the release belongs to another dataset; publish it with the dataset it was made from.")
-        if release.shuffled:
-            raise ParameterError("the Spark engine writes a release in the input's row order and cannot shuffle it; "
-                                 "set output shuffle to false.")
         labels = release.published_labels()
         qis = list(self.quasi_identifiers)
         names = {q: f"__veil_qi_{i}" for i, q in enumerate(qis)}
@@ -163,10 +195,16 @@ class SparkDataset(FrequencyDataset):
         # The records meet their distinct row on every column read, null-safely: a missing value
         # is a value like any other, as the summary grouped it.
         on = [_name(c).eqNullSafe(F.col(f"__veil_key_{i}")) for i, c in enumerate(self._read)]
-        joined = self.frame.join(F.broadcast(keys), on=on, how="inner") \
+        frame = self.frame
+        if release.shuffled:
+            frame = frame.withColumn(_ORDER, F.monotonically_increasing_id())
+        joined = frame.join(F.broadcast(keys), on=on, how="inner") \
             .join(F.broadcast(mapping), on=_ROW, how="inner")
         if release.suppressed_style == "remove":
             joined = joined.filter(~F.col(_SUPPRESSED))
+        if release.shuffled:
+            key = _shuffle_key(release).hex()
+            joined = joined.orderBy(F.sha2(F.concat(F.lit(key), F.col(_ORDER).cast("string")), 256))
         columns = []
         for name in release.column_names:
             if name in names:
@@ -185,16 +223,25 @@ class SparkEngine:
         config: Spark settings (``{"spark.executor.memory": "4g"}``), applied to the session.
         session: an existing ``SparkSession`` to use instead of starting one.
         connect_timeout: seconds to wait for a standalone master before saying it cannot be reached.
+        rounds_on_spark_above: strict Mondrian runs its rounds on Spark, level-synchronously, when
+            a table has more distinct rows (of the columns read) than this, and locally on the
+            collected summary otherwise (``0``: always on Spark). Each round on Spark is a few
+            Spark jobs, seconds of fixed cost, which a small summary does not repay.
 
     Raises:
-        ParameterError: PySpark is not installed (with how to install it).
+        ParameterError: PySpark is not installed (with how to install it), or a negative
+            ``rounds_on_spark_above``.
     """
 
     name = "spark"
 
     def __init__(self, master: str = "local[*]", config: Mapping[str, Any] | None = None, session=None,
-                 connect_timeout: float = CONNECT_TIMEOUT):
+                 connect_timeout: float = CONNECT_TIMEOUT, rounds_on_spark_above: int = ROUNDS_ON_SPARK_ABOVE):
         _pyspark()
+        if rounds_on_spark_above < 0:
+            raise ParameterError(f"rounds_on_spark_above is a number of distinct rows, 0 or more, not "
+                                 f"{rounds_on_spark_above}.")
+        self.rounds_on_spark_above = int(rounds_on_spark_above)
         self.master = master
         self.config = {str(k): str(v) for k, v in (config or {}).items()}
         self.connect_timeout = float(connect_timeout)
@@ -431,6 +478,14 @@ class SparkEngine:
                 text = json.dumps({**document, "release": outputs.describe(out)}, indent=2, ensure_ascii=False) + "\n"
             outputs.commit()
         return text
+
+
+def _shuffle_key(release) -> bytes:
+    """The 256-bit key of a release's shuffle: secure unless the release was given a seed or a
+    generator, which then draws it (see :meth:`SparkDataset.publish`)."""
+    if release.row_order == "secure shuffle":
+        return secrets.token_bytes(32)
+    return release._rng.bytes(32)  # the release's own generator, as the local engine's shuffle uses it
 
 
 def _names(value) -> list[str]:
