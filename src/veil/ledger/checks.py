@@ -408,7 +408,8 @@ class CorrespondenceCheck(CrossReleaseCheck):
         from veil.attacks.intersection import PublishedRelease
 
         qis = new.quasi_identifiers
-        releases = [PublishedRelease(view.table, manifest=view.manifest, name=view.name, hierarchies=view.hierarchies,
+        # unnamed, the attack calls them release 1 and 2, which the reasons below tie to the views' names
+        releases = [PublishedRelease(view.table, manifest=view.manifest, hierarchies=view.hierarchies,
                                      orders=view.orders) for view in (earlier, new)]
         try:
             # the hierarchies given with the new release serve an earlier one that was stored without
@@ -416,7 +417,8 @@ class CorrespondenceCheck(CrossReleaseCheck):
                                            sensitive=new.sensitive, k=self.k,
                                            hierarchies={q: h for q, h in new.hierarchies.items() if q in qis})
         except NotIncrementalError as exc:
-            reason = f"the correspondence attacks do not apply to the new release and {earlier.name}: {exc}"
+            reason = (f"the correspondence attacks do not apply to {earlier.name} (release 1) and the new release "
+                      f"(release 2): {exc}")
             return Finding(self.name, earlier.name, True, 0.0, self.max_share, {"applies": False}, reason)
         summary = result.summary()
         summary.pop("notes", None)
