@@ -37,12 +37,13 @@ AGE = Hierarchy([["21", "2*", "*"], ["22", "2*", "*"], ["31", "3*", "*"], ["32",
 ZIP = Hierarchy([["1301", "130*", "*"], ["1302", "130*", "*"]], name="zip")
 
 
-def release_at(levels: dict) -> Release:
+def release_at(levels: dict, **options) -> Release:
     ds = Dataset(PEOPLE, quasi_identifiers=["age", "zip"], sensitive=["disease"],
                  hierarchies={"age": AGE, "zip": ZIP})
     classes = veil.EquivalenceClasses.from_dataset(ds, levels)
     return Release(ds, classes, [False] * classes.n_classes, algorithm="fulldomain",
-                   models=[KAnonymity(2), DistinctLDiversity(2, sensitive="disease")], suppression_limit=0.0)
+                   models=[KAnonymity(2), DistinctLDiversity(2, sensitive="disease")], suppression_limit=0.0,
+                   **options)
 
 
 @pytest.fixture

@@ -73,6 +73,19 @@ def test_publish_refuses_a_release_that_composes_badly_and_the_log_says_why(proj
     assert verified.exit_code == 0 and json.loads(verified.stdout)["ok"] is True
 
 
+def test_publish_prints_the_warning_of_a_release_that_keeps_the_input_order(project):
+    tmp, data, ledger, _ = project
+    (tmp / "kept").mkdir()
+    release_at({"age": 1, "zip": 1}, shuffle=False).write(tmp / "kept" / "release.csv", tmp / "kept" / "manifest.json")
+    result = veil("publish", tmp / "kept" / "manifest.json", "--population", "people", "--data", data,
+                  "--ledger", ledger)
+    assert result.exit_code == 0, result.output
+    assert "  warning: the rows keep the input's order" in result.stdout
+    shuffled = veil("publish", tmp / "a" / "manifest.json", "--population", "people", "--data", data,
+                    "--ledger", ledger, "--json")
+    assert json.loads(shuffled.stdout)["warnings"] == []
+
+
 def test_verify_exits_1_and_names_every_hand_edit(project):
     tmp, data, ledger, _ = project
     assert veil("dp", "count", data, "--epsilon", "0.5", "--ledger", ledger, "--population", "survey").exit_code == 0

@@ -235,6 +235,8 @@ def render_decision(decision, console: Console) -> None:
     for finding in decision.findings:
         if finding.passed:
             console.print(f"  passed: {finding.reason}", markup=False)
+    for warning in decision.warnings:
+        console.print(f"  warning: {warning}", markup=False)
     if decision.recheck:
         levels = ", ".join(f"{r['model']}" + (f" of '{r['sensitive']}'" if r["sensitive"] else "")
                            + (f" {r['published']:.4g}" if isinstance(r["published"], (int, float)) else

@@ -63,6 +63,8 @@ class Decision:
         entry: the log entry that records the decision.
         already: the same file was published to the population before (as ``release_id``);
             nothing was checked, charged or recorded again.
+        warnings: what the release's own manifest warns a publisher about (e.g. rows kept in the
+            input's order), which refuses nothing alone but is logged with the decision.
     """
 
     published: bool
@@ -76,6 +78,7 @@ class Decision:
     charge: int | None = None
     entry: int | None = None
     already: bool = False
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def reason(self) -> str | None:
@@ -86,7 +89,7 @@ class Decision:
         return {"published": self.published, "name": self.name, "kind": self.kind, "population": self.population,
                 "release_id": self.release_id, "charge": self.charge, "entry": self.entry, "already": self.already,
                 "reasons": list(self.reasons), "findings": [f.to_dict() for f in self.findings],
-                "recheck": list(self.recheck)}
+                "recheck": list(self.recheck), "warnings": list(self.warnings)}
 
 
 @dataclass(eq=False)
@@ -385,10 +388,11 @@ def _decide(ledger, pop: Population, candidate: _Candidate, policy: Policy, seen
     refusals = list(reasons) + [f.reason for f in findings if not f.passed]
     record = {"name": candidate.name, "kind": candidate.kind, "file_name": candidate.file_name,
               "file_sha256": sha256(candidate.content), "manifest_sha256": sha256(candidate.manifest_text)}
+    warnings = [str(w) for w in candidate.manifest.get("warnings") or []]
     extra = {"findings": [f.to_dict() for f in findings], "recheck": recheck, "policy": policy.to_dict(),
-             "policy_sha256": policy.digest}
+             "policy_sha256": policy.digest, "warnings": warnings}
     base = dict(name=candidate.name, kind=candidate.kind, population=pop.name, findings=list(findings),
-                recheck=list(recheck))
+                recheck=list(recheck), warnings=warnings)
     with ledger._writing() as w:
         newest = w.conn.execute(select(func.max(RELEASES.c.id)).where(RELEASES.c.population_id == pop.id)).scalar()
         if (newest or 0) > seen:
