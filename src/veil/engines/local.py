@@ -95,12 +95,34 @@ class LocalEngine:
         """
         if outputs is None:
             outputs = OutputSet([out] + ([manifest] if manifest else []), reads=reads)
-        document = {**release.manifest, **(extra or {})}
-        with outputs:
-            self.put_release(outputs, release, out)
-            if manifest:
-                text = outputs.put_manifest(manifest, document, describes={"release": out})
-            else:
-                text = json.dumps({**document, "release": outputs.describe(out)}, indent=2, ensure_ascii=False) + "\n"
-            outputs.commit()
-        return text
+        return commit_release(self, outputs, release, out, manifest, extra)
+
+
+def commit_release(engine, outputs: OutputSet, release, out: str | os.PathLike, manifest: str | os.PathLike | None,
+                   extra: Mapping | None) -> str:
+    """Put a release's table (by the engine's ``put_release``) and then its manifest into
+    ``outputs``, and commit them as one set; both engines write their releases through it.
+
+    Args:
+        engine: the engine whose ``put_release`` writes the table.
+        outputs: the :class:`~veil.output.OutputSet` that declares ``out`` and ``manifest``.
+        release: the :class:`veil.anonymize.Release`.
+        out: where the table goes.
+        manifest: where the manifest (JSON) goes; without it only the table is written.
+        extra: entries added to the manifest.
+
+    Returns:
+        The manifest's text (its ``release`` entry included).
+
+    Raises:
+        DataError: a target cannot be written (nothing is left behind).
+    """
+    document = {**release.manifest, **(extra or {})}
+    with outputs:
+        engine.put_release(outputs, release, out)
+        if manifest:
+            text = outputs.put_manifest(manifest, document, describes={"release": out})
+        else:
+            text = json.dumps({**document, "release": outputs.describe(out)}, indent=2, ensure_ascii=False) + "\n"
+        outputs.commit()
+    return text

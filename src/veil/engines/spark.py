@@ -47,6 +47,7 @@ import pyarrow as pa
 
 from veil.data.io import CANDIDATE_DELIMITERS, SNIFF_BYTES, normalize_delimiter, refuse_unreadable_types, sniff_delimiter
 from veil.engines.frequency import FrequencyDataset
+from veil.engines.local import commit_release
 from veil.engines.spark_mondrian import COUNT as _COUNT
 from veil.engines.spark_mondrian import ROW as _ROW
 from veil.engines.spark_mondrian import partition_on_spark
@@ -465,19 +466,9 @@ class SparkEngine:
             DataError: a target cannot be written, or ``out`` exists.
             ParameterError: the release cannot be published by Spark (see :meth:`SparkDataset.publish`).
         """
-        import json
-
         if outputs is None:
             outputs = OutputSet([out] + ([manifest] if manifest else []), reads=reads, folders=[out])
-        document = {**release.manifest, **(extra or {})}
-        with outputs:
-            self.put_release(outputs, release, out)
-            if manifest:
-                text = outputs.put_manifest(manifest, document, describes={"release": out})
-            else:
-                text = json.dumps({**document, "release": outputs.describe(out)}, indent=2, ensure_ascii=False) + "\n"
-            outputs.commit()
-        return text
+        return commit_release(self, outputs, release, out, manifest, extra)
 
 
 def _shuffle_key(release) -> bytes:
