@@ -168,7 +168,7 @@ def test_the_metric_table_is_veil_metrics():
 def test_the_schema_knows_every_key_the_parser_accepts(folder):
     """Every key of every table, with a value of its type, in a document both accept."""
     documents = [
-        {**BASE, "delimiter": ",", "missing_values": ["", "NA"], "suppression_limit": 0.1,
+        {**BASE, "name": "survey 2024", "delimiter": ",", "missing_values": ["", "NA"], "suppression_limit": 0.1,
          "orders": {"sex": ["F", "M"], "zip": examples_of("file", ORDER_FILE_OPTIONS)},
          "output": examples_of("output", OUTPUT_OPTIONS)},
         {**BASE, "hierarchies": {**BASE["hierarchies"], "sex": "sex.csv",

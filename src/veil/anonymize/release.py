@@ -23,6 +23,14 @@ that two releases of one table cannot be joined by position (Sweeney's unsorted 
 (``shuffle=False``): the manifest's ``output.order`` then says ``"input order"`` and its
 ``warnings`` list says why it is a risk, and the ledger's gate checks the release against the
 earlier ones by position (:class:`veil.ledger.checks.MatchingCheck`).
+
+**Columns and warnings.** :attr:`Release.columns` gives every input column's role and what the
+release does with it (published as is, generalized, suppressed or dropped), and flags the
+columns published as is whose published values single people out (dates, free text, values few
+records share: :mod:`veil.anonymize.columns`); the manifest lists them under ``columns``. The
+manifest's ``warnings`` say, besides the row order, when the release keeps next to nothing
+(every quasi-identifier at the top, or suppression beyond the utility left:
+:mod:`veil.anonymize.usefulness`) and which columns published as is are risky.
 """
 
 from __future__ import annotations
@@ -40,6 +48,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from veil.anonymize.columns import ColumnDisposition, column_dispositions, profile_column, quasi_identifier_disposition
+from veil.anonymize.usefulness import usefulness_warnings
 from veil.classes import STAR, EquivalenceClasses
 from veil.data import arrays
 from veil.data.dataset import Dataset
@@ -131,6 +141,40 @@ class Release:
         if not self.shuffled:
             return "input order"
         return "secure shuffle" if self._rng is None else "seeded shuffle"
+
+    @functools.cached_property
+    def columns(self) -> list[ColumnDisposition]:
+        """Every input column, in order: its role, what the release does with it, and for a column
+        published as is (other than a quasi-identifier) what its published values show (see
+        :mod:`veil.anonymize.columns`; the records a release leaves out are not read)."""
+        ds, classes = self.dataset, self.classes
+        released = ~self.failing & (classes.sizes > 0)
+        qis = {q: quasi_identifier_disposition(classes.cells(j), np.unique(classes.keys[released, j]))
+               for j, q in enumerate(ds.quasi_identifiers)}
+        rows = None
+        if self.suppressed_style == "remove" and self.failing.any():
+            rows = ~self.failing[classes.row_class]
+        held = set(ds.table.data.column_names)
+        profiles = {name: profile_column(ds.table.data.column(name), rows=rows, weights=ds.row_weights,
+                                         missing=ds.missing_values) if name in held else None
+                    for name in self.column_names if name not in ds.quasi_identifiers}
+        roles = {"quasi_identifiers": ds.quasi_identifiers, "sensitive": ds.sensitive, "identifying": ds.identifying}
+        return column_dispositions(ds.columns, roles, qis, profiles)
+
+    @functools.cached_property
+    def warnings(self) -> list[str]:
+        """What a publisher must know before publishing, one sentence each: rows kept in the input
+        order, a release that keeps next to nothing (:mod:`veil.anonymize.usefulness`), and the
+        columns published as is that single people out (:mod:`veil.anonymize.columns`)."""
+        from veil.metrics import NormalizedCertaintyPenalty
+
+        out = [] if self.shuffled else [INPUT_ORDER_WARNING]
+        qis = [c for c in self.columns if c.role == "quasi-identifying"]
+        share = self.suppressed_records / self.dataset.num_rows if self.dataset.num_rows else 0.0
+        out += usefulness_warnings(qis, released_classes=self.released_classes.n_classes, suppressed_share=share,
+                                   loss=NormalizedCertaintyPenalty().value(self.classes, self.failing))
+        out += [c.warning_sentence() for c in self.columns if c.warning]
+        return out
 
     @property
     def suppressed_records(self) -> int:
@@ -285,7 +329,7 @@ class Release:
             "veil": _version(),
             "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "algorithm": self.algorithm,
-            "input": {"rows": ds.num_rows, "columns": ds.columns, "kind": ds.table.kind,
+            "input": {"name": ds.name, "rows": ds.num_rows, "columns": ds.columns, "kind": ds.table.kind,
                       "delimiter": ds.table.delimiter if ds.table.kind == "csv" else None},
             "roles": {"quasi_identifiers": ds.quasi_identifiers, "sensitive": ds.sensitive,
                       "identifying": ds.identifying, "insensitive": ds.insensitive},
@@ -311,8 +355,9 @@ class Release:
                 "metric": getattr(self.metric, "key", None), "loss": _json_number(self.search.loss),
                 "nodes_total": self.search.nodes_total, "nodes_checked": self.search.nodes_checked,
                 "proven_optimal": self.search.proven_optimal, "seconds": round(self.search.seconds, 4)}
-        if not self.shuffled:
-            manifest["warnings"] = [INPUT_ORDER_WARNING]
+        manifest["columns"] = [c.to_manifest() for c in self.columns]
+        if self.warnings:
+            manifest["warnings"] = list(self.warnings)
         return manifest
 
     def csv_text(self, delimiter: str | None = None) -> str:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table as RichTable
 
 from veil.cli.console import fails_cleanly, progress_bar, stage
@@ -26,7 +27,10 @@ if TYPE_CHECKING:
 
 
 def render_release(release: Release, console: Console) -> None:
-    """Print what an anonymization did: the transformation, suppression, models and metrics."""
+    """Print what an anonymization did: the transformation, every column, the suppression, the
+    models, the metrics and the warnings."""
+    from veil.metrics import METRICS
+
     ds = release.dataset
     manifest = release.manifest
     console.print(f"[bold]{release.algorithm}[/]: {ds.num_rows:,} records → {release.num_rows:,} released "
@@ -42,6 +46,7 @@ def render_release(release: Release, console: Console) -> None:
         proof = "proven optimal" if search["proven_optimal"] else "[yellow]not proven optimal[/]"
         console.print(f"search: {search['nodes_checked']:,} of {search['nodes_total']:,} nodes checked, "
                       f"{proof} for {search['metric']}, {search['seconds']:.3f} s")
+    render_columns(release, console)
     models = RichTable(title="Privacy models on the release", title_justify="left")
     for head in ("model", "sensitive", "level", "threshold", "verdict"):
         models.add_column(head, justify="right" if head in ("level", "threshold") else "left")
@@ -50,14 +55,34 @@ def render_release(release: Release, console: Console) -> None:
         level = row["level"] if isinstance(row["level"], str) else f"{row['level']:.4g}"
         models.add_row(row["model"], row["sensitive"] or "", level, f"{row['threshold']:g}", verdict)
     console.print(models)
-    metrics = RichTable(title="Utility (information loss unless noted)", title_justify="left")
+    metrics = RichTable(title="Utility", title_justify="left")
     metrics.add_column("metric")
     metrics.add_column("value", justify="right")
+    metrics.add_column("better")
     for key, value in manifest["metrics"].items():
-        metrics.add_row(key, value if isinstance(value, str) else f"{value:.6g}")
+        better = "higher" if key in METRICS and METRICS[key].higher_is_better else "lower"
+        metrics.add_row(key, value if isinstance(value, str) else f"{value:.6g}", better)
     console.print(metrics)
     for warning in manifest.get("warnings", ()):
         console.print(f"[yellow]warning[/]: {warning}", soft_wrap=True)
+
+
+WARNING_WORDS = {"date": "dates", "free_text": "free text", "rare_values": "rare values"}
+
+
+def render_columns(release: Release, console: Console) -> None:
+    """Print every input column with its role, how the release publishes it and the warning its
+    published values call for (the sentences follow with the release's warnings)."""
+    table = RichTable(title="Columns of the release", title_justify="left")
+    for head in ("column", "role", "published", "warning"):
+        table.add_column(head)
+    for column in release.columns:
+        published = column.describe()
+        if column.profile is not None:
+            published += f" ({column.profile.distinct:,} distinct values)"
+        warning = f"[yellow]{WARNING_WORDS[column.warning]}[/]" if column.warning else ""
+        table.add_row(escape(column.name), column.role, published, warning)
+    console.print(table)
 
 
 def files_read(cfg: AnonymizationConfig, config: Path) -> list[Path]:

@@ -874,6 +874,8 @@ SECTIONS: dict[str, Section] = {
         "the table (CSV or Parquet); a relative path is read from the configuration's folder, and a DATA "
         "argument on the command line takes its place",
         hint="give the table to anonymize, like 'data: adult.csv' (relative to this file)."),
+    "name": Section(Text(), "the table's name, which the release's manifest and report show (default: the data "
+                            "file's name without its extension)", field="name"),
     "delimiter": Section(Nullable(_CHARACTER), "the CSV delimiter, one character (sniffed when absent)"),
     "missing_values": Section(JsonOnly(_one_or_list({"type": ["string", "number", "boolean", "null"]})),
                               "cell texts that mean a value is missing (default: the empty cell)"),

@@ -302,7 +302,14 @@ class AnonymizationConfig:
     engine: EngineSpec = EngineSpec()
     policy: PolicySpec | None = None
     marginals: MarginalsSpec | None = None
+    name: str | None = None
     source: Path | None = None
+
+    @property
+    def dataset_name(self) -> str:
+        """The table's name: the configuration's ``name``, else the data file's name without its
+        extension (what a release's manifest and report show)."""
+        return self.name if self.name is not None else self.data.stem
 
     def dataset(self, engine=None):
         """The :class:`veil.Dataset`: the table read once, the hierarchies read or built.
@@ -324,13 +331,15 @@ class AnonymizationConfig:
             metric = self.metric()
             also = [name for name in getattr(metric, "track", ()) if name not in self.sensitive]
             try:
-                return engine.dataset(self.data, quasi_identifiers=list(self.quasi_identifiers),
+                dataset = engine.dataset(self.data, quasi_identifiers=list(self.quasi_identifiers),
                                       sensitive=list(self.sensitive), identifying=list(self.identifying),
                                       hierarchies={name: self._builder(name) for name in self.hierarchies},
                                       orders={k: list(v) for k, v in self.orders.items()},
-                                      missing_values=self.missing_values, delimiter=self.delimiter, also=also)
+                                         missing_values=self.missing_values, delimiter=self.delimiter, also=also)
             except HierarchyError as exc:
                 raise ConfigError(str(exc)) from None
+            dataset.name = self.dataset_name
+            return dataset
         # The role columns are read straight into codes (what the Dataset encodes anyway).
         table = read_table(self.data, self.delimiter, dictionary=[*self.quasi_identifiers, *self.sensitive])
         hierarchies = {}
@@ -345,7 +354,7 @@ class AnonymizationConfig:
             return Dataset(table, quasi_identifiers=list(self.quasi_identifiers), sensitive=list(self.sensitive),
                            identifying=list(self.identifying), hierarchies=hierarchies,
                            orders={k: list(v) for k, v in self.orders.items()},
-                           missing_values=self.missing_values)
+                           missing_values=self.missing_values, name=self.dataset_name)
         except HierarchyError as exc:
             raise ConfigError(str(exc)) from None
 
@@ -413,6 +422,7 @@ class AnonymizationConfig:
         """The configuration as plain JSON-ready data, e.g. for a release manifest."""
         return {
             "config": None if self.source is None else str(self.source),
+            "name": self.name,
             "data": str(self.data),
             "delimiter": self.delimiter,
             "missing_values": list(self.missing_values),

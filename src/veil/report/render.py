@@ -14,9 +14,12 @@ import functools
 import jinja2
 from markupsafe import Markup, escape
 
+from veil.anonymize.columns import RARE_RECORDS, RARE_SHARE
+from veil.errors import ParameterError
 from veil.report.content import MODEL_NAMES, ReleaseReport
 from veil.report.dp import DPReport
 from veil.report.figures import Figure
+from veil.report.measures import ATTACK_MEANING, DISCLOSURE_MEANINGS, model_meaning
 
 
 @functools.lru_cache(maxsize=1)
@@ -40,10 +43,40 @@ def _show(figure: Figure) -> Markup:
         key=figure.key, svg=figure.svg, caption=escape(figure.caption))
 
 
+WARNING_WORDS = {"date": "dates", "free_text": "free text", "rare_values": "rare values"}
+
+
+def column_rows(report: ReleaseReport) -> list[dict]:
+    """One row per input column for the report's column table: name, role, how it is published,
+    distinct values published, records holding a rare value, and the warning's kind in words."""
+    shown = {name: values for name, _, values in report.transformation}
+    rows = []
+    for column in report.columns:
+        profile = column.profile
+        if profile is not None:
+            distinct, rare = f"{profile.distinct:,}", f"{profile.rare_records:,}"
+        elif column.name in shown:
+            distinct, rare = f"{shown[column.name]:,}", "—"
+        else:
+            distinct, rare = "—", "—"
+        rows.append({"name": column.name, "role": column.role, "published": column.describe(), "distinct": distinct,
+                     "rare": rare, "warning": WARNING_WORDS.get(column.warning or "", "")})
+    return rows
+
+
 def render_html(report: ReleaseReport) -> str:
-    """The report as one HTML page (text), with its style sheet and figures inline."""
+    """The report as one HTML page (text), with its style sheet and figures inline.
+
+    Raises:
+        ParameterError: the report has no summary (it was not made by :func:`release_report`).
+    """
+    if report.summary is None:
+        raise ParameterError("the report has no summary; make it with veil.report.release_report.")
     template = _environment().get_template("report.html.j2")
-    return template.render(report=report, show=_show, number=_number, model_names=MODEL_NAMES)
+    return template.render(report=report, show=_show, number=_number, model_names=MODEL_NAMES,
+                           model_meaning=model_meaning, disclosure_meanings=DISCLOSURE_MEANINGS,
+                           attack_meaning=ATTACK_MEANING, column_rows=column_rows, rare_records=RARE_RECORDS,
+                           rare_share=f"{RARE_SHARE:.0%}")
 
 
 def render_dp_html(report: DPReport) -> str:
