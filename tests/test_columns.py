@@ -30,7 +30,7 @@ from typer.testing import CliRunner
 
 from veil.anonymize import MDAV, FullDomain, Mondrian
 from veil.anonymize.columns import RARE_RECORDS, profile_column
-from veil.anonymize.usefulness import suppression_beyond_utility
+from veil.anonymize.useless import suppression_beyond_utility
 from veil.cli import app
 from veil.data.dataset import Dataset
 from veil.data import builders
@@ -130,7 +130,8 @@ def test_t_001_on_200_records_warns_that_every_quasi_identifier_is_at_the_top(tm
     published = invoke("publish", manifest, "--ledger", ledger, "--population", "ward", "--data",
                        tmp_path / "patients.csv", "--json")
     assert published.exit_code == 0, published.output
-    assert any(w.startswith("the released records form a single class") for w in json.loads(published.stdout)["warnings"])
+    decision = json.loads(published.stdout)
+    assert any(w.startswith("the released records form a single class") for w in decision["warnings"])
 
 
 def test_a_release_that_keeps_detail_has_no_such_warning(tmp_path):
@@ -203,8 +204,18 @@ def test_values_few_records_share_are_a_warning_for_an_insensitive_column_only()
     assert ColumnDisposition("salary", "insensitive", "as is", profile=profile).warning == "rare_values"
     sensitive = ColumnDisposition("salary", "sensitive", "as is", profile=profile)
     assert sensitive.warning is None and sensitive.warning_sentence() is None
-    dates = ColumnDisposition("died", "sensitive", "as is", profile=profile_column(pa.array(["2021-01-01", "2021-02-01"])))
-    assert dates.warning == "date" and dates.warning_sentence().startswith("column 'died' (sensitive) is published as is")
+    died = profile_column(pa.array(["2021-01-01", "2021-02-01"]))
+    dates = ColumnDisposition("died", "sensitive", "as is", profile=died)
+    assert dates.warning == "date"
+    assert dates.warning_sentence().startswith("column 'died' (sensitive) is published as is")
+
+
+def test_a_column_the_engine_did_not_read_is_said_to_be_unjudged():
+    from veil.anonymize.columns import ColumnDisposition
+
+    unread = ColumnDisposition("notes", "insensitive", "as is")
+    assert unread.warning is None and "not judged" in unread.describe()
+    assert ColumnDisposition("age", "quasi-identifying", "as is", 0, 4).describe() == "published as is"
 
 
 def test_missing_values_and_left_out_rows_are_not_read():

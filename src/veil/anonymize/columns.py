@@ -138,6 +138,8 @@ class ColumnDisposition:
         if self.disposition == "dropped":
             return "dropped"
         if self.disposition == "as is":
+            if self.profile is None and self.role != "quasi-identifying":
+                return "published as is (not judged: the engine did not read it)"
             return "published as is"
         if self.disposition == "suppressed":
             at = f"level {self.level} of {self.height}, " if self.level is not None and self.height else ""
@@ -201,7 +203,7 @@ def profile_column(values: pa.Array | pa.ChunkedArray, *, rows: np.ndarray | Non
     if not pa.types.is_dictionary(array.type):
         array = pc.dictionary_encode(array)
     dictionary = array.dictionary
-    codes = arrays.to_numpy(array.indices, null=-1).astype(np.int64, copy=False)
+    codes = arrays.to_numpy(array.indices, null=-1)
     absent = _missing(dictionary, missing)
     keep = codes >= 0
     keep[keep] = ~absent[codes[keep]]

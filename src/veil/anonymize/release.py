@@ -30,7 +30,7 @@ columns published as is whose published values single people out (dates, free te
 records share: :mod:`veil.anonymize.columns`); the manifest lists them under ``columns``. The
 manifest's ``warnings`` say, besides the row order, when the release keeps next to nothing
 (every quasi-identifier at the top, or suppression beyond the utility left:
-:mod:`veil.anonymize.usefulness`) and which columns published as is are risky.
+:mod:`veil.anonymize.useless`) and which columns published as is are risky.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from veil.anonymize.columns import ColumnDisposition, column_dispositions, profile_column, quasi_identifier_disposition
-from veil.anonymize.usefulness import usefulness_warnings
+from veil.anonymize.useless import useless_release_warnings
 from veil.classes import STAR, EquivalenceClasses
 from veil.data import arrays
 from veil.data.dataset import Dataset
@@ -164,14 +164,14 @@ class Release:
     @functools.cached_property
     def warnings(self) -> list[str]:
         """What a publisher must know before publishing, one sentence each: rows kept in the input
-        order, a release that keeps next to nothing (:mod:`veil.anonymize.usefulness`), and the
+        order, a release that keeps next to nothing (:mod:`veil.anonymize.useless`), and the
         columns published as is that single people out (:mod:`veil.anonymize.columns`)."""
         from veil.metrics import NormalizedCertaintyPenalty
 
         out = [] if self.shuffled else [INPUT_ORDER_WARNING]
         qis = [c for c in self.columns if c.role == "quasi-identifying"]
         share = self.suppressed_records / self.dataset.num_rows if self.dataset.num_rows else 0.0
-        out += usefulness_warnings(qis, released_classes=self.released_classes.n_classes, suppressed_share=share,
+        out += useless_release_warnings(qis, released_classes=self.released_classes.n_classes, suppressed_share=share,
                                    loss=NormalizedCertaintyPenalty().value(self.classes, self.failing))
         out += [c.warning_sentence() for c in self.columns if c.warning]
         return out

@@ -376,10 +376,15 @@ class SparkEngine:
         built = {}
         for name, given in (hierarchies or {}).items():
             built[name] = given(distinct.column(name)) if callable(given) else given
-        return SparkDataset(distinct, collected.column(_COUNT).to_numpy(), row_ids=collected.column(_ROW).to_numpy(),
-                            frame=frame, summary=summary, read=read, engine=self, columns=columns, kind=kind,
-                            delimiter=delimiter, quasi_identifiers=qis, sensitive=sens, identifying=ident,
-                            hierarchies=built, orders=orders, missing_values=missing_values)
+        dataset = SparkDataset(distinct, collected.column(_COUNT).to_numpy(),
+                               row_ids=collected.column(_ROW).to_numpy(), frame=frame, summary=summary, read=read,
+                               engine=self, columns=columns, kind=kind,
+                               delimiter=delimiter, quasi_identifiers=qis, sensitive=sens, identifying=ident,
+                               hierarchies=built, orders=orders, missing_values=missing_values)
+        if isinstance(data, (str, os.PathLike)):
+            # Named as Dataset names a file it reads: its name without the extension.
+            dataset.name = os.path.splitext(os.path.basename(os.path.normpath(os.fspath(data))))[0] or None
+        return dataset
 
     def query_dataset(self, data, columns: Sequence[str], delimiter: str | None = None) -> SparkDataset:
         """The true aggregate a DP query reads: the distinct values of ``columns`` with their

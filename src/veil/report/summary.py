@@ -9,7 +9,7 @@ fewer than 5); the records suppressed; the columns published unchanged; and ever
 * those the release's manifest carries (rows kept in the input's order, a release that keeps
   next to nothing, risky columns published as is);
 * the same judgements made again on the published table the report reads
-  (:mod:`veil.anonymize.columns`, :mod:`veil.anonymize.usefulness`), so that a manifest written
+  (:mod:`veil.anonymize.columns`, :mod:`veil.anonymize.useless`), so that a manifest written
   before veil judged them still gets them. Each sentence appears once.
 """
 
@@ -23,7 +23,7 @@ import numpy as np
 
 from veil.anonymize.columns import ColumnDisposition, ColumnProfile, column_dispositions, profile_column
 from veil.anonymize.release import INPUT_ORDER_WARNING
-from veil.anonymize.usefulness import usefulness_warnings
+from veil.anonymize.useless import useless_release_warnings
 from veil.classes import EquivalenceClasses
 
 
@@ -130,7 +130,7 @@ def report_warnings(manifest: Mapping, columns: Sequence[ColumnDisposition],
     suppression = manifest.get("suppression") or {}
     share = suppression.get("share") if isinstance(suppression.get("share"), (int, float)) else 0.0
     loss = (manifest.get("metrics") or {}).get("loss")
-    out += usefulness_warnings([c for c in columns if c.role == "quasi-identifying"],
+    out += useless_release_warnings([c for c in columns if c.role == "quasi-identifying"],
                                released_classes=classes.n_classes, suppressed_share=float(share),
                                loss=loss if isinstance(loss, (int, float)) else None)
     out += [c.warning_sentence() for c in columns if c.warning]

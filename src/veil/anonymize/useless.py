@@ -37,13 +37,14 @@ def all_at_top(quasi_identifiers: Sequence[ColumnDisposition], released_classes:
         return None
     generalized = [q for q in quasi_identifiers if q.disposition != "as is"]
     if released_classes == 1 and generalized:
-        return ("the released records form a single class: every quasi-identifier shows one value for all of them, "
-                "so the release tells a reader nothing about them and its privacy models hold only because nothing "
-                "of them is published; relax the models' thresholds or allow some suppression.")
+        return ("the released records form a single class: every quasi-identifier shows the same value for all of "
+                "them, so nothing published tells one record's quasi-identifiers from another's and the privacy "
+                "models hold only because of that; check that the release is still worth publishing, or relax the "
+                "models' thresholds.")
     if all(q.level is not None and q.height and q.level == q.height for q in quasi_identifiers):
         return (f"every quasi-identifier is generalized to the top of its hierarchy, so the release keeps the least "
-                f"detail its hierarchies allow ({released_classes:,} classes); relax the models' thresholds or allow "
-                "some suppression.")
+                f"detail its hierarchies allow ({released_classes:,} classes); check that it is still worth "
+                "publishing, or relax the models' thresholds.")
     return None
 
 
@@ -65,7 +66,7 @@ def suppression_beyond_utility(suppressed_share: float, loss: float | None) -> s
             "suppression; relax the models or check that the release is still worth publishing.")
 
 
-def usefulness_warnings(quasi_identifiers: Sequence[ColumnDisposition], *, released_classes: int,
+def useless_release_warnings(quasi_identifiers: Sequence[ColumnDisposition], *, released_classes: int,
                         suppressed_share: float, loss: float | None) -> list[str]:
     """Both warnings of the module notes that apply, as sentences.
 
