@@ -123,6 +123,12 @@ def test_t_001_on_200_records_warns_that_every_quasi_identifier_is_at_the_top(tm
     doc = read_release_manifest(manifest)
     from_file = release_report(doc, release_file(manifest, doc))
     assert any(w.startswith("the released records form a single class") for w in from_file.warnings)
+    # a manifest written before veil judged columns gets the same judgements from the published table
+    older = {k: v for k, v in doc.items() if k not in ("columns", "warnings")}
+    again = release_report(older, release_file(manifest, doc))
+    assert again.warnings == from_file.warnings
+    assert [(c.name, c.role, c.disposition, c.warning) for c in again.columns] == \
+        [(c.name, c.role, c.disposition, c.warning) for c in from_file.columns]
     ledger, policy = tmp_path / "ledger.db", tmp_path / "policy.yaml"
     policy.write_text("policy:\n  populations:\n    ward: {}\n", encoding="utf-8")
     made = invoke("ledger", "init", "--ledger", ledger, "--policy", policy)
@@ -340,3 +346,11 @@ def test_a_frame_has_no_name_and_the_report_says_so(tmp_path):
     assert release_report_of(release).title == "Release report: the input table"
     assert release_report_of(release, name="survey").summary.name == "survey"
     assert "survey" in render_html(release_report_of(release, name="survey"))
+
+
+def test_a_mask_of_the_wrong_length_is_refused_in_one_sentence():
+    from helpers import one_sentence_error
+    from veil.errors import ParameterError
+
+    one_sentence_error(ParameterError, lambda: profile_column(pa.array(["a", "b"]), rows=np.array([True])),
+                       "rows holds 1 entries for a column of 2")

@@ -54,6 +54,7 @@ import pyarrow.compute as pc
 
 from veil.cells import Cells
 from veil.data import arrays
+from veil.errors import ParameterError
 
 ROLES = ("identifying", "quasi-identifying", "sensitive", "insensitive")
 DISPOSITIONS = ("as is", "generalized", "suppressed", "dropped")
@@ -193,8 +194,6 @@ def profile_column(values: pa.Array | pa.ChunkedArray, *, rows: np.ndarray | Non
     Raises:
         ParameterError: ``rows`` or ``weights`` does not hold one entry per row.
     """
-    from veil.errors import ParameterError
-
     n = len(values)
     for given, what in ((rows, "rows"), (weights, "weights")):
         if given is not None and len(given) != n:
