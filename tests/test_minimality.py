@@ -92,6 +92,11 @@ MODELS = st.sampled_from([[DistinctLDiversity(2)], [EntropyLDiversity(1.8)], [En
                           [KAnonymity(2), DistinctLDiversity(2)]])
 
 
+def _rows(release) -> Counter:
+    columns = release.dataset.quasi_identifiers + ["s"]
+    return Counter(map(tuple, release.data[columns].astype(str).values.tolist()))
+
+
 def _search_publishes(candidate: Dataset, models, published: Counter) -> bool:
     """Whether veil's own search and release, run on ``candidate``, publish the rows
     ``published`` (a multiset of the release's rows; nothing shared with the attack)."""
@@ -99,17 +104,18 @@ def _search_publishes(candidate: Dataset, models, published: Counter) -> bool:
         release = FullDomain(models).fit_transform(candidate, shuffle=False)
     except InfeasibleError:
         return False
-    return Counter(map(tuple, release.data[["a", "b", "s"]].astype(str).values.tolist())) == published
+    return _rows(release) == published
 
 
 def _brute_force_posteriors(frame: pd.DataFrame, hierarchies, models, release) -> tuple[int, int, dict]:
     """Every input the release's classes allow (each class's values arranged over its members in
     every distinct way), each run through veil's search: (inputs, inputs that give the release,
     {(person, value): probability}) as exact fractions."""
-    ds = Dataset(frame, quasi_identifiers=["a", "b"], sensitive="s", hierarchies=hierarchies)
+    qis = list(hierarchies)
+    ds = Dataset(frame, quasi_identifiers=qis, sensitive="s", hierarchies=hierarchies)
     node = tuple(release.manifest["node"].values())
     person_class = EquivalenceClasses.from_dataset(ds, node).row_class
-    published = Counter(map(tuple, release.data[["a", "b", "s"]].astype(str).values.tolist()))
+    published = _rows(release)
     members = [np.flatnonzero(person_class == c) for c in range(int(person_class.max()) + 1)]
     per_class = [sorted(set(itertools.permutations(frame["s"].to_numpy()[m].tolist()))) for m in members]
     inputs = hits = 0
@@ -119,8 +125,7 @@ def _brute_force_posteriors(frame: pd.DataFrame, hierarchies, models, release) -
         for people, arranged in zip(members, arrangement):
             values[people] = arranged
         inputs += 1
-        candidate = Dataset(frame.assign(s=values), quasi_identifiers=["a", "b"], sensitive="s",
-                            hierarchies=hierarchies)
+        candidate = Dataset(frame.assign(s=values), quasi_identifiers=qis, sensitive="s", hierarchies=hierarchies)
         if _search_publishes(candidate, models, published):
             hits += 1
             held.update(enumerate(values.tolist()))
@@ -158,14 +163,20 @@ def test_ties_on_loss_are_broken_as_the_search_breaks_them():
 @st.composite
 def tie_prone_tables(draw):
     """Small tables whose hierarchies often tie on loss (b over 1 and 2 only: generalizing a or
-    b costs the same) or not (b over 1, 2 and 3)."""
+    b costs the same) or not (b over 1, 2 and 3), sometimes with a third quasi-identifier (a
+    larger lattice, longer walks for the search)."""
     ties = draw(st.booleans())
     n = draw(st.integers(4, 6))
     a = draw(st.lists(st.sampled_from(["x", "y"]), min_size=n, max_size=n))
     b = draw(st.lists(st.sampled_from(["1", "2"] if ties else ["1", "2", "3"]), min_size=n, max_size=n))
     s = draw(st.lists(st.sampled_from(["a", "b", "c"]), min_size=n, max_size=n))
-    frame = pd.DataFrame({"a": a, "b": b, "s": s})
+    frame = pd.DataFrame({"a": a, "b": b})
     hierarchies = {"a": builders.flat(sorted(set(a))), "b": B_TIES if ties else B_HIERARCHY}
+    if draw(st.booleans()):
+        c = draw(st.lists(st.sampled_from(["p", "q"]), min_size=n, max_size=n))
+        frame["c"] = c
+        hierarchies["c"] = builders.flat(sorted(set(c)))
+    frame["s"] = s
     return frame, hierarchies
 
 
@@ -173,8 +184,9 @@ def tie_prone_tables(draw):
 @given(tie_prone_tables(), MODELS)
 def test_posteriors_are_those_of_veils_own_search_on_every_input(table, models):
     frame, hierarchies = table
-    ds = Dataset(frame, quasi_identifiers=["a", "b"], sensitive="s", hierarchies=hierarchies)
-    population = Dataset(frame[["a", "b"]], quasi_identifiers=["a", "b"], hierarchies=hierarchies)
+    qis = list(hierarchies)
+    ds = Dataset(frame, quasi_identifiers=qis, sensitive="s", hierarchies=hierarchies)
+    population = Dataset(frame[qis], quasi_identifiers=qis, hierarchies=hierarchies)
     try:
         release = FullDomain(models).fit_transform(ds)
     except InfeasibleError:
@@ -196,8 +208,9 @@ def test_posteriors_are_those_of_veils_own_search_on_every_input(table, models):
 @given(tie_prone_tables(), MODELS, st.booleans())
 def test_the_bound_never_exceeds_the_exact_count(table, models, minimal):
     frame, hierarchies = table
-    ds = Dataset(frame, quasi_identifiers=["a", "b"], sensitive="s", hierarchies=hierarchies)
-    population = Dataset(frame[["a", "b"]], quasi_identifiers=["a", "b"], hierarchies=hierarchies)
+    qis = list(hierarchies)
+    ds = Dataset(frame, quasi_identifiers=qis, sensitive="s", hierarchies=hierarchies)
+    population = Dataset(frame[qis], quasi_identifiers=qis, hierarchies=hierarchies)
     try:
         release = FullDomain(models).fit_transform(ds)
     except InfeasibleError:
