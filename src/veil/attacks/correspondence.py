@@ -71,7 +71,8 @@ import scipy.sparse as sp
 from veil.attacks.intersection import (ColumnValues, PublishedRelease, ReleaseMismatchError, TargetsError,
                                        _as_published, _check_boxes, _is_microaggregated, _load_hierarchies,
                                        _load_manifest, _nodes_for, _pairs_from_bits, _read_targets, _release_name,
-                                       _roles, _text_column, parse_published_value, published_table)
+                                       _roles, _text_column, hierarchy_nodes, parse_published_value,
+                                       published_table)
 from veil.classes import group_rows
 from veil.data.encoding import MISSING_LABEL, canonical_numeric_texts
 from veil.data.hierarchy import Hierarchy
@@ -339,10 +340,10 @@ def _node_labels(published: Sequence[PublishedRelease], loaded: Sequence[tuple],
     for pub, (_, manifest, _) in zip(published, loaded):
         own = _load_hierarchies(pub.hierarchies)
         for q in qis:
-            for hierarchies in ({}, {q: shared[q]} if q in shared else None, {q: own[q]} if q in own else None):
-                if hierarchies is None:
-                    continue
-                for label, members in (_nodes_for(q, hierarchies, manifest) or {}).items():
+            # the manifest's own labels, then each hierarchy's nodes
+            sources = [_nodes_for(q, {}, manifest)] + [hierarchy_nodes(h[q]) for h in (shared, own) if q in h]
+            for nodes in sources:
+                for label, members in (nodes or {}).items():
                     out.setdefault(q, {}).setdefault(label, set()).update(members)
     return {q: {label: frozenset(m) for label, m in labels.items()} for q, labels in out.items()}
 
