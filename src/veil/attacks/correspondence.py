@@ -48,9 +48,9 @@ them, and generalized (not microaggregated) ones.
 
 **Vectorized.** Targets are grouped by distinct x. Per quasi-identifier, each published cell is
 read once and tested against the distinct target values and against the other release's cells;
-classes that match a target and pairs of classes that are comparable come from blocks of
-``[rows × classes]`` boolean lookups (one gather per quasi-identifier), then nodes expand them by
-a merge on the sensitive values. The sums are sparse products: ``M1`` (x × R1 nodes, *matches*),
+classes that match a target and pairs of classes that are comparable come from bit sets (per
+quasi-identifier, each value's classes packed 64 to a word, gathered per row and AND-ed over the
+quasi-identifiers), then nodes expand them by a merge on the sensitive values. The sums are sparse products: ``M1`` (x × R1 nodes, *matches*),
 ``M2`` (x × R2 nodes) and ``A`` (R1 nodes × R2 nodes, *comparable*) give
 ``Σ_{v ∈ N(u), v matches x} |v| = (M2 · diag|v| · Aᵀ)[x, u]``, and ``N(N(v))`` is the pattern of
 ``Aᵀ · A``, built in blocks of R2 nodes.
