@@ -323,3 +323,42 @@ def test_the_attack_on_adult_is_the_attack_by_definition(monkeypatch):
     assert fast.summary() == slow.summary() and fast.summary()["exposed"] > 0
     for name in ("new", "before_first", "before_second", "forward", "cross", "backward"):
         assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
+
+
+def test_the_gate_decides_as_with_the_dense_definition_on_adult(tmp_path, monkeypatch):
+    # The ledger benchmark's scenario, smaller: earlier Mondrian and full-domain releases of Adult,
+    # then relaxed Mondrian through the gate. The decision and every figure of every finding are
+    # those the dense definition of the lookup join gives.
+    import scipy.sparse as sp
+
+    import veil
+    import veil.attacks.correspondence as correspondence
+    from veil.data.bundled import adult_csv, adult_hierarchies
+    from veil.ledger import Ledger
+    from veil.ledger.checks import IntersectionCheck
+    from veil.ledger.policy import Policy
+
+    adult = veil.load_adult()
+    made = [("mondrian-k3", Mondrian([KAnonymity(3)])), ("fulldomain-k10", FullDomain([KAnonymity(10)],
+                                                                                       suppression_limit=0.02)),
+            ("relaxed-k12", Mondrian([KAnonymity(12)], mode="relaxed"))]
+    manifests = []
+    for name, anonymizer in made:
+        (tmp_path / name).mkdir()
+        anonymizer.fit_transform(adult).write(tmp_path / name / "release.csv", tmp_path / name / "manifest.json")
+        manifests.append(tmp_path / name / "manifest.json")
+    ledger, _ = Ledger.init(tmp_path / "gate.db")
+    ledger.add_population("adult")
+    hierarchies = adult_hierarchies()
+    for path in manifests[:-1]:
+        assert ledger.publish(path, population="adult", data=adult_csv(), hierarchies=hierarchies,
+                              policy=Policy(checks=(IntersectionCheck(max_share=1.0),))).published
+
+    def decide():
+        decision = ledger.publish(manifests[-1], population="adult", data=adult_csv(), hierarchies=hierarchies)
+        return decision.published, decision.reasons, [f.to_dict() for f in decision.findings]
+
+    fast = decide()
+    monkeypatch.setattr(correspondence, "_all_columns", lambda *args: sp.csr_matrix(_all_columns_by_definition(*args)))
+    assert decide() == fast
+    assert [f["check"] for f in fast[2]].count("correspondence") == 2
