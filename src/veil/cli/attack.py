@@ -380,7 +380,8 @@ def minimality_publisher(cfg, publisher: str):
                                  f"allows {cfg.suppression_limit:g} of the records; set suppression_limit: 0.")
         if publisher == "minimal":
             return MinimalFullDomain(models)
-        return OptimalFullDomain(models, metric=cfg.metric())
+        return OptimalFullDomain(models, metric=cfg.metric(), search=spec.options.get("search", "optimal"),
+                                 time_limit=spec.options.get("time_limit"))
     if publisher == "minimal":
         raise ParameterError(f"--publisher minimal describes a full-domain release, and this configuration uses "
                              f"{spec.name}; leave --publisher out.")
@@ -508,9 +509,9 @@ def render_minimality(summary: dict, console: Console) -> None:
         console.print(f"inputs that could have produced the release: {summary['inputs_consistent']:,} of the "
                       f"{summary['inputs_enumerated']:,} the classes allow; posteriors exact")
     elif summary.get("proven"):
-        console.print(f"too many inputs to enumerate; {escape(summary['proven'])}")
+        console.print(f"{escape(summary['not_enumerated'])}; {escape(summary['proven'])}")
     else:
-        console.print(f"too many inputs to enumerate: posteriors known exactly for "
+        console.print(f"{escape(summary['not_enumerated'])}: posteriors known exactly for "
                       f"{summary['people_known_exactly']:,} people; the count below is "
                       f"{'exact' if exact else 'a lower bound'}")
     console.print(f"people whose posterior exceeds {summary['threshold']:.4g}: [bold]{'' if exact else 'at least '}"
