@@ -41,6 +41,7 @@ from sqlalchemy import create_engine, event, inspect, select, text
 from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
 
+from veil.inputs import open_regular_file
 from veil.ledger.errors import LedgerError, LegacyBudgetFileError
 from veil.ledger.schema import CURRENT_VERSION, TABLES
 
@@ -180,7 +181,7 @@ class Store:
                                   "choose another path.")
             return False
         try:
-            with open(self.path, "rb") as fh:
+            with open_regular_file(self.path, "ledger", LedgerError, keep_os_errors=True) as fh:  # never a pipe
                 head = fh.read(len(SQLITE_MAGIC))
         except OSError as exc:
             raise LedgerError(f"cannot read ledger {str(self.path)!r} ({exc.strerror}).") from None
