@@ -56,13 +56,14 @@ def _cut(text: str, limit: int | None) -> str:
     return text[:max(limit - 1, 0)] + ELLIPSIS
 
 
-def shown(text: object, limit: int | None = None) -> str:
+def shown(text: object, limit: int | None = None, keep: str = "") -> str:
     """``text`` as a terminal or a message may show it.
 
     Args:
         text: any text (anything else is shown as ``str`` shows it).
         limit: the most characters of ``text`` kept; a longer text ends in an ellipsis (…) after
             ``limit - 1`` of them. ``None`` keeps it whole.
+        keep: control characters left as they are (``"\n"`` for text printed on several lines).
 
     Returns:
         The text, each control character (C0, DEL, C1), bidirectional control, line or paragraph
@@ -70,9 +71,9 @@ def shown(text: object, limit: int | None = None) -> str:
         is changed.
     """
     text = _cut(str(text), limit)
-    if all(not _unsafe(c) for c in text):
+    if all(not _unsafe(c) or c in keep for c in text):
         return text
-    return "".join(_escape(c) if _unsafe(c) else c for c in text)
+    return "".join(_escape(c) if _unsafe(c) and c not in keep else c for c in text)
 
 
 def quoted(text: object, limit: int = QUOTE_LIMIT) -> str:

@@ -16,17 +16,27 @@ from typing import Callable, List, Mapping, Optional
 
 import click
 import typer
-from rich.console import Console
+from rich.console import Console as RichConsole
 from typer.core import TyperGroup
 
 from veil.cli.debug import EXIT_BUG, bug_sentence, debug_mode, routed_warnings
 from veil.errors import ParameterError, VeilError, lower_first
 from veil.inputs import read_text
 from veil.output import describe_os_error
-from veil.untrusted import quoted, safe_sentence
+from veil.untrusted import quoted, safe_sentence, shown
 
 EXIT_USAGE = 2
 EXIT_FAILED_CHECK = 1
+
+
+class Console(RichConsole):
+    """Rich's console as every veil command prints with it: each string it renders (a line, a
+    table's title, heading or cell) has its control characters, bidirectional controls and lone
+    surrogates escaped first (:func:`veil.untrusted.shown`; line breaks and tabs are kept), so a
+    column name or a value of the user's table never drives the terminal."""
+
+    def render_str(self, text: str, **options):
+        return super().render_str(shown(text, keep="\n\t"), **options)
 
 
 def print_error(sentence: str) -> None:

@@ -49,10 +49,9 @@ from typing import Iterator, List, Optional
 
 import numpy as np
 import typer
-from rich.console import Console
 
-from veil.cli.console import (ENGINE, MASTER, command_group, engine_named, fails_cleanly, parse_pairs, split_names,
-                              stage)
+from veil.cli.console import (ENGINE, MASTER, Console, command_group, engine_named, fails_cleanly, parse_pairs,
+                              split_names, stage)
 from veil.cli.report import dp_report_command
 from veil.data.hierarchy import Hierarchy
 from veil.dp.accountant import Accountant, Budget, _show, step_epsilons

@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from rich.console import Console
 
-from veil.cli.console import fails_cleanly, files_named, parse_pairs, stage
+from veil.cli.console import Console, fails_cleanly, files_named, parse_pairs, stage
 
 
 @fails_cleanly

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import re
+import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -275,7 +276,7 @@ class Store:
         where = f"ledger {self.display!r}"
         try:
             yield
-        except DBAPIError as exc:
+        except (DBAPIError, sqlite3.Error) as exc:  # sqlite3's own: opening a connection outside SQLAlchemy's wrapper
             reason = _one_line(exc)
             lowered = reason.lower()
             if "locked" in lowered or "lock timeout" in lowered or "canceling statement due to lock" in lowered:
