@@ -11,8 +11,9 @@ that says so and exits with :data:`EXIT_BUG`, without a traceback.
 ``VEIL_DEBUG`` (an environment variable) shows what is hidden:
 
 * unset, empty or ``0``: the default above;
-* ``error``: every warning is an error, and an unforeseen error shows its traceback (veil's
-  test suite runs every command so, so that a new warning of a package fails a test the day it
+* ``error``: every warning is an error (but a ResourceWarning, which the garbage collector
+  raises wherever it runs, is shown), and an unforeseen error shows its traceback (veil's test
+  suite runs every command so, so that a new warning of a package fails a test the day it
   appears);
 * anything else (``1``): warnings are shown as Python shows them (``-W`` and ``PYTHONWARNINGS``
   apply), and an unforeseen error shows its traceback.
@@ -50,6 +51,9 @@ def routed_warnings() -> Iterator[None]:
     with warnings.catch_warnings():
         if mode == "error":
             warnings.simplefilter("error")
+            # A ResourceWarning is raised by the garbage collector, wherever it runs; as an error it
+            # would fail whatever runs then. It is shown instead.
+            warnings.filterwarnings("default", category=ResourceWarning)
         elif mode == "":
             warnings.simplefilter("ignore")
         yield
