@@ -82,7 +82,9 @@ def open_regular_file(path: str | os.PathLike, what: str = "file", error: type[V
     writer) and checked on its descriptor, then read as usual.
 
     Args:
-        path, what, error: as :func:`check_regular_file`.
+        path: the path the user gave (a symbolic link is followed).
+        what: the words naming it in a message (``"configuration file"``).
+        error: the exception raised.
         keep_os_errors: raise the ``OSError`` of a path that cannot be opened (missing, a folder,
             not permitted) as ``open`` raises it, for a caller that words those itself.
 
