@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import BinaryIO
 
 from veil.errors import DataError, VeilError
-from veil.untrusted import quoted
 
 #: The most bytes of a document (a configuration, an order or query file, a JSON answer) read.
 DOCUMENT_LIMIT = 64 << 20
@@ -43,9 +42,9 @@ def _size(limit: int) -> str:
 
 def _refuse_special(mode: int, path: Path, what: str, error: type[VeilError]) -> None:
     if stat.S_ISDIR(mode):
-        raise error(f"{what} {quoted(str(path))} is a folder, not a file.")
+        raise error(f"{what} {str(path)!r} is a folder, not a file.")
     if not stat.S_ISREG(mode):
-        raise error(f"{what} {quoted(str(path))} is {_kind(mode)}, not a regular file; give a file veil can read "
+        raise error(f"{what} {str(path)!r} is {_kind(mode)}, not a regular file; give a file veil can read "
                     "to its end.")
 
 
@@ -67,9 +66,9 @@ def check_regular_file(path: str | os.PathLike, what: str = "file", error: type[
     try:
         mode = path.stat().st_mode
     except FileNotFoundError:
-        raise error(f"{what} {quoted(str(path))} does not exist; check the path.") from None
+        raise error(f"{what} {str(path)!r} does not exist; check the path.") from None
     except OSError as exc:
-        raise error(f"cannot read {what} {quoted(str(path))} ({(exc.strerror or str(exc)).lower()}).") from None
+        raise error(f"cannot read {what} {str(path)!r} ({(exc.strerror or str(exc)).lower()}).") from None
     _refuse_special(mode, path, what, error)
     return path
 
@@ -113,7 +112,7 @@ def open_regular_file(path: str | os.PathLike, what: str = "file", error: type[V
 
 
 def _refuse_unopened(exc: OSError, path: Path, what: str, error: type[VeilError]) -> None:
-    name = quoted(str(path))
+    name = repr(str(path))
     if isinstance(exc, FileNotFoundError):
         raise error(f"{what} {name} does not exist; check the path.") from None
     if isinstance(exc, IsADirectoryError):
@@ -134,9 +133,9 @@ def read_bytes(path: str | os.PathLike, what: str = "file", limit: int = DOCUMEN
         try:
             content = fh.read(limit + 1)
         except OSError as exc:
-            raise error(f"cannot read {what} {quoted(str(path))} ({(exc.strerror or str(exc)).lower()}).") from None
+            raise error(f"cannot read {what} {str(path)!r} ({(exc.strerror or str(exc)).lower()}).") from None
     if len(content) > limit:
-        raise error(f"{what} {quoted(str(path))} holds more than {_size(limit)}, more than veil reads of such a "
+        raise error(f"{what} {str(path)!r} holds more than {_size(limit)}, more than veil reads of such a "
                     "file; check that it is the right file.")
     return content
 
@@ -153,7 +152,7 @@ def read_text(path: str | os.PathLike, what: str = "file", limit: int = DOCUMENT
     try:
         return content.decode(encoding)
     except UnicodeDecodeError:
-        raise error(f"{what} {quoted(str(path))} is not UTF-8 text; save it as UTF-8.") from None
+        raise error(f"{what} {str(path)!r} is not UTF-8 text; save it as UTF-8.") from None
 
 
 __all__ = ["DOCUMENT_LIMIT", "MANIFEST_LIMIT", "check_regular_file", "open_regular_file", "read_bytes", "read_text"]

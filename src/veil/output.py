@@ -67,7 +67,6 @@ except ImportError:  # pragma: no cover - Windows
 
 from veil.errors import DataError, ParameterError
 from veil.inputs import MANIFEST_LIMIT, open_regular_file
-from veil.untrusted import quoted
 
 PathLike = Union[str, os.PathLike]
 Content = Union[str, bytes]
@@ -843,7 +842,7 @@ def _verified(path: Path, release: PathLike | None, key: str) -> dict:
         with open_regular_file(path, "manifest", keep_os_errors=True) as fh:
             content = fh.read(MANIFEST_LIMIT + 1)
         if len(content) > MANIFEST_LIMIT:
-            raise DataError(f"manifest {quoted(str(path))} holds more than {MANIFEST_LIMIT >> 20:,} MiB, more than a "
+            raise DataError(f"manifest {str(path)!r} holds more than {MANIFEST_LIMIT >> 20:,} MiB, more than a "
                             "manifest can be; give the manifest written with the release.")
         text = content.decode("utf-8")
     except FileNotFoundError:

@@ -52,7 +52,6 @@ from veil.errors import ConfigError, ParameterError, lower_first
 from veil.inputs import read_text
 from veil.metrics import ALIASES as METRIC_ALIASES
 from veil.metrics import make_metric
-from veil.untrusted import quoted
 
 
 def _metric_column_options() -> set[str]:
@@ -105,7 +104,7 @@ def _compose(path: Path) -> yaml.Node | None:
     """The YAML tree of a configuration file (nodes keep their line numbers)."""
     name = str(path)
     if path.is_dir():
-        raise ConfigError(f"{quoted(name)} is a folder, not a configuration file.")
+        raise ConfigError(f"{name!r} is a folder, not a configuration file.")
     # A regular file only (a pipe or /dev/zero would never end), of a configuration's size.
     text = read_text(path, "configuration file", error=ConfigError, encoding="utf-8-sig")
     try:
@@ -380,17 +379,17 @@ class Parser:
         if override is not None:
             path = Path(os.path.expanduser(str(override)))
             if not path.is_file():
-                raise ConfigError(f"the data file {quoted(str(path))} given in place of the data of {self.name} "
+                raise ConfigError(f"the data file {str(path)!r} given in place of the data of {self.name} "
                                   f"{_not_a_file(path, 'table')}; check the path.")
-            self.data_name = quoted(str(path))
+            self.data_name = repr(str(path))
             self.data = path
             return {"data": path}
         key_node, node = entry
         path = self.path(node, "data")
         if not path.is_file():
-            raise self.error(node, f"data file {quoted(str(path))} {_not_a_file(path, 'table')} (a relative path is "
+            raise self.error(node, f"data file {str(path)!r} {_not_a_file(path, 'table')} (a relative path is "
                              f"read from the folder of {self.name}); check the path.")
-        self.data_name = quoted(node.value)
+        self.data_name = repr(node.value)
         self.data = path
         return {"data": path}
 
@@ -491,7 +490,7 @@ class Parser:
             raise self.error(node, f"hierarchy {str(path)!r} ({where}) is a folder, not a hierarchy file; give the "
                              "CSV file inside it.")
         if not path.is_file():
-            raise self.error(node, f"hierarchy file {quoted(str(path))} ({where}) {_not_a_file(path, 'hierarchy')} "
+            raise self.error(node, f"hierarchy file {str(path)!r} ({where}) {_not_a_file(path, 'hierarchy')} "
                              f"(a relative path is read from the folder of {self.name}); check the path.")
         return path
 

@@ -120,9 +120,9 @@ def read_csv(path: str | os.PathLike, delimiter: str | None = None, allow_empty:
     delimiter = normalize_delimiter(delimiter)
     path = Path(path)
     if not path.exists():
-        raise DataError(f"file {quoted(str(path))} does not exist; check the path.")
+        raise DataError(f"file {str(path)!r} does not exist; check the path.")
     if path.is_dir():
-        raise DataError(f"{quoted(str(path))} is a folder, not a table file.")
+        raise DataError(f"{str(path)!r} is a folder, not a table file.")
     head, whole = _head_of(path)
     return _read_csv(path, head, whole, delimiter, path, allow_empty, set(dictionary))
 
@@ -158,9 +158,9 @@ def _head_of(path: Path) -> tuple[bytes, bool]:
                 head += more
             whole = not fh.read(1)
     except OSError as exc:
-        raise DataError(f"cannot read file {quoted(str(path))}: {describe_os_error(exc)}.") from None
+        raise DataError(f"cannot read file {str(path)!r}: {describe_os_error(exc)}.") from None
     if not _LINE_END.search(head) and not whole:
-        raise DataError(f"the header row of {quoted(str(path))} is longer than {MAX_HEADER_BYTES >> 20} MiB; "
+        raise DataError(f"the header row of {str(path)!r} is longer than {MAX_HEADER_BYTES >> 20} MiB; "
                         "a CSV table starts with one line of column names.")
     return head, whole
 
@@ -188,11 +188,11 @@ def _header(head: bytes, whole: bool, delimiter: str | None, path: Path,
                 raise
             sample = head[:-4].decode("utf-8-sig")
         except UnicodeDecodeError:
-            raise DataError(f"file {quoted(str(path))} is not UTF-8 text; save it as UTF-8 CSV.") from None
+            raise DataError(f"file {str(path)!r} is not UTF-8 text; save it as UTF-8 CSV.") from None
     if not sample.strip():
-        raise DataError(f"file {quoted(str(path))} is empty; it needs a header row and at least one record.")
+        raise DataError(f"file {str(path)!r} is empty; it needs a header row and at least one record.")
     if not allow_empty and whole and len([line for line in sample.splitlines() if line.strip()]) == 1:
-        raise DataError(f"file {quoted(str(path))} has a header but no records; an empty table cannot be published.")
+        raise DataError(f"file {str(path)!r} has a header but no records; an empty table cannot be published.")
     if delimiter is None:
         delimiter = sniff_delimiter(sample)
     header = next(csv.reader(io.StringIO(sample, newline=""), delimiter=delimiter))
@@ -223,18 +223,18 @@ def _read_csv(source, head: bytes, whole: bool, delimiter: str | None, path: Pat
     except pa.ArrowInvalid as exc:
         raise DataError(_describe_parse_error(path, delimiter, len(header), exc)) from None
     if data.num_rows == 0 and not allow_empty:
-        raise DataError(f"file {quoted(str(path))} has a header but no records; an empty table cannot be published.")
+        raise DataError(f"file {str(path)!r} has a header but no records; an empty table cannot be published.")
     return Table(data, "csv", delimiter)
 
 
 def _check_header(header: list[str], path: Path) -> None:
     empty = [i + 1 for i, name in enumerate(header) if not name.strip()]
     if empty:
-        raise DataError(f"column {empty[0]} of {quoted(str(path))} has no name in the header row; name every column.")
+        raise DataError(f"column {empty[0]} of {str(path)!r} has no name in the header row; name every column.")
     seen = set()
     for name in header:
         if name in seen:
-            raise DataError(f"column name {quoted(name)} appears twice in the header of {quoted(str(path))}; rename one.")
+            raise DataError(f"column name {quoted(name)} appears twice in the header of {str(path)!r}; rename one.")
         seen.add(name)
 
 
@@ -244,13 +244,13 @@ def _describe_parse_error(path: Path, delimiter: str, expected: int, exc: Except
         with open(path, encoding="utf-8-sig", newline="") as fh:
             for number, row in enumerate(csv.reader(fh, delimiter=delimiter), start=1):
                 if row and len(row) != expected:
-                    return (f"line {number} of {quoted(str(path))} has {len(row)} fields but the header has "
+                    return (f"line {number} of {str(path)!r} has {len(row)} fields but the header has "
                             f"{expected} (delimiter {delimiter!r}); fix that row or give --delimiter.")
     except (UnicodeDecodeError, csv.Error, OSError):  # OSError: text held in memory has no file to scan
         pass
     if "UTF8" in str(exc) or "utf8" in str(exc).lower():
-        return f"file {quoted(str(path))} is not UTF-8 text; save it as UTF-8 CSV."
-    return f"file {quoted(str(path))} is not a readable CSV table ({shown(str(exc).splitlines()[0], 200)})."
+        return f"file {str(path)!r} is not UTF-8 text; save it as UTF-8 CSV."
+    return f"file {str(path)!r} is not a readable CSV table ({shown(str(exc).splitlines()[0], 200)})."
 
 
 def read_parquet(path: str | os.PathLike, allow_empty: bool = False) -> Table:
@@ -263,17 +263,17 @@ def read_parquet(path: str | os.PathLike, allow_empty: bool = False) -> Table:
     """
     path = Path(path)
     if not path.exists():
-        raise DataError(f"file {quoted(str(path))} does not exist; check the path.")
+        raise DataError(f"file {str(path)!r} does not exist; check the path.")
     if path.is_dir():
-        raise DataError(f"{quoted(str(path))} is a folder, not a table file.")
+        raise DataError(f"{str(path)!r} is a folder, not a table file.")
     check_regular_file(path, "file")
     try:
         data = pq.read_table(path)
     except (pa.ArrowInvalid, OSError) as exc:
-        raise DataError(f"file {quoted(str(path))} is not a readable Parquet file "
+        raise DataError(f"file {str(path)!r} is not a readable Parquet file "
                         f"({shown(str(exc).splitlines()[0], 200)}).") from None
     if data.num_rows == 0 and not allow_empty:
-        raise DataError(f"file {quoted(str(path))} has no records; an empty table cannot be published.")
+        raise DataError(f"file {str(path)!r} has no records; an empty table cannot be published.")
     refuse_unreadable_types(data, repr(str(path)))
     return Table(data, "parquet")
 
