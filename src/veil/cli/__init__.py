@@ -27,7 +27,9 @@ with exit status 70; warnings of the packages veil uses are not shown (``VEIL_DE
 
 from __future__ import annotations
 
-from veil.cli.debug import routed_warnings
+import warnings
+
+from veil.cli.debug import debug_mode, routed_warnings
 
 with routed_warnings():  # what Typer, Click, Rich and the commands warn of as they load
     import typer
@@ -85,6 +87,10 @@ app.command("publish")(publish_command)
 
 def main() -> None:
     """Run the ``veil`` command (the console script and ``python -m veil``)."""
+    if not debug_mode():
+        # The command routes warnings itself while it runs; this also keeps quiet what a package
+        # warns of as the process ends (its garbage collected, its exit handlers run).
+        warnings.simplefilter("ignore")
     app()
 
 
