@@ -23,6 +23,8 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 # their imports put them.
 LAYERS = {
     "errors": 0,        # the exceptions every part raises
+    "untrusted": 0,     # text from outside made safe to show (messages, the terminal, the report)
+    "inputs": 0.5,      # the reader of the files a user names, below the writer (which reads manifests)
     "randomness": 1,    # the random sources dp and ldp share
     "parallel": 1,      # the thread pool data, classes, anonymize and ldp spread work over
     "output": 1,        # the one writer: data writes hierarchy files through it

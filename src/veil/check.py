@@ -24,6 +24,7 @@ import pyarrow as pa
 from veil.classes import STAR, EquivalenceClasses
 from veil.data.dataset import Dataset
 from veil.errors import DataError, ParameterError
+from veil.inputs import MANIFEST_LIMIT, read_text
 from veil.models import (AlphaKAnonymity, BetaLikeness, DeltaDisclosure, DeltaPresence, DistinctLDiversity,
                          EntropyLDiversity, JoinKAnonymity, KAnonymity, KMap, ModelResult, PrivacyModel,
                          RecursiveCLDiversity, TCloseness)
@@ -237,10 +238,9 @@ def _read_manifest(manifest: Mapping | str | os.PathLike) -> Mapping:
         return manifest
     path = Path(manifest)
     try:
-        loaded = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DataError(f"the manifest {str(path)!r} does not exist; check the path.") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        # A regular file only (a pipe or a device never ends), of a manifest's size at most.
+        loaded = json.loads(read_text(path, "the manifest", MANIFEST_LIMIT))
+    except json.JSONDecodeError as exc:
         raise DataError(f"the manifest {str(path)!r} cannot be read as JSON ({exc}).") from None
     if not isinstance(loaded, dict):
         raise DataError(f"the manifest {str(path)!r} is not a JSON object; give the manifest veil anonymize wrote.")

@@ -66,6 +66,7 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None
 
 from veil.errors import DataError, ParameterError
+from veil.inputs import MANIFEST_LIMIT, open_regular_file
 
 PathLike = Union[str, os.PathLike]
 Content = Union[str, bytes]
@@ -777,7 +778,7 @@ def file_sha256(path: PathLike) -> str:
     if Path(path).is_dir():
         return folder_sha256(path)
     digest = hashlib.sha256()
-    with open(path, "rb") as fh:
+    with open_regular_file(path, keep_os_errors=True) as fh:  # a pipe or a device would never end
         for block in iter(lambda: fh.read(_HASH_BLOCK), b""):
             digest.update(block)
     return digest.hexdigest()
@@ -837,7 +838,13 @@ def _verified(path: Path, release: PathLike | None, key: str) -> dict:
     if path.is_dir():
         raise DataError(f"manifest {str(path)!r} is a folder, not a manifest file.")
     try:
-        text = path.read_text(encoding="utf-8")
+        # A regular file only (a pipe or a device never ends), of a manifest's size at most.
+        with open_regular_file(path, "manifest", keep_os_errors=True) as fh:
+            content = fh.read(MANIFEST_LIMIT + 1)
+        if len(content) > MANIFEST_LIMIT:
+            raise DataError(f"manifest {str(path)!r} holds more than {MANIFEST_LIMIT >> 20:,} MiB, more than a "
+                            "manifest can be; give the manifest written with the release.")
+        text = content.decode("utf-8")
     except FileNotFoundError:
         raise DataError(f"manifest {str(path)!r} does not exist; check the path.") from None
     except (OSError, UnicodeDecodeError) as exc:

@@ -77,6 +77,7 @@ from veil.data.encoding import text_codes as _text_column
 from veil.data.hierarchy import MISSING_LEAVES, Hierarchy
 from veil.data.io import read_table
 from veil.errors import ColumnError, DataError, ParameterError
+from veil.inputs import MANIFEST_LIMIT, read_text
 
 # The paper's confidence levels: perfect breach (100 %) and partial breaches (Section 3.2).
 DEFAULT_CONFIDENCE = (1.0, 1 / 2, 1 / 3, 1 / 4, 1 / 5)
@@ -449,8 +450,8 @@ def _load_manifest(manifest, where: str) -> dict | None:
     if not path.is_file():
         raise DataError(f"the manifest {str(path)!r} of {where} does not exist; check the path.")
     try:
-        loaded = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        loaded = json.loads(read_text(path, "the manifest", MANIFEST_LIMIT))  # a regular file, of a manifest's size
+    except json.JSONDecodeError as exc:
         raise DataError(f"the manifest {str(path)!r} of {where} is not valid JSON ({exc}).") from None
     if not isinstance(loaded, dict):
         raise DataError(f"the manifest {str(path)!r} of {where} is not a JSON object; give a veil manifest.")

@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table as RichTable
 
-from veil.cli.console import command_group, fails_cleanly, stage
+from veil.cli.console import Console, command_group, fails_cleanly, stage
 from veil.errors import ParameterError
 
 if TYPE_CHECKING:

@@ -14,11 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table as RichTable
 
-from veil.cli.console import fails_cleanly, progress_bar, stage
+from veil.cli.console import Console, fails_cleanly, progress_bar, stage
 from veil.errors import ParameterError
 
 if TYPE_CHECKING:

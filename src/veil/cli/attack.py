@@ -21,7 +21,6 @@ from typing import List, Optional
 
 import pandas as pd
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table as RichTable
 
@@ -29,8 +28,8 @@ from veil.attacks.intersection import (GENERALIZED, MICROAGGREGATED, Intersectio
                                        intersection_attack)
 from veil.attacks.single import (DEFAULT_LEVEL, DEFAULT_SKEW, DEFAULT_THRESHOLD, ColumnAttacks,
                                  SingleReleaseReport, attack_release)
-from veil.cli.console import (command_group, fails_cleanly, files_named, parse_orders, parse_pairs, split_names,
-                              stage)
+from veil.cli.console import (Console, command_group, fails_cleanly, files_named, parse_orders, parse_pairs,
+                              split_names, stage)
 from veil.errors import ParameterError
 from veil.output import OutputSet
 

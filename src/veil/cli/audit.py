@@ -16,11 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table as RichTable
 
-from veil.cli.console import fails_cleanly, print_error, stage
+from veil.cli.console import Console, fails_cleanly, print_error, stage
 from veil.errors import ParameterError, VeilError
 from veil.output import OutputSet
 

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, List, Optional
 
 import typer
-from rich.console import Console
+from rich.markup import escape
 from rich.table import Table as RichTable
 
-from veil.cli.console import (ENGINE, EXIT_FAILED_CHECK, MASTER, engine_named, fails_cleanly, parse_orders, parse_pairs,
-                              split_names, stage)
+from veil.cli.console import (ENGINE, EXIT_FAILED_CHECK, MASTER, Console, engine_named, fails_cleanly, parse_orders,
+                              parse_pairs, split_names, stage)
 
 if TYPE_CHECKING:
     from veil.check import CheckReport
@@ -41,9 +41,10 @@ def render(report: CheckReport, console: Console) -> None:
     from veil.check import SUMMARY_KEYS
 
     ds = report.classes.dataset
+    # Column names are the table's text: shown as written, never read as markup.
     console.print(f"[bold]{report.rows:,}[/] records in [bold]{report.classes.n_classes:,}[/] equivalence classes; "
-                  f"quasi-identifiers: {', '.join(ds.quasi_identifiers)}; "
-                  f"sensitive: {', '.join(ds.sensitive) or 'none'}")
+                  f"quasi-identifiers: {escape(', '.join(ds.quasi_identifiers))}; "
+                  f"sensitive: {escape(', '.join(ds.sensitive)) or 'none'}")
     table = RichTable(title="Privacy models", title_justify="left")
     table.add_column("key", no_wrap=True)
     table.add_column("model", no_wrap=True)

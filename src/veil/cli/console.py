@@ -16,19 +16,33 @@ from typing import Callable, List, Mapping, Optional
 
 import click
 import typer
-from rich.console import Console
+from rich.console import Console as RichConsole
 from typer.core import TyperGroup
 
+from veil.cli.debug import EXIT_BUG, bug_sentence, debug_mode, routed_warnings
 from veil.errors import ParameterError, VeilError, lower_first
+from veil.inputs import read_text
 from veil.output import describe_os_error
+from veil.untrusted import quoted, safe_sentence, shown
 
 EXIT_USAGE = 2
 EXIT_FAILED_CHECK = 1
 
 
+class Console(RichConsole):
+    """Rich's console as every veil command prints with it: each string it renders (a line, a
+    table's title, heading or cell) has its control characters, bidirectional controls and lone
+    surrogates escaped first (:func:`veil.untrusted.shown`; line breaks and tabs are kept), so a
+    column name or a value of the user's table never drives the terminal."""
+
+    def render_str(self, text: str, **options):
+        return super().render_str(shown(text, keep="\n\t"), **options)
+
+
 def print_error(sentence: str) -> None:
-    """``error: <sentence>`` on standard error, on one line."""
-    Console(stderr=True, highlight=False, soft_wrap=True).print(f"error: {sentence}", markup=False)
+    """``error: <sentence>`` on standard error, on one bounded line: whatever text of the user's
+    it quotes, no character a terminal would obey reaches it (see :func:`veil.untrusted.safe_sentence`)."""
+    Console(stderr=True, highlight=False, soft_wrap=True).print(f"error: {safe_sentence(sentence)}", markup=False)
 
 
 def fails_cleanly(command: Callable) -> Callable:
@@ -77,18 +91,24 @@ class VeilGroup(TyperGroup):
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
-        try:
-            result = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
-        except click.UsageError as exc:
-            if type(exc).__name__ != "NoArgsIsHelpError":  # the help was printed already
-                print_error(usage_sentence(exc))
-            sys.exit(EXIT_USAGE)
-        except click.ClickException as exc:
-            print_error(lower_first(exc.format_message()))
-            sys.exit(exc.exit_code)
-        except click.Abort:
-            print_error("aborted.")
-            sys.exit(1)
+        with routed_warnings():  # other packages' warnings never reach the terminal (veil.cli.debug)
+            try:
+                result = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            except click.UsageError as exc:
+                if type(exc).__name__ != "NoArgsIsHelpError":  # the help was printed already
+                    print_error(usage_sentence(exc))
+                sys.exit(EXIT_USAGE)
+            except click.ClickException as exc:
+                print_error(lower_first(exc.format_message()))
+                sys.exit(exc.exit_code)
+            except click.Abort:
+                print_error("aborted.")
+                sys.exit(1)
+            except Exception as exc:  # the last resort: a bug in veil, said in one sentence
+                if debug_mode():
+                    raise
+                print_error(bug_sentence(exc))
+                sys.exit(EXIT_BUG)
         sys.exit(result if isinstance(result, int) else 0)
 
 
@@ -181,7 +201,7 @@ def parse_pairs(items: List[str], option: str) -> dict[str, str]:
     for item in items or []:
         name, sep, value = item.partition("=")
         if not sep or not name.strip() or not value.strip():
-            raise ParameterError(f"{option} takes COLUMN=VALUE, not {item!r}.")
+            raise ParameterError(f"{option} takes COLUMN=VALUE, not {quoted(item)}.")
         pairs[name.strip()] = value.strip()
     return pairs
 
@@ -190,15 +210,17 @@ def parse_orders(items: List[str]) -> dict[str, list[str]]:
     """``COL=v1,v2,…`` or ``COL=FILE`` (one value a line) into value orders.
 
     Raises:
-        ParameterError: a malformed item, or a folder given as the file.
+        ParameterError: a malformed item, a folder given as the file, or a file that is not a regular
+            UTF-8 text file of a document's size (:mod:`veil.inputs`).
     """
     orders = {}
     for name, value in parse_pairs(items, "--order").items():
         path = Path(value)
         if path.is_dir():
             raise ParameterError(f"--order {name}={value}: {value!r} is a folder; give a file with one value a line.")
-        if path.is_file():
-            orders[name] = [line for line in path.read_text(encoding="utf-8").splitlines() if line]
+        if path.exists():
+            text = read_text(path, "--order file", error=ParameterError)
+            orders[name] = [line for line in text.splitlines() if line]
         else:
             orders[name] = [v.strip() for v in value.split(",")]
     return orders

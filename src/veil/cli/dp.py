@@ -49,10 +49,9 @@ from typing import Iterator, List, Optional
 
 import numpy as np
 import typer
-from rich.console import Console
 
-from veil.cli.console import (ENGINE, MASTER, command_group, engine_named, fails_cleanly, parse_pairs, split_names,
-                              stage)
+from veil.cli.console import (ENGINE, MASTER, Console, command_group, engine_named, fails_cleanly, parse_pairs,
+                              split_names, stage)
 from veil.cli.report import dp_report_command
 from veil.data.hierarchy import Hierarchy
 from veil.dp.accountant import Accountant, Budget, _show, step_epsilons
@@ -73,6 +72,7 @@ from veil.dp.stream import FILES as STREAM_FILES
 from veil.dp.stream import StreamSettings, read_transition_matrix, release_stream
 from veil.dp.temporal import TemporalCorrelation
 from veil.errors import DataError, ParameterError
+from veil.inputs import read_text
 from veil.ledger import Ledger, LedgerError
 from veil.ledger.answers import write_answer
 from veil.output import check_targets
@@ -143,10 +143,8 @@ def _category_list(name: str, value: str) -> list[str]:
     if "," not in value and path.is_dir():
         raise DataError(f"the categories of '{name}' name {value!r}, a folder; give a file with one value a line.")
     if "," not in value and path.is_file():
-        try:
-            return [line.strip() for line in path.read_text(encoding="utf-8-sig").splitlines() if line.strip()]
-        except (OSError, UnicodeDecodeError) as exc:
-            raise DataError(f"the categories file {value!r} cannot be read as UTF-8 text ({exc}).") from None
+        text = read_text(path, "the categories file", encoding="utf-8-sig")  # a regular file, of a document's size
+        return [line.strip() for line in text.splitlines() if line.strip()]
     if "," not in value and ("/" in value or path.suffix.lower() in (".txt", ".csv")):
         raise DataError(f"the categories file {value!r} of '{name}' does not exist; check the path, or list the "
                         f"values as {name}=v1,v2,….")

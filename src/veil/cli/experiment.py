@@ -22,10 +22,9 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 
 from veil.cli.attack import parse_levels
-from veil.cli.console import command_group, fails_cleanly, progress_bar, split_names, stage
+from veil.cli.console import Console, command_group, fails_cleanly, progress_bar, split_names, stage
 from veil.errors import DataError, ParameterError
 from veil.experiments import alphabeta, composition, marginals, releases, tradeoff, transparency
 from veil.output import check_targets

@@ -22,15 +22,15 @@ client would (slower: 8 bytes per coin).
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import typer
-from rich.console import Console
 
-from veil.cli.console import command_group, fails_cleanly, split_names
+from veil.cli.console import Console, command_group, fails_cleanly, split_names
 from veil.errors import DataError, ParameterError
 from veil.ldp.protocols import (
     PROTOCOLS,
@@ -58,6 +58,48 @@ def _protocol_names(text: str) -> list[str]:
         else:
             raise ParameterError(f"unknown protocol {name!r}; choose grr, sue, oue, blh, olh, auto or all.")
     return list(dict.fromkeys(out))
+
+
+# Peak memory of a simulation, measured with every protocol (BLH and OLH keep three 8-byte numbers
+# per user besides the value and the draws): bytes per synthetic user, and per value of the domain.
+BYTES_PER_USER = 64
+BYTES_PER_VALUE = 32
+
+
+def _memory() -> int | None:
+    """The machine's physical memory in bytes, or ``None`` where the system does not say."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _check_fits(users: int, domain: int, memory: int | None) -> None:
+    """Refuse a synthetic simulation whose arrays cannot fit in ``memory`` bytes.
+
+    Raises:
+        ParameterError: the simulation needs more memory than the machine has, naming the most
+            users it can simulate over ``domain`` values (or the largest domain, when the domain
+            alone does not fit).
+    """
+    need = users * BYTES_PER_USER + domain * BYTES_PER_VALUE
+    if memory is None or need <= memory:
+        return
+    most = (memory - domain * BYTES_PER_VALUE) // BYTES_PER_USER
+    if most < 1:
+        raise ParameterError(f"--domain {domain:,} needs about {_bytes(domain * BYTES_PER_VALUE)} of memory and this "
+                             f"machine has {_bytes(memory)}; simulate a domain of at most "
+                             f"{memory // (2 * BYTES_PER_VALUE):,} values.")
+    raise ParameterError(f"--users {users:,} needs about {_bytes(need)} of memory and this machine has "
+                         f"{_bytes(memory)}; simulate at most {most:,} users over {domain:,} values.")
+
+
+def _bytes(size: int) -> str:
+    units = ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+    value, unit = float(size), 0
+    while value >= 1024 and unit < len(units) - 1:
+        value, unit = value / 1024, unit + 1
+    return f"{value:,.1f} {units[unit]}" if unit else f"{size:,} bytes"
 
 
 def _synthetic(domain: int, users: int, seed: int) -> np.ndarray:
@@ -151,6 +193,7 @@ def simulate_command(
         if users is None or users < 1:
             raise ParameterError("--users must be given, at least 1, for synthetic data (or pass --data).")
         d = _check_domain(domain)
+        _check_fits(users, d, _memory())
         values = _synthetic(d, users, seed)
         origin = "synthetic, P(v) ∝ 1/(v + 1)"
     for name in names:

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Iterator, List, Optional
 
 import typer
-from rich.console import Console
 
-from veil.cli.console import EXIT_FAILED_CHECK, command_group, fails_cleanly, parse_orders, parse_pairs, stage
+from veil.cli.console import (EXIT_FAILED_CHECK, Console, command_group, fails_cleanly, parse_orders, parse_pairs,
+                              stage)
 
 #: The ledger the commands use when neither --ledger nor $VEIL_LEDGER names one.
 DEFAULT_LEDGER = "veil-ledger.db"

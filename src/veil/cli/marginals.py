@@ -17,11 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table as RichTable
 
 from veil.cli.anonymize import files_read
-from veil.cli.console import fails_cleanly, progress_bar, stage
+from veil.cli.console import Console, fails_cleanly, progress_bar, stage
 from veil.errors import ColumnError, ConfigError, DataError, ParameterError, lower_first
 
 if TYPE_CHECKING:

@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from rich.console import Console
 
-from veil.cli.console import fails_cleanly, files_named, parse_pairs, stage
+from veil.cli.console import Console, fails_cleanly, files_named, parse_pairs, stage
 
 
 @fails_cleanly
@@ -105,9 +104,11 @@ def _json(path: Path, what: str):
 
     from veil.errors import DataError
 
+    from veil.inputs import read_text
+
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DataError(f"{what} {str(path)!r} does not exist; check the path.") from None
-    except (UnicodeDecodeError, json.JSONDecodeError):
+        return json.loads(read_text(path, what))  # a regular file (a pipe never ends), of a document's size
+    except (DataError, json.JSONDecodeError) as exc:
+        if isinstance(exc, DataError) and "not UTF-8" not in str(exc):
+            raise
         raise DataError(f"{what} {str(path)!r} is not JSON; give what veil dp … --json printed.") from None

@@ -24,6 +24,7 @@ import pyarrow.compute as pc
 from veil.data import arrays
 from veil.data.encoding import MISSING_LABEL, EncodedColumn, canonical_numeric_texts, factorize
 from veil.errors import HierarchyError
+from veil.inputs import open_regular_file
 from veil.output import describe_os_error, write_file
 
 # Leaf texts that stand for a missing value in a hierarchy file (ARX writes missing as NULL).
@@ -113,7 +114,9 @@ class Hierarchy:
         """
         path = Path(path)
         try:
-            with open(path, encoding="utf-8-sig", newline="") as fh:
+            # A regular file only: a pipe or a device would never end.
+            with open_regular_file(path, "hierarchy file", HierarchyError, keep_os_errors=True) as raw, \
+                    io.TextIOWrapper(raw, encoding="utf-8-sig", newline="") as fh:
                 text = fh.read()
         except FileNotFoundError:
             raise HierarchyError(f"hierarchy file {str(path)!r} does not exist; check the path.") from None

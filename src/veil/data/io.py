@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
@@ -19,11 +20,16 @@ import pyarrow.parquet as pq
 
 from veil.data.encoding import to_arrow
 from veil.errors import DataError, ParameterError
+from veil.inputs import check_regular_file, open_regular_file
 from veil.output import describe_os_error
+from veil.untrusted import quoted, shown
 from veil.parallel import map_threads, thread_count
 
 CANDIDATE_DELIMITERS = (";", ",", "\t", "|")
 SNIFF_BYTES = 1 << 16
+#: The longest header row read (its column names); the sniffing window grows to hold it whole.
+MAX_HEADER_BYTES = 1 << 24
+_LINE_END = re.compile(rb"\r\n?|\n")
 _TEXT_CODES = pa.dictionary(pa.int32(), pa.string())
 
 
@@ -117,12 +123,8 @@ def read_csv(path: str | os.PathLike, delimiter: str | None = None, allow_empty:
         raise DataError(f"file {str(path)!r} does not exist; check the path.")
     if path.is_dir():
         raise DataError(f"{str(path)!r} is a folder, not a table file.")
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(SNIFF_BYTES)
-    except OSError as exc:
-        raise DataError(f"cannot read file {str(path)!r}: {describe_os_error(exc)}.") from None
-    return _read_csv(path, head, delimiter, path, allow_empty, set(dictionary))
+    head, whole = _head_of(path)
+    return _read_csv(path, head, whole, delimiter, path, allow_empty, set(dictionary))
 
 
 def read_csv_bytes(content: bytes, name: str, delimiter: str | None = None) -> Table:
@@ -132,33 +134,85 @@ def read_csv_bytes(content: bytes, name: str, delimiter: str | None = None) -> T
     Raises:
         ParameterError, DataError: as :func:`read_csv`.
     """
-    return _read_csv(pa.BufferReader(content), content[:SNIFF_BYTES], normalize_delimiter(delimiter), Path(name),
-                     allow_empty=False, codes=set())
+    end = _LINE_END.search(content)
+    head = content if end is None else content[:max(end.end(), SNIFF_BYTES)]
+    return _read_csv(pa.BufferReader(content), head, len(head) == len(content), normalize_delimiter(delimiter),
+                     Path(name), allow_empty=False, codes=set())
 
 
-def _read_csv(source, head: bytes, delimiter: str | None, path: Path, allow_empty: bool, codes: set[str]) -> Table:
-    """The table in ``source`` (a path, or a buffer whose first bytes are ``head``); ``allow_empty`` as
-    :func:`read_csv` takes it, ``codes`` the columns it reads as ``dictionary``."""
+def _head_of(path: Path) -> tuple[bytes, bool]:
+    """The first :data:`SNIFF_BYTES` of a CSV file, or more when its header row is longer (up to its
+    line break), and whether that is the whole file.
+
+    Raises:
+        DataError: the path is not a regular file (a pipe or a device would never end), cannot be
+            read, or its header row is longer than :data:`MAX_HEADER_BYTES`.
+    """
+    try:
+        with open_regular_file(path, "file") as fh:
+            head = fh.read(SNIFF_BYTES)
+            while not _LINE_END.search(head) and len(head) <= MAX_HEADER_BYTES:
+                more = fh.read(SNIFF_BYTES)
+                if not more:
+                    return head, True
+                head += more
+            whole = not fh.read(1)
+    except OSError as exc:
+        raise DataError(f"cannot read file {str(path)!r}: {describe_os_error(exc)}.") from None
+    if not _LINE_END.search(head) and not whole:
+        raise DataError(f"the header row of {str(path)!r} is longer than {MAX_HEADER_BYTES >> 20} MiB; "
+                        "a CSV table starts with one line of column names.")
+    return head, whole
+
+
+def read_csv_header(path: str | os.PathLike, delimiter: str | None = None) -> list[str]:
+    """The column names of a CSV file (its whole header row, however long), read without the rest.
+
+    Raises:
+        ParameterError, DataError: as :func:`read_csv` for the file's first lines.
+    """
+    path = Path(path)
+    head, whole = _head_of(path)
+    return _header(head, whole, normalize_delimiter(delimiter), path, allow_empty=True)[0]
+
+
+def _header(head: bytes, whole: bool, delimiter: str | None, path: Path,
+            allow_empty: bool) -> tuple[list[str], str]:
+    """The header row in ``head`` (the first bytes of a CSV file, its whole first line among them) and
+    the delimiter (sniffed when ``None``)."""
     try:
         sample = head.decode("utf-8-sig")
     except UnicodeDecodeError:
         try:
+            if whole:
+                raise
             sample = head[:-4].decode("utf-8-sig")
         except UnicodeDecodeError:
             raise DataError(f"file {str(path)!r} is not UTF-8 text; save it as UTF-8 CSV.") from None
     if not sample.strip():
         raise DataError(f"file {str(path)!r} is empty; it needs a header row and at least one record.")
-    if (not allow_empty and len(head) < SNIFF_BYTES
-            and len([line for line in sample.splitlines() if line.strip()]) == 1):
+    if not allow_empty and whole and len([line for line in sample.splitlines() if line.strip()]) == 1:
         raise DataError(f"file {str(path)!r} has a header but no records; an empty table cannot be published.")
     if delimiter is None:
         delimiter = sniff_delimiter(sample)
     header = next(csv.reader(io.StringIO(sample, newline=""), delimiter=delimiter))
     _check_header(header, path)
+    return header, delimiter
+
+
+def _read_csv(source, head: bytes, whole: bool, delimiter: str | None, path: Path, allow_empty: bool,
+              codes: set[str]) -> Table:
+    """The table in ``source`` (a path, or a buffer whose first bytes are ``head``, the whole of it
+    when ``whole``); ``allow_empty`` as :func:`read_csv` takes it, ``codes`` the columns it reads as
+    ``dictionary``."""
+    header, delimiter = _header(head, whole, delimiter, path, allow_empty)
+    end = _LINE_END.search(head)
+    header_bytes = end.end() if end else len(head)
     try:
         data = pacsv.read_csv(
             source,
-            read_options=pacsv.ReadOptions(use_threads=thread_count() > 1, block_size=1 << 24),
+            # A block holds the header row whole (Arrow reads the names from the first block).
+            read_options=pacsv.ReadOptions(use_threads=thread_count() > 1, block_size=max(1 << 24, 2 * header_bytes)),
             parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=False),
             convert_options=pacsv.ConvertOptions(
                 column_types={name: _TEXT_CODES if name in codes else pa.string() for name in header},
@@ -180,7 +234,7 @@ def _check_header(header: list[str], path: Path) -> None:
     seen = set()
     for name in header:
         if name in seen:
-            raise DataError(f"column name {name!r} appears twice in the header of {str(path)!r}; rename one.")
+            raise DataError(f"column name {quoted(name)} appears twice in the header of {str(path)!r}; rename one.")
         seen.add(name)
 
 
@@ -196,7 +250,7 @@ def _describe_parse_error(path: Path, delimiter: str, expected: int, exc: Except
         pass
     if "UTF8" in str(exc) or "utf8" in str(exc).lower():
         return f"file {str(path)!r} is not UTF-8 text; save it as UTF-8 CSV."
-    return f"file {str(path)!r} is not a readable CSV table ({str(exc).splitlines()[0]})."
+    return f"file {str(path)!r} is not a readable CSV table ({shown(str(exc).splitlines()[0], 200)})."
 
 
 def read_parquet(path: str | os.PathLike, allow_empty: bool = False) -> Table:
@@ -212,10 +266,12 @@ def read_parquet(path: str | os.PathLike, allow_empty: bool = False) -> Table:
         raise DataError(f"file {str(path)!r} does not exist; check the path.")
     if path.is_dir():
         raise DataError(f"{str(path)!r} is a folder, not a table file.")
+    check_regular_file(path, "file")
     try:
         data = pq.read_table(path)
     except (pa.ArrowInvalid, OSError) as exc:
-        raise DataError(f"file {str(path)!r} is not a readable Parquet file ({str(exc).splitlines()[0]}).") from None
+        raise DataError(f"file {str(path)!r} is not a readable Parquet file "
+                        f"({shown(str(exc).splitlines()[0], 200)}).") from None
     if data.num_rows == 0 and not allow_empty:
         raise DataError(f"file {str(path)!r} has no records; an empty table cannot be published.")
     refuse_unreadable_types(data, repr(str(path)))
@@ -244,7 +300,7 @@ def refuse_unreadable_types(data: pa.Table, where: str) -> None:
             what = "raw bytes"
         else:
             continue
-        raise DataError(f"column '{field.name}' of {where} holds {what}, not single values; drop it or convert it "
+        raise DataError(f"column {quoted(field.name)} of {where} holds {what}, not single values; drop it or convert it "
                         "to text before using the table.")
 
 

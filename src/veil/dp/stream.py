@@ -46,6 +46,7 @@ from veil.dp.noise import NoiseSource
 from veil.dp.queries import _Columns
 from veil.dp.temporal import Leakage, Supremum, TemporalCorrelation, check_transition_matrix
 from veil.errors import DataError, ParameterError
+from veil.inputs import read_text
 from veil.output import write_files
 
 __all__ = ["FILES", "LEVELS", "QUERIES", "StreamRelease", "StreamSettings", "read_transition_matrix",
@@ -288,11 +289,7 @@ def read_transition_matrix(path: str | Path, name: str = "transition matrix") ->
             is not square and row-stochastic (naming the row).
     """
     where = f"the {name} file {str(path)!r}"
-    try:
-        text = Path(path).read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = getattr(exc, "strerror", None) or "not UTF-8 text"
-        raise DataError(f"{where} cannot be read ({reason}).") from None
+    text = read_text(path, f"the {name} file", encoding="utf-8-sig")  # a regular file, of a document's size
     rows = []
     for number, line in enumerate(text.splitlines(), start=1):
         cells = [c for c in re.split(r"[,;\s]+", line.strip()) if c]

@@ -38,6 +38,7 @@ import difflib
 import os
 import secrets
 import socket
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 from urllib.parse import urlparse
@@ -73,6 +74,10 @@ _DEFAULTS = {
 
 def _pyspark():
     """The ``pyspark.sql`` module, or the one sentence saying how to install it."""
+    # PySpark 4 warns, each time it checks its pandas, that it "does not yet fully support pandas >=
+    # 3.0.0". veil hands Spark Arrow tables only, never pandas frames, so the warning says nothing
+    # about veil's use; it would only reach a user of the Spark engine's Python API.
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
     try:
         import pyspark.sql
     except ImportError:

@@ -108,13 +108,15 @@ def run_transparency(*, l: Sequence[int] = DEFAULT_L, model: str = "distinct", s
         progress: called as ``progress(done, total)`` after each release.
 
     Raises:
-        ParameterError: an ℓ below 2 or not whole, an unknown model or algorithm, a bad sample.
+        ParameterError: an ℓ below 2 or not whole, an unknown model or algorithm, a bad sample or seed.
     """
     from veil.attacks.minimality import MinimalityAttack
     from veil.data.dataset import Dataset
     from veil.experiments.tradeoff import adult_table
 
     started = time.perf_counter()
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ParameterError(f"the seed must be a whole number 0 or more, not {seed!r}.")
     ls = _check(l, model)
     unknown = [a for a in algorithms if a not in ALGORITHMS]
     if unknown or not algorithms:

@@ -519,6 +519,9 @@ class Ledger:
         Args:
             population: only the entries about this population.
             limit: only the newest ``limit`` entries.
+
+        Raises:
+            LedgerTamperedError: an entry's payload is not what veil wrote.
         """
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
             raise ParameterError(f"--limit must be a whole number >= 1, got {limit!r}.")
@@ -534,7 +537,23 @@ class Ledger:
                 query = query.limit(limit)
             rows = list(reversed(conn.execute(query).all()))
         return [{"seq": r.seq, "at": r.at, "by": r.by, "action": r.action, "population": r.population,
-                 "summary": summarize(r.action, json.loads(r.payload)), "hash": r.hash} for r in rows]
+                 "summary": self._summary(r), "hash": r.hash} for r in rows]
+
+    def _summary(self, row) -> str:
+        """What a log entry says, or the sentence refusing an entry whose payload veil did not write.
+
+        Raises:
+            LedgerTamperedError: the payload is not the JSON object of its action.
+        """
+        try:
+            payload = json.loads(row.payload)
+            if not isinstance(payload, dict):
+                raise TypeError("not an object")
+            return summarize(row.action, payload)
+        except (ValueError, TypeError, KeyError, AttributeError):
+            raise LedgerTamperedError(f"entry {row.seq} of {self._where} holds a payload veil did not write (it was "
+                                      "altered); see every change with veil ledger verify and restore the ledger "
+                                      "from a backup.") from None
 
     def verify(self) -> VerifyReport:
         """Check the whole ledger: the chain link by link, the anchor, and every row against its entry.

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import re
+import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -41,6 +42,7 @@ from sqlalchemy import create_engine, event, inspect, select, text
 from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
 
+from veil.inputs import open_regular_file
 from veil.ledger.errors import LedgerError, LegacyBudgetFileError
 from veil.ledger.schema import CURRENT_VERSION, TABLES
 
@@ -180,7 +182,7 @@ class Store:
                                   "choose another path.")
             return False
         try:
-            with open(self.path, "rb") as fh:
+            with open_regular_file(self.path, "ledger", LedgerError, keep_os_errors=True) as fh:  # never a pipe
                 head = fh.read(len(SQLITE_MAGIC))
         except OSError as exc:
             raise LedgerError(f"cannot read ledger {str(self.path)!r} ({exc.strerror}).") from None
@@ -274,7 +276,7 @@ class Store:
         where = f"ledger {self.display!r}"
         try:
             yield
-        except DBAPIError as exc:
+        except (DBAPIError, sqlite3.Error) as exc:  # sqlite3's own: opening a connection outside SQLAlchemy's wrapper
             reason = _one_line(exc)
             lowered = reason.lower()
             if "locked" in lowered or "lock timeout" in lowered or "canceling statement due to lock" in lowered:

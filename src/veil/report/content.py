@@ -41,6 +41,7 @@ from veil.output import load_manifest
 from veil.report.figures import Figure, bar_chart, step_chart
 from veil.report.summary import Summary, dataset_name, report_columns, report_warnings, summarize
 from veil.report.utility import UtilityRow, utility_figure, utility_rows
+from veil.report.manifest import check_manifest_shape
 
 # The manifests this version reads: those written by a veil of the same release series.
 READABLE_SERIES = "0.1"
@@ -111,8 +112,8 @@ def read_release_manifest(manifest: str | os.PathLike, release: str | os.PathLik
 
     Raises:
         DataError: the manifest cannot be read, names a missing or altered release
-            (:func:`veil.output.load_manifest`), was written by an incompatible veil version, or
-            records no roles.
+            (:func:`veil.output.load_manifest`), was written by an incompatible veil version,
+            records no roles, or holds an entry of the wrong kind (:mod:`veil.report.manifest`).
     """
     doc = load_manifest(manifest, release)
     version = doc.get("veil")
@@ -123,6 +124,7 @@ def read_release_manifest(manifest: str | os.PathLike, release: str | os.PathLik
     if not isinstance(roles, dict) or not roles.get("quasi_identifiers"):
         raise DataError(f"manifest {str(manifest)!r} records no quasi-identifiers; give the manifest veil anonymize "
                         "wrote with the release.")
+    check_manifest_shape(doc, str(manifest))
     return doc
 
 
