@@ -172,7 +172,7 @@ def test_the_summary_comes_first_with_the_verdicts_the_risk_and_the_columns(publ
     main = page[page.index("<main>"):]
     assert main.index('<section id="summary">') < main.index("<section", main.index('<section id="summary">') + 1)
     summary = main[:main.index("</section>")]
-    assert "<td>adult-2000</td>" in summary and "fulldomain" in summary  # the table's name, then the algorithm
+    assert "<td><bdi>adult-2000</bdi></td>" in summary and "fulldomain" in summary  # the table's name, then the algorithm
     assert "<h1>Release report: adult-2000</h1>" in page
     for model in release.manifest["models"]:
         assert f"<td>{model['model']}</td>" in summary
