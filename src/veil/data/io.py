@@ -204,7 +204,7 @@ def _read_records(source, head: bytes, delimiter: str | None, path: Path, allow_
     header = next(csv.reader([text], delimiter=delimiter))
     _check_header(header, path)
     types = {name: _TEXT_CODES if name in codes else pa.string() for name in header}
-    data = read_records(source, path, header, delimiter, types)
+    data = read_records(source, path, delimiter, types)
     if data.num_rows == 0 and not allow_empty:
         raise DataError(f"file {str(path)!r} has a header but no records; an empty table cannot be published.")
     return Table(data, "csv", delimiter)

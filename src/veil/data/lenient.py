@@ -92,16 +92,15 @@ def _line_pattern(delimiter: str) -> re.Pattern:
     return re.compile(field + rb"(?:" + d + field + rb")*+")
 
 
-def read_records(source: Path | pa.Buffer, path: Path, header: list[str], delimiter: str,
-                 column_types: dict) -> pa.Table:
+def read_records(source: Path | pa.Buffer, path: Path, delimiter: str, column_types: dict) -> pa.Table:
     """The records of a CSV file by the rule of the module notes.
 
     Args:
         source: the file, or its bytes.
         path: how messages name it.
-        header: the column names (the header line, parsed).
         delimiter: the delimiter, one character.
-        column_types: the Arrow type of every column (text, or dictionary-encoded text).
+        column_types: the Arrow type of every column named in the header (text, or
+            dictionary-encoded text).
 
     Raises:
         DataError: the file cannot be read.

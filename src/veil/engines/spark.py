@@ -56,13 +56,13 @@ from veil.engines.spark_mondrian import ROW as _ROW
 from veil.engines.spark_mondrian import partition_on_spark
 from veil.engines.spark_mondrian import spark_column as _name
 from veil.engines.spark_read import SparkSource, collect, read_source, utf8_aggregate
-from veil.engines.spark_session import quiet_python, shown, start_session
+from veil.engines.spark_session import quiet_python, shown, spark_errors, start_session
 from veil.errors import ColumnError, DataError, ParameterError
 from veil.output import OutputSet
 
 INSTALL_HINT = 'PySpark is not installed; install it with: pip install "veil[spark]".'
 #: ``local[N]`` and ``local[N,F]`` (N threads or ``*``, F failures allowed per task), as Spark reads them.
-_LOCAL = re.compile(r"local\[\s*([0-9]+|\*)\s*(?:,\s*([0-9]+)\s*)?\]")
+_LOCAL = re.compile(r"local\[([0-9]+|\*)(?:\s*,\s*([0-9]+))?\]")
 #: Seconds veil waits for a Spark master to accept a connection before it says it cannot be reached.
 CONNECT_TIMEOUT = 10.0
 #: Distinct rows above which strict Mondrian's rounds run on Spark rather than on the collected summary.
@@ -172,7 +172,8 @@ class SparkDataset(FrequencyDataset):
             ``(partition, rounds, node, parent)``, as :meth:`FrequencyDataset.partition_strict`.
         """
         if self.distinct_rows > self.engine.rounds_on_spark_above:
-            return partition_on_spark(self, splitter, progress)
+            with spark_errors("running Mondrian's rounds"):
+                return partition_on_spark(self, splitter, progress)
         return super().partition_strict(splitter, progress)
 
     def publish(self, release):

@@ -27,11 +27,12 @@ import re
 import shutil
 import threading
 import warnings
-from typing import Any, Mapping
+from contextlib import contextmanager
+from typing import Any, Iterator, Mapping
 
-from veil.errors import ParameterError
+from veil.errors import DataError, ParameterError
 
-__all__ = ["JVM_LINES", "java_message", "quiet_python", "shown", "start_session"]
+__all__ = ["JVM_LINES", "java_message", "quiet_python", "shown", "spark_errors", "start_session"]
 
 #: Lines of the Java process's output kept in memory (the newest ones).
 JVM_LINES = 200
@@ -105,6 +106,26 @@ def java_message(exc: BaseException) -> str:
     lines = [line for line in str(exc).splitlines() if line.strip() and not line.startswith(("\tat ", "  at "))]
     lines = [line for line in lines if not line.startswith("An error occurred while calling")] or lines
     return shown(lines[0].lstrip(": ")) if lines else type(exc).__name__
+
+
+@contextmanager
+def spark_errors(what: str) -> Iterator[None]:
+    """Turn a failure of Spark inside the block (a job, its Java process) into one sentence.
+
+    Args:
+        what: what veil was doing, to follow "while" (``"running Mondrian's rounds"``).
+
+    Raises:
+        DataError: ``Spark failed while <what> (<the Java exception's message>); …``.
+    """
+    from py4j.protocol import Py4JError
+    from pyspark.errors import PySparkException
+
+    try:
+        yield
+    except (Py4JError, PySparkException) as exc:
+        raise DataError(f"Spark failed while {what} ({java_message(exc)}); check the Spark settings and the "
+                        "cluster.") from None
 
 
 def _started_message(lines: list[str]) -> str:
