@@ -477,3 +477,29 @@ def test_a_missing_or_broken_java_is_one_sentence(engine, tmp_path, adult_csv):
     assert stopped.returncode == 2 and stopped.stderr == (
         "error: Spark's Java process stopped while starting (Invalid maximum heap size: -Xmxlots); check the Spark "
         "settings.\n")
+
+
+def test_a_failed_spark_job_is_one_sentence_without_its_stack_trace():
+    from pyspark.errors import PySparkException
+
+    from veil.engines.spark_session import java_message, shown, spark_errors
+
+    class JavaException:  # what Py4J hands over: the message, and a cause whose message may say more
+        def __init__(self, message, cause=None):
+            self.message, self.cause = message, cause
+
+        def getMessage(self):
+            return self.message
+
+        def getCause(self):
+            return self.cause
+
+    failure = Exception("An error occurred while calling o1.collect.\n\tat org.apache.spark.Foo(Foo.scala:1)")
+    failure.java_exception = JavaException(None, JavaException("Executor lost\n\tat org.apache.spark.Bar"))
+    assert java_message(failure) == "Executor lost"
+    with pytest.raises(DataError) as caught:
+        with spark_errors("running Mondrian's rounds"):
+            raise PySparkException(message="[JOB_ABORTED] the job was aborted\x1b[31m\nJVM stacktrace: …")
+    assert str(caught.value) == ("Spark failed while running Mondrian's rounds ([JOB_ABORTED] the job was aborted "
+                                 "[31m); check the Spark settings and the cluster.")
+    assert shown("x" * 500, 20) == "x" * 19 + "…"
