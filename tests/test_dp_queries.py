@@ -574,3 +574,54 @@ def test_an_empty_table_is_still_refused_where_nothing_is_private(tmp_path):
     with pytest.raises(DataError, match="no records"):
         read_csv(empty)
     assert read_csv(empty, allow_empty=True).num_rows == 0
+
+
+def test_an_empty_frame_is_answered_like_any_other():
+    import polars as pl
+
+    frames = (pd.DataFrame({"age": pd.Series([], dtype=object)}), pl.DataFrame({"age": pl.Series([], dtype=pl.String)}))
+    for frame in frames:
+        assert dp_count(frame, 1.0, noise=1).value == dp_count(pd.DataFrame({"age": ["1"]}), 1.0, noise=1).value - 1
+        assert dp_histogram(frame, "age", 1.0, categories={"age": ["1", "2"]}, noise=1).value.shape == (2,)
+
+
+QUERIES = [
+    ["count"],
+    ["count", "--columns", "sex"],
+    ["sum", "--columns", "age", "--bounds", "0,100"],
+    ["mean", "--columns", "age", "--bounds", "0,100"],
+    ["quantile", "--columns", "age", "--bounds", "0,100", "--grid", "10", "--q", "0.5"],
+    ["histogram", "--columns", "sex,age", "--categories", "sex=F,M", "--categories", "age=30,41,52"],
+]
+TIDY = b"age,sex\n30,F\n41,M\n52,F\n41,M\n"
+MESSY = b'age,sex\n30,F\n41\n41,M\n"52,F\n52,F,x\n\xff9,M\n,,\n52,F\n41,M\n'
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_a_malformed_line_is_left_out_by_a_public_rule_and_never_named(tmp_path, query):
+    # A ragged line, a line that is not UTF-8 and an open quote are not records: the answer is the
+    # one the well-formed lines give (the same seeded noise), and nothing says which lines or how many.
+    tidy, messy = tmp_path / "tidy.csv", tmp_path / "messy.csv"
+    tidy.write_bytes(TIDY)
+    messy.write_bytes(MESSY)
+    answers = []
+    for path in (tidy, messy):
+        result = CliRunner().invoke(dp_app, [*query, str(path), "--epsilon", "1", "--seed", "3", "--json"])
+        assert result.exit_code == 0, result.output
+        answers.append(result)
+    assert json.loads(answers[0].stdout) == json.loads(answers[1].stdout)
+    assert answers[0].stderr == answers[1].stderr
+    assert "line" not in answers[1].output and "malformed" not in answers[1].output
+    assert dataset_id(messy) == dataset_id(tidy)
+    strict = CliRunner().invoke(dp_app, [*query, str(messy), "--epsilon", "1", "--seed", "3", "--strict"])
+    assert strict.exit_code == 2 and strict.stdout == ""
+    assert strict.stderr.startswith("error: ") and len(strict.stderr.strip().splitlines()) == 1
+
+
+def test_strict_refuses_the_first_malformed_line_and_names_it(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_bytes(b"age,sex\n30,F\n41\n52,F\n")
+    result = CliRunner().invoke(dp_app, ["count", str(path), "--epsilon", "1", "--strict"])
+    assert result.exit_code == 2
+    assert result.stderr == f"error: line 3 of {str(path)!r} has 1 fields but the header has 2 (delimiter ','); fix " \
+                            "that row or give --delimiter.\n"

@@ -32,6 +32,12 @@ as it was; if the noise draw fails after it, the budget stays spent (the safe si
 
 ``--seed N`` makes a reproducible experiment, labelled NOT fit for release; it is still charged.
 
+A CSV line that is not a well-formed record (the wrong number of fields, bytes that are not UTF-8)
+is left out by a public rule that reads each line on its own (:mod:`veil.data.lenient`), and how
+many were left out is shown nowhere: one malformed record never decides whether anything is
+answered. ``--strict`` refuses the file at its first such line instead, naming it, for the
+curator checking a file.
+
 ``--engine spark [--master M]`` answers count, sum, mean and histogram on Apache Spark, which
 collects the distinct values of the columns read with their counts (:mod:`veil.engines.spark`);
 it computes no dataset id, so it takes no ledger and no ``--out``.
@@ -96,6 +102,9 @@ SEED = typer.Option(None, "--seed", help="Seeded noise for experiments (a whole 
 JSON = typer.Option(False, "--json", help="Print one JSON object.")
 DELIMITER = typer.Option(None, "--delimiter", help="CSV delimiter (default: sniffed).")
 BOUNDS = typer.Option(None, "--bounds", help="LO,HI: the public clamping range (never from the data).")
+STRICT = typer.Option(False, "--strict", help="Refuse the table at its first malformed CSV line (wrong number of "
+                                              "fields, not UTF-8), naming it, instead of leaving such lines out: "
+                                              "for the curator checking a file.")
 BACKWARD = typer.Option(None, "--backward", help="Backward transition matrix P^B (text, one row a line): "
                                                  "P^B[i,j] = Pr(value j at t-1 | value i at t).")
 FORWARD = typer.Option(None, "--forward", help="Forward transition matrix P^F (text, one row a line): "
@@ -167,7 +176,8 @@ class _Run:
     def __init__(self, data: Path, epsilon: float, delta: float, budget_file: Optional[Path],
                  budget: Optional[str], seed: Optional[int], delimiter: Optional[str], ledger: Optional[str] = None,
                  population: Optional[str] = None, out: Optional[Path] = None, by: Optional[str] = None,
-                 engine: str = "local", master: Optional[str] = None, reads: tuple[str, ...] = ()):
+                 engine: str = "local", master: Optional[str] = None, reads: tuple[str, ...] = (),
+                 strict: bool = False):
         if not epsilon > 0 or not math.isfinite(epsilon):
             raise ParameterError(f"--epsilon must be a positive finite number, got {epsilon:g}.")
         if not 0.0 <= delta < 1.0:
@@ -201,9 +211,9 @@ class _Run:
             check_targets([out / "answer.json", out / "manifest.json"], reads=[data, budget_file], make_folders=True)
         if engine == "spark":
             # The true aggregate on Spark: the distinct values of the columns read, with counts.
-            self.columns = _Columns(reader.query_dataset(data, list(reads), delimiter))
+            self.columns = _Columns(reader.query_dataset(data, list(reads), delimiter, strict=strict))
         else:
-            self.columns = _Columns(data, delimiter)
+            self.columns = _Columns(data, delimiter, strict=strict)
         self.dataset_id = None if self.ledger is None else dataset_id(self.columns.table)
         self.population = population or self.dataset_id
         self.accountant: Optional[Accountant] = None
@@ -320,9 +330,10 @@ class _Budget:
     by: Optional[str]
 
     def run(self, data: Path, epsilon: float, delta: float, seed: Optional[int], delimiter: Optional[str],
-            engine: str = "local", master: Optional[str] = None, reads: tuple[str, ...] = ()) -> _Run:
+            engine: str = "local", master: Optional[str] = None, reads: tuple[str, ...] = (),
+            strict: bool = False) -> _Run:
         return _Run(data, epsilon, delta, self.budget_file, self.budget, seed, delimiter, self.ledger,
-                    self.population, self.out, self.by, engine, master, reads)
+                    self.population, self.out, self.by, engine, master, reads, strict)
 
 
 @dp_app.command("count")
@@ -334,13 +345,17 @@ def count_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DE
                   ledger: Optional[str] = LEDGER, population: Optional[str] = POPULATION,
                   out: Optional[Path] = OUT, by: Optional[str] = BY,
                   seed: Optional[int] = SEED, delimiter: Optional[str] = DELIMITER, as_json: bool = JSON,
-                  engine: str = ENGINE, master: Optional[str] = MASTER) -> None:
-    """The noisy number of records (sensitivity 1)."""
+                  engine: str = ENGINE, master: Optional[str] = MASTER, strict: bool = STRICT) -> None:
+    """The noisy number of records (sensitivity 1).
+
+    A CSV line with the wrong number of fields or bytes that are not UTF-8 is not a record and is
+    left out (never reported); --strict refuses it instead.
+    """
     names = split_names(columns)
     if len(names) > 1:
         raise ParameterError("count reads at most one column; give one name with --columns.")
     run = _Budget(budget_file, budget, ledger, population, out, by).run(data, epsilon, delta, seed, delimiter,
-                                                                        engine, master, tuple(names))
+                                                                        engine, master, tuple(names), strict)
     with run.charging() as accountant:
         result = dp_count(run.columns, epsilon, delta, column=names[0] if names else None,
                           accountant=accountant, noise=run.noise)
@@ -349,11 +364,11 @@ def count_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DE
 
 def _clamped(query: str, answer, data: Path, epsilon: float, delta: float, columns: Optional[str],
              bounds: Optional[str], where: _Budget, seed: Optional[int], delimiter: Optional[str],
-             as_json: bool, engine: str, master: Optional[str]) -> None:
+             as_json: bool, engine: str, master: Optional[str], strict: bool) -> None:
     """``sum`` and ``mean``: one numeric column clamped to public bounds, answered by ``answer``."""
     column = _one_column(columns, query)
     lohi = _bounds(bounds, query)
-    run = where.run(data, epsilon, delta, seed, delimiter, engine, master, (column,))
+    run = where.run(data, epsilon, delta, seed, delimiter, engine, master, (column,), strict)
     with run.charging() as accountant:
         result = answer(run.columns, column, lohi, epsilon, delta, accountant=accountant, noise=run.noise)
     run.finish(result, as_json)
@@ -367,13 +382,15 @@ def sum_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DELT
                 budget: Optional[str] = BUDGET, ledger: Optional[str] = LEDGER,
                 population: Optional[str] = POPULATION, out: Optional[Path] = OUT, by: Optional[str] = BY,
                 seed: Optional[int] = SEED, delimiter: Optional[str] = DELIMITER, as_json: bool = JSON,
-                engine: str = ENGINE, master: Optional[str] = MASTER) -> None:
+                engine: str = ENGINE, master: Optional[str] = MASTER, strict: bool = STRICT) -> None:
     """The noisy sum of a column clamped to --bounds (sensitivity max(|LO|, |HI|)).
 
-    Cells that are not finite numbers (empty, text such as 'unknown') are left out.
+    Cells that are not finite numbers (empty, text such as 'unknown') are left out, and so are
+    malformed CSV lines (--strict refuses them).
     """
     _clamped("sum", dp_sum, data, epsilon, delta, columns, bounds,
-             _Budget(budget_file, budget, ledger, population, out, by), seed, delimiter, as_json, engine, master)
+             _Budget(budget_file, budget, ledger, population, out, by), seed, delimiter, as_json, engine, master,
+             strict)
 
 
 @dp_app.command("mean")
@@ -384,13 +401,15 @@ def mean_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DEL
                  budget: Optional[str] = BUDGET, ledger: Optional[str] = LEDGER,
                  population: Optional[str] = POPULATION, out: Optional[Path] = OUT, by: Optional[str] = BY,
                  seed: Optional[int] = SEED, delimiter: Optional[str] = DELIMITER, as_json: bool = JSON,
-                 engine: str = ENGINE, master: Optional[str] = MASTER) -> None:
+                 engine: str = ENGINE, master: Optional[str] = MASTER, strict: bool = STRICT) -> None:
     """The noisy mean of a column clamped to --bounds: noisy sum / noisy count, ε split in half.
 
-    Cells that are not finite numbers (empty, text such as 'unknown') are left out.
+    Cells that are not finite numbers (empty, text such as 'unknown') are left out, and so are
+    malformed CSV lines (--strict refuses them).
     """
     _clamped("mean", dp_mean, data, epsilon, delta, columns, bounds,
-             _Budget(budget_file, budget, ledger, population, out, by), seed, delimiter, as_json, engine, master)
+             _Budget(budget_file, budget, ledger, population, out, by), seed, delimiter, as_json, engine, master,
+             strict)
 
 
 @dp_app.command("quantile")
@@ -404,18 +423,19 @@ def quantile_command(data: Path = DATA, epsilon: float = EPSILON, delta: float =
                      budget_file: Optional[Path] = BUDGET_FILE, budget: Optional[str] = BUDGET,
                      ledger: Optional[str] = LEDGER, population: Optional[str] = POPULATION,
                      out: Optional[Path] = OUT, by: Optional[str] = BY, seed: Optional[int] = SEED,
-                     delimiter: Optional[str] = DELIMITER, as_json: bool = JSON) -> None:
+                     delimiter: Optional[str] = DELIMITER, as_json: bool = JSON, strict: bool = STRICT) -> None:
     """Noisy quantile(s) of a column clamped to --bounds, by the exponential mechanism (pure ε-DP).
 
     The answer is a point of a public grid: LO + i·(HI − LO)/GRID, i = 0 … GRID. Cells that are not
-    finite numbers are left out.
+    finite numbers are left out, and so are malformed CSV lines (--strict refuses them).
     """
     column = _one_column(columns, "quantile")
     lohi = _bounds(bounds, "quantile")
     qs = [_number(part, "--q") for part in split_names(q)]
     if delta != 0.0:
         raise ParameterError("quantiles are pure epsilon-DP (exponential mechanism); leave --delta out.")
-    run = _Budget(budget_file, budget, ledger, population, out, by).run(data, epsilon, delta, seed, delimiter)
+    run = _Budget(budget_file, budget, ledger, population, out, by).run(data, epsilon, delta, seed, delimiter,
+                                                                        strict=strict)
     with run.charging() as accountant:
         result = dp_quantile(run.columns, column, qs if len(qs) != 1 else qs[0], lohi, epsilon, grid=grid,
                              accountant=accountant, noise=run.noise)
@@ -441,13 +461,14 @@ def histogram_command(data: Path = DATA, epsilon: float = EPSILON, delta: float 
                       out: Optional[Path] = OUT, by: Optional[str] = BY,
                       seed: Optional[int] = SEED, delimiter: Optional[str] = DELIMITER,
                       raw: bool = typer.Option(False, "--raw", help="No post-processing: noisy cells as drawn."),
-                      as_json: bool = JSON, engine: str = ENGINE, master: Optional[str] = MASTER) -> None:
+                      as_json: bool = JSON, engine: str = ENGINE, master: Optional[str] = MASTER,
+                      strict: bool = STRICT) -> None:
     """Noisy counts over every combination of the columns' public categories (sensitivity 1).
 
     Each column's categories come from --categories or --hierarchy, never from the data (which
-    categories occur is itself a disclosure); rows with any other value are left out. By default
-    the cells are post-processed for free: clipped at 0, rounded, and made to add up to their own
-    noisy total.
+    categories occur is itself a disclosure); rows with any other value are left out, and so are
+    malformed CSV lines (--strict refuses them). By default the cells are post-processed for
+    free: clipped at 0, rounded, and made to add up to their own noisy total.
     """
     names = split_names(columns)
     if not names:
@@ -461,7 +482,7 @@ def histogram_command(data: Path = DATA, epsilon: float = EPSILON, delta: float 
                              f"or --hierarchy {first}=FILE, or pass --data-categories, which makes the answer not "
                              "fit for release.")
     run = _Budget(budget_file, budget, ledger, population, out, by).run(data, epsilon, delta, seed, delimiter,
-                                                                        engine, master, tuple(names))
+                                                                        engine, master, tuple(names), strict)
     with run.charging() as accountant:
         result = dp_histogram(run.columns, names, epsilon, delta, categories=given, data_categories=data_categories,
                               accountant=accountant, noise=run.noise)
@@ -583,13 +604,19 @@ def stream_command(
     user_column: str = typer.Option("user", "--user-column", help="The column of user ids."),
     value_column: str = typer.Option("value", "--value-column", help="The column of values (histogram, sum)."),
     seed: Optional[int] = SEED, delimiter: Optional[str] = DELIMITER, as_json: bool = JSON,
+    strict: bool = typer.Option(False, "--strict", help="Refuse the events at the first malformed one (a time that "
+                                                        "is not a whole number, an event out of time order, a "
+                                                        "malformed CSV line), naming its row, instead of the public "
+                                                        "rule: for the curator checking a file."),
 ) -> None:
     """Release a stream of (time, user, value) events over time, with the privacy loss of every step.
 
     Writes the noisy count, histogram or sum of every step at event, user or w-event level, the
     privacy spent per step and, given --backward and/or --forward transition matrices, the
-    temporal privacy leakage of every step (Cao et al.), and a figure of it. The events must be in
-    time order; the horizon, categories and bounds are public, never read from the data.
+    temporal privacy leakage of every step (Cao et al.), and a figure of it. The horizon, categories
+    and bounds are public, never read from the data. An event whose time is not a whole number, and
+    a malformed CSV line, is left out; an event out of time order counts at its own time step
+    (never reported; --strict refuses them instead).
     """
     if not events.is_file():
         raise DataError(f"events file {str(events)!r} does not exist; check the path.")
@@ -607,7 +634,8 @@ def stream_command(
     check_targets([out / name for name in STREAM_FILES], reads=reads, make_folders=True)
     noise = NoiseSource.seeded(seed) if seed is not None else NoiseSource.secure()
     with stage("releasing the stream"):
-        result = release_stream(events, settings, correlation=correlation, delimiter=delimiter, noise=noise)
+        result = release_stream(events, settings, correlation=correlation, delimiter=delimiter, noise=noise,
+                                strict=strict)
         written = result.write(out, reads=reads)
     if not result.release.fit_for_release:
         Console(stderr=True, highlight=False, soft_wrap=True).print(f"warning: {result.release.label}.", markup=False)

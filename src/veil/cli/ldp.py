@@ -115,7 +115,7 @@ def _from_file(data: Path, column: str, domain: int | None) -> tuple[np.ndarray,
 
     if not data.is_file():
         raise DataError(f"data file {str(data)!r} does not exist; check the path.")
-    col = _Columns(data).column(column)
+    col = _Columns(data, strict=True).column(column)  # a simulation: a malformed line is refused, as ever
     if col.missing_code is not None and np.any(col.codes == col.missing_code):
         raise DataError(f"column '{column}' has missing values; every user needs a value in the domain.")
     if col.is_numeric:

@@ -101,7 +101,7 @@ def normalize_delimiter(delimiter: str | None) -> str | None:
 
 
 def read_csv(path: str | os.PathLike, delimiter: str | None = None, allow_empty: bool = False,
-             dictionary: Iterable[str] = ()) -> Table:
+             dictionary: Iterable[str] = (), malformed: str = "refuse") -> Table:
     """Read a CSV file with a header row; every cell is kept as text.
 
     ``delimiter`` is one character (``tab`` or ``\\t`` for the tab), or ``None`` to sniff it.
@@ -110,21 +110,34 @@ def read_csv(path: str | os.PathLike, delimiter: str | None = None, allow_empty:
     The columns named in ``dictionary`` are read straight into dictionary codes (each block of
     the file encoded by the reader's threads as it is parsed): the same texts, a fraction of the
     memory, and no encoding pass afterwards. Names that are not columns are ignored.
+    ``malformed`` says what a line that is not a well-formed record does: ``"refuse"`` (the
+    default) refuses the file, naming the line; ``"drop"`` leaves the line out by the public rule
+    of :mod:`veil.data.lenient` (each line read on its own, the delimiter sniffed from the header
+    alone), which the differentially private queries use, and reports nothing about it.
 
     Raises:
-        ParameterError: the delimiter is not one character.
+        ParameterError: the delimiter is not one character, or ``malformed`` is neither value.
         DataError: the file is missing, not UTF-8, empty (or has no records while ``allow_empty``
-            is false), has duplicate or empty column names, or a row with a different number of
-            fields than the header (the line is named).
+            is false), has duplicate or empty column names, or (when ``malformed="refuse"``) a row
+            with a different number of fields than the header (the line is named).
     """
     delimiter = normalize_delimiter(delimiter)
+    _check_malformed(malformed)
     path = Path(path)
     if not path.exists():
         raise DataError(f"file {str(path)!r} does not exist; check the path.")
     if path.is_dir():
         raise DataError(f"{str(path)!r} is a folder, not a table file.")
     head, whole = _head_of(path)
-    return _read_csv(path, head, whole, delimiter, path, allow_empty, set(dictionary))
+    return _read_csv(path, head, whole, delimiter, path, allow_empty, set(dictionary), malformed)
+
+
+MALFORMED = ("refuse", "drop")
+
+
+def _check_malformed(malformed: str) -> None:
+    if malformed not in MALFORMED:
+        raise ParameterError(f"malformed must be 'refuse' or 'drop', not {malformed!r}.")
 
 
 def read_csv_bytes(content: bytes, name: str, delimiter: str | None = None) -> Table:
@@ -201,10 +214,12 @@ def _header(head: bytes, whole: bool, delimiter: str | None, path: Path,
 
 
 def _read_csv(source, head: bytes, whole: bool, delimiter: str | None, path: Path, allow_empty: bool,
-              codes: set[str]) -> Table:
+              codes: set[str], malformed: str = "refuse") -> Table:
     """The table in ``source`` (a path, or a buffer whose first bytes are ``head``, the whole of it
-    when ``whole``); ``allow_empty`` as :func:`read_csv` takes it, ``codes`` the columns it reads as
-    ``dictionary``."""
+    when ``whole``); ``allow_empty`` and ``malformed`` as :func:`read_csv` takes them, ``codes`` the
+    columns it reads as ``dictionary``."""
+    if malformed == "drop":
+        return _read_records(source, head, delimiter, path, allow_empty, codes)
     header, delimiter = _header(head, whole, delimiter, path, allow_empty)
     end = _LINE_END.search(head)
     header_bytes = end.end() if end else len(head)
@@ -222,6 +237,27 @@ def _read_csv(source, head: bytes, whole: bool, delimiter: str | None, path: Pat
         )
     except pa.ArrowInvalid as exc:
         raise DataError(_describe_parse_error(path, delimiter, len(header), exc)) from None
+    if data.num_rows == 0 and not allow_empty:
+        raise DataError(f"file {str(path)!r} has a header but no records; an empty table cannot be published.")
+    return Table(data, "csv", delimiter)
+
+
+def _read_records(source, head: bytes, delimiter: str | None, path: Path, allow_empty: bool,
+                  codes: set[str]) -> Table:
+    """:func:`_read_csv` with ``malformed="drop"``: the lines that are records (:mod:`veil.data.lenient`)."""
+    from veil.data.lenient import check_header_closed, header_line, read_records
+
+    line = header_line(head, path)
+    if line is None:
+        raise DataError(f"file {str(path)!r} is empty; it needs a header row and at least one record.")
+    text = line.decode("utf-8")
+    if delimiter is None:
+        delimiter = sniff_delimiter(text)
+    check_header_closed(line, delimiter, path)
+    header = next(csv.reader([text], delimiter=delimiter))
+    _check_header(header, path)
+    types = {name: _TEXT_CODES if name in codes else pa.string() for name in header}
+    data = read_records(source, path, delimiter, types)
     if data.num_rows == 0 and not allow_empty:
         raise DataError(f"file {str(path)!r} has a header but no records; an empty table cannot be published.")
     return Table(data, "csv", delimiter)
@@ -304,15 +340,16 @@ def refuse_unreadable_types(data: pa.Table, where: str) -> None:
                         "to text before using the table.")
 
 
-def from_frame(frame, dictionary: Iterable[str] = ()) -> Table:
+def from_frame(frame, dictionary: Iterable[str] = (), allow_empty: bool = False) -> Table:
     """Wrap a pandas or polars DataFrame (or a pyarrow Table) without copying or modifying it.
 
     A polars frame's text columns named in ``dictionary`` are dictionary-encoded straight from
     polars' own strings (string views, handed over without a copy), on every core; the other
-    columns are converted as polars converts them.
+    columns are converted as polars converts them. ``allow_empty`` accepts a frame with no rows
+    (see :func:`read_csv`).
 
     Raises:
-        DataError: the frame has no rows, or is of another type.
+        DataError: the frame has no rows (unless ``allow_empty``), or is of another type.
     """
     kind = _frame_kind(frame)
     if kind == "pandas":
@@ -324,7 +361,7 @@ def from_frame(frame, dictionary: Iterable[str] = ()) -> Table:
         data = _polars_table(frame, set(dictionary))
     else:
         data = frame
-    if data.num_rows == 0:
+    if data.num_rows == 0 and not allow_empty:
         raise DataError("the table has no records; an empty table cannot be published.")
     refuse_unreadable_types(data, f"the {kind} table")
     return Table(data, kind, source=frame)
@@ -364,16 +401,19 @@ def _frame_kind(frame) -> str:
 
 
 def read_table(source, delimiter: str | None = None, allow_empty: bool = False,
-               dictionary: Iterable[str] = ()) -> Table:
+               dictionary: Iterable[str] = (), malformed: str = "refuse") -> Table:
     """Read a table from a path (``.parquet``/``.pq`` as Parquet, anything else as CSV) or a frame.
 
     ``allow_empty`` accepts a table file with no records (see :func:`read_csv`).
     A CSV file's columns named in ``dictionary`` are read straight into codes (see :func:`read_csv`),
     a polars frame's are encoded from its own strings (see :func:`from_frame`).
+    ``malformed`` says what a CSV line that is not a well-formed record does (see :func:`read_csv`);
+    Parquet files and frames have no such lines.
     """
+    _check_malformed(malformed)
     if isinstance(source, (str, os.PathLike)):
         suffix = Path(source).suffix.lower()
         if suffix in (".parquet", ".pq"):
             return read_parquet(source, allow_empty)
-        return read_csv(source, delimiter, allow_empty, dictionary)
-    return from_frame(source, dictionary)
+        return read_csv(source, delimiter, allow_empty, dictionary, malformed)
+    return from_frame(source, dictionary, allow_empty)

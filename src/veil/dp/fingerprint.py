@@ -86,7 +86,9 @@ def table_fingerprint(table, *, missing_values=("",)) -> str:
 def dataset_id(data: Any, delimiter: str | None = None) -> str:
     """The id a privacy budget is bound to, for a table file, a frame, a pyarrow Table or a Dataset.
 
-    A :class:`veil.Dataset` is fingerprinted as its own missing-value texts declare.
+    A :class:`veil.Dataset` is fingerprinted as its own missing-value texts declare. A table file
+    is read as the DP queries read it (a malformed CSV line left out, :mod:`veil.data.lenient`),
+    so that a table has the id its queries were charged under.
 
     Raises:
         DataError: the table cannot be read.
@@ -99,5 +101,5 @@ def dataset_id(data: Any, delimiter: str | None = None) -> str:
     if isinstance(data, Table):
         return table_fingerprint(data.data)
     if isinstance(data, (str, os.PathLike)):
-        return table_fingerprint(read_table(data, delimiter, allow_empty=True).data)
+        return table_fingerprint(read_table(data, delimiter, allow_empty=True, malformed="drop").data)
     return table_fingerprint(read_table(data).data)
