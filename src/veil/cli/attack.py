@@ -430,7 +430,7 @@ def _population(cfg, path: Path, delimiter: Optional[str]):
     if missing:
         raise ParameterError(f"the population table has no column '{missing[0]}'; it needs every quasi-identifier "
                              f"({', '.join(cfg.quasi_identifiers)}).")
-    hierarchies = {name: spec.build(None if spec.kind == "file" else table.data.column(name))
+    hierarchies = {name: spec.build(None if spec.kind == "file" else table.data.column(name), cfg.missing_values)
                    for name, spec in cfg.hierarchies.items() if name in cfg.quasi_identifiers}
     return Dataset(table, quasi_identifiers=list(cfg.quasi_identifiers), hierarchies=hierarchies,
                    orders={k: list(v) for k, v in cfg.orders.items() if k in cfg.quasi_identifiers},
