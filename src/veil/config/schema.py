@@ -184,6 +184,34 @@ class PerColumn:
 
 
 @dataclass(frozen=True)
+class PerQuasiIdentifier:
+    """One value for every quasi-identifier, or a mapping ``{quasi-identifier: value}`` (the
+    others take the algorithm's default); the keys must be listed under
+    ``columns.quasi_identifiers``."""
+
+    inner: Any
+
+    def __call__(self, p: Parser, node: yaml.Node, where: str) -> Any:
+        if not p.is_mapping(node):
+            if not (hasattr(node, "value") and isinstance(node.value, str)):
+                raise p.error(node, f"{where} must be one word or a mapping of quasi-identifiers to words, like "
+                                    "{zip: hierarchy}, not a list.")
+            return self.inner(p, node, where)
+        out = {}
+        for key, (key_node, value) in p.mapping(node, where).items():
+            if key not in p.quasi:
+                raise p.error(key_node, f"{where} names '{key}', which is not a quasi-identifier; the "
+                                        f"quasi-identifiers are {', '.join(p.quasi)}.")
+            out[key] = self.inner(p, value, f"{where}.{key}")
+        return out
+
+    def json_schema(self) -> dict:
+        each = self.inner.json_schema()
+        return {"anyOf": [each, {"type": "object", "additionalProperties": each,
+                                 "description": "per quasi-identifier; the others take the default"}]}
+
+
+@dataclass(frozen=True)
 class JsonOnly:
     """A value the parser hands on unchecked to the object that takes it (which checks it), or
     checks with a rule of its own; ``schema`` is what it accepts."""
@@ -425,7 +453,7 @@ ALGORITHMS: dict[str, AlgorithmSchema] = {
     "mondrian": AlgorithmSchema("Mondrian", {
         "mode": optional(Choice(("strict", "relaxed")), "strict"),
         # No defaults here: Mondrian's own (hierarchy, false) apply when these are left out.
-        "categorical": optional(Choice(("hierarchy", "order"))),
+        "categorical": optional(PerQuasiIdentifier(Choice(("hierarchy", "order")))),
         "allow_single_class": optional(Boolean()),
     }, needs_hierarchies=False, what="Mondrian"),
     "mdav": AlgorithmSchema("MDAV", {
@@ -440,7 +468,7 @@ ALGORITHMS: dict[str, AlgorithmSchema] = {
         # draws from the operating system's secure source.
         "l": optional(WholeNumber(1)),
         "sensitive": SENSITIVE,
-        "categorical": optional(Choice(("hierarchy", "order"))),
+        "categorical": optional(PerQuasiIdentifier(Choice(("hierarchy", "order")))),
         "rng": optional(Nullable(WholeNumber(0))),
     }, needs_hierarchies=False, what="Ace, transparent ℓ-diversity"),
     "alphabeta": AlgorithmSchema("AlphaBeta", {
