@@ -185,8 +185,15 @@ def parameters_command(
 
     if m < 1 or (n is not None and not 1 <= n <= m):
         raise ParameterError("--m must be at least 1 and --n between 1 and --m.")
-    if (gamma is None) == (rho is None or epsilon is None):
+    if d is None and k is None:
+        raise ParameterError("give the adversary's prior bound with --d, or with --k and --n (d = k·n/m).")
+    if d is not None and k is not None:
+        raise ParameterError("give the adversary's prior bound with --d or with --k, not both.")
+    if gamma is not None and (rho is not None or epsilon is not None):
         raise ParameterError("give either --gamma, or --rho and --epsilon (the error wanted), not both.")
+    if gamma is None and (rho is None or epsilon is None):
+        raise ParameterError("give the posterior bound with --gamma, or the error wanted with --rho and --epsilon "
+                             "(both).")
     if gamma is not None:
         params = choose_parameters(gamma, m=m, d=d, k=k, n=n)
     else:

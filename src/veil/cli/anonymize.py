@@ -17,7 +17,7 @@ import typer
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from veil.cli.console import fails_cleanly, progress_bar, stage
+from veil.cli.console import fails_cleanly, progress_bar, reads_tables, stage
 from veil.errors import ParameterError
 
 if TYPE_CHECKING:
@@ -66,6 +66,7 @@ def files_read(cfg: AnonymizationConfig, config: Path) -> list[Path]:
 
 
 @fails_cleanly
+@reads_tables
 def anonymize_command(
     data: Optional[Path] = typer.Argument(None, help="Table to anonymize; overrides the config's data path."),
     config: Path = typer.Option(..., "--config", help="YAML configuration (see `veil init`)."),
@@ -169,6 +170,7 @@ def anonymize_command(
 
 
 @fails_cleanly
+@reads_tables
 def init_command(
     data: Path = typer.Argument(..., help="Table to write a starter configuration for."),
     out: Optional[Path] = typer.Option(None, "--out", help="Configuration file to write (default: DATA.yaml)."),
@@ -207,7 +209,8 @@ def demo_command(
     release's report, OUT/report.html (one self-contained page to read or hand on). The
     release is then published through the gate of the ledger OUT/ledger.db; a second release with
     the same models, optimized for discernibility instead of loss (OUT/refused/), is refused
-    there, because intersected with the first it pins a person's occupation.
+    there, because intersected with the first it pins a person's occupation. OUT must not hold an
+    earlier demo.
     """
     from veil.anonymize import FullDomain
     from veil.attacks import attack_release
@@ -222,6 +225,10 @@ def demo_command(
     if out.exists() and not out.is_dir():
         raise ParameterError(f"{str(out)!r} is a file; give a folder for the demo's outputs.")
     release_path, manifest_path, report_path = out / "release.csv", out / "manifest.json", out / "report.html"
+    held = [path.name for path in (release_path, manifest_path, out / "ledger.db") if path.exists()]
+    if held:
+        raise ParameterError(f"{str(out)!r} holds an earlier demo ({', '.join(held)}), whose ledger would publish a "
+                             "second release under the same name; give --out a new folder, or remove that one.")
     second_path, second_manifest = out / "refused" / "release.csv", out / "refused" / "manifest.json"
     outputs = OutputSet([release_path, manifest_path, report_path, second_path, second_manifest], make_folders=True)
     with stage("loading the bundled Adult table"):

@@ -7,8 +7,9 @@ minimality`` reasons as an adversary who knows the algorithm (Wong et al., VLDB 
 attack matching`` joins two releases by row position (Sweeney 2002), ``veil attack join`` two
 projections on their shared columns (Wang and Fung 2006), ``veil attack correspondence`` matches
 the records of two versions of a growing table (Fung et al., EDBT 2008), and ``veil attack
-presence`` gives each person of a population the probability of being in a release. Errors a user
-can cause are one sentence on standard error with exit status 2, as everywhere in veil.
+presence`` gives each person of a population the probability of being in a release. Every attack
+exits 0 when it exposes no one and 1 when it does (each command's help says what counts). Errors a
+user can cause are one sentence on standard error with exit status 2, as everywhere in veil.
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ from veil.attacks.intersection import (GENERALIZED, MICROAGGREGATED, Intersectio
                                        intersection_attack)
 from veil.attacks.single import (DEFAULT_LEVEL, DEFAULT_SKEW, DEFAULT_THRESHOLD, ColumnAttacks,
                                  SingleReleaseReport, attack_release)
-from veil.cli.console import (command_group, fails_cleanly, files_named, parse_orders, parse_pairs, split_names,
-                              stage)
+from veil.cli.console import (EXIT_FAILED_CHECK, command_group, fails_cleanly, files_named, parse_orders, parse_pairs,
+                              reads_tables, split_names, stage)
 from veil.errors import ParameterError
 from veil.output import OutputSet
 
@@ -42,6 +43,7 @@ SHOWN = 3
 
 @attack_app.command("single")
 @fails_cleanly
+@reads_tables
 def single_command(
     data: Path = typer.Argument(..., help="Released table (CSV or Parquet) to attack."),
     qi: str = typer.Option(..., "--qi", help="Quasi-identifying columns, comma-separated."),
@@ -64,6 +66,9 @@ def single_command(
     Generalized quasi-identifier values are read as text: records with equal values form a class.
 
     A hierarchy on a sensitive column (--hierarchy) gives the similarity attack its groups.
+
+    Exits 1 when an attack exposes a record: its class gives away its sensitive value
+    (homogeneity) or, with --hierarchy, the group of that value (similarity).
     """
     qis, sens = split_names(qi), split_names(sensitive)
     if not sens:
@@ -87,6 +92,9 @@ def single_command(
         sys.stdout.write(json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
         render_single(report, Console(highlight=False))
+    if any(len(col.homogeneity.records) or (col.similarity is not None and len(col.similarity.records))
+           for col in report.by_sensitive.values()):
+        raise typer.Exit(EXIT_FAILED_CHECK)
 
 
 def _names(tally: dict[str, int]) -> str:
@@ -205,6 +213,7 @@ def _position(key: str, option: str, releases: List[Path]) -> int:
 
 @attack_app.command("intersection")
 @fails_cleanly
+@reads_tables
 def intersection_command(
     releases: List[Path] = typer.Argument(..., help="Two or more released tables (CSV or Parquet)."),
     targets: Path = typer.Option(..., "--targets", help="The people attacked: their quasi-identifier values "
@@ -235,7 +244,8 @@ def intersection_command(
     microaggregated release. The sets of sensitive values of their classes are intersected;
     the summary gives the effective anonymity before and after (EA), its drop, the vulnerable
     population (drop > 0) and PVP_C, the share of targets whose confidence 1/|intersection| is at
-    least C.
+    least C. Exits 1 when the releases together breach a target perfectly (one sensitive value
+    left).
     """
     levels = parse_levels(confidence)
     if len(releases) < 2:
@@ -274,6 +284,8 @@ def intersection_command(
         render_intersection(result, Console(highlight=False))
         if out is not None:
             Console(highlight=False).print(f"wrote {out}", markup=False)
+    if result.breached(1.0).any():
+        raise typer.Exit(EXIT_FAILED_CHECK)
 
 
 def _pct(value: float) -> str:
@@ -439,6 +451,7 @@ def _population(cfg, path: Path, delimiter: Optional[str]):
 
 @attack_app.command("minimality")
 @fails_cleanly
+@reads_tables
 def minimality_command(
     release: Path = typer.Argument(..., help="The released table (CSV or Parquet)."),
     config: Path = typer.Option(..., "--config", help="The configuration the release was made with: roles, "
@@ -464,7 +477,8 @@ def minimality_command(
     table that could have produced it, and reads each person's posterior of every sensitive value
     off them. On small tables the inputs are enumerated and the posteriors are exact; on large
     ones the attack reports a lower bound on the people whose posterior exceeds the threshold,
-    exact where it can prove it, and says which.
+    exact where it can prove it, and says which. Exits 1 when someone's posterior exceeds the
+    threshold.
     """
     from veil.attacks.minimality import MinimalityAttack
     from veil.config import load_config
@@ -491,10 +505,12 @@ def minimality_command(
     if as_json:
         summary["per_person"] = json.loads(per_person.to_json(orient="records"))
         sys.stdout.write(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
-        return
-    render_minimality(summary, Console(highlight=False))
-    if out is not None:
-        Console(highlight=False).print(f"wrote {out}", markup=False)
+    else:
+        render_minimality(summary, Console(highlight=False))
+        if out is not None:
+            Console(highlight=False).print(f"wrote {out}", markup=False)
+    if attack.exceeding_ > 0:
+        raise typer.Exit(EXIT_FAILED_CHECK)
 
 
 def render_minimality(summary: dict, console: Console) -> None:
@@ -543,6 +559,7 @@ def _print_summary(title: str, summary: dict, as_json: bool) -> None:
 
 @attack_app.command("matching")
 @fails_cleanly
+@reads_tables
 def matching_command(
     first: Path = typer.Argument(..., help="The earlier released table (CSV or Parquet)."),
     second: Path = typer.Argument(..., help="The later released table of the same records."),
@@ -559,7 +576,7 @@ def matching_command(
 
     Releases in the same row order are seen to be (their common columns agree on every row); each
     row's classes are then intersected. Reports the rows whose candidate set narrows and those
-    left in a class smaller than k.
+    left in a class smaller than k; exits 1 when a row is so exposed.
     """
     from veil.attacks.matching import matching_attack
 
@@ -568,10 +585,13 @@ def matching_command(
                                  _release(second, second_manifest, delimiter),
                                  quasi_identifiers=split_names(qi) or None, k=k, delimiter=delimiter)
     _print_summary("Unsorted matching", result.summary(), as_json)
+    if result.linkable and len(result.exposed):
+        raise typer.Exit(EXIT_FAILED_CHECK)
 
 
 @attack_app.command("join")
 @fails_cleanly
+@reads_tables
 def join_command(
     first: Path = typer.Argument(..., help="The earlier released table T1 (its records are the people)."),
     second: Path = typer.Argument(..., help="The later released table T2, another projection of the same records."),
@@ -603,11 +623,12 @@ def join_command(
                              hierarchies=parse_pairs(hierarchy, "--hierarchy"), delimiter=delimiter)
     _print_summary("Join attack", result.summary(), as_json)
     if not result.passed:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_FAILED_CHECK)
 
 
 @attack_app.command("correspondence")
 @fails_cleanly
+@reads_tables
 def correspondence_command(
     first: Path = typer.Argument(..., help="The earlier release R1 (CSV or Parquet)."),
     second: Path = typer.Argument(..., help="The later release R2, of the earlier table grown by new records."),
@@ -657,11 +678,12 @@ def correspondence_command(
     if out is not None and not as_json:
         Console(highlight=False).print(f"wrote {out}", markup=False)
     if not result.passed:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_FAILED_CHECK)
 
 
 @attack_app.command("presence")
 @fails_cleanly
+@reads_tables
 def presence_command(
     release: Path = typer.Argument(..., help="The released table (CSV or Parquet)."),
     population: Path = typer.Option(..., "--population", help="The population table the release was drawn from."),
@@ -676,7 +698,8 @@ def presence_command(
     """The probability that each person of a population is in a release (membership disclosure).
 
     A person whose published tuple is shared by f released and F population records is in the
-    release with probability f / F (what δ-presence bounds).
+    release with probability f / F (what δ-presence bounds). Exits 1 when someone's probability
+    reaches --exposed-at.
     """
     from veil.attacks.presence import membership_attack
 
@@ -685,3 +708,5 @@ def presence_command(
                                    quasi_identifiers=split_names(qi) or None, exposed_at=exposed_at,
                                    delimiter=delimiter)
     _print_summary("Membership attack", result.summary(), as_json)
+    if len(result.exposed):
+        raise typer.Exit(EXIT_FAILED_CHECK)

@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table as RichTable
 
-from veil.cli.console import fails_cleanly, print_error, stage
+from veil.cli.console import fails_cleanly, print_error, reads_tables, stage
 from veil.errors import ParameterError, VeilError
 from veil.output import OutputSet
 
@@ -81,6 +81,7 @@ def _report(session: AuditSession, attack: DenialAttack | None) -> dict:
 
 
 @fails_cleanly
+@reads_tables
 def audit_command(
     data: Path = typer.Argument(..., help="The table (CSV or Parquet)."),
     column: str = typer.Option(..., "--column", help="The numeric column the queries aggregate."),

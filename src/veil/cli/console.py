@@ -8,6 +8,7 @@ from __future__ import annotations
 import errno
 import functools
 import importlib
+import inspect
 import re
 import sys
 from contextlib import contextmanager
@@ -49,6 +50,31 @@ def fails_cleanly(command: Callable) -> Callable:
             print_error(f"the system refused an operation{where}: {describe_os_error(exc)}.")
             raise typer.Exit(EXIT_USAGE) from None
 
+    return wrapper
+
+
+ENCODING = typer.Option(None, "--encoding", help="The text encoding of the CSV tables read (default: utf-8; e.g. "
+                                                 "cp1252 or latin-1). Every file veil writes is UTF-8.")
+
+
+def reads_tables(command: Callable) -> Callable:
+    """Give a command that reads CSV tables the ``--encoding`` option: the command runs with that
+    encoding in effect for every table it reads (:func:`veil.data.text_encoding.reading_encoding`).
+    Put it under :func:`fails_cleanly`, which then reports an unknown encoding as one sentence."""
+    signature = inspect.signature(command, eval_str=True)
+    if "encoding" in signature.parameters:
+        raise TypeError(f"{command.__name__} has a parameter named encoding already")
+
+    @functools.wraps(command)
+    def wrapper(*args, encoding: Optional[str] = None, **kwargs):
+        from veil.data.text_encoding import reading_encoding
+
+        with reading_encoding(encoding):
+            return command(*args, **kwargs)
+
+    option = inspect.Parameter("encoding", inspect.Parameter.KEYWORD_ONLY, default=ENCODING, annotation=Optional[str])
+    wrapper.__signature__ = signature.replace(parameters=[*signature.parameters.values(), option])
+    wrapper.__annotations__ = {**command.__annotations__, "encoding": Optional[str]}
     return wrapper
 
 
@@ -164,10 +190,14 @@ def engine_named(name: str, master: Optional[str]):
     Raises:
         ParameterError: an unknown engine, ``--master`` without Spark, or Spark without PySpark.
     """
+    from veil.data.text_encoding import UTF8, current_encoding
     from veil.engines import make_engine
 
     if master is not None and name != "spark":
         raise ParameterError("--master applies only with --engine spark.")
+    if name == "spark" and current_encoding() != UTF8:
+        raise ParameterError("--encoding applies to the local engine only (Spark reads UTF-8); save the table as "
+                             "UTF-8 to read it with Spark.")
     return make_engine(name, master=master or "local[*]")
 
 

@@ -51,8 +51,8 @@ import numpy as np
 import typer
 from rich.console import Console
 
-from veil.cli.console import (ENGINE, MASTER, command_group, engine_named, fails_cleanly, parse_pairs, split_names,
-                              stage)
+from veil.cli.console import (ENGINE, MASTER, command_group, engine_named, fails_cleanly, parse_pairs, reads_tables,
+                              split_names, stage)
 from veil.cli.report import dp_report_command
 from veil.data.hierarchy import Hierarchy
 from veil.dp.accountant import Accountant, Budget, _show, step_epsilons
@@ -329,6 +329,7 @@ class _Budget:
 
 @dp_app.command("count")
 @fails_cleanly
+@reads_tables
 def count_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DELTA,
                   columns: Optional[str] = typer.Option(None, "--columns",
                                                         help="Count non-missing values of this column."),
@@ -363,6 +364,7 @@ def _clamped(query: str, answer, data: Path, epsilon: float, delta: float, colum
 
 @dp_app.command("sum")
 @fails_cleanly
+@reads_tables
 def sum_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DELTA,
                 columns: Optional[str] = typer.Option(None, "--columns", help="The numeric column to sum."),
                 bounds: Optional[str] = BOUNDS, budget_file: Optional[Path] = BUDGET_FILE,
@@ -380,6 +382,7 @@ def sum_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DELT
 
 @dp_app.command("mean")
 @fails_cleanly
+@reads_tables
 def mean_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DELTA,
                  columns: Optional[str] = typer.Option(None, "--columns", help="The numeric column."),
                  bounds: Optional[str] = BOUNDS, budget_file: Optional[Path] = BUDGET_FILE,
@@ -397,6 +400,7 @@ def mean_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DEL
 
 @dp_app.command("quantile")
 @fails_cleanly
+@reads_tables
 def quantile_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DELTA,
                      columns: Optional[str] = typer.Option(None, "--columns", help="The numeric column."),
                      q: str = typer.Option("0.5", "--q", help="Quantile(s) in [0, 1], comma-separated; ε is split."),
@@ -426,6 +430,7 @@ def quantile_command(data: Path = DATA, epsilon: float = EPSILON, delta: float =
 
 @dp_app.command("histogram")
 @fails_cleanly
+@reads_tables
 def histogram_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DELTA,
                       columns: Optional[str] = typer.Option(None, "--columns",
                                                             help="Column(s), comma-separated: a contingency table."),
@@ -562,6 +567,7 @@ def _matrices(backward: Optional[Path], forward: Optional[Path]) -> Optional[Tem
 
 @dp_app.command("stream")
 @fails_cleanly
+@reads_tables
 def stream_command(
     events: Path = typer.Argument(..., help="CSV or Parquet table of events, one row each, in time order."),
     epsilon: float = typer.Option(..., "--epsilon", help="ε at the chosen level (per step, per user or per window)."),

@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.table import Table as RichTable
 
 from veil.cli.anonymize import files_read
-from veil.cli.console import fails_cleanly, progress_bar, stage
+from veil.cli.console import fails_cleanly, progress_bar, reads_tables, stage
 from veil.errors import ColumnError, ConfigError, DataError, ParameterError, lower_first
 
 if TYPE_CHECKING:
@@ -104,6 +104,7 @@ def render_marginals(release: MarginalRelease, console: Console) -> None:
 
 
 @fails_cleanly
+@reads_tables
 def marginals_command(
     data: Optional[Path] = typer.Argument(None, help="Table; overrides the config's data path."),
     config: Path = typer.Option(..., "--config", help="YAML configuration with a marginals section."),

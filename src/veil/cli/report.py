@@ -13,10 +13,11 @@ from typing import List, Optional
 import typer
 from rich.console import Console
 
-from veil.cli.console import fails_cleanly, files_named, parse_pairs, stage
+from veil.cli.console import fails_cleanly, files_named, parse_pairs, reads_tables, stage
 
 
 @fails_cleanly
+@reads_tables
 def report_command(
     manifest: Path = typer.Argument(..., help="The release's manifest (JSON), written with it by veil anonymize."),
     out: Optional[Path] = typer.Option(None, "--out", help="The HTML report to write (default: report.html beside "

@@ -697,9 +697,9 @@ class Parser:
         for group in schema.exactly_one:
             given = [key for key in group if key in options]
             if len(given) != 1:
-                raise self.error(line_node or 1, f"algorithm {name} takes exactly one of "
-                                 f"{' and '.join('algorithm.' + key for key in group)}, not "
-                                 + ("both." if given else "neither."))
+                keys = [f"algorithm.{key}" for key in group]
+                raise self.error(line_node or 1, f"algorithm {name} takes exactly one of {' and '.join(keys)}, not both."
+                                 if given else f"algorithm {name} needs {' or '.join(keys)}; give one.")
         if name == "mdav" and options.get("k") is None:
             if not any(m.name == "k_anonymity" or (m.name == "alpha_k_anonymity" and m.options.get("k"))
                        for m in self.models):
@@ -799,6 +799,7 @@ def _read_header(path: Path, delimiter: str | None) -> list[str] | None:
     """The column names of a table, read cheaply; ``None`` when they cannot be read here (reading
     the whole table later gives the precise error)."""
     from veil.data.io import SNIFF_BYTES, sniff_delimiter
+    from veil.data.text_encoding import UTF8, current_encoding
 
     try:
         if path.suffix.lower() in (".parquet", ".pq"):
@@ -807,7 +808,8 @@ def _read_header(path: Path, delimiter: str | None) -> list[str] | None:
             return list(pq.read_schema(path).names)
         with open(path, "rb") as fh:
             head = fh.read(SNIFF_BYTES)
-        sample = head.decode("utf-8-sig", errors="ignore")
+        encoding = current_encoding()
+        sample = head.decode("utf-8-sig" if encoding == UTF8 else encoding, errors="ignore")
         if not sample.strip():
             return None
         delimiter = delimiter or sniff_delimiter(sample)

@@ -2,10 +2,12 @@
 
 CSV cells are read as text, as ARX does; types are decided when a column is encoded. The
 delimiter is sniffed from the first lines when not given, so ``;``-separated files just work.
+Files are UTF-8 unless another encoding is given (see :mod:`veil.data.text_encoding`).
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import os
@@ -18,6 +20,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from veil.data.encoding import to_arrow
+from veil.data.text_encoding import UTF8, current_encoding, normalize_encoding
 from veil.errors import DataError, ParameterError
 from veil.output import describe_os_error
 from veil.parallel import map_threads, thread_count
@@ -95,7 +98,7 @@ def normalize_delimiter(delimiter: str | None) -> str | None:
 
 
 def read_csv(path: str | os.PathLike, delimiter: str | None = None, allow_empty: bool = False,
-             dictionary: Iterable[str] = ()) -> Table:
+             dictionary: Iterable[str] = (), encoding: str | None = None) -> Table:
     """Read a CSV file with a header row; every cell is kept as text.
 
     ``delimiter`` is one character (``tab`` or ``\\t`` for the tab), or ``None`` to sniff it.
@@ -104,14 +107,17 @@ def read_csv(path: str | os.PathLike, delimiter: str | None = None, allow_empty:
     The columns named in ``dictionary`` are read straight into dictionary codes (each block of
     the file encoded by the reader's threads as it is parsed): the same texts, a fraction of the
     memory, and no encoding pass afterwards. Names that are not columns are ignored.
+    ``encoding`` is the file's text encoding (``cp1252``, ``latin-1`` …); ``None`` takes the one
+    in effect (:func:`veil.data.text_encoding.reading_encoding`, UTF-8 by default).
 
     Raises:
-        ParameterError: the delimiter is not one character.
-        DataError: the file is missing, not UTF-8, empty (or has no records while ``allow_empty``
+        ParameterError: the delimiter is not one character, or the encoding is unknown.
+        DataError: the file is missing, not text in its encoding, empty (or has no records while ``allow_empty``
             is false), has duplicate or empty column names, or a row with a different number of
             fields than the header (the line is named).
     """
     delimiter = normalize_delimiter(delimiter)
+    encoding = current_encoding() if encoding is None else normalize_encoding(encoding)
     path = Path(path)
     if not path.exists():
         raise DataError(f"file {str(path)!r} does not exist; check the path.")
@@ -122,30 +128,30 @@ def read_csv(path: str | os.PathLike, delimiter: str | None = None, allow_empty:
             head = fh.read(SNIFF_BYTES)
     except OSError as exc:
         raise DataError(f"cannot read file {str(path)!r}: {describe_os_error(exc)}.") from None
-    return _read_csv(path, head, delimiter, path, allow_empty, set(dictionary))
+    return _read_csv(path, head, delimiter, path, allow_empty, set(dictionary), encoding)
 
 
 def read_csv_bytes(content: bytes, name: str, delimiter: str | None = None) -> Table:
-    """Read CSV text held in memory (a published file a release ledger keeps), exactly as
-    :func:`read_csv` reads a file; ``name`` is what messages call it.
+    """Read CSV text held in memory (a published file a release ledger keeps, which veil wrote in
+    UTF-8), exactly as :func:`read_csv` reads a file; ``name`` is what messages call it.
 
     Raises:
         ParameterError, DataError: as :func:`read_csv`.
     """
     return _read_csv(pa.BufferReader(content), content[:SNIFF_BYTES], normalize_delimiter(delimiter), Path(name),
-                     allow_empty=False, codes=set())
+                     allow_empty=False, codes=set(), encoding=UTF8)
 
 
-def _read_csv(source, head: bytes, delimiter: str | None, path: Path, allow_empty: bool, codes: set[str]) -> Table:
+def _read_csv(source, head: bytes, delimiter: str | None, path: Path, allow_empty: bool, codes: set[str],
+              encoding: str) -> Table:
     """The table in ``source`` (a path, or a buffer whose first bytes are ``head``); ``allow_empty`` as
-    :func:`read_csv` takes it, ``codes`` the columns it reads as ``dictionary``."""
+    :func:`read_csv` takes it, ``codes`` the columns it reads as ``dictionary``, ``encoding`` the
+    normalized name of its text encoding."""
     try:
-        sample = head.decode("utf-8-sig")
+        # incremental: a character the sniffed bytes cut in two is left for the reader
+        sample = codecs.getincrementaldecoder("utf-8-sig" if encoding == UTF8 else encoding)().decode(head)
     except UnicodeDecodeError:
-        try:
-            sample = head[:-4].decode("utf-8-sig")
-        except UnicodeDecodeError:
-            raise DataError(f"file {str(path)!r} is not UTF-8 text; save it as UTF-8 CSV.") from None
+        raise DataError(_not_text(path, encoding)) from None
     if not sample.strip():
         raise DataError(f"file {str(path)!r} is empty; it needs a header row and at least one record.")
     if (not allow_empty and len(head) < SNIFF_BYTES
@@ -158,7 +164,8 @@ def _read_csv(source, head: bytes, delimiter: str | None, path: Path, allow_empt
     try:
         data = pacsv.read_csv(
             source,
-            read_options=pacsv.ReadOptions(use_threads=thread_count() > 1, block_size=1 << 24),
+            read_options=pacsv.ReadOptions(use_threads=thread_count() > 1, block_size=1 << 24,
+                                           **({} if encoding == UTF8 else {"encoding": encoding})),
             parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=False),
             convert_options=pacsv.ConvertOptions(
                 column_types={name: _TEXT_CODES if name in codes else pa.string() for name in header},
@@ -166,8 +173,8 @@ def _read_csv(source, head: bytes, delimiter: str | None, path: Path, allow_empt
                 quoted_strings_can_be_null=False,
             ),
         )
-    except pa.ArrowInvalid as exc:
-        raise DataError(_describe_parse_error(path, delimiter, len(header), exc)) from None
+    except (pa.ArrowInvalid, UnicodeDecodeError) as exc:
+        raise DataError(_describe_parse_error(path, delimiter, len(header), exc, encoding)) from None
     if data.num_rows == 0 and not allow_empty:
         raise DataError(f"file {str(path)!r} has a header but no records; an empty table cannot be published.")
     return Table(data, "csv", delimiter)
@@ -184,10 +191,20 @@ def _check_header(header: list[str], path: Path) -> None:
         seen.add(name)
 
 
-def _describe_parse_error(path: Path, delimiter: str, expected: int, exc: Exception) -> str:
+def _not_text(path: Path, encoding: str) -> str:
+    """The sentence for a file that its encoding does not decode."""
+    if encoding == UTF8:
+        return (f"file {str(path)!r} is not UTF-8 text; name its encoding (--encoding cp1252 or --encoding "
+                "latin-1 for most Western European spreadsheets) or save it as UTF-8 CSV.")
+    return f"file {str(path)!r} is not {encoding} text; name the encoding it was saved in (--encoding)."
+
+
+def _describe_parse_error(path: Path, delimiter: str, expected: int, exc: Exception, encoding: str = UTF8) -> str:
     """Find the first ragged line (only on the error path, so a scan line by line is fine)."""
+    if isinstance(exc, UnicodeDecodeError):
+        return _not_text(path, encoding)
     try:
-        with open(path, encoding="utf-8-sig", newline="") as fh:
+        with open(path, encoding="utf-8-sig" if encoding == UTF8 else encoding, newline="") as fh:
             for number, row in enumerate(csv.reader(fh, delimiter=delimiter), start=1):
                 if row and len(row) != expected:
                     return (f"line {number} of {str(path)!r} has {len(row)} fields but the header has "
@@ -195,7 +212,7 @@ def _describe_parse_error(path: Path, delimiter: str, expected: int, exc: Except
     except (UnicodeDecodeError, csv.Error, OSError):  # OSError: text held in memory has no file to scan
         pass
     if "UTF8" in str(exc) or "utf8" in str(exc).lower():
-        return f"file {str(path)!r} is not UTF-8 text; save it as UTF-8 CSV."
+        return _not_text(path, encoding)
     return f"file {str(path)!r} is not a readable CSV table ({str(exc).splitlines()[0]})."
 
 
@@ -308,10 +325,11 @@ def _frame_kind(frame) -> str:
 
 
 def read_table(source, delimiter: str | None = None, allow_empty: bool = False,
-               dictionary: Iterable[str] = ()) -> Table:
+               dictionary: Iterable[str] = (), encoding: str | None = None) -> Table:
     """Read a table from a path (``.parquet``/``.pq`` as Parquet, anything else as CSV) or a frame.
 
-    ``allow_empty`` accepts a table file with no records (see :func:`read_csv`).
+    ``allow_empty`` accepts a table file with no records (see :func:`read_csv`); ``encoding`` is
+    a CSV file's text encoding (see :func:`read_csv`).
     A CSV file's columns named in ``dictionary`` are read straight into codes (see :func:`read_csv`),
     a polars frame's are encoded from its own strings (see :func:`from_frame`).
     """
@@ -319,5 +337,5 @@ def read_table(source, delimiter: str | None = None, allow_empty: bool = False,
         suffix = Path(source).suffix.lower()
         if suffix in (".parquet", ".pq"):
             return read_parquet(source, allow_empty)
-        return read_csv(source, delimiter, allow_empty, dictionary)
+        return read_csv(source, delimiter, allow_empty, dictionary, encoding)
     return from_frame(source, dictionary)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -320,6 +321,8 @@ def publish(ledger, manifest, *, population: str, data=None, policy: Policy | No
     if defined is not None:
         ledger.add_population(population, budget=defined.template(), key_column=defined.key_column,
                               relation=defined.relation)
+    else:
+        _require_population(ledger, population)
     pop = ledger.population(population)
     earlier = _same_release(ledger, pop, candidate)
     if earlier is not None:
@@ -368,6 +371,23 @@ def publish(ledger, manifest, *, population: str, data=None, policy: Policy | No
             return decision
 
 
+def _require_population(ledger, name: str) -> None:
+    """Refuse a population the ledger does not hold, saying how to add one.
+
+    Raises:
+        LedgerError: the ledger has no population ``name``.
+    """
+    known = [pop.name for pop in ledger.populations()]
+    if name in known:
+        return
+    listed = (f"it has {', '.join(repr(n) for n in known[:5])}{', …' if len(known) > 5 else ''}" if known
+              else "it has none yet")
+    key = name if re.fullmatch(r"[A-Za-z0-9_.-]+", name) else json.dumps(name, ensure_ascii=False)
+    raise LedgerError(f"{ledger._where} has no population {name!r} ({listed}); add it by defining it in a policy "
+                      f"file, 'policy: {{populations: {{{key}: {{}}}}}}', and giving that file to --policy here or to "
+                      "veil ledger init --policy.")
+
+
 def _same_release(ledger, pop: Population, candidate: _Candidate) -> Decision | None:
     """The decision that published this very file to the population, if one did (its manifest may have been
     written again since: its time of writing changes, the table does not)."""
@@ -377,8 +397,11 @@ def _same_release(ledger, pop: Population, candidate: _Candidate) -> Decision | 
                            .order_by(RELEASES.c.id).limit(1)).first()
     if row is None:
         return None
+    # the warnings it was published with, as its stored manifest gave them
+    stored = json.loads(decompress(row.manifest, f"release {row.id}'s manifest"))
+    warnings = [str(w) for w in stored.get("warnings") or []] if isinstance(stored, dict) else []
     return Decision(True, row.name, row.kind, pop.name, release_id=row.id, charge=row.charge_seq, entry=row.log_seq,
-                    already=True)
+                    already=True, warnings=warnings)
 
 
 def _decide(ledger, pop: Population, candidate: _Candidate, policy: Policy, seen: int, reasons: list[str],

@@ -514,7 +514,8 @@ class Ledger:
         return out
 
     def history(self, population: str | None = None, *, limit: int | None = None) -> list[dict]:
-        """The log, oldest first: each entry's number, time, author, action, population and what it says.
+        """The log, oldest first: each entry's number, time, author, action, population, what it says,
+        and the warnings its release's manifest gave (a decision to publish or refuse; else none).
 
         Args:
             population: only the entries about this population.
@@ -533,8 +534,13 @@ class Ledger:
             if limit is not None:
                 query = query.limit(limit)
             rows = list(reversed(conn.execute(query).all()))
-        return [{"seq": r.seq, "at": r.at, "by": r.by, "action": r.action, "population": r.population,
-                 "summary": summarize(r.action, json.loads(r.payload)), "hash": r.hash} for r in rows]
+        entries = []
+        for r in rows:
+            payload = json.loads(r.payload)
+            entries.append({"seq": r.seq, "at": r.at, "by": r.by, "action": r.action, "population": r.population,
+                            "summary": summarize(r.action, payload), "hash": r.hash,
+                            "warnings": [str(w) for w in payload.get("warnings") or []]})
+        return entries
 
     def verify(self) -> VerifyReport:
         """Check the whole ledger: the chain link by link, the anchor, and every row against its entry.

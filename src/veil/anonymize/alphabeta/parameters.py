@@ -219,9 +219,10 @@ def choose_parameters(gamma, *, m: int, d=None, k=None, n: int | None = None) ->
             d ≥ γ (Theorem 4.3 needs d < γ).
     """
     g = check_gamma(gamma)
-    if (d is None) == (k is None):
-        raise ParameterError("give the adversary's prior bound as either d or k (d = k·n/m), not "
-                             + ("both." if d is not None else "neither."))
+    if d is not None and k is not None:
+        raise ParameterError("give the adversary's prior bound as either d or k (d = k·n/m), not both.")
+    if d is None and k is None:
+        raise ParameterError("give the adversary's prior bound, as d or as k (d = k·n/m).")
     kk = None
     if k is not None:
         if n is None:
