@@ -19,7 +19,7 @@ import typer
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from veil.cli.console import command_group, fails_cleanly, stage
+from veil.cli.console import command_group, fails_cleanly, stage, terminal
 from veil.errors import ParameterError
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ def publish_view(cfg: AnonymizationConfig, ds: Dataset, outputs: OutputSet, out:
     if as_json:
         sys.stdout.write(text)
         return
-    console = Console(highlight=False)
+    console = terminal()
     render_view(anonymizer, view, console)
     console.print(f"wrote {out} and {manifest}", soft_wrap=True)
 
@@ -127,7 +127,7 @@ def estimate_command(
     if as_json:
         sys.stdout.write(json.dumps(_answers_json(published, answers), indent=2, ensure_ascii=False) + "\n")
         return
-    console = Console(highlight=False)
+    console = terminal()
     render_answers(published, answers, console)
     if out is not None:
         console.print(f"wrote {out}")
@@ -208,7 +208,7 @@ def parameters_command(
     if as_json:
         sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
         return
-    console = Console(highlight=False)
+    console = terminal()
     console.print(_parameter_line(params))
     console.print(f"exactly: α = {params.alpha}, β = {params.beta}", soft_wrap=True)
     if n is not None:

@@ -17,7 +17,7 @@ import typer
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from veil.cli.console import fails_cleanly, progress_bar, reads_tables, stage
+from veil.cli.console import fails_cleanly, progress_bar, reads_tables, stage, terminal
 from veil.errors import ParameterError
 
 if TYPE_CHECKING:
@@ -160,7 +160,7 @@ def anonymize_command(
     if as_json:
         sys.stdout.write(manifest_text)
     else:
-        console = Console(highlight=False)
+        console = terminal()
         render_release(release, console)
         for note in notes:
             console.print(f"note: {note}", markup=False)
@@ -186,7 +186,7 @@ def init_command(
     target = out if out is not None else data.with_suffix(".yaml")
     with stage(f"reading {data.name}"):
         write_starter_config(data, target, delimiter=delimiter, overwrite=force)
-    Console(highlight=False).print(f"wrote {target}; every role and hierarchy marked '# guessed' is a guess: "
+    terminal().print(f"wrote {target}; every role and hierarchy marked '# guessed' is a guess: "
                                    "review them before anonymizing.")
 
 
@@ -268,13 +268,13 @@ def demo_command(
     if as_json:
         sys.stdout.write(manifest_text)
         return
-    console = Console(highlight=False)
+    console = terminal()
     console.print(f"veil demo: Adult, {DEMO_MODELS}\n")
     render_release(release, console)
     console.print("\n[bold]The adversary's view[/]: attacks on the release itself")
     render_single(attacks, console)
     console.print(f"wrote {release_path}, {manifest_path} and {report_path}")
-    lines = Console(highlight=False, soft_wrap=True)
+    lines = terminal(soft_wrap=True)
     lines.print(f"\n[bold]The release ledger[/] {out / 'ledger.db'}: this release passes its gate; a second one of "
                 "the same people, with the same models optimized for discernibility, does not")
     render_decision(published, lines)

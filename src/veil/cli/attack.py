@@ -31,7 +31,7 @@ from veil.attacks.intersection import (GENERALIZED, MICROAGGREGATED, Intersectio
 from veil.attacks.single import (DEFAULT_LEVEL, DEFAULT_SKEW, DEFAULT_THRESHOLD, ColumnAttacks,
                                  SingleReleaseReport, attack_release)
 from veil.cli.console import (EXIT_FAILED_CHECK, command_group, fails_cleanly, files_named, parse_orders, parse_pairs,
-                              reads_tables, split_names, stage)
+                              reads_tables, split_names, stage, terminal)
 from veil.errors import ParameterError
 from veil.output import OutputSet
 
@@ -91,7 +91,7 @@ def single_command(
     if as_json:
         sys.stdout.write(json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
-        render_single(report, Console(highlight=False))
+        render_single(report, terminal())
     if any(len(col.homogeneity.records) or (col.similarity is not None and len(col.similarity.records))
            for col in report.by_sensitive.values()):
         raise typer.Exit(EXIT_FAILED_CHECK)
@@ -193,7 +193,10 @@ def _positions(items: List[str], option: str, releases: List[Path]) -> dict[int,
     """``N=VALUE`` or ``RELEASE=VALUE`` items, keyed by the release's position (0-based)."""
     out = {}
     for key, value in parse_pairs(items, option).items():
-        out[_position(key, option, releases)] = value
+        position = _position(key, option, releases)
+        if position in out:
+            raise ParameterError(f"{option} is given twice for release {position + 1}; give it once.")
+        out[position] = value
     return out
 
 
@@ -259,6 +262,9 @@ def intersection_command(
     micro = {_position(key, "--microaggregated", releases) for key in split_names(microaggregated)}
     hierarchies = parse_pairs(hierarchy, "--hierarchy")
     orders = parse_orders(order)
+    for position, path in manifests.items():
+        _belongs(path, releases[position])
+    _refuse_other_columns(qi, manifests, len(releases), hierarchy=list(hierarchies), order=list(orders))
     published = [PublishedRelease(path, manifest=manifests.get(i), kind=MICROAGGREGATED if i in micro else "auto",
                                   delimiter=delimiter)
                  for i, path in enumerate(releases)]
@@ -281,9 +287,9 @@ def intersection_command(
         sys.stdout.write(json.dumps({**result.summary(), "per_target": per_target}, indent=2,
                                     ensure_ascii=False) + "\n")
     else:
-        render_intersection(result, Console(highlight=False))
+        render_intersection(result, terminal())
         if out is not None:
-            Console(highlight=False).print(f"wrote {out}", markup=False)
+            terminal().print(f"wrote {out}", markup=False)
     if result.breached(1.0).any():
         raise typer.Exit(EXIT_FAILED_CHECK)
 
@@ -506,9 +512,9 @@ def minimality_command(
         summary["per_person"] = json.loads(per_person.to_json(orient="records"))
         sys.stdout.write(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
     else:
-        render_minimality(summary, Console(highlight=False))
+        render_minimality(summary, terminal())
         if out is not None:
-            Console(highlight=False).print(f"wrote {out}", markup=False)
+            terminal().print(f"wrote {out}", markup=False)
     if attack.exceeding_ > 0:
         raise typer.Exit(EXIT_FAILED_CHECK)
 
@@ -534,7 +540,53 @@ def render_minimality(summary: dict, console: Console) -> None:
 
 
 def _release(path: Path, manifest: Optional[Path], delimiter: Optional[str]) -> PublishedRelease:
+    """A release file with its manifest, which must be the one written with it."""
+    if manifest is not None:
+        _belongs(manifest, path)
     return PublishedRelease(path, manifest=manifest, delimiter=delimiter)
+
+
+def _belongs(manifest, release: Path) -> None:
+    """Refuse a manifest written with another release than ``release`` (e.g. two swapped). A
+    manifest that names no release file (one written alone, by ``Release.write_manifest``)
+    cannot be checked, and is read as it is.
+
+    Raises:
+        DataError: the manifest names another file, or the file's SHA-256 is not the one it gives.
+    """
+    from veil.output import load_manifest
+
+    try:
+        named = json.loads(Path(manifest).read_text(encoding="utf-8")).get("release")
+    except (OSError, ValueError, AttributeError):
+        return  # the attack says what is wrong with the manifest
+    if named is not None:
+        load_manifest(manifest, release=release)
+
+
+def _refuse_other_columns(qi: Optional[str], manifests: dict[int, str], count: int, **named: List[str]) -> None:
+    """Refuse a ``--hierarchy`` or ``--order`` column that is not one of the quasi-identifiers the
+    attack reads (``--qi``, else the first manifest's, as the attack takes them).
+
+    Raises:
+        ParameterError: such a column, named with the option.
+    """
+    qis = split_names(qi)
+    for position in range(count):
+        if qis or position not in manifests:
+            continue
+        try:
+            roles = json.loads(Path(manifests[position]).read_text(encoding="utf-8")).get("roles") or {}
+        except (OSError, ValueError, AttributeError):
+            return  # the attack reports what is wrong with that manifest
+        qis = [str(name) for name in roles.get("quasi_identifiers") or []]
+    if not qis:
+        return  # the attack says the quasi-identifiers are missing
+    for option, columns in named.items():
+        for column in columns:
+            if column not in qis:
+                raise ParameterError(f"--{option} names '{column}', which is not a quasi-identifier of the attack "
+                                     f"({', '.join(qis)}); name one of those or leave it out.")
 
 
 def _print_summary(title: str, summary: dict, as_json: bool) -> None:
@@ -542,7 +594,7 @@ def _print_summary(title: str, summary: dict, as_json: bool) -> None:
     if as_json:
         sys.stdout.write(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
         return
-    console = Console(highlight=False)
+    console = terminal()
     table = RichTable(title=title, title_justify="left")
     table.add_column("figure")
     table.add_column("value", justify="right")
@@ -676,7 +728,7 @@ def correspondence_command(
             outputs.commit()
     _print_summary("Tuple-correspondence attacks", result.summary(), as_json)
     if out is not None and not as_json:
-        Console(highlight=False).print(f"wrote {out}", markup=False)
+        terminal().print(f"wrote {out}", markup=False)
     if not result.passed:
         raise typer.Exit(EXIT_FAILED_CHECK)
 

@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table as RichTable
 
-from veil.cli.console import fails_cleanly, print_error, reads_tables, stage
+from veil.cli.console import fails_cleanly, print_error, reads_tables, stage, terminal
 from veil.errors import ParameterError, VeilError
 from veil.output import OutputSet
 
@@ -113,7 +113,7 @@ def audit_command(
 
     outputs = OutputSet([log], reads=[data, queries]) if log is not None else None
     session = AuditSession(data, column, auditor=auditor, id_column=id_column, delimiter=delimiter)
-    console = Console(highlight=False)
+    console = terminal()
     if queries is not None:
         parsed = session.parse_file(queries)
         if not parsed:

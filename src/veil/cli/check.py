@@ -15,8 +15,8 @@ import typer
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from veil.cli.console import (ENGINE, EXIT_FAILED_CHECK, MASTER, engine_named, fails_cleanly, parse_orders, parse_pairs,
-                              reads_tables, split_names, stage)
+from veil.cli.console import (ENGINE, EXIT_FAILED_CHECK, MASTER, engine_named, fails_cleanly, parse_orders,
+                              parse_pairs, reads_tables, split_names, stage, terminal)
 from veil.errors import ParameterError
 
 if TYPE_CHECKING:
@@ -194,4 +194,4 @@ def emit(report: CheckReport, as_json: bool) -> None:
     if as_json:
         sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
     else:
-        render(report, Console(highlight=False))
+        render(report, terminal())

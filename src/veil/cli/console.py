@@ -1,6 +1,12 @@
 """What every ``veil`` command shares: turning user errors (its own and Click's usage errors) into
 one sentence and exit status 2, parsing the list and ``COLUMN=VALUE`` options, naming the files a
-run reads (so that no output replaces one), and showing progress on a terminal.
+run reads (so that no output replaces one), printing (:func:`terminal`), and showing progress on a
+terminal.
+
+**Width.** What a command prints is as wide as the terminal it is shown on (or ``$COLUMNS``, when
+set); printed to a file or a pipe it is not wrapped at all. A table is never drawn narrower than
+its longest word or figure: where the width does not allow that, the table is drawn wider than the
+width, so that no figure is ever cut short.
 """
 
 from __future__ import annotations
@@ -9,6 +15,7 @@ import errno
 import functools
 import importlib
 import inspect
+import os
 import re
 import sys
 from contextlib import contextmanager
@@ -18,6 +25,8 @@ from typing import Callable, List, Mapping, Optional
 import click
 import typer
 from rich.console import Console
+from rich.measure import Measurement
+from rich.table import Table
 from typer.core import TyperGroup
 
 from veil.errors import ParameterError, VeilError, lower_first
@@ -26,10 +35,48 @@ from veil.output import describe_os_error
 EXIT_USAGE = 2
 EXIT_FAILED_CHECK = 1
 
+#: The width of what is printed to a file or a pipe: lines are not wrapped, tables take their own width.
+UNWRAPPED = 100_000
+
+
+class _Terminal(Console):
+    """A console that never draws a table narrower than the table's longest word or figure."""
+
+    def print(self, *objects, **options) -> None:
+        tables = [item for item in objects if isinstance(item, Table)]
+        need = max((Measurement.get(self, self.options.update_width(UNWRAPPED), table).minimum for table in tables),
+                   default=0)
+        if need <= self.width:
+            super().print(*objects, **options)
+            return
+        width = self._width
+        self.width = need
+        try:
+            super().print(*objects, **options)
+        finally:
+            self._width = width
+
+
+def terminal(*, stderr: bool = False, soft_wrap: bool = False) -> Console:
+    """The console a command prints with (see the module's notes on width); no highlighting.
+
+    Args:
+        stderr: print to standard error instead of standard output.
+        soft_wrap: leave long lines to the terminal instead of wrapping them at words.
+    """
+    stream = sys.stderr if stderr else sys.stdout
+    columns = os.environ.get("COLUMNS", "").strip()
+    try:
+        shown = stream.isatty()
+    except (AttributeError, ValueError):  # a closed or unusual stream
+        shown = False
+    width = None if shown or columns.isdigit() else UNWRAPPED
+    return _Terminal(stderr=stderr, highlight=False, soft_wrap=soft_wrap, width=width)
+
 
 def print_error(sentence: str) -> None:
     """``error: <sentence>`` on standard error, on one line."""
-    Console(stderr=True, highlight=False, soft_wrap=True).print(f"error: {sentence}", markup=False)
+    terminal(stderr=True, soft_wrap=True).print(f"error: {sentence}", markup=False)
 
 
 def fails_cleanly(command: Callable) -> Callable:
@@ -92,13 +139,52 @@ def usage_sentence(exc: click.UsageError) -> str:
     return sentence.rstrip(".") + where + "."
 
 
+def reflowed(text: str | None) -> str | None:
+    """A help text as the terminal should show it: each paragraph one line (the terminal's width
+    wraps it), whatever the line breaks of the docstring; a paragraph that starts with ``\\b`` is
+    kept line by line (Click's marker), and brackets are shown as written, not read as Rich markup.
+
+    A line ending in a hyphen after a letter (``background-`` / ``knowledge``) is joined without a
+    space, since the hyphen belongs to the word.
+    """
+    if not text:
+        return text
+    from rich.markup import escape
+
+    paragraphs = []
+    for paragraph in inspect.cleandoc(text).split("\n\n"):
+        if paragraph.startswith("\b"):
+            paragraphs.append(paragraph)
+            continue
+        lines = [line.strip() for line in paragraph.splitlines() if line.strip()]
+        joined = ""
+        for line in lines:
+            glue = "" if not joined or re.search(r"[A-Za-z]-$", joined) else " "
+            joined += glue + line
+        paragraphs.append(joined)
+    return escape("\n\n".join(paragraphs))
+
+
 class VeilGroup(TyperGroup):
     """A command group whose usage errors (an unknown or missing option, a value of the wrong
-    type) are printed like every other error: ``error: <one sentence>`` and exit status 2.
+    type) are printed like every other error: ``error: <one sentence>`` and exit status 2, and
+    whose help texts are reflowed (:func:`reflowed`): a docstring's line breaks never break a
+    sentence on the terminal.
 
     It works for the ``veil`` process and for ``typer.testing.CliRunner`` alike, since both call
     :meth:`main`; errors of sub-groups reach the top group's :meth:`main`.
     """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.help = reflowed(self.help)
+        for command in self.commands.values():
+            if isinstance(command, click.Group):
+                continue  # a group reflows its own
+            command.help = reflowed(command.help)
+            for param in command.params:
+                if getattr(param, "help", None):
+                    param.help = reflowed(param.help)
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         if not standalone_mode:
@@ -206,12 +292,15 @@ def split_names(text: Optional[str]) -> list[str]:
 
 
 def parse_pairs(items: List[str], option: str) -> dict[str, str]:
-    """``COL=VALUE`` items into a dict, refusing malformed ones."""
+    """``COL=VALUE`` items into a dict, refusing malformed ones and a column given twice."""
     pairs = {}
     for item in items or []:
         name, sep, value = item.partition("=")
         if not sep or not name.strip() or not value.strip():
             raise ParameterError(f"{option} takes COLUMN=VALUE, not {item!r}.")
+        if name.strip() in pairs:
+            raise ParameterError(f"{option} is given twice for '{name.strip()}' ({pairs[name.strip()]!r} and "
+                                 f"{value.strip()!r}); give it once.")
         pairs[name.strip()] = value.strip()
     return pairs
 

@@ -52,7 +52,7 @@ import typer
 from rich.console import Console
 
 from veil.cli.console import (ENGINE, MASTER, command_group, engine_named, fails_cleanly, parse_pairs, reads_tables,
-                              split_names, stage)
+                              split_names, stage, terminal)
 from veil.cli.report import dp_report_command
 from veil.data.hierarchy import Hierarchy
 from veil.dp.accountant import Accountant, Budget, _show, step_epsilons
@@ -246,7 +246,7 @@ class _Run:
             write_answer(result, self.out / "answer.json", self.out / "manifest.json", dataset_id=drawn_from,
                          charge=charge, make_folders=True)
         if not result.fit_for_release:
-            Console(stderr=True, highlight=False, soft_wrap=True).print(f"warning: {result.label}.", markup=False)
+            terminal(stderr=True, soft_wrap=True).print(f"warning: {result.label}.", markup=False)
         if as_json:
             doc = result.to_dict()
             if self.accountant is not None:
@@ -260,7 +260,7 @@ class _Run:
                                  "left": {"epsilon": float(left[0]), "delta": float(left[1])}}
             sys.stdout.write(json.dumps(doc, indent=2) + "\n")
             return
-        console = Console(highlight=False, soft_wrap=True)
+        console = terminal(soft_wrap=True)
         _render(result, console)
         if self.accountant is not None:
             eps, dlt = self.accountant.remaining()
@@ -528,7 +528,7 @@ def budget_command(budget_file: str = typer.Argument(..., help="The budget file 
                                           for k in ("epsilon", "backward", "forward", "temporal", "window")}}
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
         return
-    console = Console(highlight=False, soft_wrap=True)
+    console = terminal(soft_wrap=True)
     console.print(acc.format_report(), markup=False)
     if leakage is not None:
         what = "temporal privacy leakage (TPL)" if w == 1 else f"leakage of {w} consecutive steps"
@@ -618,11 +618,11 @@ def stream_command(
         result = release_stream(events, settings, correlation=correlation, delimiter=delimiter, noise=noise)
         written = result.write(out, reads=reads)
     if not result.release.fit_for_release:
-        Console(stderr=True, highlight=False, soft_wrap=True).print(f"warning: {result.release.label}.", markup=False)
+        terminal(stderr=True, soft_wrap=True).print(f"warning: {result.release.label}.", markup=False)
     if as_json:
         sys.stdout.write(json.dumps({**result.summary(), "files": [str(p) for p in written]}, indent=2) + "\n")
         return
-    console = Console(highlight=False, soft_wrap=True)
+    console = terminal(soft_wrap=True)
     console.print(result.release.guarantee["statement"], markup=False)
     console.print(f"steps {start}..{end}: the most ε spent in {result.release.w} consecutive step(s) is "
                   f"{_show(float(result.release.epsilon_window.max()))}", markup=False)

@@ -28,9 +28,8 @@ from pathlib import Path
 
 import numpy as np
 import typer
-from rich.console import Console
 
-from veil.cli.console import command_group, fails_cleanly, split_names
+from veil.cli.console import command_group, fails_cleanly, split_names, terminal
 from veil.errors import DataError, ParameterError
 from veil.ldp.protocols import (
     PROTOCOLS,
@@ -164,12 +163,12 @@ def simulate_command(
     doc = {"epsilon": eps, "domain": d, "users": len(values), "repeat": repeat, "data": origin,
            "fit_for_release": False, "not_fit_because": reasons, "randomness": source.description,
            "seed": None if secure else seed, "protocols": rows}
-    Console(stderr=True, highlight=False, soft_wrap=True).print(
+    terminal(stderr=True, soft_wrap=True).print(
         f"note: NOT fit for release: {'; '.join(reasons)}.", markup=False)
     if as_json:
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
         return
-    console = Console(highlight=False, soft_wrap=True)
+    console = terminal(soft_wrap=True)
     console.print(f"LDP simulation: ε = {eps:g}, d = {d:,}, n = {len(values):,} users ({origin}), "
                   f"{repeat} run{'s' if repeat > 1 else ''} per protocol; {source.description}", markup=False)
     head = f"{'protocol':<10}{'p*':>9}{'q*':>9}{'bits':>7}{'MSE':>14}{'Var (exact)':>14}{'MSE/Var':>9}{'Var*':>14}{'time':>9}"

@@ -19,7 +19,7 @@ import typer
 from rich.console import Console
 
 from veil.cli.console import (EXIT_FAILED_CHECK, command_group, fails_cleanly, parse_orders, parse_pairs, reads_tables,
-                              stage)
+                              stage, terminal)
 
 #: The ledger the commands use when neither --ledger nor $VEIL_LEDGER names one.
 DEFAULT_LEDGER = "veil-ledger.db"
@@ -40,7 +40,7 @@ def _print_json(doc: dict) -> None:
 
 
 def _console() -> Console:
-    return Console(highlight=False, soft_wrap=True)
+    return terminal(soft_wrap=True)
 
 
 @contextmanager

@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.table import Table as RichTable
 
 from veil.cli.anonymize import files_read
-from veil.cli.console import fails_cleanly, progress_bar, reads_tables, stage
+from veil.cli.console import fails_cleanly, progress_bar, reads_tables, stage, terminal
 from veil.errors import ColumnError, ConfigError, DataError, ParameterError, lower_first
 
 if TYPE_CHECKING:
@@ -182,6 +182,6 @@ def marginals_command(
     if as_json:
         sys.stdout.write(written[-1].read_text(encoding="utf-8"))
         return
-    console = Console(highlight=False)
+    console = terminal()
     render_marginals(release, console)
     console.print(f"wrote {len(written) - 1} marginals and {written[-1]}", soft_wrap=True)

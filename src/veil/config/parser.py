@@ -698,8 +698,8 @@ class Parser:
             given = [key for key in group if key in options]
             if len(given) != 1:
                 keys = [f"algorithm.{key}" for key in group]
-                raise self.error(line_node or 1, f"algorithm {name} takes exactly one of {' and '.join(keys)}, not both."
-                                 if given else f"algorithm {name} needs {' or '.join(keys)}; give one.")
+                raise self.error(line_node or 1, f"algorithm {name} takes exactly one of {' and '.join(keys)}, "
+                                 "not both." if given else f"algorithm {name} needs {' or '.join(keys)}; give one.")
         if name == "mdav" and options.get("k") is None:
             if not any(m.name == "k_anonymity" or (m.name == "alpha_k_anonymity" and m.options.get("k"))
                        for m in self.models):
