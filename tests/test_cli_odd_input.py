@@ -88,7 +88,7 @@ def test_check_refuses_an_earlier_manifest_without_earlier_and_an_infinite_c(two
     one_sentence(veil("check", release, "--qi", "age,zip", "--earlier-manifest", two / "b" / "manifest.json"),
                  "--earlier-manifest", "--earlier")
     one_sentence(veil("check", release, "--qi", "age,zip", "--sensitive", "disease", "--c", "inf"),
-                 "c must be a finite number")
+                 "c must be greater than 0 and finite")
 
 
 def test_an_edited_alphabeta_manifest_is_refused(tmp_path):

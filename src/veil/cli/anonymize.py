@@ -81,6 +81,10 @@ def anonymize_command(
                                                                 "manifest and the ledger's gate flag such a release, "
                                                                 "which another release of the table in the same order "
                                                                 "joins by position."),
+    spreadsheet_guard: bool = typer.Option(False, "--spreadsheet-guard",
+                                           help="Write ' before every text cell a spreadsheet would run as a formula "
+                                                "(=, +, -, @ …, numbers excepted), as output: {spreadsheet_guard: "
+                                                "true} does; the manifest says so."),
     engine: Optional[str] = typer.Option(None, "--engine", help="local or spark: where the records are read and "
                                                                 "counted (default: the configuration's engine)."),
     master: Optional[str] = typer.Option(None, "--master", help="The Spark master (default: the configuration's "
@@ -107,6 +111,11 @@ def anonymize_command(
     if keep_order:
         # The manifest records the configuration the release was made with, this flag included.
         cfg = dataclasses.replace(cfg, output=dataclasses.replace(cfg.output, shuffle=False))
+    if spreadsheet_guard and cfg.algorithm.name == "alphabeta":
+        raise ParameterError("--spreadsheet-guard applies to generalized or partitioned releases; an αβ view publishes "
+                             "the values of public domains, so leave it out.")
+    if spreadsheet_guard:
+        cfg = dataclasses.replace(cfg, output=dataclasses.replace(cfg.output, spreadsheet_guard=True))
     name = engine or cfg.engine.name
     spark = name == "spark"
     if spark and cfg.algorithm.name == "alphabeta":
@@ -118,6 +127,9 @@ def anonymize_command(
     if report is not None and cfg.algorithm.name == "alphabeta":
         raise ParameterError("--report describes a generalized or partitioned release; the αβ algorithm publishes "
                              "a view, so leave --report out.")
+    if cfg.output.spreadsheet_guard and spark:
+        raise ParameterError("the spreadsheet guard is written by the local engine only; leave it out or use the "
+                             "local engine.")
     if report is not None and spark:
         # The report reads the published table in memory, which only the local engine holds.
         raise ParameterError("--report reads the published table in memory, which the Spark engine does not hold; "
@@ -137,7 +149,7 @@ def anonymize_command(
         anonymizer.fit(ds, progress=progress)
     with stage("transforming"):
         release = anonymizer.transform(ds, suppressed=cfg.output.suppressed, shuffle=cfg.output.shuffle,
-                                       rng=cfg.output.seed)
+                                       rng=cfg.output.seed).guard_spreadsheets(cfg.output.spreadsheet_guard)
         # Full-domain generalization reads a column through its hierarchy only; the other
         # algorithms treat a text column as nominal, which a stray text value makes silently.
         notes = ds.stray_text_notes() if cfg.algorithm.name != "fulldomain" else []

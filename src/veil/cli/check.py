@@ -127,8 +127,10 @@ def check_command(
     """
     from veil.check import check
     from veil.data.dataset import Dataset
+    from veil.data.io import read_table
     from veil.models import JoinKAnonymity
     from veil.output import load_manifest
+    from veil.spreadsheet import is_guarded, unguard_table
 
     reader = engine_named(engine, master)
     if earlier_manifest is not None and earlier is None:
@@ -136,8 +138,15 @@ def check_command(
                              "leave --earlier-manifest out.")
     described = load_manifest(manifest, release=data) if manifest else None
     quasi, sensitive_columns = roles_of(qi, sensitive, described)
+    source = data
+    if is_guarded(described):
+        # written with the spreadsheet guard: read it as it was released
+        if engine != "local":
+            raise ParameterError("a release written with the spreadsheet guard is read by the local engine; leave "
+                                 "--engine out.")
+        source = unguard_table(read_table(data, delimiter).data)
     with stage(f"loading {data.name}"):
-        ds = reader.dataset(data, quasi_identifiers=quasi, sensitive=sensitive_columns,
+        ds = reader.dataset(source, quasi_identifiers=quasi, sensitive=sensitive_columns,
                             identifying=split_names(identifying), hierarchies=parse_pairs(hierarchy, "--hierarchy"),
                             orders=parse_orders(order), delimiter=delimiter)
         pop = Dataset(population, quasi_identifiers=ds.quasi_identifiers, delimiter=delimiter) if population else None

@@ -487,6 +487,8 @@ OUTPUT_OPTIONS: dict[str, Option] = {
     "suppressed": optional(Choice(("remove", "star")), "remove"),
     "shuffle": optional(Boolean(), True),
     "seed": optional(Nullable(WholeNumber(0)), None),
+    # ' before every text cell a spreadsheet would run as a formula (veil.spreadsheet)
+    "spreadsheet_guard": optional(Boolean(), False),
 }
 
 @dataclass(frozen=True)

@@ -140,14 +140,18 @@ class OutputSpec:
             is given, so that two releases of one table cannot be joined by position; ``False``
             keeps the input order, which the manifest and the ledger's gate flag.
         seed: seed of the shuffle (``None``: the secure source; a seed is for experiments only).
+        spreadsheet_guard: write ``'`` before every text cell a spreadsheet would run as a
+            formula (see :mod:`veil.spreadsheet`); the manifest says so.
     """
 
     suppressed: str = "remove"
     shuffle: bool = True
     seed: int | None = None
+    spreadsheet_guard: bool = False
 
     def to_dict(self) -> dict:
-        return {"suppressed": self.suppressed, "shuffle": self.shuffle, "seed": self.seed}
+        return {"suppressed": self.suppressed, "shuffle": self.shuffle, "seed": self.seed,
+                "spreadsheet_guard": self.spreadsheet_guard}
 
 
 @dataclass(frozen=True)

@@ -109,7 +109,7 @@ class _Candidate:
     @functools.cached_property
     def table(self) -> pa.Table:
         """The published table, read from the very bytes that were checked and will be stored."""
-        return _table_from_bytes(self.content, self.file_name)
+        return _table_from_bytes(self.content, self.file_name, self.manifest)
 
     def reading(self) -> bytes:
         """What a later reader needs besides the file and manifest: hierarchies and orders (JSON)."""
@@ -164,15 +164,18 @@ def _load_candidate(manifest, name: str | None, hierarchies, orders) -> _Candida
     return _Candidate(doc, manifest_text, release, content, kind, name, *aids)
 
 
-def _table_from_bytes(content: bytes, file_name: str) -> pa.Table:
-    """A published file's bytes read exactly as veil reads the file itself (CSV or Parquet, by its name)."""
+def _table_from_bytes(content: bytes, file_name: str, manifest: dict | None = None) -> pa.Table:
+    """A published file's bytes read exactly as veil reads the file itself (CSV or Parquet, by its
+    name), and as released when its manifest says it was written with the spreadsheet guard."""
     import pyarrow.parquet as pq
 
     from veil.data.io import read_csv_bytes
+    from veil.spreadsheet import is_guarded, unguard_table
 
     if Path(file_name).suffix.lower() in (".parquet", ".pq"):
         return pq.read_table(pa.BufferReader(content))
-    return read_csv_bytes(content, file_name).data
+    table = read_csv_bytes(content, file_name).data
+    return unguard_table(table) if is_guarded(manifest) else table
 
 
 # ---------------------------------------------------------------------- the release's own models
@@ -275,7 +278,8 @@ def _earlier(ledger, pop: Population, after: int, *, read: bool) -> tuple[list[R
         reading = json.loads(decompress(row.reading, where))
         name = f"release {row.id} ({row.name!r}, published {row.at[:19].replace('T', ' ')} by {row.by})"
         hierarchies = {c: Hierarchy(rows, name=c) for c, rows in reading["hierarchies"].items()}
-        views.append(ReleaseView(name, row.kind, _table_from_bytes(content, row.file_name), json.loads(manifest_text),
+        stored = json.loads(manifest_text)
+        views.append(ReleaseView(name, row.kind, _table_from_bytes(content, row.file_name, stored), stored,
                                  hierarchies, reading["orders"]))
     return views, max(after, newest or 0)
 
