@@ -58,7 +58,8 @@ def _guard_array(array: pa.Array) -> pa.Array:
     if pa.types.is_dictionary(array.type):
         return pa.DictionaryArray.from_arrays(array.indices, _guard_array(array.dictionary))
     hit = pc.and_(pc.match_substring_regex(array, _STARTS), pc.invert(pc.match_substring_regex(array, _NUMBER)))
-    return pc.if_else(hit, pc.binary_join_element_wise(pa.scalar(GUARD, array.type), array, ""), array)
+    joined = pc.binary_join_element_wise(pa.scalar(GUARD, array.type), array, pa.scalar("", array.type))
+    return pc.if_else(hit, joined, array)
 
 
 def _unguard_array(array: pa.Array) -> pa.Array:

@@ -25,7 +25,6 @@ from typing import Callable, List, Mapping, Optional
 import click
 import typer
 from rich.console import Console
-from rich.measure import Measurement
 from rich.table import Table
 from typer.core import TyperGroup
 
@@ -43,9 +42,7 @@ class _Terminal(Console):
     """A console that never draws a table narrower than the table's longest word or figure."""
 
     def print(self, *objects, **options) -> None:
-        tables = [item for item in objects if isinstance(item, Table)]
-        need = max((Measurement.get(self, self.options.update_width(UNWRAPPED), table).minimum for table in tables),
-                   default=0)
+        need = max((_fit(self, item) for item in objects if isinstance(item, Table)), default=0)
         if need <= self.width:
             super().print(*objects, **options)
             return
@@ -55,6 +52,34 @@ class _Terminal(Console):
             super().print(*objects, **options)
         finally:
             self._width = width
+
+
+def _fit(console: Console, table: Table) -> int:
+    """Give a table that does not fit the console's width fixed column widths, none narrower than
+    its column's longest word or figure, and return the width it then takes.
+
+    Rich narrows the widest columns first and cuts their words with "…"; here every column keeps
+    its longest word, and the width left is shared in proportion to what each column could use.
+    """
+    wide = console.options.update_width(UNWRAPPED)
+    ranges = [table._measure_column(console, wide, column) for column in table.columns]
+    shortest = [r.minimum for r in ranges]
+    longest = [max(r.maximum, r.minimum) for r in ranges]
+    room = console.width - table._extra_width
+    if sum(longest) <= room or table.width is not None:
+        return min(sum(longest) + table._extra_width, console.width)
+    widths = list(shortest)
+    spare = room - sum(shortest)
+    if spare > 0:
+        wants = [b - a for a, b in zip(shortest, longest)]
+        total = sum(wants)
+        share = [spare * want // total for want in wants]
+        for i in sorted(range(len(wants)), key=lambda i: wants[i] - share[i], reverse=True)[:spare - sum(share)]:
+            share[i] += 1
+        widths = [w + extra for w, extra in zip(widths, share)]
+    for column, width in zip(table.columns, widths):
+        column.width = max(1, width - table._get_padding_width(column._index))
+    return sum(widths) + table._extra_width
 
 
 def terminal(*, stderr: bool = False, soft_wrap: bool = False) -> Console:
