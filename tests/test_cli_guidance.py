@@ -198,6 +198,11 @@ def test_encoding_reads_a_latin1_table(latin, tmp_path):
     assert "München" in (tmp_path / "release.csv").read_text(encoding="utf-8") or \
         "*" in (tmp_path / "release.csv").read_text(encoding="utf-8")
     one_sentence(veil("check", latin, "--qi", "Stadt", "--encoding", "klingon"), "unknown text encoding 'klingon'")
+    started = veil("init", latin, "--out", tmp_path / "start.yaml", "--encoding", "latin-1")
+    assert started.exit_code == 0, started.output
+    run = next(line for line in (tmp_path / "start.yaml").read_text(encoding="utf-8").splitlines()
+               if line.startswith("# Run:"))
+    assert run.endswith("--encoding iso8859-1")
 
 
 # --------------------------------------------------------------------------- veil check --manifest

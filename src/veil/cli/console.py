@@ -68,6 +68,10 @@ def _fit(console: Console, table: Table) -> int:
     room = console.width - table._extra_width
     if sum(longest) <= room or table.width is not None:
         return min(sum(longest) + table._extra_width, console.width)
+    if room > 0:
+        rich = table._calculate_column_widths(console, console.options.update_width(room))
+        if all(width >= least for width, least in zip(rich, shortest)):
+            return console.width  # Rich's own layout wraps every column at its words: keep it
     widths = list(shortest)
     spare = room - sum(shortest)
     if spare > 0:

@@ -245,7 +245,11 @@ def starter_config(data_path: str | os.PathLike, *, delimiter: str | None = None
     add("# Every role and hierarchy below is a GUESS made from the column names and values, and each")
     add("# guess says so. Check every line before you publish anything.")
     add("#")
-    add("# Run:  veil anonymize --config THIS_FILE --out release.csv --manifest manifest.json --report report.html")
+    from veil.data.text_encoding import UTF8, current_encoding
+
+    encoding = "" if current_encoding() == UTF8 else f" --encoding {current_encoding()}"
+    add("# Run:  veil anonymize --config THIS_FILE --out release.csv --manifest manifest.json --report report.html"
+        + encoding)
     add("# (the manifest says how the release was made and is what veil publish takes; the report is one page)")
     add("# A DATA argument (veil anonymize DATA --config THIS_FILE ...) overrides `data:` below.")
     add("")
