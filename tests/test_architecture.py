@@ -28,6 +28,7 @@ LAYERS = {
     "randomness": 1,    # the random sources dp and ldp share
     "parallel": 1,      # the thread pool data, classes, anonymize and ldp spread work over
     "output": 1,        # the one writer: data writes hierarchy files through it
+    "spreadsheet": 1,   # the spreadsheet guard of released files (written by anonymize, read back by attacks, ledger)
     "data": 2,          # Dataset, Hierarchy, reading tables
     "cells": 3,         # the published cells of a column (the classes and the metrics read them)
     "engines": 3,       # where records are read and counted: local, or Spark (a summary of distinct rows)

@@ -137,11 +137,12 @@ def test_demo_prints_a_summary(tmp_path: Path):
     assert "refused 'd/refused/release.csv (optimized for discernibility)'" in result.stdout
     assert ("intersected with release 1 ('d/release.csv', published " in result.stdout
             and "perfectly breaches 1 of 30,162 people (0.0033%) on 'occupation'" in result.stdout)
-    # Run again, the demo publishes the same release in another secure shuffle: the gate lets it
-    # through (joined with the first it discloses nothing more) and still refuses the second one.
+    # Run again into the same folder, the demo would publish a second release under the same name:
+    # it is refused, and nothing there changes.
+    before = {path: path.read_bytes() for path in (tmp_path / "d").rglob("*") if path.is_file()}
     again = invoke("demo", "--out", str(tmp_path / "d"))
-    assert "published 'd/release.csv' as release 2 of population 'adult'" in again.stdout
-    assert "perfectly breaches 0 of 30,162 people" in again.stdout and "refused 'd/refused" in again.stdout
+    assert again.exit_code == 2 and again.stdout == "" and "holds an earlier demo" in again.stderr
+    assert {path: path.read_bytes() for path in (tmp_path / "d").rglob("*") if path.is_file()} == before
 
 
 BAD_INPUTS = [

@@ -22,7 +22,7 @@ from veil.config.parser import Parser
 from veil.config.schema import (ALGORITHMS, BUILDERS, CHECKS, COLUMN_ROLES, HIERARCHY_FILE_OPTIONS, MARGINAL_MODELS,
                                 MARGINAL_SEARCH_OPTIONS, MAXENT_OPTIONS, METRICS, MODELS, ORDER_FILE_OPTIONS,
                                 OUTPUT_OPTIONS, POPULATION_OPTIONS, SECTIONS, SHIPPED_SCHEMA, Boolean, Choice, Column,
-                                Columns, File, JsonOnly, Name, Nullable, Number, PerColumn, PublicDomains,
+                                Columns, File, JsonOnly, Name, Nullable, Number, PerColumn, PerQuasiIdentifier, PublicDomains,
                                 SensitiveColumn, WholeNumber,
                                 configuration_schema, schema_text)
 from veil.data.bundled import adult_folder
@@ -84,6 +84,8 @@ def example(owner: str, key: str, check):
         return "disease"
     if isinstance(check, (Nullable, PerColumn)):
         return example(owner, key, check.inner)
+    if isinstance(check, PerQuasiIdentifier):
+        return {"zip": example(owner, key, check.inner)}
     if isinstance(check, PublicDomains):
         return {"age": {"min": 20, "max": 29}, "sex": ["F", "M"], "zip": "data", "disease": ["flu", "cold", "cancer"]}
     assert isinstance(check, JsonOnly), f"no example for {owner}.{key}"

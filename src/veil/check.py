@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-import numpy as np
 import pyarrow as pa
 
 from veil.classes import STAR, EquivalenceClasses

@@ -57,6 +57,7 @@ from veil.errors import ParameterError
 from veil.models.base import PrivacyModel
 from veil.output import OutputSet, write_file
 from veil.randomness import secure_permutation
+from veil.spreadsheet import guard_table, guard_text
 
 SUPPRESSED_STYLES = ("remove", "star")
 # Records per piece of a release written as CSV: a few tens of MB of text at a time.
@@ -96,10 +97,14 @@ class Release:
         classes: the published classes, suppressed ones included.
         failing: bool per published class, the suppressed ones.
         released_classes: the published classes that are not suppressed.
+        spreadsheet_guard: whether the files are written with the spreadsheet guard (see
+            :meth:`guard_spreadsheets`; off unless asked).
 
     Raises:
         ParameterError: an unknown ``suppressed`` style.
     """
+
+    spreadsheet_guard: bool = False
 
     def __init__(self, dataset: Dataset, classes: EquivalenceClasses, failing: np.ndarray, *, algorithm: str,
                  models: Sequence[PrivacyModel], suppression_limit: float, metric=None, search=None,
@@ -335,7 +340,7 @@ class Release:
                       "identifying": ds.identifying, "insensitive": ds.insensitive},
             "output": {"rows": self.num_rows, "columns": self.column_names,
                        "suppressed": self.suppressed_style, "shuffled": self.shuffled, "seed": self.seed,
-                       "order": self.row_order},
+                       "order": self.row_order, **({"spreadsheet_guard": True} if self.spreadsheet_guard else {})},
             "suppression": {"limit": self.suppression_limit, "records": self.suppressed_records,
                             "share": self.suppressed_records / ds.num_rows},
             "classes": {"released": self.released_classes.n_classes,
@@ -388,11 +393,13 @@ class Release:
         options = pacsv.WriteOptions(delimiter=delimiter, include_header=False,
                                      quoting_style="needed" if self._holds(special) else "none")
         header = io.StringIO()
-        csv.writer(header, delimiter=delimiter, lineterminator="\n").writerow(self.column_names)
+        names = [guard_text(name) for name in self.column_names] if self.spreadsheet_guard else self.column_names
+        csv.writer(header, delimiter=delimiter, lineterminator="\n").writerow(names)
         yield header.getvalue().encode("utf-8")
         for start in range(0, self.num_rows, rows):
             sink = pa.BufferOutputStream()
-            pacsv.write_csv(self._rows(start, min(start + rows, self.num_rows)), sink, write_options=options)
+            chunk = self._rows(start, min(start + rows, self.num_rows))
+            pacsv.write_csv(guard_table(chunk) if self.spreadsheet_guard else chunk, sink, write_options=options)
             yield sink.getvalue().to_pybytes()
 
     def _holds(self, pattern: str) -> bool:
@@ -423,6 +430,19 @@ class Release:
                         return True
                 start += len(chunk)
         return False
+
+    def guard_spreadsheets(self, guard: bool = True) -> "Release":
+        """Write the release's files with the spreadsheet guard (:mod:`veil.spreadsheet`): ``'``
+        before every text cell a spreadsheet would run as a formula (``=``, ``+``, ``-``, ``@`` …,
+        numbers excepted). The manifest says so (``output.spreadsheet_guard``); the table in memory
+        (:attr:`table`, :attr:`data`) is not changed.
+
+        Returns:
+            The release itself.
+        """
+        self.spreadsheet_guard = bool(guard)
+        self.__dict__.pop("manifest", None)   # computed again, with the guard
+        return self
 
     def manifest_text(self, extra: dict | None = None) -> str:
         """:attr:`manifest` (with ``extra`` entries added) as indented JSON."""

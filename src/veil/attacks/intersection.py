@@ -425,14 +425,20 @@ def _as_published(source) -> PublishedRelease:
 
 
 def published_table(published: PublishedRelease, delimiter: str | None = None) -> pa.Table:
-    """The released table of ``published``, read when it is a path or a frame.
+    """The released table of ``published``, read when it is a path or a frame; a file its manifest
+    says was written with the spreadsheet guard is read as released (:func:`veil.spreadsheet.unguard_table`).
 
     Raises:
         DataError: the table cannot be read.
     """
+    from veil.spreadsheet import is_guarded, unguard_table
+
     if isinstance(published.table, pa.Table):
         return published.table
-    return read_table(published.table, published.delimiter or delimiter).data
+    table = read_table(published.table, published.delimiter or delimiter).data
+    if published.manifest is not None and is_guarded(_load_manifest(published.manifest, "the release")):
+        table = unguard_table(table)
+    return table
 
 
 def _release_name(published: PublishedRelease, position: int) -> str:

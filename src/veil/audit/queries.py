@@ -215,10 +215,13 @@ class QueryParser:
                 raise QueryError(f"in the query '{text}', the column '{name}' holds text, so it is compared with "
                                  "=, != or in (…), not by order.")
             bounds = [self._number(v, name, text) for v in values]
+            if op == "between" and bounds[0] > bounds[1]:
+                raise QueryError(f"in the query '{text}', 'between {values[0]} and {values[1]}' runs downwards; "
+                                 f"write the lower bound first: between {values[1]} and {values[0]}.")
             x = col.numeric
             with np.errstate(invalid="ignore"):
                 hit = {"<": x < bounds[0], "<=": x <= bounds[0], ">": x > bounds[0], ">=": x >= bounds[0],
-                       "between": (x >= min(bounds)) & (x <= max(bounds))}[op]
+                       "between": (x >= bounds[0]) & (x <= bounds[-1])}[op]
             hit = np.where(np.isnan(x), False, hit)
         else:
             hit = np.zeros(col.cardinality, dtype=bool)

@@ -12,7 +12,7 @@ module              commands
 ``marginals``       ``veil marginals``: anonymized marginals of a table, checked and published together
 ``dp``              ``veil dp count|sum|mean|quantile|histogram|budget|stream``
 ``alphabeta``       ``veil alphabeta estimate|parameters``: the αβ algorithm's view and parameters
-``ldp``             ``veil ldp simulate``
+``ldp``             ``veil ldp simulate|encode|collect``
 ``config``          ``veil config schema``: the JSON Schema of the configuration files
 ``ledger``          ``veil ledger init|status|history|verify|import``, ``veil publish`` (the gate)
 ``report``          ``veil report``, ``veil dp report``: a release's report, or DP answers', as one HTML page
@@ -48,7 +48,8 @@ GROUPS = {
     "attack": ("veil.cli.attack", "attack_app", "Attack a release as an adversary who knows the algorithm."),
     "experiment": ("veil.cli.experiment", "experiment_app", "Reproduce the published experiments."),
     "dp": ("veil.cli.dp", "dp_app", "Answer queries under differential privacy, charging a budget."),
-    "ldp": ("veil.cli.ldp", "ldp_app", "Local differential privacy: frequency oracles, simulated or for real."),
+    "ldp": ("veil.cli.ldp", "ldp_app", "Local differential privacy: frequency oracles, simulated, or deployed with "
+                                       "a client (encode) and a collector (collect)."),
     "alphabeta": ("veil.cli.alphabeta", "alphabeta_app",
                   "The αβ algorithm: answer counting queries from a view, choose α and β."),
     "config": ("veil.cli.config", "config_app", "The configuration files: their JSON Schema, for editors."),

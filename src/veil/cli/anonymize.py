@@ -17,7 +17,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table as RichTable
 
-from veil.cli.console import Console, fails_cleanly, progress_bar, stage
+from veil.cli.console import Console, fails_cleanly, progress_bar, reads_tables, stage, terminal
 from veil.errors import ParameterError
 
 if TYPE_CHECKING:
@@ -90,6 +90,7 @@ def files_read(cfg: AnonymizationConfig, config: Path) -> list[Path]:
 
 
 @fails_cleanly
+@reads_tables
 def anonymize_command(
     data: Optional[Path] = typer.Argument(None, help="Table to anonymize; overrides the config's data path."),
     config: Path = typer.Option(..., "--config", help="YAML configuration (see `veil init`)."),
@@ -104,6 +105,10 @@ def anonymize_command(
                                                                 "manifest and the ledger's gate flag such a release, "
                                                                 "which another release of the table in the same order "
                                                                 "joins by position."),
+    spreadsheet_guard: bool = typer.Option(False, "--spreadsheet-guard",
+                                           help="Write ' before every text cell a spreadsheet would run as a formula "
+                                                "(=, +, -, @ …, numbers excepted), as output: {spreadsheet_guard: "
+                                                "true} does; the manifest says so."),
     engine: Optional[str] = typer.Option(None, "--engine", help="local or spark: where the records are read and "
                                                                 "counted (default: the configuration's engine)."),
     master: Optional[str] = typer.Option(None, "--master", help="The Spark master (default: the configuration's "
@@ -130,6 +135,11 @@ def anonymize_command(
     if keep_order:
         # The manifest records the configuration the release was made with, this flag included.
         cfg = dataclasses.replace(cfg, output=dataclasses.replace(cfg.output, shuffle=False))
+    if spreadsheet_guard and cfg.algorithm.name == "alphabeta":
+        raise ParameterError("--spreadsheet-guard applies to generalized or partitioned releases; an αβ view publishes "
+                             "the values of public domains, so leave it out.")
+    if spreadsheet_guard:
+        cfg = dataclasses.replace(cfg, output=dataclasses.replace(cfg.output, spreadsheet_guard=True))
     name = engine or cfg.engine.name
     spark = name == "spark"
     if spark and cfg.algorithm.name == "alphabeta":
@@ -141,6 +151,9 @@ def anonymize_command(
     if report is not None and cfg.algorithm.name == "alphabeta":
         raise ParameterError("--report describes a generalized or partitioned release; the αβ algorithm publishes "
                              "a view, so leave --report out.")
+    if cfg.output.spreadsheet_guard and spark:
+        raise ParameterError("the spreadsheet guard is written by the local engine only; leave it out or use the "
+                             "local engine.")
     if report is not None and spark:
         # The report reads the published table in memory, which only the local engine holds.
         raise ParameterError("--report reads the published table in memory, which the Spark engine does not hold; "
@@ -160,7 +173,7 @@ def anonymize_command(
         anonymizer.fit(ds, progress=progress)
     with stage("transforming"):
         release = anonymizer.transform(ds, suppressed=cfg.output.suppressed, shuffle=cfg.output.shuffle,
-                                       rng=cfg.output.seed)
+                                       rng=cfg.output.seed).guard_spreadsheets(cfg.output.spreadsheet_guard)
         # Full-domain generalization reads a column through its hierarchy only; the other
         # algorithms treat a text column as nominal, which a stray text value makes silently.
         notes = ds.stray_text_notes() if cfg.algorithm.name != "fulldomain" else []
@@ -183,7 +196,7 @@ def anonymize_command(
     if as_json:
         sys.stdout.write(manifest_text)
     else:
-        console = Console(highlight=False)
+        console = terminal()
         render_release(release, console)
         for note in notes:
             console.print(f"note: {note}", markup=False)
@@ -193,6 +206,7 @@ def anonymize_command(
 
 
 @fails_cleanly
+@reads_tables
 def init_command(
     data: Path = typer.Argument(..., help="Table to write a starter configuration for."),
     out: Optional[Path] = typer.Option(None, "--out", help="Configuration file to write (default: DATA.yaml)."),
@@ -208,7 +222,7 @@ def init_command(
     target = out if out is not None else data.with_suffix(".yaml")
     with stage(f"reading {data.name}"):
         write_starter_config(data, target, delimiter=delimiter, overwrite=force)
-    Console(highlight=False).print(f"wrote {target}; every role and hierarchy marked '# guessed' is a guess: "
+    terminal().print(f"wrote {target}; every role and hierarchy marked '# guessed' is a guess: "
                                    "review them before anonymizing.")
 
 
@@ -231,7 +245,8 @@ def demo_command(
     release's report, OUT/report.html (one self-contained page to read or hand on). The
     release is then published through the gate of the ledger OUT/ledger.db; a second release with
     the same models, optimized for discernibility instead of loss (OUT/refused/), is refused
-    there, because intersected with the first it pins a person's occupation.
+    there, because intersected with the first it pins a person's occupation. OUT must not hold an
+    earlier demo.
     """
     from veil.anonymize import FullDomain
     from veil.attacks import attack_release
@@ -246,6 +261,10 @@ def demo_command(
     if out.exists() and not out.is_dir():
         raise ParameterError(f"{str(out)!r} is a file; give a folder for the demo's outputs.")
     release_path, manifest_path, report_path = out / "release.csv", out / "manifest.json", out / "report.html"
+    held = [path.name for path in (release_path, manifest_path, out / "ledger.db") if path.exists()]
+    if held:
+        raise ParameterError(f"{str(out)!r} holds an earlier demo ({', '.join(held)}), whose ledger would publish a "
+                             "second release under the same name; give --out a new folder, or remove that one.")
     second_path, second_manifest = out / "refused" / "release.csv", out / "refused" / "manifest.json"
     outputs = OutputSet([release_path, manifest_path, report_path, second_path, second_manifest], make_folders=True)
     with stage("loading the bundled Adult table"):
@@ -285,13 +304,13 @@ def demo_command(
     if as_json:
         sys.stdout.write(manifest_text)
         return
-    console = Console(highlight=False)
+    console = terminal()
     console.print(f"veil demo: Adult, {DEMO_MODELS}\n")
     render_release(release, console)
     console.print("\n[bold]The adversary's view[/]: attacks on the release itself")
     render_single(attacks, console)
     console.print(f"wrote {release_path}, {manifest_path} and {report_path}")
-    lines = Console(highlight=False, soft_wrap=True)
+    lines = terminal(soft_wrap=True)
     lines.print(f"\n[bold]The release ledger[/] {out / 'ledger.db'}: this release passes its gate; a second one of "
                 "the same people, with the same models optimized for discernibility, does not")
     render_decision(published, lines)

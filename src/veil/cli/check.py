@@ -15,8 +15,9 @@ import typer
 from rich.markup import escape
 from rich.table import Table as RichTable
 
-from veil.cli.console import (ENGINE, EXIT_FAILED_CHECK, MASTER, Console, engine_named, fails_cleanly, parse_orders,
-                              parse_pairs, split_names, stage)
+from veil.cli.console import (Console, ENGINE, EXIT_FAILED_CHECK, MASTER, engine_named, fails_cleanly, parse_orders,
+                              parse_pairs, reads_tables, split_names, stage, terminal)
+from veil.errors import ParameterError
 
 if TYPE_CHECKING:
     from veil.check import CheckReport
@@ -81,9 +82,11 @@ def render(report: CheckReport, console: Console) -> None:
 
 
 @fails_cleanly
+@reads_tables
 def check_command(
     data: Path = typer.Argument(..., help="CSV or Parquet table to check."),
-    qi: str = typer.Option(..., "--qi", help="Quasi-identifying columns, comma-separated."),
+    qi: Optional[str] = typer.Option(None, "--qi", help="Quasi-identifying columns, comma-separated (default with "
+                                                        "--manifest: the roles it names)."),
     sensitive: Optional[str] = typer.Option(None, "--sensitive", help="Sensitive columns, comma-separated."),
     identifying: Optional[str] = typer.Option(None, "--identifying", help="Identifying columns (ignored)."),
     hierarchy: List[str] = typer.Option([], "--hierarchy", help="COL=FILE: an ARX hierarchy CSV; repeatable."),
@@ -119,15 +122,32 @@ def check_command(
     Exits 1 when a threshold given with --k, --alpha, --l, --t, --delta, --beta, --delta-presence or
     --k-map is not met, or, with --earlier, join k-anonymity at --k and --l. With --engine spark the
     class × sensitive-value counts are aggregated by Spark and measured here.
+
+    With --manifest, the quasi-identifiers and sensitive columns are those the manifest names,
+    unless --qi and --sensitive are given.
     """
     from veil.check import check
     from veil.data.dataset import Dataset
+    from veil.data.io import read_table
     from veil.models import JoinKAnonymity
     from veil.output import load_manifest
+    from veil.spreadsheet import is_guarded, unguard_table
 
     reader = engine_named(engine, master)
+    if earlier_manifest is not None and earlier is None:
+        raise ParameterError("--earlier-manifest describes the table given with --earlier; give --earlier too, or "
+                             "leave --earlier-manifest out.")
+    described = load_manifest(manifest, release=data) if manifest else None
+    quasi, sensitive_columns = roles_of(qi, sensitive, described)
+    source = data
+    if is_guarded(described):
+        # written with the spreadsheet guard: read it as it was released
+        if engine != "local":
+            raise ParameterError("a release written with the spreadsheet guard is read by the local engine; leave "
+                                 "--engine out.")
+        source = unguard_table(read_table(data, delimiter).data)
     with stage(f"loading {data.name}"):
-        ds = reader.dataset(data, quasi_identifiers=split_names(qi), sensitive=split_names(sensitive),
+        ds = reader.dataset(source, quasi_identifiers=quasi, sensitive=sensitive_columns,
                             identifying=split_names(identifying), hierarchies=parse_pairs(hierarchy, "--hierarchy"),
                             orders=parse_orders(order), delimiter=delimiter)
         pop = Dataset(population, quasi_identifiers=ds.quasi_identifiers, delimiter=delimiter) if population else None
@@ -135,12 +155,33 @@ def check_command(
         report = check(ds, c=c, k=k, alpha=alpha, l=l, t=t, delta=delta, beta=beta,
                        risk_threshold=risk_threshold, population=pop,
                        delta_presence=parse_bounds(delta_presence), k_map=k_map,
-                       manifest=load_manifest(manifest, release=data) if manifest else None,
+                       manifest=described,
                        join=JoinKAnonymity(earlier, k, l, manifest=earlier_manifest) if earlier else None)
     report.notes.extend(ds.stray_text_notes())
     emit(report, as_json)
     if report.passed is False:
         raise typer.Exit(EXIT_FAILED_CHECK)
+
+
+def roles_of(qi: Optional[str], sensitive: Optional[str], manifest: Optional[dict]) -> tuple[list[str], list[str]]:
+    """The quasi-identifiers and sensitive columns to check: those given, else the manifest's roles.
+
+    Raises:
+        ParameterError: no --qi and no manifest, or a manifest that names no quasi-identifier.
+    """
+    roles = (manifest or {}).get("roles") or {}
+    if qi is None:
+        if manifest is None:
+            raise ParameterError("give the quasi-identifying columns with --qi, or the release's manifest with "
+                                 "--manifest, which names them.")
+        quasi = [str(name) for name in roles.get("quasi_identifiers") or []]
+        if not quasi:
+            raise ParameterError("the manifest names no quasi-identifier; give them with --qi.")
+    else:
+        quasi = split_names(qi)
+    if sensitive is None:
+        return quasi, [str(name) for name in roles.get("sensitive") or []]
+    return quasi, split_names(sensitive)
 
 
 def parse_bounds(text: str | None) -> tuple[float, float] | None:
@@ -149,8 +190,6 @@ def parse_bounds(text: str | None) -> tuple[float, float] | None:
     Raises:
         ParameterError: the text is not two comma-separated numbers.
     """
-    from veil.errors import ParameterError
-
     if text is None:
         return None
     parts = text.split(",")
@@ -165,4 +204,4 @@ def emit(report: CheckReport, as_json: bool) -> None:
     if as_json:
         sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
     else:
-        render(report, Console(highlight=False))
+        render(report, terminal())

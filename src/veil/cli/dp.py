@@ -56,8 +56,8 @@ from typing import Iterator, List, Optional
 import numpy as np
 import typer
 
-from veil.cli.console import (ENGINE, MASTER, Console, command_group, engine_named, fails_cleanly, parse_pairs,
-                              split_names, stage)
+from veil.cli.console import (Console, ENGINE, MASTER, command_group, engine_named, fails_cleanly, parse_pairs, reads_tables,
+                              split_names, stage, terminal)
 from veil.cli.report import dp_report_command
 from veil.data.hierarchy import Hierarchy
 from veil.dp.accountant import Accountant, Budget, _show, step_epsilons
@@ -254,7 +254,7 @@ class _Run:
             write_answer(result, self.out / "answer.json", self.out / "manifest.json", dataset_id=drawn_from,
                          charge=charge, make_folders=True)
         if not result.fit_for_release:
-            Console(stderr=True, highlight=False, soft_wrap=True).print(f"warning: {result.label}.", markup=False)
+            terminal(stderr=True, soft_wrap=True).print(f"warning: {result.label}.", markup=False)
         if as_json:
             doc = result.to_dict()
             if self.accountant is not None:
@@ -268,7 +268,7 @@ class _Run:
                                  "left": {"epsilon": float(left[0]), "delta": float(left[1])}}
             sys.stdout.write(json.dumps(doc, indent=2) + "\n")
             return
-        console = Console(highlight=False, soft_wrap=True)
+        console = terminal(soft_wrap=True)
         _render(result, console)
         if self.accountant is not None:
             eps, dlt = self.accountant.remaining()
@@ -338,6 +338,7 @@ class _Budget:
 
 @dp_app.command("count")
 @fails_cleanly
+@reads_tables
 def count_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DELTA,
                   columns: Optional[str] = typer.Option(None, "--columns",
                                                         help="Count non-missing values of this column."),
@@ -376,6 +377,7 @@ def _clamped(query: str, answer, data: Path, epsilon: float, delta: float, colum
 
 @dp_app.command("sum")
 @fails_cleanly
+@reads_tables
 def sum_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DELTA,
                 columns: Optional[str] = typer.Option(None, "--columns", help="The numeric column to sum."),
                 bounds: Optional[str] = BOUNDS, budget_file: Optional[Path] = BUDGET_FILE,
@@ -395,6 +397,7 @@ def sum_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DELT
 
 @dp_app.command("mean")
 @fails_cleanly
+@reads_tables
 def mean_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DELTA,
                  columns: Optional[str] = typer.Option(None, "--columns", help="The numeric column."),
                  bounds: Optional[str] = BOUNDS, budget_file: Optional[Path] = BUDGET_FILE,
@@ -414,6 +417,7 @@ def mean_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DEL
 
 @dp_app.command("quantile")
 @fails_cleanly
+@reads_tables
 def quantile_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DELTA,
                      columns: Optional[str] = typer.Option(None, "--columns", help="The numeric column."),
                      q: str = typer.Option("0.5", "--q", help="Quantile(s) in [0, 1], comma-separated; ε is split."),
@@ -444,6 +448,7 @@ def quantile_command(data: Path = DATA, epsilon: float = EPSILON, delta: float =
 
 @dp_app.command("histogram")
 @fails_cleanly
+@reads_tables
 def histogram_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DELTA,
                       columns: Optional[str] = typer.Option(None, "--columns",
                                                             help="Column(s), comma-separated: a contingency table."),
@@ -542,7 +547,7 @@ def budget_command(budget_file: str = typer.Argument(..., help="The budget file 
                                           for k in ("epsilon", "backward", "forward", "temporal", "window")}}
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
         return
-    console = Console(highlight=False, soft_wrap=True)
+    console = terminal(soft_wrap=True)
     console.print(acc.format_report(), markup=False)
     if leakage is not None:
         what = "temporal privacy leakage (TPL)" if w == 1 else f"leakage of {w} consecutive steps"
@@ -581,6 +586,7 @@ def _matrices(backward: Optional[Path], forward: Optional[Path]) -> Optional[Tem
 
 @dp_app.command("stream")
 @fails_cleanly
+@reads_tables
 def stream_command(
     events: Path = typer.Argument(..., help="CSV or Parquet table of events, one row each, in time order."),
     epsilon: float = typer.Option(..., "--epsilon", help="ε at the chosen level (per step, per user or per window)."),
@@ -638,11 +644,11 @@ def stream_command(
                                 strict=strict)
         written = result.write(out, reads=reads)
     if not result.release.fit_for_release:
-        Console(stderr=True, highlight=False, soft_wrap=True).print(f"warning: {result.release.label}.", markup=False)
+        terminal(stderr=True, soft_wrap=True).print(f"warning: {result.release.label}.", markup=False)
     if as_json:
         sys.stdout.write(json.dumps({**result.summary(), "files": [str(p) for p in written]}, indent=2) + "\n")
         return
-    console = Console(highlight=False, soft_wrap=True)
+    console = terminal(soft_wrap=True)
     console.print(result.release.guarantee["statement"], markup=False)
     console.print(f"steps {start}..{end}: the most ε spent in {result.release.w} consecutive step(s) is "
                   f"{_show(float(result.release.epsilon_window.max()))}", markup=False)

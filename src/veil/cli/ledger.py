@@ -17,8 +17,8 @@ from typing import Iterator, List, Optional
 
 import typer
 
-from veil.cli.console import (EXIT_FAILED_CHECK, Console, command_group, fails_cleanly, parse_orders, parse_pairs,
-                              stage)
+from veil.cli.console import (Console, EXIT_FAILED_CHECK, command_group, fails_cleanly, parse_orders, parse_pairs, reads_tables,
+                              stage, terminal)
 
 #: The ledger the commands use when neither --ledger nor $VEIL_LEDGER names one.
 DEFAULT_LEDGER = "veil-ledger.db"
@@ -39,7 +39,7 @@ def _print_json(doc: dict) -> None:
 
 
 def _console() -> Console:
-    return Console(highlight=False, soft_wrap=True)
+    return terminal(soft_wrap=True)
 
 
 @contextmanager
@@ -134,7 +134,7 @@ def history_command(ledger: str = LEDGER,
                                                              help="Only the entries about this population."),
                     limit: Optional[int] = typer.Option(None, "--limit", help="Only the newest N entries."),
                     as_json: bool = JSON) -> None:
-    """The decision log, oldest first: who did what, when, and why."""
+    """The decision log, oldest first: who did what, when, and why (with the warnings of each release decided on)."""
     with opened(ledger) as made:
         entries = made.history(population, limit=limit)
     if as_json:
@@ -144,6 +144,8 @@ def history_command(ledger: str = LEDGER,
     for e in entries:
         console.print(f"{e['seq']:>5}  {e['at'][:19].replace('T', ' ')}  {e['by']}  {e['action']}: {e['summary']}",
                       markup=False)
+        for warning in e.get("warnings") or ():
+            console.print(f"       warning: {warning}", markup=False)
 
 
 @ledger_app.command("verify")
@@ -179,6 +181,7 @@ def import_command(budget_file: Path = typer.Argument(..., help="A JSON budget f
 # ------------------------------------------------------------------------------ veil publish
 
 @fails_cleanly
+@reads_tables
 def publish_command(
     manifest: Path = typer.Argument(..., help="The manifest veil anonymize or veil dp --out wrote with the release."),
     population: str = typer.Option(..., "--population", help="The population the release is about."),
@@ -223,6 +226,8 @@ def render_decision(decision, console: Console) -> None:
         console.print(f"{decision.name!r} was published already, as release {decision.release_id} of population "
                       f"{decision.population!r} (log entry {decision.entry}); nothing was recorded again",
                       markup=False)
+        for warning in decision.warnings:
+            console.print(f"  warning: {warning}", markup=False)
         return
     if decision.published:
         charged = f", paid by charge {decision.charge}" if decision.charge else ""

@@ -20,7 +20,7 @@ import typer
 from rich.table import Table as RichTable
 
 from veil.cli.anonymize import files_read
-from veil.cli.console import Console, fails_cleanly, progress_bar, stage
+from veil.cli.console import Console, fails_cleanly, progress_bar, reads_tables, stage, terminal
 from veil.errors import ColumnError, ConfigError, DataError, ParameterError, lower_first
 
 if TYPE_CHECKING:
@@ -103,6 +103,7 @@ def render_marginals(release: MarginalRelease, console: Console) -> None:
 
 
 @fails_cleanly
+@reads_tables
 def marginals_command(
     data: Optional[Path] = typer.Argument(None, help="Table; overrides the config's data path."),
     config: Path = typer.Option(..., "--config", help="YAML configuration with a marginals section."),
@@ -180,6 +181,6 @@ def marginals_command(
     if as_json:
         sys.stdout.write(written[-1].read_text(encoding="utf-8"))
         return
-    console = Console(highlight=False)
+    console = terminal()
     render_marginals(release, console)
     console.print(f"wrote {len(written) - 1} marginals and {written[-1]}", soft_wrap=True)

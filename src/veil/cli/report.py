@@ -12,10 +12,11 @@ from typing import List, Optional
 
 import typer
 
-from veil.cli.console import Console, fails_cleanly, files_named, parse_pairs, stage
+from veil.cli.console import fails_cleanly, files_named, parse_pairs, reads_tables, stage, terminal
 
 
 @fails_cleanly
+@reads_tables
 def report_command(
     manifest: Path = typer.Argument(..., help="The release's manifest (JSON), written with it by veil anonymize."),
     out: Optional[Path] = typer.Option(None, "--out", help="The HTML report to write (default: report.html beside "
@@ -72,7 +73,7 @@ def report_command(
                            sensitive_hierarchies=parse_pairs(hierarchy, "--hierarchy"))
     with stage(f"writing {target}"):
         write_file(target, html, reads=reads)
-    Console(highlight=False).print(f"wrote {target}", soft_wrap=True)
+    terminal().print(f"wrote {target}", soft_wrap=True)
 
 
 @fails_cleanly
@@ -96,7 +97,7 @@ def dp_report_command(
     parsed = [check_answer(_json(path, "answer file"), repr(str(path))) for path in answers]
     shown = check_budget(_json(budget, "budget file"), repr(str(budget))) if budget is not None else None
     write_file(out, render_dp_html(dp_report(parsed, shown)), reads=reads)
-    Console(highlight=False).print(f"wrote {out}", soft_wrap=True)
+    terminal().print(f"wrote {out}", soft_wrap=True)
 
 
 def _json(path: Path, what: str):

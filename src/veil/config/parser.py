@@ -694,9 +694,9 @@ class Parser:
         for group in schema.exactly_one:
             given = [key for key in group if key in options]
             if len(given) != 1:
-                raise self.error(line_node or 1, f"algorithm {name} takes exactly one of "
-                                 f"{' and '.join('algorithm.' + key for key in group)}, not "
-                                 + ("both." if given else "neither."))
+                keys = [f"algorithm.{key}" for key in group]
+                raise self.error(line_node or 1, f"algorithm {name} takes exactly one of {' and '.join(keys)}, "
+                                 "not both." if given else f"algorithm {name} needs {' or '.join(keys)}; give one.")
         if name == "mdav" and options.get("k") is None:
             if not any(m.name == "k_anonymity" or (m.name == "alpha_k_anonymity" and m.options.get("k"))
                        for m in self.models):
@@ -812,7 +812,8 @@ def _read_header(path: Path, delimiter: str | None) -> list[str] | None:
             import pyarrow.parquet as pq
 
             return list(pq.read_schema(check_regular_file(path)).names)
-        # The whole header row, or None for a file that is not UTF-8 text (the real read says so).
+        # The whole header row (in the encoding in effect), or None for a file that its encoding does not
+        # decode (the real read says so).
         return read_csv_header(path, delimiter)
     except Exception:  # noqa: BLE001 - any failure here is reported by the real read
         return None

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
+from veil.config.per_quasi_identifier import PerQuasiIdentifier
 from veil.config.specification import (EngineSpec, GivenMarginalSpec, MarginalModelSpec, MarginalsSpec, OutputSpec,
                                        PolicySpec, PopulationSpec)
 from veil.data.builders import DATE_GRANULARITIES
@@ -425,7 +426,7 @@ ALGORITHMS: dict[str, AlgorithmSchema] = {
     "mondrian": AlgorithmSchema("Mondrian", {
         "mode": optional(Choice(("strict", "relaxed")), "strict"),
         # No defaults here: Mondrian's own (hierarchy, false) apply when these are left out.
-        "categorical": optional(Choice(("hierarchy", "order"))),
+        "categorical": optional(PerQuasiIdentifier(Choice(("hierarchy", "order")))),
         "allow_single_class": optional(Boolean()),
     }, needs_hierarchies=False, what="Mondrian"),
     "mdav": AlgorithmSchema("MDAV", {
@@ -440,7 +441,7 @@ ALGORITHMS: dict[str, AlgorithmSchema] = {
         # draws from the operating system's secure source.
         "l": optional(WholeNumber(1)),
         "sensitive": SENSITIVE,
-        "categorical": optional(Choice(("hierarchy", "order"))),
+        "categorical": optional(PerQuasiIdentifier(Choice(("hierarchy", "order")))),
         "rng": optional(Nullable(WholeNumber(0))),
     }, needs_hierarchies=False, what="Ace, transparent ℓ-diversity"),
     "alphabeta": AlgorithmSchema("AlphaBeta", {
@@ -459,6 +460,8 @@ OUTPUT_OPTIONS: dict[str, Option] = {
     "suppressed": optional(Choice(("remove", "star")), "remove"),
     "shuffle": optional(Boolean(), True),
     "seed": optional(Nullable(WholeNumber(0)), None),
+    # ' before every text cell a spreadsheet would run as a formula (veil.spreadsheet)
+    "spreadsheet_guard": optional(Boolean(), False),
 }
 
 @dataclass(frozen=True)

@@ -38,8 +38,13 @@ class HierarchySpec:
     path: Path | None = None
     origin: str = ""
 
-    def build(self, values=None):
+    def build(self, values=None, missing_values=("",)):
         """The :class:`veil.Hierarchy`: the file read, or the builder run on ``values``.
+
+        Args:
+            values: the column's values (a builder's input; unused for a file).
+            missing_values: the configuration's cell texts that mean "missing"; a builder makes
+                no leaf for them (the dataset keeps them as its missing category).
 
         Raises:
             ConfigError: the file or the builder fails (the message names the config line).
@@ -50,15 +55,16 @@ class HierarchySpec:
         try:
             if self.kind == "file":
                 return Hierarchy.read_csv(self.path, **self.options)
+            missing = {"missing_values": tuple(missing_values)}
             if self.kind == "intervals":
-                return builders.intervals(values, **self.options)
+                return builders.intervals(values, **self.options, **missing)
             if self.kind == "masking":
-                return builders.masking(values, **self.options)
+                return builders.masking(values, **self.options, **missing)
             if self.kind == "dates":
                 options = dict(self.options)
                 units = options.pop("units", ("month", "year"))
-                return builders.dates(values, units, **options)
-            return builders.flat(values, **self.options)
+                return builders.dates(values, units, **options, **missing)
+            return builders.flat(values, **self.options, **missing)
         except VeilError as exc:
             raise ConfigError(f"{self.origin}: the hierarchy of '{self.column}' cannot be built: "
                               f"{lower_first(str(exc))}") from None
@@ -134,14 +140,18 @@ class OutputSpec:
             is given, so that two releases of one table cannot be joined by position; ``False``
             keeps the input order, which the manifest and the ledger's gate flag.
         seed: seed of the shuffle (``None``: the secure source; a seed is for experiments only).
+        spreadsheet_guard: write ``'`` before every text cell a spreadsheet would run as a
+            formula (see :mod:`veil.spreadsheet`); the manifest says so.
     """
 
     suppressed: str = "remove"
     shuffle: bool = True
     seed: int | None = None
+    spreadsheet_guard: bool = False
 
     def to_dict(self) -> dict:
-        return {"suppressed": self.suppressed, "shuffle": self.shuffle, "seed": self.seed}
+        return {"suppressed": self.suppressed, "shuffle": self.shuffle, "seed": self.seed,
+                "spreadsheet_guard": self.spreadsheet_guard}
 
 
 @dataclass(frozen=True)
@@ -345,7 +355,7 @@ class AnonymizationConfig:
         hierarchies = {}
         for name, spec in self.hierarchies.items():
             values = None if spec.kind == "file" else table.data.column(name)
-            hierarchies[name] = spec.build(values)
+            hierarchies[name] = spec.build(values, self.missing_values)
         # A file that does not cover its column is found when the dataset aligns it; the
         # hierarchies were made here, so their names can carry the config line for that message.
         for name, h in hierarchies.items():
@@ -363,7 +373,7 @@ class AnonymizationConfig:
         spec = self.hierarchies[name]
 
         def build(values):
-            hierarchy = spec.build(None if spec.kind == "file" else values)
+            hierarchy = spec.build(None if spec.kind == "file" else values, self.missing_values)
             hierarchy.name = f"{spec.origin}: {hierarchy.name}"
             return hierarchy
 

@@ -43,7 +43,7 @@ import secrets
 import socket
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 from urllib.parse import urlparse
 
 import numpy as np
@@ -353,9 +353,13 @@ class SparkEngine:
             HierarchyError: a hierarchy does not cover its column's values.
         """
         source = self._source(data, delimiter, malformed)
-        return self._summarize(source, quasi_identifiers=quasi_identifiers, sensitive=sensitive,
-                               identifying=identifying, hierarchies=hierarchies, orders=orders,
-                               missing_values=missing_values, also=also, allow_empty=allow_empty)
+        dataset = self._summarize(source, quasi_identifiers=quasi_identifiers, sensitive=sensitive,
+                                  identifying=identifying, hierarchies=hierarchies, orders=orders,
+                                  missing_values=missing_values, also=also, allow_empty=allow_empty)
+        if isinstance(data, (str, os.PathLike)):
+            # Named as Dataset names a file it reads: its name without the extension.
+            dataset.name = os.path.splitext(os.path.basename(os.path.normpath(os.fspath(data))))[0] or None
+        return dataset
 
     def _summarize(self, source: SparkSource, *, quasi_identifiers, sensitive=None, identifying=None,
                    hierarchies=None, orders=None, missing_values=("",), also=(), allow_empty=False) -> SparkDataset:
@@ -393,9 +397,6 @@ class SparkEngine:
                                engine=self, columns=columns, kind=kind,
                                delimiter=delimiter, quasi_identifiers=qis, sensitive=sens, identifying=ident,
                                hierarchies=built, orders=orders, missing_values=missing_values)
-        if isinstance(data, (str, os.PathLike)):
-            # Named as Dataset names a file it reads: its name without the extension.
-            dataset.name = os.path.splitext(os.path.basename(os.path.normpath(os.fspath(data))))[0] or None
         return dataset
 
     def query_dataset(self, data, columns: Sequence[str], delimiter: str | None = None, *,

@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -108,7 +109,7 @@ class _Candidate:
     @functools.cached_property
     def table(self) -> pa.Table:
         """The published table, read from the very bytes that were checked and will be stored."""
-        return _table_from_bytes(self.content, self.file_name)
+        return _table_from_bytes(self.content, self.file_name, self.manifest)
 
     def reading(self) -> bytes:
         """What a later reader needs besides the file and manifest: hierarchies and orders (JSON)."""
@@ -163,15 +164,18 @@ def _load_candidate(manifest, name: str | None, hierarchies, orders) -> _Candida
     return _Candidate(doc, manifest_text, release, content, kind, name, *aids)
 
 
-def _table_from_bytes(content: bytes, file_name: str) -> pa.Table:
-    """A published file's bytes read exactly as veil reads the file itself (CSV or Parquet, by its name)."""
+def _table_from_bytes(content: bytes, file_name: str, manifest: dict | None = None) -> pa.Table:
+    """A published file's bytes read exactly as veil reads the file itself (CSV or Parquet, by its
+    name), and as released when its manifest says it was written with the spreadsheet guard."""
     import pyarrow.parquet as pq
 
     from veil.data.io import read_csv_bytes
+    from veil.spreadsheet import is_guarded, unguard_table
 
     if Path(file_name).suffix.lower() in (".parquet", ".pq"):
         return pq.read_table(pa.BufferReader(content))
-    return read_csv_bytes(content, file_name).data
+    table = read_csv_bytes(content, file_name).data
+    return unguard_table(table) if is_guarded(manifest) else table
 
 
 # ---------------------------------------------------------------------- the release's own models
@@ -274,7 +278,8 @@ def _earlier(ledger, pop: Population, after: int, *, read: bool) -> tuple[list[R
         reading = json.loads(decompress(row.reading, where))
         name = f"release {row.id} ({row.name!r}, published {row.at[:19].replace('T', ' ')} by {row.by})"
         hierarchies = {c: Hierarchy(rows, name=c) for c, rows in reading["hierarchies"].items()}
-        views.append(ReleaseView(name, row.kind, _table_from_bytes(content, row.file_name), json.loads(manifest_text),
+        stored = json.loads(manifest_text)
+        views.append(ReleaseView(name, row.kind, _table_from_bytes(content, row.file_name, stored), stored,
                                  hierarchies, reading["orders"]))
     return views, max(after, newest or 0)
 
@@ -320,6 +325,8 @@ def publish(ledger, manifest, *, population: str, data=None, policy: Policy | No
     if defined is not None:
         ledger.add_population(population, budget=defined.template(), key_column=defined.key_column,
                               relation=defined.relation)
+    else:
+        _require_population(ledger, population)
     pop = ledger.population(population)
     earlier = _same_release(ledger, pop, candidate)
     if earlier is not None:
@@ -368,6 +375,23 @@ def publish(ledger, manifest, *, population: str, data=None, policy: Policy | No
             return decision
 
 
+def _require_population(ledger, name: str) -> None:
+    """Refuse a population the ledger does not hold, saying how to add one.
+
+    Raises:
+        LedgerError: the ledger has no population ``name``.
+    """
+    known = [pop.name for pop in ledger.populations()]
+    if name in known:
+        return
+    listed = (f"it has {', '.join(repr(n) for n in known[:5])}{', …' if len(known) > 5 else ''}" if known
+              else "it has none yet")
+    key = name if re.fullmatch(r"[A-Za-z0-9_.-]+", name) else json.dumps(name, ensure_ascii=False)
+    raise LedgerError(f"{ledger._where} has no population {name!r} ({listed}); add it by defining it in a policy "
+                      f"file, 'policy: {{populations: {{{key}: {{}}}}}}', and giving that file to --policy here or to "
+                      "veil ledger init --policy.")
+
+
 def _same_release(ledger, pop: Population, candidate: _Candidate) -> Decision | None:
     """The decision that published this very file to the population, if one did (its manifest may have been
     written again since: its time of writing changes, the table does not)."""
@@ -377,8 +401,11 @@ def _same_release(ledger, pop: Population, candidate: _Candidate) -> Decision | 
                            .order_by(RELEASES.c.id).limit(1)).first()
     if row is None:
         return None
+    # the warnings it was published with, as its stored manifest gave them
+    stored = json.loads(decompress(row.manifest, f"release {row.id}'s manifest"))
+    warnings = [str(w) for w in stored.get("warnings") or []] if isinstance(stored, dict) else []
     return Decision(True, row.name, row.kind, pop.name, release_id=row.id, charge=row.charge_seq, entry=row.log_seq,
-                    already=True)
+                    already=True, warnings=warnings)
 
 
 def _decide(ledger, pop: Population, candidate: _Candidate, policy: Policy, seen: int, reasons: list[str],

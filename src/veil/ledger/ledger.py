@@ -514,7 +514,8 @@ class Ledger:
         return out
 
     def history(self, population: str | None = None, *, limit: int | None = None) -> list[dict]:
-        """The log, oldest first: each entry's number, time, author, action, population and what it says.
+        """The log, oldest first: each entry's number, time, author, action, population, what it says,
+        and the warnings its release's manifest gave (a decision to publish or refuse; else none).
 
         Args:
             population: only the entries about this population.
@@ -536,24 +537,43 @@ class Ledger:
             if limit is not None:
                 query = query.limit(limit)
             rows = list(reversed(conn.execute(query).all()))
-        return [{"seq": r.seq, "at": r.at, "by": r.by, "action": r.action, "population": r.population,
-                 "summary": self._summary(r), "hash": r.hash} for r in rows]
+        entries = []
+        for r in rows:
+            payload = self._payload(r)
+            entries.append({"seq": r.seq, "at": r.at, "by": r.by, "action": r.action, "population": r.population,
+                            "summary": self._summary(r, payload), "hash": r.hash,
+                            "warnings": [str(w) for w in payload.get("warnings") or []]})
+        return entries
 
-    def _summary(self, row) -> str:
-        """What a log entry says, or the sentence refusing an entry whose payload veil did not write.
+    def _payload(self, row) -> dict:
+        """A log entry's payload, or the sentence refusing one veil did not write.
+
+        Raises:
+            LedgerTamperedError: the payload is not a JSON object.
+        """
+        try:
+            payload = json.loads(row.payload)
+        except ValueError:
+            payload = None
+        if not isinstance(payload, dict):
+            raise self._altered(row)
+        return payload
+
+    def _summary(self, row, payload: dict) -> str:
+        """What a log entry says.
 
         Raises:
             LedgerTamperedError: the payload is not the JSON object of its action.
         """
         try:
-            payload = json.loads(row.payload)
-            if not isinstance(payload, dict):
-                raise TypeError("not an object")
             return summarize(row.action, payload)
         except (ValueError, TypeError, KeyError, AttributeError):
-            raise LedgerTamperedError(f"entry {row.seq} of {self._where} holds a payload veil did not write (it was "
-                                      "altered); see every change with veil ledger verify and restore the ledger "
-                                      "from a backup.") from None
+            raise self._altered(row) from None
+
+    def _altered(self, row) -> LedgerTamperedError:
+        return LedgerTamperedError(f"entry {row.seq} of {self._where} holds a payload veil did not write (it was "
+                                   "altered); see every change with veil ledger verify and restore the ledger "
+                                   "from a backup.")
 
     def verify(self) -> VerifyReport:
         """Check the whole ledger: the chain link by link, the anchor, and every row against its entry.

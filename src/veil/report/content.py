@@ -36,8 +36,10 @@ from veil.attacks.single import DEFAULT_THRESHOLD, attack_release
 from veil.check import check
 from veil.classes import STAR, EquivalenceClasses
 from veil.data.dataset import Dataset
+from veil.data.io import read_table
 from veil.errors import DataError, ParameterError
 from veil.output import load_manifest
+from veil.spreadsheet import is_guarded, unguard_table
 from veil.report.figures import Figure, bar_chart, step_chart
 from veil.report.summary import Summary, dataset_name, report_columns, report_warnings, summarize
 from veil.report.utility import UtilityRow, utility_figure, utility_rows
@@ -189,6 +191,9 @@ def release_report(manifest: Mapping, table, *, original: Dataset | None = None,
         raise ParameterError(f"a hierarchy is given for '{stray[0]}', which is not a sensitive column of the release "
                              f"({', '.join(sensitive) or 'it has none'}); give hierarchies of sensitive columns only.")
     hierarchies = dict(sensitive_hierarchies or {})
+    if isinstance(table, (str, os.PathLike)) and is_guarded(manifest):
+        # written with the spreadsheet guard: read as it was released
+        table = unguard_table(read_table(table, delimiter).data)
     ds = Dataset(table, quasi_identifiers=qis, sensitive=sensitive, hierarchies=hierarchies,
                  delimiter=delimiter if isinstance(table, (str, os.PathLike)) else None)
     checked = check(ds, manifest=manifest, risk_threshold=risk_threshold)
