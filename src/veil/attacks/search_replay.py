@@ -43,7 +43,7 @@ from veil.anonymize.lattice import Lattice
 from veil.errors import DataError
 
 if TYPE_CHECKING:  # the attack's own types, imported there
-    from veil.attacks.minimality import PublishedClasses
+    from veil.attacks.published_classes import PublishedClasses
     from veil.classes import EquivalenceClasses
     from veil.data.dataset import Dataset
 
