@@ -70,8 +70,8 @@ import scipy.sparse as sp
 
 from veil.attacks.intersection import (ColumnValues, PublishedRelease, ReleaseMismatchError, TargetsError,
                                        _as_published, _check_boxes, _is_microaggregated, _load_hierarchies,
-                                       _load_manifest, _nodes_for, _read_targets, _release_name, _roles,
-                                       _text_column, parse_published_value, published_table)
+                                       _load_manifest, _named_hierarchies, _nodes_for, _read_targets, _release_name,
+                                       _roles, _text_column, parse_published_value, published_table)
 from veil.classes import group_rows
 from veil.data.encoding import MISSING_LABEL, canonical_numeric_texts
 from veil.data.hierarchy import Hierarchy
@@ -337,7 +337,7 @@ def _node_labels(published: Sequence[PublishedRelease], loaded: Sequence[tuple],
     with a hierarchy over more values, and the earlier release's labels stand for the same nodes."""
     out: dict[str, dict[str, set]] = {}
     for pub, (_, manifest, _) in zip(published, loaded):
-        own = _load_hierarchies(pub.hierarchies)
+        own = {**_named_hierarchies(pub, manifest, shared), **_load_hierarchies(pub.hierarchies)}
         for q in qis:
             for hierarchies in ({}, {q: shared[q]} if q in shared else None, {q: own[q]} if q in own else None):
                 if hierarchies is None:

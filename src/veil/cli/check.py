@@ -102,8 +102,12 @@ def check_command(
         None, "--delta-presence", help="DMIN,DMAX: check δ-presence against the population (e.g. 0,0.5)."),
     k_map: Optional[int] = typer.Option(None, "--k-map", help="Check k-map against the population at this k."),
     manifest: Optional[Path] = typer.Option(
-        None, "--manifest", help="The release's manifest: judge it as veil anonymize did (the input's reference "
-                                 "distributions; rows all * are its suppressed records when it shows them)."),
+        None, "--manifest", help="The release's manifest: judge it as veil anonymize did (rows all * are its "
+                                 "suppressed records when it shows them; a population is generalized to its "
+                                 "levels through the hierarchies)."),
+    private: Optional[Path] = typer.Option(
+        None, "--private", help="The release's private file, with the input's reference distributions (default: "
+                                "the one beside the manifest, when it is there)."),
     earlier: Optional[Path] = typer.Option(
         None, "--earlier", help="An earlier release of the same records (its manifest, or its table): measure join "
                                 "k-anonymity of this table as a second release given it, at --k and --l."),
@@ -121,20 +125,39 @@ def check_command(
     """
     from veil.check import check
     from veil.data.dataset import Dataset
+    from veil.errors import ParameterError
+    from veil.manifests import combined, load_private, referenced_hierarchy
     from veil.models import JoinKAnonymity
     from veil.output import load_manifest
 
+    if private is not None and manifest is None:
+        raise ParameterError("--private is the private file of a release's manifest; give --manifest too.")
+    qis = split_names(qi)
+    hierarchies = parse_pairs(hierarchy, "--hierarchy")
+    # A released table publishes its quasi-identifiers generalized: their hierarchies generalize the
+    # population to the manifest's levels, not the published cells.
+    given = {q: h for q, h in hierarchies.items() if q in qis} if manifest else {}
+    doc = None
+    if manifest:
+        doc = load_manifest(manifest, release=data)
+        doc = combined(doc, load_private(manifest, doc, private))
+        if population is not None:
+            # the hierarchy files the manifest names (checked by their SHA-256), for those not given
+            for q in qis:
+                named = None if q in given else referenced_hierarchy(doc, q, manifest.parent)
+                if named is not None:
+                    given[q] = named
     reader = engine_named(engine, master)
     with stage(f"loading {data.name}"):
-        ds = reader.dataset(data, quasi_identifiers=split_names(qi), sensitive=split_names(sensitive),
-                            identifying=split_names(identifying), hierarchies=parse_pairs(hierarchy, "--hierarchy"),
+        ds = reader.dataset(data, quasi_identifiers=qis, sensitive=split_names(sensitive),
+                            identifying=split_names(identifying),
+                            hierarchies={c: h for c, h in hierarchies.items() if c not in given},
                             orders=parse_orders(order), delimiter=delimiter)
         pop = Dataset(population, quasi_identifiers=ds.quasi_identifiers, delimiter=delimiter) if population else None
     with stage("measuring the models and the risk"):
         report = check(ds, c=c, k=k, alpha=alpha, l=l, t=t, delta=delta, beta=beta,
                        risk_threshold=risk_threshold, population=pop,
-                       delta_presence=parse_bounds(delta_presence), k_map=k_map,
-                       manifest=load_manifest(manifest, release=data) if manifest else None,
+                       delta_presence=parse_bounds(delta_presence), k_map=k_map, manifest=doc, hierarchies=given,
                        join=JoinKAnonymity(earlier, k, l, manifest=earlier_manifest) if earlier else None)
     report.notes.extend(ds.stray_text_notes())
     emit(report, as_json)

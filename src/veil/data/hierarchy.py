@@ -12,6 +12,7 @@ level ``i``. It is read and written exactly.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import os
 from dataclasses import dataclass
@@ -45,6 +46,11 @@ class Hierarchy:
     def __init__(self, rows: Iterable[Sequence[str]], name: str = "hierarchy"):
         rows = [[str(v) for v in row] for row in rows]
         self.name = name
+        # The file it was read from and the SHA-256 of its bytes (None for a hierarchy made here),
+        # which a release's manifest names.
+        self.path: Path | None = None
+        self.sha256: str | None = None
+        self.delimiter = ";"
         # How the file this came from ended its lines, so that writing it back is byte-exact.
         self.newline = "\n"
         self.final_newline = True
@@ -113,8 +119,9 @@ class Hierarchy:
         """
         path = Path(path)
         try:
-            with open(path, encoding="utf-8-sig", newline="") as fh:
-                text = fh.read()
+            with open(path, "rb") as fh:
+                data = fh.read()
+            text = data.decode("utf-8-sig")
         except FileNotFoundError:
             raise HierarchyError(f"hierarchy file {str(path)!r} does not exist; check the path.") from None
         except IsADirectoryError:
@@ -126,6 +133,8 @@ class Hierarchy:
             raise HierarchyError(f"hierarchy file {str(path)!r} cannot be read: {describe_os_error(exc)}.") from None
         rows = [row for row in csv.reader(io.StringIO(text, newline=""), delimiter=delimiter) if row]
         hierarchy = cls(rows, name=f"hierarchy file {path.name!r}")
+        hierarchy.path, hierarchy.sha256 = path, hashlib.sha256(data).hexdigest()
+        hierarchy.delimiter = delimiter
         hierarchy.newline = "\r\n" if "\r\n" in text else "\n"
         hierarchy.final_newline = text.endswith(("\n", "\r"))
         return hierarchy
