@@ -372,7 +372,8 @@ def test_merging_lets_groups_grow_beyond_2k_minus_1():
     assert model.result_.merge_rounds >= 1 and sizes.max() > 3
     release = model.transform(ds)
     assert DistinctLDiversity(2).evaluate(release.released_classes).passed
-    assert release.manifest["recoding"]["merge_rounds"] == model.result_.merge_rounds
+    assert release.private_manifest["recoding"]["merge_rounds"] == model.result_.merge_rounds
+    assert "merge_rounds" not in release.manifest["recoding"]
 
 
 def test_failing_groups_are_suppressed_within_the_limit_fewest_records_first():
@@ -450,7 +451,7 @@ def test_nominal_option_publishes_the_mode_of_a_numeric_code():
     ds = Dataset(frame, quasi_identifiers=["zip"])
     out = MDAV(k=3, nominal=["zip"]).fit_transform(ds).data
     assert set(out["zip"]) <= {"13053", "14850"}
-    assert MDAV(k=3, nominal="zip").fit(ds).transform(ds).manifest["recoding"]["standardization"]["zip"] == \
+    assert MDAV(k=3, nominal="zip").fit(ds).transform(ds).private_manifest["recoding"]["standardization"]["zip"] == \
         {"kind": "nominal", "mismatch": 1.0}
 
 
@@ -465,7 +466,7 @@ def test_missing_numbers_are_imputed_for_distances_and_published_with_the_group_
     # The mean of 20 and 21 is 20.5 → 21.
     assert sorted(zip(out["sex"], out["age"])) == [("f", "61")] * 3 + [("m", "21")] * 3
     assert model.centroids_.loc[0, "age"] == 20.5
-    manifest = model.transform(ds).manifest["recoding"]
+    manifest = model.transform(ds).private_manifest["recoding"]
     assert manifest["standardization"]["age"]["missing"] == 1
     assert manifest["missing"] == "impute"
 
@@ -572,7 +573,7 @@ def test_adult_k5_groups_and_manifest():
     assert model.result_.classes == len(sizes) == len(raw) - model.result_.coincident < len(raw)
     release = model.transform(ds)
     assert release.data[ds.quasi_identifiers].drop_duplicates().shape[0] == len(sizes)
-    assert release.manifest["metrics"]["discernibility"] == int((sizes.astype(np.int64) ** 2).sum())
+    assert release.private_manifest["metrics"]["discernibility"] == int((sizes.astype(np.int64) ** 2).sum())
 
 
 def test_example_config_runs_through_veil_anonymize(tmp_path: Path, monkeypatch):

@@ -28,13 +28,17 @@ published         ``manifest_version``, ``veil``, ``created``, ``algorithm``; ``
                   ``classes``; each model's name, key, threshold, sensitive column, verdict,
                   and its level when it reads the classes alone (k, α, ℓ, c, join, δ-presence
                   and k-map against a public population); ``node`` and ``heights`` (the level
-                  and height of each quasi-identifier's hierarchy); the public part of
-                  ``recoding`` (settings, and each released class's size with its published
-                  box or values); ``search.metric``; ``warnings``; ``config``; ``release``
+                  and height of each quasi-identifier's hierarchy); ``hierarchy_files`` (each
+                  hierarchy read from a file: the file as given and its SHA-256); the public
+                  part of ``recoding`` (settings, and each released class's size with its
+                  published box or values); ``search.metric``; ``warnings``; ``config``;
+                  ``release``
 private           ``input.rows``; ``suppression.records`` and ``share``; every model's level;
                   ``metrics``; ``reference``; ``generalization`` (the value map);
-                  ``hierarchies`` (their rows); the whole ``recoding`` and ``search``;
-                  ``notes``; ``attacks``
+                  ``hierarchy_rows`` (every hierarchy's rows: a builder's leaves are the data's
+                  values); the whole ``recoding`` (with MDAV's standardization, Mondrian's and
+                  Ace's rounds and timings) and ``search`` (loss, nodes checked, optimality,
+                  time); ``notes``; ``attacks``
 ================  ==========================================================================
 
 The private file holds the *whole* of each section it touches, so the curator's view of a release

@@ -102,12 +102,6 @@ def read_release_manifest(manifest: str | os.PathLike, release: str | os.PathLik
             records no roles; its private file is missing, or belongs to another release.
     """
     doc = load_manifest(manifest, release)
-    if is_split(doc):
-        secret = load_private(manifest, doc, private)
-        if secret is None:
-            raise DataError(missing_private(manifest, "what the report says of the input table (its size, the "
-                                                      "suppressed records, the metrics, the reference distributions)"))
-        doc = combined(doc, secret)
     version = doc.get("veil")
     if not isinstance(version, str) or ".".join(version.split(".")[:2]) != READABLE_SERIES:
         raise DataError(f"manifest {str(manifest)!r} was written by veil {version or 'of an unknown version'}, whose "
@@ -116,6 +110,12 @@ def read_release_manifest(manifest: str | os.PathLike, release: str | os.PathLik
     if not isinstance(roles, dict) or not roles.get("quasi_identifiers"):
         raise DataError(f"manifest {str(manifest)!r} records no quasi-identifiers; give the manifest veil anonymize "
                         "wrote with the release.")
+    if is_split(doc):
+        secret = load_private(manifest, doc, private)
+        if secret is None:
+            raise DataError(missing_private(manifest, "what the report says of the input table (its size, the "
+                                                      "suppressed records, the metrics, the reference distributions)"))
+        doc = combined(doc, secret)
     return doc
 
 
