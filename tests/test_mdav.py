@@ -35,6 +35,7 @@ from veil.anonymize import MDAV, InfeasibleError
 from veil.anonymize.mdav import _Space, mdav_groups
 from veil.cli import app
 from veil.config import load_config
+from veil.manifests import combined, private_path
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "adult-mdav.yaml"
@@ -584,7 +585,10 @@ def test_example_config_runs_through_veil_anonymize(tmp_path: Path, monkeypatch)
     result = runner.invoke(app, ["anonymize", "--config", "examples/adult-mdav.yaml", "--out", str(out),
                                  "--manifest", str(manifest_path)])
     assert result.exit_code == 0, result.output
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    published = json.loads(manifest_path.read_text(encoding="utf-8"))
+    # the standardization is the input's: the curator's private file holds it, the manifest does not
+    assert "standardization" not in published["recoding"] and "metrics" not in published
+    manifest = combined(published, json.loads(private_path(manifest_path).read_text(encoding="utf-8")))
     assert manifest["algorithm"] == "mdav"
     assert manifest["output"]["rows"] == 30_162 and manifest["suppression"]["records"] == 0
     assert manifest["models"][0]["passed"] and manifest["models"][0]["level"] >= 5

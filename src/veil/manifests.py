@@ -41,11 +41,13 @@ private           ``input.rows``; ``suppression.records`` and ``share``; every m
                   time); ``notes``; ``attacks``
 ================  ==========================================================================
 
-The private file holds the *whole* of each section it touches, so the curator's view of a release
-is one shallow merge, :func:`combined`; ``veil check --manifest``, ``veil report`` and ``veil
-publish`` read that view when the private file is there, and say in one sentence what to pass
-when they need it and it is missing. A manifest written before the split (version 1, with a
-``generalization`` map) holds everything itself and reads as its own combined view.
+The private file holds the *whole* of each section it touches; the curator's view of a release,
+:func:`combined`, is the manifest with what the private file adds (a published entry stands, so
+that the claims the curator's tools check are the published ones). ``veil check --manifest``,
+``veil report`` and ``veil publish`` read that view when the private file is there, and say in
+one sentence what to pass when they need it and it is missing. A manifest written before the
+split (version 1, with a ``generalization`` map) holds everything itself and reads as its own
+combined view.
 """
 
 from __future__ import annotations
@@ -86,11 +88,29 @@ def private_document(private: Mapping) -> dict:
 
 
 def combined(manifest: Mapping, private: Mapping | None) -> dict:
-    """The curator's view of a release: the manifest with each section its private file holds
-    replaced by the private (whole) one. Without a private file, the manifest itself."""
+    """The curator's view of a release: the manifest with what its private file adds.
+
+    What the manifest publishes stands (a claim the curator's tools check is the published one):
+    a section both hold gets the private file's entries the manifest lacks, and each published
+    model row the level its private row gives; a section only the private file holds is added.
+    Without a private file, the manifest itself.
+    """
     if not private:
         return dict(manifest)
-    return {**manifest, **{key: value for key, value in private.items() if key not in _META}}
+    out = dict(manifest)
+    for key, value in private.items():
+        if key in _META:
+            continue
+        mine = manifest.get(key)
+        if mine is None:
+            out[key] = value
+        elif isinstance(mine, Mapping) and isinstance(value, Mapping):
+            out[key] = {**value, **mine}
+        elif key == "models" and isinstance(mine, list) and isinstance(value, list) and len(mine) == len(value):
+            out[key] = [{**({"level": theirs.get("level")} if isinstance(theirs, Mapping) and "level" not in row
+                            and theirs.get("key") == row.get("key") else {}), **row}
+                        for row, theirs in zip(mine, value)]
+    return out
 
 
 def put_private(outputs, path: str | os.PathLike, private: Mapping, describes: Mapping[str, str | os.PathLike]) -> str:

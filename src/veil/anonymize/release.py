@@ -330,7 +330,9 @@ class Release:
         levels = {q: self.classes.cells(j).level for j, q in enumerate(ds.quasi_identifiers)}
         if all(v is not None for v in levels.values()):
             manifest["node"] = levels
-            manifest["heights"] = {q: ds.generalizations[q].height for q in ds.quasi_identifiers}
+            # 0 for a column published as it is, without a hierarchy
+            manifest["heights"] = {q: ds.generalizations[q].height if q in ds.generalizations else 0
+                                   for q in ds.quasi_identifiers}
         described = {c: h for c, h in ds.hierarchies.items() if c in ds.quasi_identifiers or c in ds.sensitive}
         if hierarchy_files(described):
             manifest["hierarchy_files"] = hierarchy_files(described)

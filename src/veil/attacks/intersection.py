@@ -404,7 +404,8 @@ class PublishedRelease:
         levels = {q: release.classes.cells(j).level for j, q in enumerate(ds.quasi_identifiers)}
         if all(level is not None for level in levels.values()):
             manifest["node"] = levels
-            manifest["heights"] = {q: ds.generalizations[q].height for q in ds.quasi_identifiers}
+            manifest["heights"] = {q: ds.generalizations[q].height if q in ds.generalizations else 0
+                                   for q in ds.quasi_identifiers}
         if release.recoding is not None:
             manifest["recoding"] = release.recoding
         hierarchies = {q: h for q, h in ds.hierarchies.items() if q in ds.quasi_identifiers}
