@@ -191,3 +191,46 @@ def test_married_af_spouse_held_only_by_suppressed_records_is_not_named(tmp_path
     view = combined(load_manifest(tmp_path / "manifest.json"),
                     load_private(tmp_path / "manifest.json", load_manifest(tmp_path / "manifest.json")))
     assert view["suppression"]["records"] == release.suppressed_records
+
+
+def test_a_manifest_written_before_the_split_is_still_read(tmp_path):
+    """A version-1 manifest held everything itself (the value map, the reference, every level):
+    veil check, veil report and veil publish read it as it is."""
+    frame = random_frame(3, 80)
+    release = FullDomain([KAnonymity(3), TCloseness(0.9, sensitive="disease")], suppression_limit=0.1).fit_transform(
+        dataset(frame))
+    release.write(tmp_path / "release.csv", tmp_path / "new.json")
+    old = combined(json.loads((tmp_path / "new.json").read_text()),
+                   json.loads((tmp_path / "new.private.json").read_text()))
+    old.pop("manifest_version")
+    (tmp_path / "old.json").write_text(json.dumps(old), encoding="utf-8")
+    frame.to_csv(tmp_path / "people.csv", index=False)
+    check = veil_cli("check", tmp_path / "release.csv", "--qi", ",".join(QIS), "--sensitive", "disease",
+                     "--manifest", tmp_path / "old.json", "--json")
+    assert check.exit_code == 0, check.output
+    assert any("reference distribution of 'disease' given" in note for note in json.loads(check.stdout)["notes"])
+    report = veil_cli("report", tmp_path / "old.json", "--out", tmp_path / "old.html")
+    assert report.exit_code == 0, report.output
+    (tmp_path / "policy.yaml").write_text("policy:\n  populations:\n    people: {}\n", encoding="utf-8")
+    for ledger in ("old.db", "new.db"):
+        assert veil_cli("ledger", "init", "--ledger", tmp_path / ledger).exit_code == 0
+
+    def publish(manifest, ledger, *more):
+        return veil_cli("publish", tmp_path / manifest, "--population", "people", "--data", tmp_path / "people.csv",
+                        "--ledger", tmp_path / ledger, "--policy", tmp_path / "policy.yaml", "--json", *more)
+
+    published = publish("old.json", "old.db")
+    assert published.exit_code == 0, published.output
+    assert json.loads(published.stdout)["published"]
+    # The published manifest alone: the gate asks for the private file in one sentence, recording nothing.
+    (tmp_path / "new.private.json").rename(tmp_path / "kept.json")
+    missing = publish("new.json", "new.db")
+    assert missing.exit_code == 2 and missing.stderr.strip().splitlines() == [
+        "error: the level of t-closeness, equal EMD (and the input's distribution it is measured against) is kept in "
+        "the release's private file, which is not beside the manifest; give it (--private new.private.json, written "
+        "by veil anonymize)."]
+    given = publish("new.json", "new.db", "--private", tmp_path / "kept.json")
+    assert given.exit_code == 0, given.output
+    decision = json.loads(given.stdout)
+    assert decision["published"] and decision["release_id"] == 1  # nothing was recorded by the refusal above
+    assert [row["published"] == row["manifest"] for row in decision["recheck"]] == [True, True]

@@ -167,3 +167,40 @@ def test_a_missing_hierarchy_is_one_sentence(project):
         "error: release 1 (release.csv) publishes 'age' at level 1 of its hierarchy, and no hierarchy of 'age' was "
         "given to generalize the population with; give it (--hierarchy age=FILE)."]
     assert manifest["node"]["age"] == 1
+
+
+def test_presence_models_in_a_configuration(project):
+    """``delta_presence`` and ``k_map`` under ``models:`` take the population as a path: the search
+    keeps the release within them, and the manifest reports the truth's levels."""
+    (project / "presence.yaml").write_text(
+        "data: sample.csv\ncolumns: {quasi_identifiers: [sex, age]}\n"
+        "hierarchies: {sex: {file: sex.csv}, age: {file: age.csv}}\n"
+        "models:\n  - delta_presence: {population: population.csv, delta_max: 0.5}\n"
+        "  - k_map: {population: population.csv, k: 6}\nmetric: height\n", encoding="utf-8")
+    made = veil_cli("anonymize", "--config", project / "presence.yaml", "--out", project / "p.csv",
+                    "--manifest", project / "p.json", "--json")
+    assert made.exit_code == 0, made.output
+    manifest = json.loads(made.stdout)
+    assert manifest["node"] == {"sex": 0, "age": 1}
+    assert [(row["key"], row["level"], row["passed"]) for row in manifest["models"]] == [
+        ("delta_presence", 0.5, True), ("k_map", 6, True)]
+    assert manifest["config"]["models"][0] == {"delta_presence": {"population": str(project / "population.csv"),
+                                                                  "delta_max": 0.5}}
+    # A model that cannot be met, and a malformed one, are one sentence each.
+    (project / "strict.yaml").write_text(
+        (project / "presence.yaml").read_text(encoding="utf-8").replace("delta_max: 0.5", "delta_max: 0.4"),
+        encoding="utf-8")
+    strict = veil_cli("anonymize", "--config", project / "strict.yaml", "--out", project / "s.csv")
+    assert strict.exit_code == 2 and len(strict.stderr.strip().splitlines()) == 1
+    (project / "bad.yaml").write_text(
+        (project / "presence.yaml").read_text(encoding="utf-8").replace("delta_max: 0.5", "delta_max: 0.5, "
+                                                                          "delta_min: 0.9"), encoding="utf-8")
+    bad = veil_cli("anonymize", "--config", project / "bad.yaml", "--out", project / "b.csv")
+    assert bad.exit_code == 2 and "bad.yaml, line 5: delta_presence: δmin must be in [0, δmax]" in bad.stderr
+    assert not (project / "b.csv").exists() and not (project / "s.csv").exists()
+    (project / "nowhere.yaml").write_text(
+        (project / "presence.yaml").read_text(encoding="utf-8").replace("population: population.csv, delta",
+                                                                      "population: nowhere.csv, delta"),
+        encoding="utf-8")
+    nowhere = veil_cli("anonymize", "--config", project / "nowhere.yaml", "--out", project / "n.csv")
+    assert nowhere.exit_code == 2 and "does not exist" in nowhere.stderr
