@@ -85,7 +85,10 @@ def check_command(
     qi: str = typer.Option(..., "--qi", help="Quasi-identifying columns, comma-separated."),
     sensitive: Optional[str] = typer.Option(None, "--sensitive", help="Sensitive columns, comma-separated."),
     identifying: Optional[str] = typer.Option(None, "--identifying", help="Identifying columns (ignored)."),
-    hierarchy: List[str] = typer.Option([], "--hierarchy", help="COL=FILE: an ARX hierarchy CSV; repeatable."),
+    hierarchy: List[str] = typer.Option([], "--hierarchy", help="COL=FILE: an ARX hierarchy CSV; repeatable. With "
+                                                                "--manifest, a quasi-identifier's hierarchy "
+                                                                "generalizes the population (default: the file the "
+                                                                "manifest names)."),
     order: List[str] = typer.Option([], "--order", help="COL=v1,v2,… or COL=FILE: value order of an ordinal column."),
     delimiter: Optional[str] = typer.Option(None, "--delimiter", help="CSV delimiter (default: sniffed)."),
     c: float = typer.Option(2.0, "--c", help="c of recursive (c,ℓ)-diversity."),
