@@ -44,6 +44,7 @@ def test_a_release_writes_each_marginal_and_a_manifest_that_hashes_them(counter,
     assert "utility" not in manifest
     assert private["utility"]["kl_divergence"] == pytest.approx(collection.kl_divergence())
     assert private["marginal-01"]["sha256"] == manifest["marginals"][0]["file"]["sha256"]
+    assert private["kind"] == "veil private manifest"
     assert [p["model"] for p in manifest["privacy"]] == ["k-link anonymity", "MaxEnt entropy ℓ-diversity"]
     for entry, path, table in zip(manifest["marginals"], written, collection.marginals):
         assert entry["file"]["file"] == path.name

@@ -204,3 +204,23 @@ def test_presence_models_in_a_configuration(project):
         encoding="utf-8")
     nowhere = veil_cli("anonymize", "--config", project / "nowhere.yaml", "--out", project / "n.csv")
     assert nowhere.exit_code == 2 and "does not exist" in nowhere.stderr
+
+
+def test_a_hierarchy_that_does_not_cover_the_population_is_one_sentence(project):
+    (project / "short.csv").write_text("".join(f"{a};*\n" for a in AGES if a != 35), encoding="utf-8")
+    (project / "tall.csv").write_text("".join(f"{a};{a // 10}x;*\n" for a in AGES), encoding="utf-8")
+    base = ["check", project / "release.csv", "--qi", "sex,age", "--manifest", project / "release.json",
+            "--population", project / "population.csv"]
+    short = veil_cli(*base, "--hierarchy", f"age={project / 'short.csv'}")
+    assert short.exit_code == 2
+    assert short.stderr.strip().splitlines() == [
+        "error: the population cannot be generalized as the release was: hierarchy file 'short.csv' does not cover "
+        "1 value(s) of column 'age': '35'; add a row for each."]
+    tall = veil_cli(*base, "--hierarchy", f"age={project / 'tall.csv'}")
+    assert tall.exit_code == 2 and tall.stderr.strip().splitlines() == [
+        "error: the hierarchy given for 'age' has height 2, but the release was made with one of height 1; give the "
+        "hierarchy the release was made with."]
+    # A hierarchy file the manifest names that changed since is refused by its SHA-256.
+    (project / "age.csv").write_text("".join(f"{a};any\n" for a in AGES), encoding="utf-8")
+    changed = veil_cli(*base)
+    assert changed.exit_code == 2 and "is not the one the release was made with (its SHA-256 differs" in changed.stderr

@@ -66,7 +66,7 @@ PRIVATE_KIND = "veil private manifest"
 #: The private file's name: the manifest's, with this in place of its suffix.
 PRIVATE_SUFFIX = ".private.json"
 # Entries of a private file that describe the file itself, not the release.
-_META = ("kind", "manifest_version", "release", "private")
+_META = ("kind", "manifest_version", "release")
 
 
 def private_path(manifest: str | os.PathLike) -> Path:
@@ -84,7 +84,8 @@ def is_split(manifest: Mapping) -> bool:
 
 def private_document(private: Mapping) -> dict:
     """A private file's content with the entries that say what it is (see :func:`combined`)."""
-    return {"kind": PRIVATE_KIND, "manifest_version": MANIFEST_VERSION, **private}
+    return {"kind": PRIVATE_KIND, "manifest_version": MANIFEST_VERSION,
+            **{key: value for key, value in private.items() if key not in ("kind", "manifest_version")}}
 
 
 def combined(manifest: Mapping, private: Mapping | None) -> dict:

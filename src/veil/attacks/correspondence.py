@@ -278,8 +278,8 @@ def correspondence_attack(first, second, targets, *, quasi_identifiers: str | Se
 
     before1 = np.asarray(match1 @ n1).ravel()
     before2 = np.asarray(match2 @ n2).ravel()
-    forward = _left(match1, match2 @ sp.diags(n2) @ comparable.T, n1)
-    cross = _left(match2, match1 @ sp.diags(n1) @ comparable, n2)
+    forward = _left(match1, match2 @ sp.diags(n2, dtype=np.int64) @ comparable.T, n1)
+    cross = _left(match2, match1 @ sp.diags(n1, dtype=np.int64) @ comparable, n2)
     backward = np.asarray(match2 @ (n2 - _need(comparable, n1, n2))).ravel()
 
     if new is None:

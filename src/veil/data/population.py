@@ -28,7 +28,7 @@ import pyarrow as pa
 
 from veil.data import builders
 from veil.data.hierarchy import Hierarchy
-from veil.errors import DataError, HierarchyError
+from veil.errors import DataError, HierarchyError, lower_first
 
 __all__ = ["publish_population", "release_levels"]
 
@@ -92,7 +92,7 @@ def publish_population(table: pa.Table, manifest: Mapping, columns: Sequence[str
     try:
         view = Dataset(table.select(wanted), quasi_identifiers=wanted, hierarchies=chosen, missing_values=missing)
     except HierarchyError as exc:
-        raise HierarchyError(f"{exc} The population must be covered by the hierarchies {where} was made with.") \
+        raise HierarchyError(f"the population cannot be generalized as {where} was: {lower_first(str(exc))}") \
             from None
     for q in wanted:
         labels = np.asarray(view.labels(q, targets[q]), dtype=object)[view.generalized_codes(q, targets[q])]

@@ -120,7 +120,7 @@ class MarginalRelease:
         """What the curator keeps in the private file: the KL-divergence of the estimate from the
         input table, and the whole ``algorithm`` (the greedy search's steps and divergences)."""
         doc = self._document()
-        return {"kind": KIND, "veil": doc["veil"], "utility": doc["utility"], "algorithm": doc["algorithm"]}
+        return {"veil": doc["veil"], "utility": doc["utility"], "algorithm": doc["algorithm"]}
 
     def _document(self) -> dict:
         counter = self.collection.counter
