@@ -234,3 +234,10 @@ def test_a_manifest_written_before_the_split_is_still_read(tmp_path):
     decision = json.loads(given.stdout)
     assert decision["published"] and decision["release_id"] == 1  # nothing was recorded by the refusal above
     assert [row["published"] == row["manifest"] for row in decision["recheck"]] == [True, True]
+    # A new release checked against the old ledger entry (its manifest held the value map itself).
+    other = FullDomain([KAnonymity(6)], suppression_limit=0.1).fit_transform(dataset(frame))
+    (tmp_path / "second").mkdir()
+    other.write(tmp_path / "second" / "release.csv", tmp_path / "second" / "manifest.json")
+    second = publish("second/manifest.json", "old.db")
+    assert second.exit_code in (0, 1), second.output
+    assert {f["check"] for f in json.loads(second.stdout)["findings"]} >= {"intersection"}

@@ -224,3 +224,13 @@ def test_a_hierarchy_that_does_not_cover_the_population_is_one_sentence(project)
     (project / "age.csv").write_text("".join(f"{a};any\n" for a in AGES), encoding="utf-8")
     changed = veil_cli(*base)
     assert changed.exit_code == 2 and "is not the one the release was made with (its SHA-256 differs" in changed.stderr
+
+
+def test_a_release_by_local_recoding_is_not_matched_with_a_population():
+    from veil.check import check
+    from veil.errors import DataError
+
+    sample = Dataset(POPULATION.iloc[SAMPLE_ROWS], quasi_identifiers=["sex", "age"])
+    population = Dataset(POPULATION, quasi_identifiers=["sex", "age"])
+    with pytest.raises(DataError, match="names no level per quasi-identifier"):
+        check(sample, population=population, manifest={"algorithm": "mondrian", "roles": {}})
