@@ -255,7 +255,8 @@ def test_missing_category_and_a_node_labelled_like_it_are_one_class():
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "release.csv"
         path.write_text(release.csv_text(), encoding="utf-8")
-        report = veil.check(Dataset(path, quasi_identifiers=["zip"], sensitive=["s"]), manifest=release.curator_manifest)
+        report = veil.check(Dataset(path, quasi_identifiers=["zip"], sensitive=["s"]),
+                            manifest=release.curator_manifest)
     assert report.classes.n_classes == release.manifest["classes"]["released"]
 
 
