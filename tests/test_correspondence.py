@@ -194,13 +194,14 @@ def test_the_gate_refuses_a_version_that_opens_a_correspondence_attack(tmp_path)
     ledger.add_population("people", key_column="id")
     # T1 = a, b, c, d published by twenty years ([20-39]: a, b with flu); T2 adds e and f (cold)
     # and is published by decade: the flu record in a's decade is hers (forward and cross). The
-    # first release's value map lists the ages it holds, which 24 and 38 are not: e and f are new,
-    # and the backward attack finds them in their decade's cold record.
+    # first release names no age it holds (its value map is its curator's), and its band 20-39
+    # holds 24 and 38 too: e and f may be old, so they are attacked as old ones (forward and
+    # cross), which leaves them fewer than 2 candidates too.
     assert _publish_version(tmp_path, ledger, 4, 2, policy).published
     refused = _publish_version(tmp_path, ledger, 6, 1, policy)
     assert not refused.published
     assert "as a new version of release 1" in refused.reason
-    assert "leaves 4 of 6 people (66.67%) fewer than 2 candidates (forward 2, cross 2, backward 2)" in refused.reason
+    assert "leaves 4 of 6 people (66.67%) fewer than 2 candidates (forward 4, cross 4, backward 0)" in refused.reason
     # The same grown table published by twenty years again keeps everyone among 2.
     decision = _publish_version(tmp_path, ledger, 6, 2, policy)
     assert decision.published

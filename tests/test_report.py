@@ -35,6 +35,7 @@ from veil.check import check
 from veil.cli import app
 from veil.data.dataset import Dataset
 from veil.errors import DataError, ParameterError
+from veil.manifests import private_path
 from veil.models import EntropyLDiversity, KAnonymity
 from veil.report import read_release_manifest, release_file, release_report, release_report_of, render_html
 from veil.report.figures import GRID, INK, PALETTE, THRESHOLD, bar_chart, step_chart
@@ -302,7 +303,7 @@ def test_veil_report_writes_the_page(published, tmp_path):
 def test_veil_report_writes_beside_the_manifest_by_default(published, tmp_path):
     folder = tmp_path / "copy"
     folder.mkdir()
-    for path in published[1:3]:
+    for path in [*published[1:3], private_path(published[1])]:
         (folder / path.name).write_bytes(path.read_bytes())
     result = invoke("report", folder / "manifest.json")
     assert result.exit_code == 0, result.output
@@ -311,7 +312,7 @@ def test_veil_report_writes_beside_the_manifest_by_default(published, tmp_path):
 
 def _copy(published, folder: Path, edit=None) -> Path:
     folder.mkdir(exist_ok=True)
-    for path in published[1:3]:
+    for path in [*published[1:3], private_path(published[1])]:
         (folder / path.name).write_bytes(path.read_bytes())
     if edit:
         doc = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
@@ -328,6 +329,8 @@ def _copy(published, folder: Path, edit=None) -> Path:
     ("over the release", "is an input of this run"),
     ("no roles", "no quasi-identifiers"),
     ("hierarchy of a quasi-identifier", "not a sensitive column"),
+    ("no private file", "is kept in the release's private file, which is not beside the manifest; give it "
+                        "(--private manifest.private.json"),
 ])
 def test_veil_report_refuses_bad_input_in_one_sentence(published, tmp_path, case, words):
     edit = {"version": lambda d: d.update(veil="9.0.0"),
@@ -343,6 +346,8 @@ def test_veil_report_refuses_bad_input_in_one_sentence(published, tmp_path, case
         out = manifest
     if case == "over the release":
         out = release
+    if case == "no private file":
+        private_path(manifest).unlink()
     before = {p: p.read_bytes() for p in manifest.parent.iterdir()}
     extra = ["--hierarchy", f"sex={ADULT_DIR / 'adult_hierarchy_sex.csv'}"] if case.startswith("hierarchy") else []
     result = invoke("report", manifest, "--out", out, *extra)
@@ -370,7 +375,8 @@ def test_veil_anonymize_writes_the_report_with_the_release(published, tmp_path):
     out, manifest, report = tmp_path / "o.csv", tmp_path / "m.json", tmp_path / "r.html"
     result = invoke("anonymize", "--config", config, "--out", out, "--manifest", manifest, "--report", report)
     assert result.exit_code == 0, result.output
-    assert f"wrote {out}, {manifest} and {report}" in result.stdout.replace("\n", "")
+    assert (f"wrote {out}, {manifest}, {private_path(manifest)} (private: keep it, do not publish it) and {report}"
+            in result.stdout.replace("\n", ""))
     page = report.read_text(encoding="utf-8")
     assert "k-anonymity at 5" in page and 'id="figure-risk"' in page
     # the report refuses to replace the configuration, and then nothing is written

@@ -491,13 +491,16 @@ class OutputSet:
         self._absolute[target] = absolute
         return absolute
 
-    def put(self, path: PathLike, content: Content | Iterable[Content]) -> dict:
+    def put(self, path: PathLike, content: Content | Iterable[Content], *, mode: int | None = None) -> dict:
         """Write ``content`` (text is written as UTF-8, line ends as given) to a temporary file
         beside the target ``path``; it appears at ``path`` on :meth:`commit`.
 
         ``content`` may also be an iterable of pieces (text or bytes-like), written and hashed
         one after the other, so that a large file is never held whole; an error raised while
         the pieces are made removes everything put, like a failed write.
+
+        The file gets the permissions of the file it replaces (a new one what ``open`` gives);
+        ``mode`` (``0o600`` for a file only its owner may read) sets them from its first byte.
 
         Returns:
             ``{"sha256": …, "bytes": …}`` of the content.
@@ -514,12 +517,13 @@ class OutputSet:
             self._drop(target)
             index = self.targets.index(target)
             temporary = absolute.parent / f"{PREFIX}{self._txid}.{index}.{absolute.name[:_NAME_CHARS]}.tmp"
-            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
+                         0o666 if mode is None else mode)
             self._temporary[target] = temporary
             with os.fdopen(fd, "wb") as fh:
                 try:
                     # An existing file keeps its permissions; a new one gets what open() would give.
-                    os.fchmod(fh.fileno(), os.stat(absolute).st_mode & 0o7777)
+                    os.fchmod(fh.fileno(), (os.stat(absolute).st_mode & 0o7777) if mode is None else mode)
                 except FileNotFoundError:
                     pass
                 for piece in pieces:

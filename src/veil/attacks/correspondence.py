@@ -70,8 +70,8 @@ import scipy.sparse as sp
 
 from veil.attacks.intersection import (ColumnValues, PublishedRelease, ReleaseMismatchError, TargetsError,
                                        _as_published, _check_boxes, _is_microaggregated, _load_hierarchies,
-                                       _load_manifest, _nodes_for, _pairs_from_bits, _read_targets, _release_name,
-                                       _roles, _text_column, hierarchy_nodes, parse_published_value,
+                                       _load_manifest, _named_hierarchies, _nodes_for, _pairs_from_bits, _read_targets,
+                                       _release_name, _roles, _text_column, hierarchy_nodes, parse_published_value,
                                        published_table)
 from veil.classes import group_rows
 from veil.data.encoding import MISSING_LABEL, canonical_numeric_texts
@@ -339,7 +339,7 @@ def _node_labels(published: Sequence[PublishedRelease], loaded: Sequence[tuple],
     with a hierarchy over more values, and the earlier release's labels stand for the same nodes."""
     out: dict[str, dict[str, set]] = {}
     for pub, (_, manifest, _) in zip(published, loaded):
-        own = _load_hierarchies(pub.hierarchies)
+        own = {**_named_hierarchies(pub, manifest, shared), **_load_hierarchies(pub.hierarchies)}
         for q in qis:
             # the manifest's own labels, then each hierarchy's nodes
             sources = [_nodes_for(q, {}, manifest)] + [hierarchy_nodes(h[q]) for h in (shared, own) if q in h]

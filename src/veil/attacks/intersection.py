@@ -395,12 +395,18 @@ class PublishedRelease:
     @classmethod
     def from_release(cls, release, *, name: str | None = None,
                      target_rows: np.ndarray | None = None) -> "PublishedRelease":
-        """What a veil :class:`~veil.anonymize.Release` publishes: its table, the manifest's roles,
-        value map and recoding, and the hierarchies of its quasi-identifiers."""
+        """A veil :class:`~veil.anonymize.Release` as its curator attacks it in memory: its table,
+        the manifest's roles and levels, what its private file adds (the value map, the whole
+        recoding), and the hierarchies of its quasi-identifiers."""
         ds = release.dataset
         manifest = {"algorithm": release.algorithm,
                     "roles": {"quasi_identifiers": list(ds.quasi_identifiers), "sensitive": list(ds.sensitive)},
                     "generalization": release.generalization_map()}
+        levels = {q: release.classes.cells(j).level for j, q in enumerate(ds.quasi_identifiers)}
+        if all(level is not None for level in levels.values()):
+            manifest["node"] = levels
+            manifest["heights"] = {q: ds.generalizations[q].height if q in ds.generalizations else 0
+                                   for q in ds.quasi_identifiers}
         if release.recoding is not None:
             manifest["recoding"] = release.recoding
         hierarchies = {q: h for q, h in ds.hierarchies.items() if q in ds.quasi_identifiers}
@@ -468,6 +474,29 @@ def _load_hierarchies(hierarchies) -> dict[str, Hierarchy]:
     out = {}
     for name, h in (hierarchies or {}).items():
         out[name] = h if isinstance(h, Hierarchy) else Hierarchy.read_csv(h)
+    return out
+
+
+def _named_hierarchies(published: PublishedRelease, manifest: dict | None, known=()) -> dict[str, Hierarchy]:
+    """The hierarchy files a release's manifest names (``hierarchy_files``) for the columns that
+    have none in ``known`` nor given with the release, each checked against its SHA-256 and looked
+    for where it was given, then in the manifest's folder (see :func:`veil.manifests.referenced_hierarchy`).
+
+    Raises:
+        DataError: a file found is not the one the release was made with.
+    """
+    from veil.manifests import referenced_hierarchy
+
+    named = (manifest or {}).get("hierarchy_files") or {}
+    folder = None if published.manifest is None or isinstance(published.manifest, Mapping) else \
+        Path(published.manifest).parent
+    out = {}
+    for column in named:
+        if column in known or column in (published.hierarchies or {}):
+            continue
+        found = referenced_hierarchy(manifest, column, folder)
+        if found is not None:
+            out[column] = found
     return out
 
 
@@ -1051,7 +1080,7 @@ def intersection_attack(releases: Sequence, targets, *, quasi_identifiers: str |
     reads = []
     for pub, (name, manifest, table) in zip(published, loaded):
         own = _load_hierarchies(pub.hierarchies)
-        merged = {**shared_hierarchies, **own}
+        merged = {**_named_hierarchies(pub, manifest, shared_hierarchies), **shared_hierarchies, **own}
         nodes = {q: n for q in qis if (n := _nodes_for(q, merged, manifest)) is not None}
         orders_here = dict(shared_orders)
         orders_here.update({k: [str(v) for v in o] for k, o in (pub.orders or {}).items()})

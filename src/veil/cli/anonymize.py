@@ -1,8 +1,8 @@
 """``veil anonymize``, ``veil init`` and ``veil demo``: anonymize a table as a configuration says,
 write a starter configuration, and run the whole round (anonymize, attack, write) on Adult.
 
-The release and its manifest appear together or not at all, and no output replaces a file the
-run reads (see :mod:`veil.output`).
+The release, its manifest and the manifest's private file (see :mod:`veil.manifests`) appear
+together or not at all, and no output replaces a file the run reads (see :mod:`veil.output`).
 """
 
 from __future__ import annotations
@@ -27,11 +27,12 @@ if TYPE_CHECKING:
 
 def render_release(release: Release, console: Console) -> None:
     """Print what an anonymization did: the transformation, every column, the suppression, the
-    models, the metrics and the warnings."""
+    models, the metrics and the warnings (what its curator sees: the manifest with its private
+    file's sections)."""
     from veil.metrics import METRICS
 
     ds = release.dataset
-    manifest = release.manifest
+    manifest = release.curator_manifest
     console.print(f"[bold]{release.algorithm}[/]: {ds.num_rows:,} records → {release.num_rows:,} released "
                   f"in {manifest['classes']['released']:,} classes")
     if "node" in manifest:
@@ -85,8 +86,19 @@ def render_columns(release: Release, console: Console) -> None:
 
 
 def files_read(cfg: AnonymizationConfig, config: Path) -> list[Path]:
-    """Every file an anonymization reads: the configuration, the table and each hierarchy file."""
-    return [config, cfg.data] + [spec.path for spec in cfg.hierarchies.values() if spec.path is not None]
+    """Every file an anonymization reads: the configuration, the table, each hierarchy file and
+    each population a presence model names."""
+    return ([config, cfg.data] + [spec.path for spec in cfg.hierarchies.values() if spec.path is not None]
+            + cfg.populations())
+
+
+def wrote(paths) -> str:
+    """``wrote A, B and C``, the private file of a manifest flagged as one to keep."""
+    from veil.manifests import PRIVATE_SUFFIX
+
+    names = [f"{p} (private: keep it, do not publish it)" if str(p).endswith(PRIVATE_SUFFIX) else str(p)
+             for p in paths]
+    return f"wrote {', '.join(names[:-1])} and {names[-1]}" if len(names) > 1 else f"wrote {names[0]}"
 
 
 @fails_cleanly
@@ -96,7 +108,9 @@ def anonymize_command(
     config: Path = typer.Option(..., "--config", help="YAML configuration (see `veil init`)."),
     out: Path = typer.Option(..., "--out", help="Where to write the released table (CSV)."),
     manifest: Optional[Path] = typer.Option(None, "--manifest", help="Where to write the manifest (JSON), which "
-                                                                     "names the release and its SHA-256."),
+                                                                     "names the release and its SHA-256; its "
+                                                                     "private file goes beside it "
+                                                                     "(NAME.private.json)."),
     report: Optional[Path] = typer.Option(None, "--report", help="Also write the release's report (one "
                                                                  "self-contained HTML page)."),
     as_json: bool = typer.Option(False, "--json", help="Print the manifest instead of tables."),
@@ -117,15 +131,19 @@ def anonymize_command(
 ) -> None:
     """Anonymize a table as a configuration says, writing the release and its manifest.
 
-    The rows are shuffled with the secure source unless --keep-order (or output: {shuffle: false})
-    keeps the input's order, which the manifest then warns about. The release, the manifest and
-    the report appear together or not at all; no output may replace a file the run reads (the
-    table, the configuration, a hierarchy file). With the Spark
+    The manifest is published with the release; its private file (beside it, NAME.private.json)
+    holds what was derived from the input table (its size, the value map, the reference
+    distributions, the metrics) and is kept by the curator: veil check, report and publish read
+    it. The rows are shuffled with the secure source unless --keep-order (or output: {shuffle:
+    false}) keeps the input's order, which the manifest then warns about. The release, the
+    manifest, its private file and the report appear together or not at all; no output may
+    replace a file the run reads (the table, the configuration, a hierarchy file). With the Spark
     engine (--engine spark, or 'engine:' in the configuration) the release is written by Spark as
     a new folder of Parquet (OUT ending in .parquet) or CSV part files.
     """
     from veil.config import load_config
     from veil.engines import make_engine
+    from veil.manifests import private_path, put_private
     from veil.output import OutputSet
 
     cfg = load_config(config, data=data)
@@ -159,8 +177,9 @@ def anonymize_command(
         raise ParameterError("--report reads the published table in memory, which the Spark engine does not hold; "
                              "leave --report out or use the local engine.")
     reader = make_engine(name, master=master or cfg.engine.master, config=cfg.engine.config)
-    outputs = OutputSet([out] + ([manifest] if manifest else []) + ([report] if report else []),
-                        reads=files_read(cfg, config), folders=[out] if spark else ())
+    secret = private_path(manifest) if manifest and cfg.algorithm.name != "alphabeta" else None
+    outputs = OutputSet([out] + ([manifest] if manifest else []) + ([secret] if secret else [])
+                        + ([report] if report else []), reads=files_read(cfg, config), folders=[out] if spark else ())
     with stage(f"loading {cfg.data.name}"):
         ds = cfg.dataset(engine=reader) if spark else cfg.dataset()
     if cfg.algorithm.name == "alphabeta":
@@ -177,7 +196,9 @@ def anonymize_command(
         # Full-domain generalization reads a column through its hierarchy only; the other
         # algorithms treat a text column as nominal, which a stray text value makes silently.
         notes = ds.stray_text_notes() if cfg.algorithm.name != "fulldomain" else []
-        document = {**release.manifest, "config": cfg.to_dict(), **({"notes": notes} if notes else {})}
+        document = {**release.manifest, "config": cfg.to_dict()}
+        # The notes name values of the input: the curator's, never published.
+        private = {**release.private_manifest, **({"notes": notes} if notes else {})}
     if report is not None:
         from veil.report import release_report_of, render_html
 
@@ -188,6 +209,7 @@ def anonymize_command(
         if report is not None:
             outputs.put(report, report_text)
         if manifest:
+            put_private(outputs, secret, private, describes={"release": out})
             manifest_text = outputs.put_manifest(manifest, document, describes={"release": out})
         else:
             manifest_text = json.dumps({**document, "release": outputs.describe(out)}, indent=2,
@@ -200,9 +222,8 @@ def anonymize_command(
         render_release(release, console)
         for note in notes:
             console.print(f"note: {note}", markup=False)
-        written = [str(p) for p in (out, manifest, report) if p is not None]
-        console.print(f"wrote {', '.join(written[:-1])} and {written[-1]}" if len(written) > 1
-                      else f"wrote {out}", soft_wrap=True)
+        console.print(wrote([p for p in (out, manifest, secret, report) if p is not None]), soft_wrap=True,
+                      markup=False)
 
 
 @fails_cleanly
@@ -241,8 +262,9 @@ def demo_command(
     sensitive: occupation. Optimal full-domain generalization for 5-anonymity and entropy
     3-diversity with at most 2 % of the records suppressed, then the homogeneity, background-
     knowledge, skewness and similarity attacks and the disclosure measures on the release;
-    writes OUT/release.csv (the input's delimiter and column order), OUT/manifest.json and the
-    release's report, OUT/report.html (one self-contained page to read or hand on). The
+    writes OUT/release.csv (the input's delimiter and column order), OUT/manifest.json, its
+    private file OUT/manifest.private.json (to keep, not to publish) and the release's report,
+    OUT/report.html (one self-contained page for the curator). The
     release is then published through the gate of the ledger OUT/ledger.db; a second release with
     the same models, optimized for discernibility instead of loss (OUT/refused/), is refused
     there, because intersected with the first it pins a person's occupation. OUT must not hold an
@@ -254,6 +276,7 @@ def demo_command(
     from veil.cli.ledger import render_decision
     from veil.data.bundled import ADULT_QUASI_IDENTIFIERS, ADULT_SENSITIVE, adult_csv, load_adult
     from veil.ledger import Ledger
+    from veil.manifests import private_path, put_private
     from veil.models import EntropyLDiversity, KAnonymity
     from veil.output import OutputSet
     from veil.report import release_report_of, render_html
@@ -266,7 +289,8 @@ def demo_command(
         raise ParameterError(f"{str(out)!r} holds an earlier demo ({', '.join(held)}), whose ledger would publish a "
                              "second release under the same name; give --out a new folder, or remove that one.")
     second_path, second_manifest = out / "refused" / "release.csv", out / "refused" / "manifest.json"
-    outputs = OutputSet([release_path, manifest_path, report_path, second_path, second_manifest], make_folders=True)
+    outputs = OutputSet([release_path, manifest_path, private_path(manifest_path), report_path, second_path,
+                         second_manifest, private_path(second_manifest)], make_folders=True)
     with stage("loading the bundled Adult table"):
         ds = load_adult(ADULT_QUASI_IDENTIFIERS, ADULT_SENSITIVE)
 
@@ -286,10 +310,14 @@ def demo_command(
         report_text = render_html(release_report_of(release))
     with stage(f"writing {out}"), outputs:
         outputs.put(release_path, release.csv_chunks())
-        manifest_text = outputs.put_manifest(manifest_path, {**release.manifest, "attacks": attacks.to_dict()},
-                                             describes={"release": release_path})
+        # The attacks' findings read the input's distributions: the curator's, in the private file.
+        put_private(outputs, private_path(manifest_path), {**release.private_manifest, "attacks": attacks.to_dict()},
+                    describes={"release": release_path})
+        manifest_text = outputs.put_manifest(manifest_path, release.manifest, describes={"release": release_path})
         outputs.put(report_path, report_text)
         outputs.put(second_path, second.csv_text())
+        put_private(outputs, private_path(second_manifest), second.private_manifest,
+                    describes={"release": second_path})
         outputs.put_manifest(second_manifest, second.manifest, describes={"release": second_path})
         outputs.commit()
     ledger, _ = Ledger.init(out / "ledger.db")
@@ -309,7 +337,8 @@ def demo_command(
     render_release(release, console)
     console.print("\n[bold]The adversary's view[/]: attacks on the release itself")
     render_single(attacks, console)
-    console.print(f"wrote {release_path}, {manifest_path} and {report_path}")
+    console.print(wrote([release_path, manifest_path, private_path(manifest_path), report_path]), soft_wrap=True,
+                  markup=False)
     lines = terminal(soft_wrap=True)
     lines.print(f"\n[bold]The release ledger[/] {out / 'ledger.db'}: this release passes its gate; a second one of "
                 "the same people, with the same models optimized for discernibility, does not")

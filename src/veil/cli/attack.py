@@ -740,8 +740,12 @@ def presence_command(
     release: Path = typer.Argument(..., help="The released table (CSV or Parquet)."),
     population: Path = typer.Option(..., "--population", help="The population table the release was drawn from."),
     qi: Optional[str] = typer.Option(None, "--qi", help="Quasi-identifying columns (default: the manifest's)."),
-    manifest: Optional[Path] = typer.Option(None, "--manifest", help="The release's veil manifest (its value map "
-                                                                     "publishes the population's values)."),
+    manifest: Optional[Path] = typer.Option(None, "--manifest", help="The release's veil manifest (the level of "
+                                                                     "each quasi-identifier, and the hierarchy files "
+                                                                     "that publish the population's values)."),
+    hierarchy: List[str] = typer.Option([], "--hierarchy", help="COL=FILE: the ARX hierarchy the release generalized "
+                                                                "a quasi-identifier with (default: the file its "
+                                                                "manifest names); repeatable."),
     exposed_at: float = typer.Option(1.0, "--exposed-at", help="Membership probability at which a person counts "
                                                               "as exposed."),
     delimiter: Optional[str] = typer.Option(None, "--delimiter", help="CSV delimiter (default: sniffed)."),
@@ -750,13 +754,16 @@ def presence_command(
     """The probability that each person of a population is in a release (membership disclosure).
 
     A person whose published tuple is shared by f released and F population records is in the
-    release with probability f / F (what δ-presence bounds). Exits 1 when someone's probability
-    reaches --exposed-at.
+    release with probability f / F (what δ-presence bounds). The population is generalized through
+    the hierarchies to the levels the manifest names. Exits 1 when someone's probability reaches
+    --exposed-at.
     """
     from veil.attacks.presence import membership_attack
 
     with stage("matching the population with the release"):
-        result = membership_attack(_release(release, manifest, delimiter), population,
+        target = PublishedRelease(release, manifest=manifest, delimiter=delimiter,
+                                  hierarchies=parse_pairs(hierarchy, "--hierarchy"))
+        result = membership_attack(target, population,
                                    quasi_identifiers=split_names(qi) or None, exposed_at=exposed_at,
                                    delimiter=delimiter)
     _print_summary("Membership attack", result.summary(), as_json)

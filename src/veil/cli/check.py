@@ -89,7 +89,10 @@ def check_command(
                                                         "--manifest: the roles it names)."),
     sensitive: Optional[str] = typer.Option(None, "--sensitive", help="Sensitive columns, comma-separated."),
     identifying: Optional[str] = typer.Option(None, "--identifying", help="Identifying columns (ignored)."),
-    hierarchy: List[str] = typer.Option([], "--hierarchy", help="COL=FILE: an ARX hierarchy CSV; repeatable."),
+    hierarchy: List[str] = typer.Option([], "--hierarchy", help="COL=FILE: an ARX hierarchy CSV; repeatable. With "
+                                                                "--manifest, a quasi-identifier's hierarchy "
+                                                                "generalizes the population (default: the file the "
+                                                                "manifest names)."),
     order: List[str] = typer.Option([], "--order", help="COL=v1,v2,… or COL=FILE: value order of an ordinal column."),
     delimiter: Optional[str] = typer.Option(None, "--delimiter", help="CSV delimiter (default: sniffed)."),
     c: float = typer.Option(2.0, "--c", help="c of recursive (c,ℓ)-diversity."),
@@ -106,8 +109,12 @@ def check_command(
         None, "--delta-presence", help="DMIN,DMAX: check δ-presence against the population (e.g. 0,0.5)."),
     k_map: Optional[int] = typer.Option(None, "--k-map", help="Check k-map against the population at this k."),
     manifest: Optional[Path] = typer.Option(
-        None, "--manifest", help="The release's manifest: judge it as veil anonymize did (the input's reference "
-                                 "distributions; rows all * are its suppressed records when it shows them)."),
+        None, "--manifest", help="The release's manifest: judge it as veil anonymize did (rows all * are its "
+                                 "suppressed records when it shows them; a population is generalized to its "
+                                 "levels through the hierarchies)."),
+    private: Optional[Path] = typer.Option(
+        None, "--private", help="The release's private file, with the input's reference distributions (default: "
+                                "the one beside the manifest, when it is there)."),
     earlier: Optional[Path] = typer.Option(
         None, "--earlier", help="An earlier release of the same records (its manifest, or its table): measure join "
                                 "k-anonymity of this table as a second release given it, at --k and --l."),
@@ -129,18 +136,33 @@ def check_command(
     from veil.check import check
     from veil.data.dataset import Dataset
     from veil.data.io import read_table
+    from veil.manifests import combined, load_private, referenced_hierarchy
     from veil.models import JoinKAnonymity
     from veil.output import load_manifest
     from veil.spreadsheet import is_guarded, unguard_table
 
-    reader = engine_named(engine, master)
+    if private is not None and manifest is None:
+        raise ParameterError("--private is the private file of a release's manifest; give --manifest too.")
     if earlier_manifest is not None and earlier is None:
         raise ParameterError("--earlier-manifest describes the table given with --earlier; give --earlier too, or "
                              "leave --earlier-manifest out.")
-    described = load_manifest(manifest, release=data) if manifest else None
-    quasi, sensitive_columns = roles_of(qi, sensitive, described)
+    hierarchies = parse_pairs(hierarchy, "--hierarchy")
+    doc = load_manifest(manifest, release=data) if manifest else None
+    quasi, sensitive_columns = roles_of(qi, sensitive, doc)
+    # A released table publishes its quasi-identifiers generalized: their hierarchies generalize the
+    # population to the manifest's levels, not the published cells.
+    given = {q: h for q, h in hierarchies.items() if q in quasi} if manifest else {}
+    if manifest:
+        doc = combined(doc, load_private(manifest, doc, private))
+        if population is not None:
+            # the hierarchy files the manifest names (checked by their SHA-256), for those not given
+            for q in quasi:
+                named = None if q in given else referenced_hierarchy(doc, q, manifest.parent)
+                if named is not None:
+                    given[q] = named
+    reader = engine_named(engine, master)
     source = data
-    if is_guarded(described):
+    if is_guarded(doc):
         # written with the spreadsheet guard: read it as it was released
         if engine != "local":
             raise ParameterError("a release written with the spreadsheet guard is read by the local engine; leave "
@@ -148,14 +170,14 @@ def check_command(
         source = unguard_table(read_table(data, delimiter).data)
     with stage(f"loading {data.name}"):
         ds = reader.dataset(source, quasi_identifiers=quasi, sensitive=sensitive_columns,
-                            identifying=split_names(identifying), hierarchies=parse_pairs(hierarchy, "--hierarchy"),
+                            identifying=split_names(identifying),
+                            hierarchies={c: h for c, h in hierarchies.items() if c not in given},
                             orders=parse_orders(order), delimiter=delimiter)
         pop = Dataset(population, quasi_identifiers=ds.quasi_identifiers, delimiter=delimiter) if population else None
     with stage("measuring the models and the risk"):
         report = check(ds, c=c, k=k, alpha=alpha, l=l, t=t, delta=delta, beta=beta,
                        risk_threshold=risk_threshold, population=pop,
-                       delta_presence=parse_bounds(delta_presence), k_map=k_map,
-                       manifest=described,
+                       delta_presence=parse_bounds(delta_presence), k_map=k_map, manifest=doc, hierarchies=given,
                        join=JoinKAnonymity(earlier, k, l, manifest=earlier_manifest) if earlier else None)
     report.notes.extend(ds.stray_text_notes())
     emit(report, as_json)

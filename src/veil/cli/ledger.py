@@ -197,6 +197,9 @@ def publish_command(
     name: Optional[str] = typer.Option(None, "--name", help="What to call the release (default: folder/file)."),
     delimiter: Optional[str] = typer.Option(None, "--delimiter", help="The CSV delimiter of --data (default: "
                                                                       "sniffed)."),
+    private: Optional[Path] = typer.Option(None, "--private", help="The manifest's private file, with the levels "
+                                                                   "its models are re-checked at (default: the one "
+                                                                   "beside the manifest)."),
     by: Optional[str] = BY, as_json: bool = JSON,
 ) -> None:
     """Pass a release through the publishing gate and record the decision; exit 1 when it is refused.
@@ -211,7 +214,7 @@ def publish_command(
     with opened(ledger, by) as made, stage("checking the release against the ledger"):
         decision = made.publish(manifest, population=population, data=data, policy=rules,
                                 hierarchies=parse_pairs(hierarchy, "--hierarchy"), orders=parse_orders(order),
-                                delimiter=delimiter, name=name)
+                                delimiter=delimiter, name=name, private=private)
     if as_json:
         _print_json(decision.to_dict())
     else:

@@ -95,7 +95,7 @@ def render_marginals(release: MarginalRelease, console: Console) -> None:
     for result in release.results:
         if result.note:
             console.print(f"note: {result.note}", markup=False)
-    algorithm = manifest["algorithm"]
+    algorithm = release.private_manifest()["algorithm"]  # the curator's terminal: the search's steps too
     for step in algorithm.get("steps", []):
         console.print(f"added {step['marginal']}: KL-divergence {step['kl_divergence']:.4f}", markup=False)
     maxent = algorithm["maxent"]
@@ -183,4 +183,5 @@ def marginals_command(
         return
     console = terminal()
     render_marginals(release, console)
-    console.print(f"wrote {len(written) - 1} marginals and {written[-1]}", soft_wrap=True)
+    console.print(f"wrote {len(written) - 2} marginals, {written[-1]} and {written[-2]} (private: keep it, do not "
+                  "publish it)", soft_wrap=True, markup=False)

@@ -33,22 +33,26 @@ def report_command(
                                                                    "quasi-identifiers; default: --original)."),
     hierarchy: List[str] = typer.Option([], "--hierarchy", help="COL=FILE: the ARX hierarchy of a sensitive column "
                                                                 "(the similarity attack's groups); repeatable."),
+    private: Optional[Path] = typer.Option(None, "--private", help="The manifest's private file (default: the one "
+                                                                   "beside the manifest)."),
 ) -> None:
     """Write a release's report: one self-contained HTML page with its configuration, models,
     risk, the attacks on it and its utility, with figures, readable printed on A4.
 
-    The release is the file the manifest names, checked against the SHA-256 it records. With
+    The release is the file the manifest names, checked against the SHA-256 it records; what the
+    report says of the input table comes from the manifest's private file. With
     --earlier, the intersection attack locates the targets (--targets, or the --original table) in
     this release and the earlier ones together.
     """
     from veil.attacks.intersection import PublishedRelease
     from veil.data.dataset import Dataset
     from veil.errors import ParameterError
-    from veil.output import check_targets, write_file
+    from veil.manifests import private_path
+    from veil.output import check_targets, load_manifest, write_file
     from veil.report import read_release_manifest, release_file, report_html
 
     target = out if out is not None else manifest.parent / "report.html"
-    doc = read_release_manifest(manifest)
+    doc = read_release_manifest(manifest, private=private)
     release = release_file(manifest, doc)
     people = targets if targets is not None else original
     if earlier and people is None:
@@ -56,11 +60,12 @@ def report_command(
                              "--targets FILE or --original FILE.")
     previous = []
     for path in earlier:
-        earlier_doc = read_release_manifest(path)
-        previous.append(PublishedRelease(release_file(path, earlier_doc), manifest=earlier_doc, name=path.name,
+        # an earlier release is read as the adversary holds it: its published manifest
+        earlier_doc = load_manifest(path)
+        previous.append(PublishedRelease(release_file(path, earlier_doc), manifest=path, name=path.name,
                                          delimiter=(earlier_doc.get("input") or {}).get("delimiter") or ","))
-    reads = [manifest, release, original, targets, *earlier, *(p.table for p in previous),
-             *files_named(hierarchy, "--hierarchy")]
+    reads = [manifest, private or private_path(manifest), release, original, targets, *earlier,
+             *(p.table for p in previous), *files_named(hierarchy, "--hierarchy")]
     check_targets([target], reads=reads)
     roles = doc["roles"]
     with stage("reading the release and attacking it"):

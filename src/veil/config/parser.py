@@ -23,6 +23,8 @@ the tables of :mod:`veil.config.schema`; what it becomes is an
     models:                    # every model listed must hold
       - k_anonymity: {k: 5}
       - entropy_l_diversity: {l: 3, sensitive: occupation}
+      - k_map: {population: census.csv, k: 5}   # against a public population the table is a
+                                                #   sample of; delta_presence {population, delta_max}
     suppression_limit: 0.02    # share of records that may be removed, 0 <= s < 1 (default 0)
     metric: loss               # or {name: classification, label: salary-class}
     algorithm: fulldomain      # or {name: fulldomain, search: optimal|heuristic, time_limit: 10},

@@ -393,6 +393,16 @@ MODELS: dict[str, ModelSchema] = {
         "{earlier: first/manifest.json, k: 5}",
         "joined with an earlier release of the same records on their shared columns, every person is among at "
         "least k records (and l sensitive values): Wang and Fung's sequential releases", needs_sensitive=False),
+    "delta_presence": ModelSchema("DeltaPresence", {
+        "population": required(File()), "delta_max": required(Number(0, 1)), "delta_min": optional(Number(0, 1))},
+        "{population: adult.csv, delta_max: 0.5}",
+        "the table is a sample of a public population (a file with every quasi-identifier, raw); no person of it "
+        "is in the release with a probability above delta_max (or below delta_min): Nergiz et al.'s δ-presence",
+        needs_sensitive=False),
+    "k_map": ModelSchema("KMap", {"population": required(File()), "k": required(WholeNumber(1))},
+                         "{population: adult.csv, k: 5}",
+                         "every released class matches at least k people of the public population the table is a "
+                         "sample of (a file with every quasi-identifier, raw): Sweeney's k-map", needs_sensitive=False),
 }
 
 LABEL = required(Column())

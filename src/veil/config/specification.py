@@ -354,7 +354,7 @@ class AnonymizationConfig:
         table = read_table(self.data, self.delimiter, dictionary=[*self.quasi_identifiers, *self.sensitive])
         hierarchies = {}
         for name, spec in self.hierarchies.items():
-            values = None if spec.kind == "file" else table.data.column(name)
+            values = None if spec.kind == "file" else self._with_populations(name, table.data.column(name))
             hierarchies[name] = spec.build(values, self.missing_values)
         # A file that does not cover its column is found when the dataset aligns it; the
         # hierarchies were made here, so their names can carry the config line for that message.
@@ -373,15 +373,45 @@ class AnonymizationConfig:
         spec = self.hierarchies[name]
 
         def build(values):
-            hierarchy = spec.build(None if spec.kind == "file" else values, self.missing_values)
+            hierarchy = spec.build(None if spec.kind == "file" else self._with_populations(name, values),
+                                   self.missing_values)
             hierarchy.name = f"{spec.origin}: {hierarchy.name}"
             return hierarchy
 
         return build
 
+    def _with_populations(self, name: str, values):
+        """A column's values and those of the same column in every population a presence model
+        names, so that a hierarchy a builder makes covers the population it is matched with.
+
+        Raises:
+            DataError: a population table cannot be read.
+        """
+        if not self.populations():
+            return values
+        import pyarrow as pa
+
+        from veil.data.io import read_table
+
+        if isinstance(values, pa.Array):
+            values = pa.chunked_array([values])
+        elif not isinstance(values, pa.ChunkedArray):
+            values = pa.chunked_array([pa.array(list(values))])
+        pieces = [values]
+        for path in self.populations():
+            population = read_table(path).data
+            if name in population.column_names:
+                pieces.append(population.column(name))
+        texts = [piece.cast(pa.string()) if not pa.types.is_string(piece.type) else piece for piece in pieces]
+        return pa.chunked_array([chunk for piece in texts for chunk in piece.chunks], type=pa.string())
+
     def models(self) -> list:
         """The privacy models, in the order listed."""
         return [spec.build() for spec in self.model_specs]
+
+    def populations(self) -> list[Path]:
+        """The population tables the presence models (``delta_presence``, ``k_map``) name."""
+        return [Path(spec.options["population"]) for spec in self.model_specs if "population" in spec.options]
 
     def metric(self):
         """The utility metric: ``veil.metrics.make_metric(name, **options)``.

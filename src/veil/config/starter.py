@@ -288,7 +288,8 @@ def starter_config(data_path: str | os.PathLike, *, delimiter: str | None = None
     add("# The release must satisfy every model listed. Others: alpha_k_anonymity {alpha, k},")
     add("# entropy_l_diversity {l}, recursive_cl_diversity {c, l}, t_closeness {t, distance: equal|ordered|")
     add("# hierarchical}, delta_disclosure {delta}, beta_likeness {beta, enhanced}; each may name its")
-    add("# column with `sensitive: NAME` (default: every sensitive column).")
+    add("# column with `sensitive: NAME` (default: every sensitive column). Against a public population")
+    add("# the table is a sample of: delta_presence {population: FILE, delta_max}, k_map {population: FILE, k}.")
     add("models:")
     item("- k_anonymity: {k: 5}", "default: each record shares its quasi-identifiers with 4 others", 2, 44)
     if by_role["sensitive"]:

@@ -13,6 +13,7 @@ level ``i``. It is read and written exactly. A file without any ``;`` whose ever
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import os
 from dataclasses import dataclass
@@ -52,6 +53,10 @@ class Hierarchy:
     def __init__(self, rows: Iterable[Sequence[str]], name: str = "hierarchy"):
         rows = [[str(v) for v in row] for row in rows]
         self.name = name
+        # The file it was read from and the SHA-256 of its bytes (None for a hierarchy made here),
+        # which a release's manifest names.
+        self.path: Path | None = None
+        self.sha256: str | None = None
         # How the file this came from separated and ended its lines, so that writing it back is
         # byte-exact.
         self.delimiter = ";"
@@ -129,9 +134,9 @@ class Hierarchy:
         path = Path(path)
         try:
             # A regular file only: a pipe or a device would never end.
-            with open_regular_file(path, "hierarchy file", HierarchyError, keep_os_errors=True) as raw, \
-                    io.TextIOWrapper(raw, encoding="utf-8-sig", newline="") as fh:
-                text = fh.read()
+            with open_regular_file(path, "hierarchy file", HierarchyError, keep_os_errors=True) as fh:
+                data = fh.read()
+            text = data.decode("utf-8-sig")
         except FileNotFoundError:
             raise HierarchyError(f"hierarchy file {str(path)!r} does not exist; check the path.") from None
         except IsADirectoryError:
@@ -150,6 +155,7 @@ class Hierarchy:
             if len(widths) == 1 and widths != {1}:
                 chosen, rows = ",", by_comma
         hierarchy = cls(rows, name=name)
+        hierarchy.path, hierarchy.sha256 = path, hashlib.sha256(data).hexdigest()
         hierarchy.delimiter = chosen
         hierarchy.newline = "\r\n" if "\r\n" in text else "\n"
         hierarchy.final_newline = text.endswith(("\n", "\r"))

@@ -51,7 +51,7 @@ import pyarrow as pa
 
 import re
 from veil.engines.frequency import FrequencyDataset
-from veil.engines.local import commit_release
+from veil.engines.local import commit_release, release_targets
 from veil.engines.spark_mondrian import COUNT as _COUNT
 from veil.engines.spark_mondrian import ROW as _ROW
 from veil.engines.spark_mondrian import partition_on_spark
@@ -478,11 +478,14 @@ class SparkEngine:
         Args:
             release: a release of a :class:`SparkDataset`.
             out: the folder to write (it must not exist).
-            manifest: where the manifest (JSON) goes; without it only the folder is written.
+            manifest: where the manifest (JSON) goes, its private file beside it
+                (:func:`veil.manifests.private_path`); without it only the folder is written.
             extra: entries added to the manifest.
             reads: files the run read, which no output may replace.
             outputs: an :class:`~veil.output.OutputSet` declared beforehand with ``out`` (in its
-                ``folders``) and ``manifest``, so that bad targets are refused before any work.
+                ``folders``), ``manifest`` and its private file
+                (:func:`veil.engines.local.release_targets`), so that bad targets are refused before
+                any work.
 
         Returns:
             The manifest's text (its ``release`` entry included).
@@ -492,7 +495,7 @@ class SparkEngine:
             ParameterError: the release cannot be published by Spark (see :meth:`SparkDataset.publish`).
         """
         if outputs is None:
-            outputs = OutputSet([out] + ([manifest] if manifest else []), reads=reads, folders=[out])
+            outputs = OutputSet(release_targets(out, manifest), reads=reads, folders=[out])
         return commit_release(self, outputs, release, out, manifest, extra)
 
 

@@ -145,7 +145,7 @@ def run_transparency(*, l: Sequence[int] = DEFAULT_L, model: str = "distinct", s
             attack = MinimalityAttack(publisher).fit(release, population, sensitive=SENSITIVE,
                                                      quasi_identifiers=qis)
             t2 = time.perf_counter()
-            metrics = release.manifest["metrics"]
+            metrics = release.private_manifest["metrics"]
             note = attack.proven_ or ("" if attack.count_exact_ else
                                       f"lower bound; exact for {attack.exact_people_:,} of {dataset.num_rows:,} people")
             row.update(status="ok", classes=release.released_classes.n_classes, exceeding=attack.exceeding_,

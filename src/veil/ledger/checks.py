@@ -487,9 +487,13 @@ class PresenceCheck(SingleReleaseCheck):
     refused when it exceeds ``max_share``.
 
     The population is a file the policy names: the ledger keeps only a fingerprint of the table the
-    publisher holds (the sample), never a public population. The population's values are published
-    through the release's value map, so the check reads full-domain releases (``generalization``);
-    another kind of microdata release is refused, since its cells cannot be matched with raw values.
+    publisher holds (the sample), never a public population. Each person of the population is
+    generalized through the hierarchies to the levels the release's manifest names
+    (:func:`veil.data.population.publish_population`: the hierarchies given with the release, the
+    files its manifest or configuration names, its configuration's builders run on the population's
+    values, the rows its private file keeps), so the check reads full-domain releases
+    (``generalization``); another kind of microdata release is refused, since its cells cannot be
+    matched with raw values.
 
     Args:
         population: the population table's path (every quasi-identifier, raw values).
@@ -531,7 +535,8 @@ class PresenceCheck(SingleReleaseCheck):
 
         Raises:
             ParameterError: the release is not a full-domain generalization.
-            DataError: the population table cannot be read or lacks a quasi-identifier.
+            DataError: the population table cannot be read or lacks a quasi-identifier; a
+                quasi-identifier has no hierarchy, or one that does not cover the population.
             PopulationMismatchError: the population does not cover the release.
         """
         from pathlib import Path
@@ -540,11 +545,17 @@ class PresenceCheck(SingleReleaseCheck):
         from veil.attacks.presence import PopulationMismatchError, membership_attack
 
         if new.kind != "generalization":
-            raise ParameterError(f"the presence check reads full-domain releases, whose value map publishes the "
+            raise ParameterError(f"the presence check reads full-domain releases, whose hierarchy levels publish the "
                                  f"population as the release does; {new.name} is of kind {new.kind!r}.")
         where = f"the population table {Path(self.population).name!r}"
+        # A hierarchy a builder of the configuration made covers the sample's values only: it is
+        # made again on the population's (publish_population), the others are used as they are.
+        built = {c for c, spec in ((new.manifest.get("config") or {}).get("hierarchies") or {}).items()
+                 if isinstance(spec, dict) and "file" not in spec}
+        hierarchies = {c: h for c, h in new.hierarchies.items() if c not in built}
         try:
-            result = membership_attack(PublishedRelease(new.table, manifest=new.manifest, name=new.name),
+            result = membership_attack(PublishedRelease(new.table, manifest=new.manifest, name=new.name,
+                                                        hierarchies=hierarchies),
                                        self.population, delimiter=self.delimiter)
         except PopulationMismatchError:
             raise PopulationMismatchError(f"{where} does not cover {new.name}: a published tuple is held by more "

@@ -6,7 +6,9 @@ names and hashes the published file: :func:`veil.output.load_manifest` checks th
 1. registers the population's table the publisher holds (its fingerprint; a population that is
    one table refuses any other), from which the targets of the attacks come;
 2. re-checks the release's own models on the published file, as ``veil check --manifest`` does:
-   every model the manifest reports must measure the same level there, and have passed;
+   every model the manifest reports must measure the same level there, and have passed (the
+   levels that compare with the input's distribution, and that distribution, are in the
+   manifest's private file, :mod:`veil.manifests`, which the gate reads beside the manifest);
 3. runs the policy's checks of the release alone (membership disclosure against a population
    table), then every cross-release check of the policy (:mod:`veil.ledger.checks`) between the new
    release and every earlier release of the population that the ledger holds (it keeps each
@@ -47,6 +49,8 @@ __all__ = ["Decision", "publish"]
 
 # Levels that are better when larger (the others are better when smaller).
 _HIGHER = ("k", "l_distinct", "l_entropy", "c_l_recursive")
+# The sections of a release's private file the ledger keeps for the checks of later releases.
+_KEPT_PRIVATE = ("generalization", "recoding")
 
 
 @dataclass(frozen=True)
@@ -95,7 +99,8 @@ class Decision:
 
 @dataclass(eq=False)
 class _Candidate:
-    """The release at the gate."""
+    """The release at the gate: ``manifest`` is the curator's view (the published manifest with
+    its private file's sections, :func:`veil.manifests.combined`); ``private`` the private file."""
 
     manifest: dict
     manifest_text: bytes
@@ -105,6 +110,7 @@ class _Candidate:
     name: str
     hierarchies: dict = field(default_factory=dict)
     orders: dict = field(default_factory=dict)
+    private: dict | None = None
 
     @functools.cached_property
     def table(self) -> pa.Table:
@@ -112,9 +118,15 @@ class _Candidate:
         return _table_from_bytes(self.content, self.file_name, self.manifest)
 
     def reading(self) -> bytes:
-        """What a later reader needs besides the file and manifest: hierarchies and orders (JSON)."""
+        """What a later reader needs besides the file and the published manifest (JSON): the
+        hierarchies and orders, and the sections of the private file the checks of later releases
+        read (the value map, the whole recoding), so that they never depend on the published
+        manifest carrying private data."""
         doc = {"hierarchies": {c: h.rows() for c, h in sorted(self.hierarchies.items())},
                "orders": {c: list(o) for c, o in sorted(self.orders.items())}}
+        kept = {key: self.private[key] for key in _KEPT_PRIVATE if key in (self.private or {})}
+        if kept:
+            doc["private"] = kept
         return json.dumps(doc, sort_keys=True, ensure_ascii=False).encode("utf-8")
 
     @property
@@ -122,19 +134,27 @@ class _Candidate:
         return self.path.name
 
 
-def _reading_aids(manifest: dict, hierarchies, orders) -> tuple[dict, dict]:
-    """The hierarchies and value orders of the release's columns: those given, else the files and
-    orders its configuration names (``veil anonymize`` records them in the manifest)."""
+def _reading_aids(manifest: dict, hierarchies, orders, folder: Path | None = None) -> tuple[dict, dict]:
+    """The hierarchies and value orders of the release's columns: those given, else the files the
+    manifest names (checked by their SHA-256), else the files and orders its configuration names
+    (``veil anonymize`` records them in the manifest), else the hierarchies its private file keeps."""
     from veil.data.hierarchy import Hierarchy
+    from veil.manifests import referenced_hierarchy
 
     roles = manifest.get("roles") or {}
     columns = list(roles.get("quasi_identifiers") or []) + list(roles.get("sensitive") or [])
     config = manifest.get("config") or {}
-    found: dict = {}
+    found: dict = {c: Hierarchy(rows, name=f"the hierarchy of '{c}' in the release's private file")
+                   for c, rows in (manifest.get("hierarchy_rows") or {}).items() if c in columns and rows}
     for column, spec in (config.get("hierarchies") or {}).items():
         path = spec.get("file") if isinstance(spec, dict) else None
         if column in columns and path and Path(path).is_file():
             found[column] = path
+    for column in columns:
+        if column not in (hierarchies or {}):
+            named = referenced_hierarchy(manifest, column, folder)
+            if named is not None:
+                found[column] = named
     found.update(hierarchies or {})
     loaded = {c: h if isinstance(h, Hierarchy) else Hierarchy.read_csv(h) for c, h in found.items()}
     given_orders = {c: [str(v) for v in o] for c, o in (config.get("orders") or {}).items() if c in columns}
@@ -142,11 +162,14 @@ def _reading_aids(manifest: dict, hierarchies, orders) -> tuple[dict, dict]:
     return loaded, given_orders
 
 
-def _load_candidate(manifest, name: str | None, hierarchies, orders) -> _Candidate:
+def _load_candidate(manifest, name: str | None, hierarchies, orders, private=None) -> _Candidate:
+    from veil.manifests import combined, load_private
     from veil.output import load_manifest
 
     manifest_path = Path(manifest)
-    doc = load_manifest(manifest_path)
+    published = load_manifest(manifest_path)
+    secret = load_private(manifest_path, published, private)
+    doc = combined(published, secret)
     release = manifest_path.parent / doc["release"]["file"]
     try:
         content = release.read_bytes()
@@ -160,8 +183,8 @@ def _load_candidate(manifest, name: str | None, hierarchies, orders) -> _Candida
         name = f"{manifest_path.resolve().parent.name}/{release.name}"
     elif not isinstance(name, str) or not name.strip():
         raise ParameterError(f"a release's name must be a non-empty text, got {name!r}.")
-    aids = _reading_aids(doc, hierarchies, orders)
-    return _Candidate(doc, manifest_text, release, content, kind, name, *aids)
+    aids = _reading_aids(doc, hierarchies, orders, manifest_path.parent)
+    return _Candidate(doc, manifest_text, release, content, kind, name, *aids, private=secret)
 
 
 def _table_from_bytes(content: bytes, file_name: str, manifest: dict | None = None) -> pa.Table:
@@ -179,6 +202,23 @@ def _table_from_bytes(content: bytes, file_name: str, manifest: dict | None = No
 
 
 # ---------------------------------------------------------------------- the release's own models
+
+def _require_private(candidate: _Candidate, manifest) -> None:
+    """Refuse to re-check a release whose manifest keeps some model's level in a private file
+    that was not found.
+
+    Raises:
+        LedgerError: a model's level is in the missing private file (one sentence saying what to pass).
+    """
+    from veil.manifests import is_split, missing_private
+
+    if candidate.private is not None or not is_split(candidate.manifest):
+        return
+    hidden = [row.get("model", "a model") for row in candidate.manifest.get("models") or [] if "level" not in row]
+    if hidden:
+        raise LedgerError(missing_private(manifest, f"the level of {hidden[0]} (and the input's distribution it is "
+                                                    "measured against)"))
+
 
 def _same(a, b) -> bool:
     if isinstance(a, str) or isinstance(b, str) or a is None or b is None:
@@ -261,6 +301,7 @@ def _earlier(ledger, pop: Population, after: int, *, read: bool) -> tuple[list[R
     """The population's microdata releases numbered above ``after``, read back from the ledger (when
     ``read``), and the newest release number of the population."""
     from veil.data.hierarchy import Hierarchy
+    from veil.manifests import combined
 
     with ledger._reading() as conn:
         newest = conn.execute(select(func.max(RELEASES.c.id)).where(RELEASES.c.population_id == pop.id)).scalar()
@@ -278,8 +319,10 @@ def _earlier(ledger, pop: Population, after: int, *, read: bool) -> tuple[list[R
         reading = json.loads(decompress(row.reading, where))
         name = f"release {row.id} ({row.name!r}, published {row.at[:19].replace('T', ' ')} by {row.by})"
         hierarchies = {c: Hierarchy(rows, name=c) for c, rows in reading["hierarchies"].items()}
-        stored = json.loads(manifest_text)
-        views.append(ReleaseView(name, row.kind, _table_from_bytes(content, row.file_name, stored), stored,
+        # the published manifest with what the ledger kept of its private file (older entries kept
+        # everything in the manifest itself)
+        manifest = combined(json.loads(manifest_text), reading.get("private"))
+        views.append(ReleaseView(name, row.kind, _table_from_bytes(content, row.file_name, manifest), manifest,
                                  hierarchies, reading["orders"]))
     return views, max(after, newest or 0)
 
@@ -287,7 +330,8 @@ def _earlier(ledger, pop: Population, after: int, *, read: bool) -> tuple[list[R
 # ---------------------------------------------------------------------- the gate
 
 def publish(ledger, manifest, *, population: str, data=None, policy: Policy | None = None,
-            hierarchies=None, orders=None, delimiter: str | None = None, name: str | None = None) -> Decision:
+            hierarchies=None, orders=None, delimiter: str | None = None, name: str | None = None,
+            private=None) -> Decision:
     """Judge a release against its population's history and record the decision (see the module notes).
 
     Args:
@@ -302,14 +346,17 @@ def publish(ledger, manifest, *, population: str, data=None, policy: Policy | No
         orders: per column, the order of its values (ordered t-closeness on text).
         delimiter: the CSV delimiter of ``data``.
         name: what to call the release (default: its folder and file name).
+        private: the path of the manifest's private file (default: the one beside it, when it is
+            there; see :mod:`veil.manifests`).
 
     Returns:
         The decision, already recorded.
 
     Raises:
-        DataError: the manifest and its release do not match, or cannot be read; the policy's
-            population table cannot be read, lacks a quasi-identifier or does not cover the
-            release (:class:`~veil.attacks.presence.PopulationMismatchError`).
+        DataError: the manifest and its release do not match, or cannot be read; the private file
+            given is missing or belongs to another release; the policy's population table cannot
+            be read, lacks a quasi-identifier or does not cover the release
+            (:class:`~veil.attacks.presence.PopulationMismatchError`).
         LedgerError: the population is unknown (and the policy does not define it), the table
             belongs to another population, a microdata release comes without its table, or
             the release's kind cannot be judged.
@@ -320,7 +367,7 @@ def publish(ledger, manifest, *, population: str, data=None, policy: Policy | No
     policy = Policy() if policy is None else policy
     if not isinstance(policy, Policy):
         raise ParameterError(f"policy must be a veil.ledger.policy.Policy, got {type(policy).__name__}.")
-    candidate = _load_candidate(manifest, name, hierarchies, orders)
+    candidate = _load_candidate(manifest, name, hierarchies, orders, private)
     defined = policy.population(population)
     if defined is not None:
         ledger.add_population(population, budget=defined.template(), key_column=defined.key_column,
@@ -347,6 +394,7 @@ def publish(ledger, manifest, *, population: str, data=None, policy: Policy | No
             raise LedgerError(f"the release was made from a table of {rows:,} rows and the table given has "
                               f"{table.num_rows:,}; give the table it was made from.")
         if policy.recheck:
+            _require_private(candidate, manifest)
             recheck, problems = _recheck(candidate)
             reasons += problems
         view = ReleaseView(f"the new release ({candidate.name!r})", candidate.kind, candidate.table,

@@ -469,12 +469,12 @@ class Ledger:
     # ------------------------------------------------------------------ the gate
 
     def publish(self, manifest, *, population: str, data=None, policy=None, hierarchies=None, orders=None,
-                delimiter: str | None = None, name: str | None = None):
+                delimiter: str | None = None, name: str | None = None, private=None):
         """Pass a release through the publishing gate and record the decision: :func:`veil.ledger.gate.publish`."""
         from veil.ledger.gate import publish
 
         return publish(self, manifest, population=population, data=data, policy=policy, hierarchies=hierarchies,
-                       orders=orders, delimiter=delimiter, name=name)
+                       orders=orders, delimiter=delimiter, name=name, private=private)
 
     # ------------------------------------------------------------------ inspection
 

@@ -48,7 +48,7 @@ def release_report_of(release, **options) -> ReleaseReport:
     if options.get("earlier") and "this_release" not in options:
         options["this_release"] = PublishedRelease.from_release(release, name="this release")
     options.setdefault("columns", release.columns)
-    return release_report(release.manifest, release.table, original=ds,
+    return release_report(release.curator_manifest, release.table, original=ds,
                           heights={q: g.height for q, g in ds.generalizations.items()},
                           sensitive_hierarchies={n: h for n, h in ds.hierarchies.items() if n in ds.sensitive},
                           **options)

@@ -18,8 +18,9 @@ knowledge, skewness, similarity; Machanavajjhala et al., TKDD 2007; Li et al., I
 the disclosure measures of Brickell and Shmatikov (KDD 2008). Only counts of exposed records are
 reported, never which records they are.
 
-The manifest supplies what the table cannot: the configuration, the transformation, the
-suppression, the search and the reference distributions.
+The manifest and its private file (:mod:`veil.manifests`, which the report reads together: the
+report is the curator's) supply what the table cannot: the configuration, the transformation,
+the suppression, the search and the reference distributions.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from veil.classes import STAR, EquivalenceClasses
 from veil.data.dataset import Dataset
 from veil.data.io import read_table
 from veil.errors import DataError, ParameterError
+from veil.manifests import combined, is_split, load_private, missing_private
 from veil.output import load_manifest
 from veil.spreadsheet import is_guarded, unguard_table
 from veil.report.figures import Figure, bar_chart, step_chart
@@ -105,17 +107,21 @@ class ReleaseReport:
     notes: list[str] = field(default_factory=list)
 
 
-def read_release_manifest(manifest: str | os.PathLike, release: str | os.PathLike | None = None) -> dict:
-    """A release manifest veil can report on, checked against the release file it names.
+def read_release_manifest(manifest: str | os.PathLike, release: str | os.PathLike | None = None,
+                          private: str | os.PathLike | None = None) -> dict:
+    """A release manifest veil can report on, checked against the release file it names, with its
+    private file's sections (:func:`veil.manifests.combined`).
 
     Args:
         manifest: the manifest written with the release (JSON).
         release: the release file the caller holds, which must be the one the manifest names.
+        private: the manifest's private file (default: the one beside it).
 
     Raises:
         DataError: the manifest cannot be read, names a missing or altered release
             (:func:`veil.output.load_manifest`), was written by an incompatible veil version,
-            records no roles, or holds an entry of the wrong kind (:mod:`veil.report.manifest`).
+            records no roles, or holds an entry of the wrong kind (:mod:`veil.report.manifest`);
+            its private file is missing, or belongs to another release.
     """
     doc = load_manifest(manifest, release)
     version = doc.get("veil")
@@ -127,6 +133,12 @@ def read_release_manifest(manifest: str | os.PathLike, release: str | os.PathLik
         raise DataError(f"manifest {str(manifest)!r} records no quasi-identifiers; give the manifest veil anonymize "
                         "wrote with the release.")
     check_manifest_shape(doc, str(manifest))
+    if is_split(doc):
+        secret = load_private(manifest, doc, private)
+        if secret is None:
+            raise DataError(missing_private(manifest, "what the report says of the input table (its size, the "
+                                                      "suppressed records, the metrics, the reference distributions)"))
+        doc = combined(doc, secret)
     return doc
 
 
@@ -144,8 +156,8 @@ def release_report(manifest: Mapping, table, *, original: Dataset | None = None,
     """Gather the report of a release from its manifest and its published table.
 
     Args:
-        manifest: the release's manifest (as :func:`read_release_manifest` returns it, or
-            ``Release.manifest``).
+        manifest: the release's manifest with its private file's sections (as
+            :func:`read_release_manifest` returns it, or ``Release.curator_manifest``).
         table: the published table: a path, a frame or a ``veil.data.io.Table``. Its CSV
             delimiter is the manifest's input delimiter.
         original: the ungeneralized input (with the release's roles and, for the metrics that read
