@@ -234,10 +234,14 @@ def test_anonymize_notes_a_numeric_column_read_as_text_for_mdav(tmp_path, table)
     config = tmp_path / "mdav.yaml"
     config.write_text(f"data: {table}\ncolumns: {{quasi_identifiers: [sex, age], sensitive: [disease]}}\n"
                       "models: [{k_anonymity: {k: 3}}]\nalgorithm: {name: mdav}\n", encoding="utf-8")
-    result = invoke("anonymize", "--config", config, "--out", tmp_path / "r.csv", "--json")
+    result = invoke("anonymize", "--config", config, "--out", tmp_path / "r.csv", "--manifest", tmp_path / "m.json",
+                    "--json")
     assert result.exit_code == 0, result.output
-    assert any("'age'" in note and "'unknown'" in note for note in json.loads(result.stdout)["notes"])
-    shown = invoke("anonymize", "--config", config, "--out", tmp_path / "r.csv")
+    # the note quotes a value of the input: the private file's, never the published manifest's
+    assert "notes" not in json.loads(result.stdout) and "unknown" not in result.stdout
+    private = json.loads((tmp_path / "m.private.json").read_text(encoding="utf-8"))
+    assert any("'age'" in note and "'unknown'" in note for note in private["notes"])
+    shown = invoke("anonymize", "--config", config, "--out", tmp_path / "r2.csv")
     assert "note: quasi-identifier 'age' holds numbers" in shown.stdout.replace("\n", " ")
 
 
