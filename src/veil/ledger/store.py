@@ -25,10 +25,12 @@ in its place.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
+import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -50,6 +52,29 @@ __all__ = ["LEDGER_ENV", "Store"]
 LEDGER_ENV = "VEIL_LEDGER"
 SQLITE_MAGIC = b"SQLite format 3\x00"
 _WRITE = "veil_write"
+#: The durability of an SQLite ledger's commits when its URL does not say (see the module notes).
+DEFAULT_SYNCHRONOUS = "full"
+_CONNECTION = "veil_connection"
+_CONNECTIONS = itertools.count(1)
+
+
+def _fsync(path: Path) -> None:
+    """Flush a file, or a folder's entries, to disk (a folder that cannot be synced is left as it is)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    except OSError:
+        if not path.is_dir():
+            raise
+    finally:
+        os.close(fd)
+
+
+def _driver_error(exc: BaseException) -> bool:
+    """Whether an error is the database driver's own (raised by a statement run on its cursor)."""
+    if isinstance(exc, (sqlite3.Error, SQLAlchemyError)):
+        return True
+    return type(exc).__module__.split(".")[0] == "psycopg" and isinstance(exc, Exception)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -71,8 +96,8 @@ class Store:
         LedgerError: the location is empty or names an unknown kind of database.
     """
 
-    def __init__(self, location: str | os.PathLike, *, timeout: float = 60.0):
-        synchronous = "full"
+    def __init__(self, location: str | os.PathLike, *, timeout: float = 60.0, _queued: bool = True):
+        synchronous = DEFAULT_SYNCHRONOUS
         if isinstance(location, os.PathLike) or "://" not in str(location):
             text_location = os.fspath(location)
             if not text_location:
@@ -108,6 +133,7 @@ class Store:
         self._engine: Engine | None = None
         self._seen = False          # the SQLite file was checked to be a database
         self._lock_fd: int | None = None
+        self._queue = _queued       # a scratch file being built needs no queue of writers
 
     def __repr__(self) -> str:
         return f"Store({self.display!r})"
@@ -127,7 +153,8 @@ class Store:
             engine = create_engine(self.url, connect_args={"timeout": self.timeout}, pool_reset_on_return=None)
 
             @event.listens_for(engine, "connect")
-            def _connect(dbapi_connection, _record):
+            def _connect(dbapi_connection, record):
+                record.info[_CONNECTION] = next(_CONNECTIONS)  # see token()
                 dbapi_connection.isolation_level = None  # veil issues BEGIN itself, below
                 cursor = dbapi_connection.cursor()
                 cursor.execute("PRAGMA foreign_keys = ON")
@@ -240,7 +267,7 @@ class Store:
 
         A file of its own: a second descriptor of the database file would, once closed, drop the
         POSIX locks SQLite holds on it in this process."""
-        if self.path is None or fcntl is None:
+        if self.path is None or fcntl is None or not self._queue:
             yield
             return
         if self._lock_fd is None:
@@ -274,7 +301,9 @@ class Store:
         where = f"ledger {self.display!r}"
         try:
             yield
-        except DBAPIError as exc:
+        except Exception as exc:  # noqa: BLE001 - only the drivers' own errors are translated, the rest re-raised
+            if not isinstance(exc, DBAPIError) and not _driver_error(exc):
+                raise
             reason = _one_line(exc)
             lowered = reason.lower()
             if "locked" in lowered or "lock timeout" in lowered or "canceling statement due to lock" in lowered:
@@ -294,8 +323,6 @@ class Store:
                 raise LedgerError(f"cannot reach the PostgreSQL {where} ({reason}); check the URL and that the "
                                   "server runs.") from None
             raise LedgerError(f"{where} failed ({reason}).") from None
-        except SQLAlchemyError as exc:
-            raise LedgerError(f"{where} failed ({_one_line(exc)}).") from None
 
     # ------------------------------------------------------------------ the schema
 
@@ -330,6 +357,73 @@ class Store:
         if version > CURRENT_VERSION:
             raise LedgerError(f"ledger {self.display!r} has schema version {version}, newer than this veil knows "
                               f"({CURRENT_VERSION}); upgrade veil.")
+
+    def token(self, conn: Connection) -> tuple | None:
+        """What tells, on SQLite, whether another connection committed since: the driver connection
+        (a number given when it was opened) and its ``PRAGMA data_version``, which changes when, and
+        only when, a change is committed by any other connection (its own commits leave it as it
+        is). The same token twice means nobody else wrote in between. ``None`` on PostgreSQL.
+        """
+        if self.dialect != "sqlite":
+            return None
+        cursor = conn.connection.dbapi_connection.execute("PRAGMA data_version")
+        try:
+            version = cursor.fetchone()[0]
+        finally:
+            cursor.close()
+        return conn.connection.info.get(_CONNECTION), version
+
+    def create(self, build: Callable[[Store], None]) -> bool:
+        """Make a new SQLite ledger whole or not at all: ``build`` fills a scratch file beside the
+        path (:func:`veil.output.scratch_path`, in WAL mode), which is checkpointed, closed, flushed
+        to disk and then hard-linked to the path — an atomic step that fails if the path exists.
+
+        A process killed at any moment leaves either no ledger (and a scratch file that the next
+        run in the folder removes) or a complete one; of several processes creating the same
+        ledger at once, exactly one succeeds and the others find its ledger.
+
+        Returns:
+            ``True`` if this call made the ledger, ``False`` if another process made it first.
+
+        Raises:
+            LedgerError: the folder cannot be written (permission, full disk).
+        """
+        from veil.output import scratch_path, settle
+
+        folder = self.path.parent
+        settle(folder)
+        temporary = scratch_path(self.path)
+        scratch = Store(temporary, timeout=self.timeout, _queued=False)
+        scratch.synchronous = "FULL"
+        companions = [Path(f"{temporary}{suffix}") for suffix in ("-wal", "-shm", "-journal")]
+        try:
+            scratch.set_wal()
+            build(scratch)
+            with scratch._translated():
+                raw = scratch.engine.raw_connection()
+                try:
+                    raw.driver_connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                finally:
+                    raw.close()
+            scratch.dispose()
+            _fsync(temporary)
+            try:
+                os.link(temporary, self.path)
+                created = True
+            except FileExistsError:
+                created = False
+            _fsync(folder)
+            return created
+        except OSError as exc:
+            raise LedgerError(f"cannot create ledger {str(self.path)!r} ({exc.strerror}); its folder must be "
+                              "writable.") from None
+        finally:
+            scratch.dispose()
+            for path in [temporary, *companions]:
+                try:
+                    os.unlink(path)
+                except FileNotFoundError:
+                    pass
 
     def set_wal(self) -> None:
         """Put a new SQLite ledger in WAL mode (it stays so: readers never wait for the writer)."""
