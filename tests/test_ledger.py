@@ -64,7 +64,7 @@ def two_releases(tmp_path):
 @pytest.fixture
 def ledger(tmp_path) -> Ledger:
     made, applied = Ledger.init(tmp_path / "ledger.db", by="steward")
-    assert applied == [1]
+    assert applied == [1, 2]
     return made
 
 
@@ -83,7 +83,7 @@ def test_init_creates_a_ledger_once_and_says_who_made_it(ledger, tmp_path):
     again, applied = Ledger.init(tmp_path / "ledger.db")
     assert applied == []
     status = again.status()
-    assert status["schema_version"] == 1 and status["head"]["seq"] == 1 and status["populations"] == []
+    assert status["schema_version"] == 2 and status["head"]["seq"] == 1 and status["populations"] == []
     assert again.history()[0]["action"] == "init" and again.history()[0]["by"] == "steward"
     assert again.ledger_id == ledger.ledger_id
     assert ledger.verify().ok
@@ -484,7 +484,7 @@ def test_a_postgresql_ledger_keeps_the_same_promises(postgres_url, two_releases)
 
     data, a, b = two_releases
     ledger, applied = Ledger.init(postgres_url, by="steward")
-    assert applied == [1] and Ledger.init(postgres_url)[1] == []
+    assert applied == [1, 2] and Ledger.init(postgres_url)[1] == []
     with ledger.open_budget("survey", create=Budget(1)) as acc:
         acc.charge(0.6, label="count")
         one_sentence_error(BudgetExceededError, lambda: acc.charge(0.6, label="sum"), "asks for ε = 0.6")

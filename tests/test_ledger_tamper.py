@@ -252,3 +252,63 @@ def test_an_older_copy_put_back_under_an_open_session_is_found(session, tmp_path
             (tmp_path / f"ledger.db{suffix}").unlink(missing_ok=True)
         one_sentence_error(LedgerTamperedError, lambda: accountant.charge(0.1, label="q2"), "went back",
                            "older copy")
+
+
+# ------------------------------------------------------------------------------ a ledger of schema 1
+
+def version_1_ledger(path, table) -> str:
+    """A ledger as veil wrote it with schema 1: a population bound to a table, the table registered
+    with its number of rows, a charge — every row recorded by its chained, anchored entry."""
+    import uuid
+
+    from sqlalchemy import MetaData, create_engine, insert
+
+    from veil.dp.fingerprint import dataset_id
+    from veil.ledger import chain, keys
+    from veil.ledger.schema import _create_version_1, _tables
+
+    old = _tables(MetaData(), 1)
+    engine = create_engine(f"sqlite:///{path}")
+    key, ledger_id, fingerprint = keys.load_key(create=True), str(uuid.uuid4()), dataset_id(table)
+    at = "2026-01-01T00:00:00.000+00:00"
+    rows = {"populations": {"id": 1, "name": "survey", "key_column": None, "fingerprint": None,
+                            "accountant": json.dumps({"budget": {"delta": "0", "epsilon": "1"},
+                                                      "composition": "sequential", "options": {}}, sort_keys=True),
+                            "relation": "add-remove", "log_seq": 2},
+            "datasets": {"id": 1, "population_id": 1, "fingerprint": fingerprint, "rows": 4,
+                         "columns": json.dumps(list(PEOPLE.columns)), "log_seq": 3},
+            "charges": {"seq": 1, "population_id": 1, "label": "count", "kind": "query", "epsilon": "0.25",
+                        "delta": "0", "grp": None, "part": None, "step": None, "composition": "sequential",
+                        "relation": "add-remove", "by": "me", "at": at, "log_seq": 4}}
+    with engine.begin() as conn:
+        _create_version_1(conn)
+        conn.execute(insert(old["schema_version"]).values(version=1, applied_at=at, description="v1"))
+        conn.execute(insert(old["meta"]).values(name="ledger_id", value=ledger_id))
+        head = chain.append(conn, chain.Head(0, chain.GENESIS), key, ledger_id, at=at, by="me", action="init",
+                            population=None, payload={"ledger_id": ledger_id, "schema_version": 1}, first=True)
+        for (table_name, row), action in zip(rows.items(), ("population", "dataset", "charge")):
+            conn.execute(insert(old[table_name]).values(**row))
+            head = chain.append(conn, head, key, ledger_id, at=at, by="me", action=action, population="survey",
+                                payload={"table": table_name, "row": row})
+    engine.dispose()
+    return fingerprint
+
+
+def test_a_ledger_of_schema_1_is_migrated_and_forgets_the_tables_size(tmp_path):
+    data = tmp_path / "people.csv"
+    PEOPLE.to_csv(data, index=False)
+    ledger = tmp_path / "v1.db"
+    version_1_ledger(ledger, data)
+    stale = veil("dp", "count", data, "--epsilon", "0.1", "--ledger", ledger, "--population", "survey")
+    assert stale.exit_code == 2 and "migrate it with veil ledger init" in stale.stderr
+    migrated = veil("ledger", "init", "--ledger", ledger)
+    assert migrated.exit_code == 0 and "migrated (schema 2" in migrated.stdout, migrated.output
+    with sqlite3.connect(ledger) as conn:
+        assert "rows" not in [c[1] for c in conn.execute("PRAGMA table_info(datasets)")]
+    assert json.loads(veil("ledger", "verify", "--ledger", ledger, "--json").stdout)["ok"]
+    # the table it registered (by the fingerprint schema 1 stored) is still the population's
+    charged = veil("dp", "count", data, "--epsilon", "0.25", "--ledger", ledger, "--population", "survey", "--json")
+    assert charged.exit_code == 0 and json.loads(charged.stdout)["budget"]["spent"]["epsilon"] == 0.5
+    other = tmp_path / "other.csv"
+    PEOPLE.head(2).to_csv(other, index=False)
+    assert veil("dp", "count", other, "--epsilon", "0.1", "--ledger", ledger, "--population", "survey").exit_code == 2

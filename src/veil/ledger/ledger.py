@@ -344,7 +344,8 @@ class Ledger:
             delimiter: the CSV delimiter (sniffed when ``None``).
 
         Returns:
-            ``{"id", "rows", "columns"}``: the dataset's number in the ledger and the table's shape.
+            ``{"id", "rows", "columns"}``: the dataset's number in the ledger and the table's shape
+            (the ledger keeps its column names, never its number of rows).
 
         Raises:
             LedgerError: the population is bound to another table (one without a key column that
@@ -362,7 +363,7 @@ class Ledger:
         held = self._held(w.conn, pop, table, w.key)
         if held is None:
             values = {"population_id": pop.id, "fingerprint": binding(w.key, table.fingerprint),
-                      "rows": table.rows, "columns": json.dumps(table.columns)}
+                      "columns": json.dumps(table.columns)}
             held = w.add("datasets", values, action="dataset", population=pop.name)
         return {"id": held, "rows": table.rows, "columns": table.columns}
 

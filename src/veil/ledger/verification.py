@@ -87,10 +87,12 @@ class Verified:
 
 
 def _recorded(entry: chain.Entry) -> tuple[str, dict] | None:
-    """The table and row an entry added, or ``None`` for an entry that adds no row."""
+    """The table and row an entry added (the columns the table has now: a column a migration
+    dropped is no longer compared), or ``None`` for an entry that adds no row."""
     data = entry.data
     if isinstance(data, dict) and data.get("table") in PRIMARY and isinstance(data.get("row"), dict):
-        return data["table"], data["row"]
+        row = data["row"]
+        return data["table"], {c.name: row.get(c.name) for c in TABLES[data["table"]].columns}
     return None
 
 
