@@ -174,6 +174,10 @@ class Ledger:
         """
         ledger = cls(location, by=by, timeout=timeout)
         store = ledger.store
+        if store.path is not None and store.path.parent.is_dir():
+            from veil.output import settle
+
+            settle(store.path.parent)  # what creations killed there left behind
         if not store.check_file(must_exist=False):
             def build(scratch: Store) -> None:
                 with scratch.write() as conn:
