@@ -510,3 +510,20 @@ def test_releases_the_gate_cannot_judge_are_named_and_refused(algorithm, words):
     with pytest.raises(LedgerError, match=words):
         kind_of({"algorithm": algorithm}, "manifest 'm.json'")
     assert kind_of({"algorithm": "mondrian"}, "manifest 'm.json'") == "local-recoding"
+
+
+def test_charges_commit_as_configured_and_decisions_always_durably(ledger, tmp_path, monkeypatch):
+    """synchronous=NORMAL for charges by default (a killed process loses nothing, a power loss may
+    lose the newest); FULL when asked, and always for the writes that decide or define something."""
+    def synchronous(store, durable):
+        with store.write(durable=durable) as conn:
+            return conn.exec_driver_sql("PRAGMA synchronous").scalar()
+
+    assert (synchronous(ledger.store, False), synchronous(ledger.store, True), synchronous(ledger.store, False)) \
+        == (1, 2, 1)
+    monkeypatch.setenv("VEIL_LEDGER_SYNCHRONOUS", "full")
+    assert synchronous(Ledger(tmp_path / "ledger.db").store, False) == 2
+    assert synchronous(Ledger(f"sqlite:///{tmp_path / 'ledger.db'}?synchronous=normal").store, False) == 1
+    monkeypatch.setenv("VEIL_LEDGER_SYNCHRONOUS", "sometimes")
+    one_sentence_error(LedgerError, lambda: Ledger(tmp_path / "ledger.db"), "VEIL_LEDGER_SYNCHRONOUS",
+                       "full or normal")

@@ -194,10 +194,11 @@ class LedgerBudget:
         state, mirror = self._state, self._mirror
         self._state = self._mirror = None  # until this commit is through, neither can be trusted
         kept = (None, None)  # what stays true if the charge is refused
+        defines = self._values is not None or self._register  # this charge makes the population or its table
         try:
-            with store.write() as conn:
+            with store.write(durable=defines) as conn:
                 ledger_id = ledger._id(conn)
-                strict = state is None or mirror is None or self._values is not None or self._register
+                strict = state is None or mirror is None or defines
                 if strict:
                     state, added = verification.require(conn, store, ledger._where, ledger_id, lock=True), []
                 else:

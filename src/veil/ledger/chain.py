@@ -120,8 +120,12 @@ def key_for(where: str, anchor_key_id: str) -> bytes:
     return key
 
 
-def lock_head(conn: Connection, where: str, ledger_id: str, *, for_update: bool = True) -> tuple[Head, bytes]:
+def lock_head(conn: Connection, where: str, ledger_id: str, *, for_update: bool = True,
+              key: bytes | None = None) -> tuple[Head, bytes]:
     """Lock the anchor (PostgreSQL: ``FOR UPDATE``), check it, and return the head and the key.
+
+    ``key``: the key the caller already read for this ledger; used when the anchor names it (else
+    the key file is read again).
 
     Raises:
         LedgerError: the key file does not hold the key the ledger was anchored with.
@@ -133,7 +137,8 @@ def lock_head(conn: Connection, where: str, ledger_id: str, *, for_update: bool 
         raise LedgerTamperedError(f"{where} has no anchor (its row was deleted by hand), so its history cannot be "
                                   "trusted; restore it from a backup.")
     seq, digest, key_id, anchor_tag = row
-    key = key_for(where, key_id)
+    if key is None or keys.key_id(key) != key_id:
+        key = key_for(where, key_id)
     if not hmac.compare_digest(anchor_tag, anchor_mac(key, ledger_id, seq, digest)):
         raise LedgerTamperedError(f"{where}'s anchor was changed by hand (its MAC does not verify); restore the "
                                   "ledger from a backup.")

@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import bindparam, func, insert, select
 from sqlalchemy.engine import Connection
 
 from veil.dp.accountant import Accountant, Budget, _BaseAccountant
@@ -40,6 +40,7 @@ from veil.ledger.binding import TableRef, binding, matches
 from veil.ledger.errors import LedgerError, LedgerTamperedError
 from veil.ledger.records import NEIGHBOURING, Population, accountant_of, record_of
 from veil.ledger.schema import CURRENT_VERSION, MIGRATIONS, TABLES
+from veil.ledger.statements import Prepared
 from veil.ledger.store import LEDGER_ENV, Store
 
 __all__ = ["NEIGHBOURING", "Ledger", "Population", "VerifyReport", "current_user"]
@@ -47,7 +48,12 @@ __all__ = ["NEIGHBOURING", "Ledger", "Population", "VerifyReport", "current_user
 POPULATIONS, DATASETS, CHARGES, RELEASES = (TABLES[n] for n in ("populations", "datasets", "charges", "releases"))
 META, SCHEMA_VERSIONS = TABLES["meta"], TABLES["schema_version"]
 _PRIMARY = verification.PRIMARY
-_INSERTS = {name: insert(TABLES[name]) for name in _PRIMARY}
+# Every row's insert, compiled once per database (a charge runs one), returning the new primary key.
+_INSERTS = {name: Prepared(insert(TABLES[name]).values({c.name: bindparam(c.name) for c in TABLES[name].columns
+                                                       if c.name != key})
+                           .returning(TABLES[name].c[key])) for name, key in _PRIMARY.items()}
+_COLUMNS = {name: [c.name for c in TABLES[name].columns if c.name != key] for name, key in _PRIMARY.items()}
+
 
 def current_user() -> str:
     """The operating-system user running veil (``uid N`` when the system has no name for it)."""
@@ -97,8 +103,7 @@ class _Writer:
     def add(self, table: str, values: dict, *, action: str, population: str | None, extra: dict | None = None):
         """Insert a row and the entry that records it; returns the row's primary key."""
         values = {**values, "log_seq": self.head.seq + 1}
-        result = self.conn.execute(_INSERTS[table], values)
-        key = result.inserted_primary_key[0]
+        key = _INSERTS[table].one(self.conn, {c: values.get(c) for c in _COLUMNS[table]})[0]
         values[_PRIMARY[table]] = key
         payload = {"table": table, "row": record_of(table, values), **(extra or {})}
         self.note(action, population, payload)
@@ -186,7 +191,7 @@ class Ledger:
             if store.create(build):
                 return ledger, [number for number, _, _ in MIGRATIONS]
         applied: list[int] = []
-        with store.write() as conn:
+        with store.write(durable=True) as conn:
             store.advisory_init_lock(conn)
             version = store.schema_version(conn)
             if version is not None and version > CURRENT_VERSION:
@@ -228,7 +233,7 @@ class Ledger:
     def _writing(self) -> Iterator[_Writer]:
         """A write transaction on a ledger fully verified under its lock (:mod:`veil.ledger.verification`)."""
         self.store.check_file(must_exist=True)
-        with self.store.write() as conn:
+        with self.store.write(durable=True) as conn:
             ledger_id = self._id(conn)
             state = verification.require(conn, self.store, self._where, ledger_id, lock=True)
             yield _Writer(conn, state.head, state.key, ledger_id, self.by)

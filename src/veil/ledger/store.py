@@ -4,10 +4,7 @@
 ledger's write lock and holds it to the commit:
 
 * SQLite: ``BEGIN IMMEDIATE`` takes the database's write lock at once (readers go on, in WAL mode);
-  writers queue for it on a kernel lock of ``.<ledger>.lock``. ``synchronous=FULL`` (the default)
-  makes a commit durable before it returns, power loss included; ``sqlite:///path?synchronous=normal``
-  trades that for speed: a commit then survives the process being killed at any moment, but the
-  newest commits may be lost if the machine itself crashes or loses power.
+  writers queue for it on a kernel lock of ``.<ledger>.lock``.
 * PostgreSQL (through psycopg 3): ``SELECT … FOR UPDATE`` of the one row of ``anchor``, the head of
   the decision log, which every write reads before it appends (:mod:`veil.ledger.chain`), under
   ``lock_timeout``; the default READ COMMITTED isolation then shows each statement everything
@@ -16,6 +13,20 @@ ledger's write lock and holds it to the commit:
 So charges to a budget, and entries of the log, are made one at a time whatever the number of
 processes, and a process killed at any point leaves its transaction committed whole or not at
 all (the server, or SQLite's journal, rolls back the rest).
+
+**Durability (SQLite).** In WAL mode a commit is written to the log file before it returns. With
+``synchronous=NORMAL``, the default for charges, that is all: a committed charge survives the
+process being killed at any moment (SIGKILL included: the kernel holds the written pages), but
+not the operating system crashing or the machine losing power before the log is next flushed to
+disk (at the next checkpoint, the next durable commit, or the kernel's own writeback), which can
+lose the newest charges — and so give back budget whose answers were already drawn.
+``synchronous=FULL`` flushes the log to disk at every commit (one ``fsync``, a few milliseconds on
+a busy disk), so nothing committed is ever lost. Whatever the default, the writes that decide or
+define something — the gate's decisions, a population or table made, a ledger created or
+migrated, an import — are committed with ``FULL`` (:meth:`Store.write` ``durable=True``), which
+also flushes every charge committed before them. Choose ``FULL`` for charges too with
+``sqlite:///path?synchronous=full`` or ``$VEIL_LEDGER_SYNCHRONOUS=full``. PostgreSQL commits
+durably (its own ``synchronous_commit``).
 
 **Errors.** Whatever the driver says — the file is not a database, is malformed, is a JSON budget
 file of an earlier veil, the server cannot be reached, the lock stayed taken — becomes one
@@ -46,14 +57,17 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlch
 from veil.ledger.errors import LedgerError, LegacyBudgetFileError
 from veil.ledger.schema import CURRENT_VERSION, TABLES
 
-__all__ = ["LEDGER_ENV", "Store"]
+__all__ = ["DEFAULT_SYNCHRONOUS", "LEDGER_ENV", "SYNCHRONOUS_ENV", "Store"]
 
 #: The environment variable naming the ledger when ``--ledger`` is not given.
 LEDGER_ENV = "VEIL_LEDGER"
 SQLITE_MAGIC = b"SQLite format 3\x00"
 _WRITE = "veil_write"
-#: The durability of an SQLite ledger's commits when its URL does not say (see the module notes).
-DEFAULT_SYNCHRONOUS = "full"
+#: The durability of an SQLite ledger's charges when neither its URL nor $VEIL_LEDGER_SYNCHRONOUS
+#: says (see the module notes).
+DEFAULT_SYNCHRONOUS = "normal"
+#: The environment variable that chooses it (``full`` or ``normal``).
+SYNCHRONOUS_ENV = "VEIL_LEDGER_SYNCHRONOUS"
 _CONNECTION = "veil_connection"
 _CONNECTIONS = itertools.count(1)
 
@@ -97,7 +111,9 @@ class Store:
     """
 
     def __init__(self, location: str | os.PathLike, *, timeout: float = 60.0, _queued: bool = True):
-        synchronous = DEFAULT_SYNCHRONOUS
+        synchronous = os.environ.get(SYNCHRONOUS_ENV, "").strip().lower() or DEFAULT_SYNCHRONOUS
+        if synchronous not in ("full", "normal"):
+            raise LedgerError(f"${SYNCHRONOUS_ENV} is full or normal, not {synchronous!r}.")
         if isinstance(location, os.PathLike) or "://" not in str(location):
             text_location = os.fspath(location)
             if not text_location:
@@ -114,7 +130,7 @@ class Store:
                 if not url.database:
                     raise LedgerError("an in-memory SQLite ledger would be lost at exit; give a file path.")
                 self.path = Path(url.database)
-                synchronous = url.query.get("synchronous", "full")
+                synchronous = url.query.get("synchronous", synchronous)
                 if synchronous not in ("full", "normal") or set(url.query) - {"synchronous"}:
                     raise LedgerError(f"an SQLite ledger URL takes one option, synchronous=full or normal, not "
                                       f"{dict(url.query)}.")
@@ -163,7 +179,9 @@ class Store:
 
             @event.listens_for(engine, "begin")
             def _begin(conn):
-                conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get(_WRITE) else "BEGIN")
+                # on the driver's own connection: a charge begins one transaction, so this is hot
+                conn.connection.dbapi_connection.execute(
+                    "BEGIN IMMEDIATE" if conn.get_execution_options().get(_WRITE) else "BEGIN").close()
 
             return engine
         try:
@@ -245,8 +263,11 @@ class Store:
                 yield conn
 
     @contextmanager
-    def write(self) -> Iterator[Connection]:
+    def write(self, *, durable: bool = False) -> Iterator[Connection]:
         """A transaction that holds the ledger's write lock from its start to its commit.
+
+        ``durable``: on SQLite, commit with ``synchronous=FULL`` whatever the ledger's setting
+        (see the module notes).
 
         On SQLite the lock is taken by ``BEGIN IMMEDIATE``, after the writers have queued on
         ``flock`` of ``.<ledger>.lock`` beside it (SQLite's own busy handler sleeps up to 100 ms
@@ -256,10 +277,17 @@ class Store:
         """
         with self._translated(), self._queued(), self.engine.connect() as conn:
             conn.execution_options(**{_WRITE: True})
-            with conn.begin():
-                if self.dialect == "postgresql":
-                    conn.exec_driver_sql(f"SET LOCAL lock_timeout = '{int(self.timeout * 1000)}ms'")
-                yield conn
+            raise_to_full = durable and self.dialect == "sqlite" and self.synchronous != "FULL"
+            if raise_to_full:
+                conn.connection.dbapi_connection.execute("PRAGMA synchronous = FULL").close()
+            try:
+                with conn.begin():
+                    if self.dialect == "postgresql":
+                        conn.exec_driver_sql(f"SET LOCAL lock_timeout = '{int(self.timeout * 1000)}ms'")
+                    yield conn
+            finally:
+                if raise_to_full:
+                    conn.connection.dbapi_connection.execute(f"PRAGMA synchronous = {self.synchronous}").close()
 
     @contextmanager
     def _queued(self) -> Iterator[None]:

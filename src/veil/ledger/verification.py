@@ -172,7 +172,7 @@ def catch_up(conn: Connection, store, where: str, ledger_id: str, state: Verifie
             since does not link or was edited; a row is missing, added or edited; a table's count
             is not what the entries say.
     """
-    head, key = chain.lock_head(conn, where, ledger_id)
+    head, key = chain.lock_head(conn, where, ledger_id, key=state.key or None)
     token = store.token(conn)
     if head == state.head and token is not None:
         if token == state.token:
