@@ -25,6 +25,7 @@ sees every charge committed before it. The lock is held for one charge, not for 
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -149,18 +150,20 @@ class LedgerBudget:
     def _load(self) -> _BaseAccountant:
         """The population's accountant, the whole ledger verified first; the mirror is set to it."""
         ledger = self.ledger
+        built: dict = {}
         with ledger._reading() as conn:
-            state = verification.require(conn, ledger.store, ledger._where, ledger._id(conn), lock=False)
+            state = verification.require(conn, ledger.store, ledger._where, ledger._id(conn), lock=False,
+                                         accountants=built)
             self._resolve(conn, state.key)
-            rows = [] if self._pop is None else conn.execute(
-                select(CHARGES).where(CHARGES.c.population_id == self._pop.id).order_by(CHARGES.c.seq)).all()
+            known = [] if self._pop is None else conn.execute(
+                select(CHARGES.c.seq).where(CHARGES.c.population_id == self._pop.id)).scalars().all()
         self._state = state
-        self._known = {row.seq for row in rows}
+        self._known = set(known)
         if self._pop is None:
             self._mirror = self._fresh()
             return self._fresh()
-        self._mirror = ledger._accountant(self._pop, rows)
-        return ledger._accountant(self._pop, rows)
+        self._mirror = built[self._pop.id]  # rebuilt from the rows just verified
+        return copy.deepcopy(self._mirror)
 
     def snapshot(self) -> _BaseAccountant:
         """The accountant as it stands, the ledger verified; charging it raises."""

@@ -20,6 +20,7 @@ is genuine), and anything done by someone who holds the key. Keep the head that
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
@@ -96,8 +97,9 @@ class Entry:
     prev: str
     hash: str
 
-    @property
+    @functools.cached_property
     def data(self) -> dict:
+        """The payload, parsed (once)."""
         return json.loads(self.payload)
 
     @property

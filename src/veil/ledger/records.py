@@ -16,7 +16,7 @@ from veil.dp.accountant import FORMAT, SCHEMA_VERSION, BudgetFileError, _dump, _
 from veil.ledger.errors import LedgerTamperedError
 from veil.ledger.schema import TABLES
 
-__all__ = ["NEIGHBOURING", "Population", "accountant_of", "charge_document", "charge_values", "compress", "decompress",
+__all__ = ["COLUMNS", "NEIGHBOURING", "Population", "accountant_of", "charge_document", "charge_values", "compress", "decompress",
            "record_of", "sha256"]
 
 #: The neighbouring relations a budget can be kept under: a record added or removed (unbounded DP,
@@ -30,14 +30,19 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+# Every table's column names, once (iterating a SQLAlchemy column collection is slow).
+COLUMNS = {name: tuple(c.name for c in table.columns) for name, table in TABLES.items()}
+_BINARY = (bytes, bytearray, memoryview)
+
+
 def record_of(table: str, values: dict) -> dict:
     """A row as its log entry records it: every column, binary ones by their SHA-256."""
     out = {}
-    for column in TABLES[table].columns:
-        value = values.get(column.name)
-        if isinstance(value, (bytes, bytearray, memoryview)):
+    for name in COLUMNS[table]:
+        value = values.get(name)
+        if isinstance(value, _BINARY):
             value = sha256(bytes(value))
-        out[column.name] = value
+        out[name] = value
     return out
 
 

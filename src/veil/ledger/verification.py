@@ -55,7 +55,7 @@ from sqlalchemy.engine import Connection
 
 from veil.ledger import chain
 from veil.ledger.errors import LedgerTamperedError
-from veil.ledger.records import accountant_of, record_of
+from veil.ledger.records import COLUMNS, accountant_of, record_of
 from veil.ledger.schema import TABLES
 from veil.ledger.statements import Prepared
 
@@ -92,8 +92,18 @@ def _recorded(entry: chain.Entry) -> tuple[str, dict] | None:
     data = entry.data
     if isinstance(data, dict) and data.get("table") in PRIMARY and isinstance(data.get("row"), dict):
         row = data["row"]
-        return data["table"], {c.name: row.get(c.name) for c in TABLES[data["table"]].columns}
+        return data["table"], {name: row.get(name) for name in COLUMNS[data["table"]]}
     return None
+
+
+def _by_table(entries) -> dict:
+    """Every row the entries record, by table: primary key → (entry number, row)."""
+    out: dict = {name: {} for name in PRIMARY}
+    for entry in entries:
+        found = _recorded(entry)
+        if found is not None:
+            out[found[0]][found[1][PRIMARY[found[0]]]] = (entry.seq, found[1])
+    return out
 
 
 def summed(counts: dict, entries) -> dict:
@@ -106,12 +116,14 @@ def summed(counts: dict, entries) -> dict:
     return out
 
 
-def check(conn: Connection, where: str, ledger_id: str, *, lock: bool) -> tuple[list[chain.Entry], chain.Head,
-                                                                                 bytes | None, list[str]]:
+def check(conn: Connection, where: str, ledger_id: str, *, lock: bool,
+          accountants: dict | None = None) -> tuple[list[chain.Entry], chain.Head, bytes | None, list[str]]:
     """Full verification (see the module notes), every problem found as one sentence.
 
     Args:
         lock: take the anchor's row lock (in a write transaction).
+        accountants: when given, filled with every population's accountant as rebuilt (by its
+            id), so that a caller need not rebuild one again.
 
     Returns:
         The entries (empty when the chain is broken), the newest entry, the key (``None`` when
@@ -137,26 +149,30 @@ def check(conn: Connection, where: str, ledger_id: str, *, lock: bool) -> tuple[
         if entries[0].action != "init" or entries[0].data.get("ledger_id") != ledger_id:
             problems.append(f"{where}'s first entry is not the one that created this ledger; restore it from a "
                             "backup.")
+        recorded = _by_table(entries)
         for table in PRIMARY:
-            problems.extend(compare_rows(conn, entries, table, where))
+            problems.extend(compare_rows(conn, recorded[table], table, where))
         if not problems:
-            problems.extend(_budgets(conn, where))
+            problems.extend(_budgets(conn, where, {} if accountants is None else accountants))
     return entries, head, key, problems
 
 
-def require(conn: Connection, store, where: str, ledger_id: str, *, lock: bool) -> Verified:
-    """Full verification that raises on the first problem (naming how many more there are).
+def require(conn: Connection, store, where: str, ledger_id: str, *, lock: bool,
+            accountants: dict | None = None) -> Verified:
+    """Full verification that raises on the first problem (naming how many more there are);
+    ``accountants`` as in :func:`check`.
 
     Raises:
         LedgerTamperedError: any problem :func:`check` finds.
         LedgerError: the key file does not hold the ledger's key.
     """
-    entries, head, key, problems = check(conn, where, ledger_id, lock=lock)
+    entries, head, key, problems = check(conn, where, ledger_id, lock=lock, accountants=accountants)
     if problems:
         more = len(problems) - 1
         extra = f" ({more} more problem{'s' if more > 1 else ''}: run veil ledger verify)" if more else ""
         raise LedgerTamperedError(problems[0].rstrip(".") + extra + ".")
     return Verified(head, summed({name: 0 for name in PRIMARY}, entries), store.token(conn), key)
+
 
 
 def catch_up(conn: Connection, store, where: str, ledger_id: str, state: Verified) -> tuple[Verified,
@@ -215,14 +231,10 @@ def catch_up(conn: Connection, store, where: str, ledger_id: str, state: Verifie
     return replace(state, head=head, counts=counts, token=token, key=key), added
 
 
-def compare_rows(conn: Connection, entries, table: str, where: str) -> list[str]:
-    """Every row of ``table`` against the entries that recorded them, one sentence per difference."""
+def compare_rows(conn: Connection, expected: dict, table: str, where: str) -> list[str]:
+    """Every row of ``table`` against the rows the log records (primary key → (entry number, row)),
+    one sentence per difference."""
     primary = PRIMARY[table]
-    expected: dict = {}
-    for entry in entries:
-        found = _recorded(entry)
-        if found is not None and found[0] == table:
-            expected[found[1][primary]] = (entry.seq, found[1])
     actual = {getattr(r, primary): record_of(table, r._asdict()) for r in conn.execute(select(TABLES[table]))}
     problems = []
     noun = table[:-1]
@@ -247,8 +259,9 @@ def compare_rows(conn: Connection, entries, table: str, where: str) -> list[str]
     return problems
 
 
-def _budgets(conn: Connection, where: str) -> list[str]:
-    """Every population's charges checked against its budget (the accountant's own rules)."""
+def _budgets(conn: Connection, where: str, built: dict) -> list[str]:
+    """Every population's charges checked against its budget (the accountant's own rules); each
+    accountant rebuilt goes into ``built`` by the population's id."""
     from veil.ledger.records import Population
 
     populations = TABLES["populations"]
@@ -261,7 +274,8 @@ def _budgets(conn: Connection, where: str) -> list[str]:
                             .order_by(populations.c.id)):
         pop = Population._from_row(row)
         try:
-            accountant_of(pop, rows_by_population.get(pop.id, []), f"population {pop.name!r} of {where}")
+            built[pop.id] = accountant_of(pop, rows_by_population.get(pop.id, []),
+                                          f"population {pop.name!r} of {where}")
         except LedgerTamperedError as exc:
             problems.append(str(exc))
     return problems
