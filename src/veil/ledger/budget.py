@@ -206,9 +206,7 @@ class LedgerBudget:
                     state, added = verification.require(conn, store, ledger._where, ledger_id, lock=True), []
                 else:
                     state, added = verification.catch_up(conn, store, ledger._where, ledger_id, state)
-                from veil.ledger.ledger import _Writer
-
-                w = _Writer(conn, state.head, state.key, ledger_id, ledger.by)
+                w = ledger._writer(conn, state)
                 if strict:
                     mirror, foreign = self._settle(w)
                 else:

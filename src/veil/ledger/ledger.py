@@ -238,6 +238,10 @@ class Ledger:
             state = verification.require(conn, self.store, self._where, ledger_id, lock=True)
             yield _Writer(conn, state.head, state.key, ledger_id, self.by)
 
+    def _writer(self, conn: Connection, state: verification.Verified) -> _Writer:
+        """The writer of a transaction whose caller holds the lock and verified the ledger (a budget session)."""
+        return _Writer(conn, state.head, state.key, self._id(conn), self.by)
+
     def _key(self, conn: Connection) -> bytes:
         """The sealing key, checked against the anchor (and the anchor against it)."""
         return chain.lock_head(conn, self._where, self._id(conn), for_update=False)[1]
