@@ -255,6 +255,10 @@ EDITS = {
     "an entry removed": ("DELETE FROM log WHERE seq = 3", "jumps from entry 2 to entry 4", "removed"),
     "the newest entries cut": ("DELETE FROM log WHERE seq >= 4", "log ends at entry 3 but its anchor names entry 5",
                                "the newest entries were deleted by hand"),
+    "the newest entry replaced": ("UPDATE log SET hash = (SELECT hash FROM log WHERE seq = 4) WHERE seq = 5",
+                                  "newest entry, entry 5, is not the one its anchor names", "replaced by hand"),
+    "an entry added after the newest": ("INSERT INTO log SELECT 6, at, by, action, population, payload, hash, hash "
+                                        "FROM log WHERE seq = 5", "goes on after entry 5", "added by hand"),
     "the anchor moved back": ("UPDATE anchor SET seq = 4, hash = (SELECT hash FROM log WHERE seq = 4)",
                               "anchor was changed by hand", "MAC"),
 }
