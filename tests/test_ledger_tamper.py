@@ -90,17 +90,24 @@ def folder(tmp_path):
 
 # ------------------------------------------------------------------------------ item 4: budgets reset
 
-def test_deleting_a_budget_files_population_does_not_reset_its_budget(folder):
+@pytest.mark.parametrize("edit, words", [
+    ("DELETE FROM populations WHERE id = 1", ("lost population 1 ('people.csv')", "deleted by hand")),
+    ("UPDATE populations SET name = 'x.csv' WHERE id = 1", ("population 1 (recorded as 'people.csv')", "(name)",
+                                                             "edited by hand")),
+])
+def test_deleting_or_renaming_a_budget_files_population_does_not_reset_its_budget(folder, edit, words):
     tmp, data, _ = folder
     budget = tmp / "b.db"
     assert veil("dp", "count", data, "--epsilon", "0.9", "--budget-file", budget, "--budget", "1").exit_code == 0
     with sqlite3.connect(budget) as conn:
-        conn.execute("DELETE FROM populations WHERE id = 1")
+        conn.execute(edit)
+        populations = conn.execute("SELECT * FROM populations").fetchall()
     again = veil("dp", "count", data, "--epsilon", "0.9", "--budget-file", budget, "--budget", "1")
-    refused(again, "lost population 1 ('people.csv')", "deleted by hand")
+    message = refused(again, *words)
+    assert "belongs to" not in message and "another table" not in message
     with sqlite3.connect(budget) as conn:
         assert conn.execute("SELECT count(*) FROM charges").fetchone() == (1,)  # nothing charged
-        assert conn.execute("SELECT count(*) FROM populations").fetchone() == (0,)  # nothing made
+        assert conn.execute("SELECT * FROM populations").fetchall() == populations  # nothing made
 
 
 @pytest.mark.parametrize("edit, words", [
