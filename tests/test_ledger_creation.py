@@ -230,3 +230,21 @@ def test_twelve_ledger_inits_at_once_make_one_ledger(setup):
     made = [json.loads(out) for _, out, _ in results]
     assert sum(bool(m["migrations"]) for m in made) == 1 and len({m["ledger_id"] for m in made}) == 1
     assert json.loads(veil("ledger", "verify", "--ledger", ledger, "--json").stdout)["entries"] == 1
+
+
+def test_the_file_is_never_opened_again_beside_sqlites_own_connections(tmp_path, monkeypatch):
+    """Closing any descriptor of the database drops the POSIX locks SQLite holds on it in this
+    process; another process may then take its WAL for unused and delete it, losing commits (the
+    cause of lost charges when processes raced to create one budget file)."""
+    import builtins
+
+    from veil.ledger import Ledger
+
+    made, _ = Ledger.init(tmp_path / "ledger.db")
+    made.status()                       # SQLite's connections are open
+    made.store._seen = False            # as when another process made the file this one uses
+    opened = []
+    real = builtins.open
+    monkeypatch.setattr(builtins, "open", lambda f, *a, **k: opened.append(str(f)) or real(f, *a, **k))
+    made.status()
+    assert str(tmp_path / "ledger.db") not in opened

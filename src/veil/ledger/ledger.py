@@ -190,6 +190,7 @@ class Ledger:
 
             if store.create(build):
                 return ledger, [number for number, _, _ in MIGRATIONS]
+            store.check_file(must_exist=True)  # another process made it: check it before connecting
         applied: list[int] = []
         with store.write(durable=True) as conn:
             store.advisory_init_lock(conn)

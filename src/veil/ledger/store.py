@@ -215,6 +215,11 @@ class Store:
         """
         if self.path is None or self._seen:
             return True
+        if self._engine is not None:
+            # SQLite holds POSIX locks on the file, and closing any other descriptor of it would drop
+            # them all (another process could then take this one's WAL for unused and delete it):
+            # with connections open, the file is never opened again here; SQLite reports a bad file.
+            return True
         if self.path.is_dir():
             raise LedgerError(f"{str(self.path)!r} is a folder; give the ledger's file name.")
         if not self.path.exists():
