@@ -23,7 +23,8 @@ names and hashes the published file: :func:`veil.output.load_manifest` checks th
 
 Nothing leaves the ledger half-done: a refusal is recorded and charges or registers nothing, a
 publication is recorded with its table and charge or not at all; a release refused for bad input
-(exit 2) records nothing.
+(exit 2) records nothing. (A population the policy defines is made first, as ``veil ledger init
+--policy`` would make it: its definition comes from the policy, never from the release.)
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ from veil.dp.accountant import FORMAT, SCHEMA_VERSION, BudgetFileError, _dump, _
 from veil.ledger.errors import LedgerTamperedError
 from veil.ledger.schema import TABLES
 
-__all__ = ["COLUMNS", "NEIGHBOURING", "Population", "accountant_of", "charge_document", "charge_values", "compress", "decompress",
-           "record_of", "sha256"]
+__all__ = ["COLUMNS", "NEIGHBOURING", "Population", "accountant_of", "charge_document", "charge_values", "compress",
+           "decompress", "record_of", "sha256"]
 
 #: The neighbouring relations a budget can be kept under: a record added or removed (unbounded DP,
 #: under which veil's queries are private), or one record's values changed (bounded DP). A charge

@@ -210,8 +210,8 @@ def catch_up(conn: Connection, store, where: str, ledger_id: str, state: Verifie
         row = conn.execute(_ROW[table], {"key": recorded.get(key_name)}).first()
         noun = table[:-1]
         if row is None:
-            raise LedgerTamperedError(f"{where} lost {noun} {recorded.get(key_name)}, which entry {entry.seq} recorded: "
-                                      "it was deleted by hand, so restore the ledger from a backup.")
+            raise LedgerTamperedError(f"{where} lost {noun} {recorded.get(key_name)}, which entry {entry.seq} "
+                                      "recorded: it was deleted by hand, so restore the ledger from a backup.")
         actual = record_of(table, row._asdict())
         if actual != recorded:
             changed = ", ".join(sorted(k for k in actual if actual[k] != recorded.get(k)))
