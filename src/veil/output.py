@@ -731,6 +731,15 @@ def write_files(files: Mapping[PathLike, Content | Iterable[Content]], *, reads:
         return outputs.commit()
 
 
+def scratch_path(target: PathLike) -> Path:
+    """A temporary path beside ``target``, for a file another library builds before veil links or
+    renames it into place (an SQLite ledger): named like this module's temporary files, so that
+    whatever a killed process left there (the file and its companions, ``-wal`` …) is removed by
+    the next :func:`settle` of the folder, and never while that process runs."""
+    target = Path(target)
+    return target.parent / f"{PREFIX}{_new_txid()}.0.{target.name[:_NAME_CHARS]}.tmp"
+
+
 def create_file(path: PathLike, content: Content, *, mode: int = 0o666, folder_mode: int | None = None) -> bool:
     """Publish a file that must never replace one already there: of several processes creating
     it at once, exactly one succeeds, and no process ever sees it half written.

@@ -10,18 +10,24 @@ events over time (:mod:`veil.dp.stream`).
 The budget is kept in a release ledger (:mod:`veil.ledger`), the one record of what was spent:
 
 * ``--budget-file B`` is a ledger in the SQLite file ``B`` that keeps one table's budget: its
-  population is the queried table, named by its **dataset id**, a fingerprint of the table's
-  content as parsed (:func:`veil.dp.fingerprint.dataset_id`: line ends, quoting, the order of rows
-  and of columns do not change it; any changed value, row or column does, and then the file is
-  refused as another dataset's). A missing file is created when ``--budget E[,D]`` says how much
-  may be spent (sequential composition). A JSON budget file of an earlier veil is refused with one
-  sentence saying how to import it (``veil ledger import``).
-* ``--ledger L`` charges a shared ledger (an SQLite file or a PostgreSQL URL): the table's own
-  population, or ``--population P``, under which the table is registered first (a population
-  that is one table refuses any other).
+  population is named after the table's file and bound to the table's content as parsed (line
+  ends, quoting, the order of rows and of columns do not change it; any changed value, row or
+  column does, and then the file is refused as another table's). The binding is a fingerprint
+  keyed with the curator's key (:mod:`veil.ledger.binding`), never shown. A missing file is
+  created, whole or not at all, when ``--budget E[,D]`` says how much may be spent (sequential
+  composition). A JSON budget file of an earlier veil is refused with one sentence saying how to
+  import it (``veil ledger import``).
+* ``--ledger L`` charges a shared ledger (an SQLite file or a PostgreSQL URL): ``--population P``,
+  or the population the table belongs to (with ``--budget``, one named after the file is made).
+  A table not yet registered under the population is registered with the query's charge, in its
+  transaction; a refused query registers nothing.
 
-``--out DIR`` writes the answer and a manifest that names its charge (``answer.json``,
+``--out DIR`` writes the answer and a sealed manifest that names its charge (``answer.json``,
 ``manifest.json``), for ``veil publish``.
+
+**What an analyst sees depends on the data only through the noisy answers.** The answer, its
+manifest, ``--json``, the budget lines, every refusal and ``veil ledger status``/``history``
+name a population by the name the curator gave it, never by anything computed from the table.
 
 Order of work, so that a failing query charges nothing and every answer shown is paid for: every
 option is checked and the data read; the ledger's history and the population's charges are
@@ -61,7 +67,6 @@ from veil.cli.console import (Console, ENGINE, MASTER, command_group, engine_nam
 from veil.cli.report import dp_report_command
 from veil.data.hierarchy import Hierarchy
 from veil.dp.accountant import Accountant, Budget, _show, step_epsilons
-from veil.dp.fingerprint import dataset_id
 from veil.dp.noise import NoiseSource
 from veil.dp.queries import (
     DEFAULT_GRID,
@@ -81,6 +86,7 @@ from veil.errors import DataError, ParameterError
 from veil.inputs import read_text
 from veil.ledger import Ledger, LedgerError
 from veil.ledger.answers import write_answer
+from veil.ledger.binding import TableRef
 from veil.output import check_targets
 
 dp_app = command_group(no_args_is_help=True, help="Differentially private queries, charged to a release ledger.")
@@ -214,8 +220,11 @@ class _Run:
             self.columns = _Columns(reader.query_dataset(data, list(reads), delimiter, strict=strict))
         else:
             self.columns = _Columns(data, delimiter, strict=strict)
-        self.dataset_id = None if self.ledger is None else dataset_id(self.columns.table)
-        self.population = population or self.dataset_id
+        # The table's fingerprint binds it to its budget (keyed before it is stored) and names it, as a
+        # tag, in the manifest; it is never shown.
+        self.table = None if self.ledger is None and out is None else \
+            TableRef(_fingerprint(self.columns.table), self.columns.table, data.name)
+        self.population = population
         self.accountant: Optional[Accountant] = None
         self.charge: Optional[dict] = None  # the ledger's charge of this answer, which its manifest names
 
@@ -228,20 +237,13 @@ class _Run:
         try:
             if self.fresh:
                 self.ledger = Ledger.init(self.location, by=self.ledger.by)[0]
-            if self.single:
-                kept = [p.name for p in self.ledger.populations()]
-                if kept and self.dataset_id not in kept:
-                    raise LedgerError(f"budget file {self.location!r} belongs to dataset {kept[0]!r}, not "
-                                      f"{self.dataset_id!r}; use the budget file of this dataset.")
-            elif self.population != self.dataset_id:
-                if self.new_budget is not None:
-                    self.ledger.add_population(self.population, budget=self.new_budget)
-                self.ledger.register_dataset(self.population, self.columns.table)
-            with self.ledger.budget_session(self.population, create=self.new_budget) as session:
+            with self.ledger.budget_session(self.population, create=self.new_budget, table=self.table,
+                                            alone=self.single) as session:
                 self.accountant = session.accountant
                 yield session.accountant
+            self.population = session.population
             if session.made:
-                self.charge = {"ledger_id": self.ledger.ledger_id, "population": self.population,
+                self.charge = {"ledger_id": self.ledger.ledger_id, "population": session.population,
                                "seq": session.made[-1]}
         finally:
             self.ledger.close()
@@ -250,9 +252,8 @@ class _Run:
         """Write (with --out) and print the answer, charged (when a ledger is given) before its noise was drawn."""
         charge = self.charge
         if self.out is not None:
-            drawn_from = self.dataset_id or dataset_id(self.columns.table)
-            write_answer(result, self.out / "answer.json", self.out / "manifest.json", dataset_id=drawn_from,
-                         charge=charge, make_folders=True)
+            write_answer(result, self.out / "answer.json", self.out / "manifest.json",
+                         fingerprint=self.table.fingerprint, charge=charge, make_folders=True)
         if not result.fit_for_release:
             terminal(stderr=True, soft_wrap=True).print(f"warning: {result.label}.", markup=False)
         if as_json:
@@ -260,7 +261,7 @@ class _Run:
             if self.accountant is not None:
                 spent = self.accountant.spent()
                 left = self.accountant.remaining()
-                doc["budget"] = {"file": self.location, "population": self.population, "dataset_id": self.dataset_id,
+                doc["budget"] = {"file": self.location, "population": self.population,
                                  "charge": None if charge is None else charge["seq"],
                                  "total": {"epsilon": float(self.accountant.budget.epsilon),
                                            "delta": float(self.accountant.budget.delta)},
@@ -522,7 +523,7 @@ def budget_command(budget_file: str = typer.Argument(..., help="The budget file 
     ledger = Ledger(budget_file)
     try:
         name = population or _shown_population(ledger, budget_file,
-                                               None if data is None else dataset_id(data, delimiter))
+                                               None if data is None else TableRef.of(data, delimiter=delimiter))
         acc = ledger.budget(name)
     finally:
         ledger.close()
@@ -557,14 +558,21 @@ def budget_command(budget_file: str = typer.Argument(..., help="The budget file 
             console.print(line, markup=False)
 
 
-def _shown_population(ledger: Ledger, where: str, table: Optional[str]) -> str:
+def _fingerprint(table) -> str:
+    from veil.dp.fingerprint import dataset_id
+
+    return dataset_id(table)
+
+
+def _shown_population(ledger: Ledger, where: str, table: Optional[TableRef]) -> str:
     """The population whose budget ``veil dp budget`` shows: the table's, or the ledger's only budget."""
     kept = [p.name for p in ledger.populations() if p.budget is not None]
     if table is not None:
-        if table not in kept and len(kept) == 1:
-            raise LedgerError(f"budget file {where!r} belongs to dataset {kept[0]!r}, not {table!r}; use the budget "
-                              "file of this dataset.")
-        return table
+        found = ledger.population_of(table)
+        if found is None:
+            raise LedgerError(f"{where!r} keeps the budget of another table; use the budget file of this table."
+                              if kept else f"{where!r} keeps no budget yet; charge it first.")
+        return found.name
     if len(kept) != 1:
         listed = ", ".join(repr(name) for name in kept[:5]) + (", …" if len(kept) > 5 else "")
         raise LedgerError(f"{where!r} keeps no budget yet; charge it first." if not kept else

@@ -112,8 +112,7 @@ def status_command(ledger: str = LEDGER, as_json: bool = JSON) -> None:
     if not status["populations"]:
         console.print("no population yet", markup=False)
     for pop in status["populations"]:
-        who = (f"key column {pop['key_column']!r}" if pop["key_column"] else
-               f"table {pop['fingerprint']}" if pop["fingerprint"] else "one table")
+        who = f"key column {pop['key_column']!r}" if pop["key_column"] else "one table"
         console.print(f"population {pop['name']!r} ({who}): tables {pop['datasets']}, releases "
                       f"{len(pop['releases'])}, charges {pop['charges']}", markup=False)
         budget = pop["budget"]
@@ -170,10 +169,14 @@ def verify_command(ledger: str = LEDGER, as_json: bool = JSON) -> None:
 @ledger_app.command("import")
 @fails_cleanly
 def import_command(budget_file: Path = typer.Argument(..., help="A JSON budget file of an earlier veil."),
-                   ledger: str = LEDGER, by: Optional[str] = BY) -> None:
+                   ledger: str = LEDGER,
+                   population: Optional[str] = typer.Option(None, "--population",
+                                                            help="The population to keep it as (default: the "
+                                                                 "file's name)."),
+                   by: Optional[str] = BY) -> None:
     """Move a budget file of an earlier veil, its budget and every charge, into the ledger (once)."""
     with opened(ledger, by) as made:
-        name = made.import_budget_file(budget_file)
+        name = made.import_budget_file(budget_file, population=population)
     _console().print(f"imported {budget_file} into {ledger} as population {name}; the file is left as it was, "
                      "charge the ledger from now on", markup=False)
 

@@ -3,8 +3,12 @@
 :func:`publish` takes a release that ``veil anonymize`` or ``veil dp`` wrote (its manifest, which
 names and hashes the published file: :func:`veil.output.load_manifest` checks the pair) and
 
-1. registers the population's table the publisher holds (its fingerprint; a population that is
-   one table refuses any other), from which the targets of the attacks come;
+0. verifies the whole ledger (:mod:`veil.ledger.verification`: every population, dataset, charge
+   and release row against the hash-chained, anchored log), so that a hand-edited ledger is refused
+   rather than believed; a DP answer's manifest must carry a seal that verifies under the ledger's
+   key (:mod:`veil.ledger.answers`), so that what is charged is what ``veil dp`` wrote;
+1. checks that the table the publisher holds is the population's (by its keyed binding; a
+   population that is one table refuses any other), from which the targets of the attacks come;
 2. re-checks the release's own models on the published file, as ``veil check --manifest`` does:
    every model the manifest reports must measure the same level there, and have passed (the
    levels that compare with the input's distribution, and that distribution, are in the
@@ -13,13 +17,16 @@ names and hashes the published file: :func:`veil.output.load_manifest` checks th
    table), then every cross-release check of the policy (:mod:`veil.ledger.checks`) between the new
    release and every earlier release of the population that the ledger holds (it keeps each
    published file, compressed, so nobody needs to keep them);
-4. in one transaction under the write lock: if another release of the population was published
-   while the checks ran, goes back to 3 for it; charges a DP release's (ε, δ) to the population's
-   budget (or takes over the charge its query already made in this ledger), and records the
-   decision — the release with its checks, or the refusal with every reason — in the log.
+4. in one transaction under the write lock, the whole ledger verified again: if another release
+   of the population was published while the checks ran, goes back to 3 for it; registers the
+   table, charges a DP release's (ε, δ) to the population's budget (or takes over the charge its
+   query already made in this ledger), and records the release with its checks — or records the
+   refusal with every reason, and nothing else.
 
-Nothing leaves the ledger half-done: a refusal is recorded and charges nothing, a publication is
-recorded with its charge or not at all.
+Nothing leaves the ledger half-done: a refusal is recorded and charges or registers nothing, a
+publication is recorded with its table and charge or not at all; a release refused for bad input
+(exit 2) records nothing. (A population the policy defines is made first, as ``veil ledger init
+--policy`` would make it: its definition comes from the policy, never from the release.)
 """
 
 from __future__ import annotations
@@ -36,6 +43,8 @@ from sqlalchemy import func, select
 
 from veil.dp.accountant import BudgetExceededError, Charge, _exact
 from veil.errors import ParameterError, VeilError
+from veil.ledger import verification
+from veil.ledger.binding import TableRef, binding, check_tag
 from veil.ledger.checks import CrossReleaseCheck, Finding, ReleaseView, SingleReleaseCheck
 from veil.ledger.errors import LedgerError, LedgerTamperedError
 from veil.ledger.kinds import DIFFERENTIALLY_PRIVATE, MICRODATA, kind_of
@@ -43,7 +52,7 @@ from veil.ledger.policy import Policy
 from veil.ledger.records import Population, charge_values, compress, decompress, sha256
 from veil.ledger.schema import TABLES
 
-CHARGES, RELEASES = TABLES["charges"], TABLES["releases"]
+CHARGES, RELEASES, DATASETS = TABLES["charges"], TABLES["releases"], TABLES["datasets"]
 
 __all__ = ["Decision", "publish"]
 
@@ -111,6 +120,7 @@ class _Candidate:
     hierarchies: dict = field(default_factory=dict)
     orders: dict = field(default_factory=dict)
     private: dict | None = None
+    manifest_path: Path | None = None
 
     @functools.cached_property
     def table(self) -> pa.Table:
@@ -176,7 +186,7 @@ def _load_candidate(manifest, name: str | None, hierarchies, orders, private=Non
         manifest_text = manifest_path.read_bytes()
     except OSError as exc:
         raise LedgerError(f"cannot read the release {str(release)!r} ({exc.strerror}).") from None
-    if sha256(content) != doc["release"]["sha256"]:
+    if sha256(content) != doc["release"]["sha256"] or _parsed(manifest_text) != doc:
         raise LedgerError(f"the release {str(release)!r} changed while it was read; publish it again.")
     kind = kind_of(doc, f"manifest {str(manifest_path)!r}")
     if name is None:
@@ -184,7 +194,15 @@ def _load_candidate(manifest, name: str | None, hierarchies, orders, private=Non
     elif not isinstance(name, str) or not name.strip():
         raise ParameterError(f"a release's name must be a non-empty text, got {name!r}.")
     aids = _reading_aids(doc, hierarchies, orders, manifest_path.parent)
-    return _Candidate(doc, manifest_text, release, content, kind, name, *aids, private=secret)
+    return _Candidate(doc, manifest_text, release, content, kind, name, *aids, private=secret,
+                      manifest_path=manifest_path)
+
+
+def _parsed(text: bytes):
+    try:
+        return json.loads(text.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None
 
 
 def _table_from_bytes(content: bytes, file_name: str, manifest: dict | None = None) -> pa.Table:
@@ -362,8 +380,6 @@ def publish(ledger, manifest, *, population: str, data=None, policy: Policy | No
             the release's kind cannot be judged.
         LedgerTamperedError: the ledger fails verification.
     """
-    from veil.data.io import Table, read_table
-
     policy = Policy() if policy is None else policy
     if not isinstance(policy, Policy):
         raise ParameterError(f"policy must be a veil.ledger.policy.Policy, got {type(policy).__name__}.")
@@ -382,17 +398,18 @@ def publish(ledger, manifest, *, population: str, data=None, policy: Policy | No
     recheck: list[dict] = []
     table = None
     if data is not None:
-        table = data if isinstance(data, Table) else read_table(data, delimiter)
-        ledger.register_dataset(pop.name, table)
+        table = data if isinstance(data, TableRef) else TableRef.of(data, delimiter=delimiter)
+        with ledger._reading() as conn:
+            ledger._held(conn, pop, table, ledger._key(conn))  # refuses another population's table, writes nothing
     view = None
     if candidate.kind in MICRODATA:
         if table is None:
             raise LedgerError(f"publishing a {candidate.kind} release needs the population's table as you hold it "
                               "(--data), whose people the gate attacks it on.")
         rows = (candidate.manifest.get("input") or {}).get("rows")
-        if pop.key_column is None and rows is not None and rows != table.num_rows:
-            raise LedgerError(f"the release was made from a table of {rows:,} rows and the table given has "
-                              f"{table.num_rows:,}; give the table it was made from.")
+        if pop.key_column is None and rows is not None and rows != table.rows:
+            raise LedgerError(f"the release was made from a table of {rows:,} rows, and the table given is another; "
+                              "give the table it was made from.")
         if policy.recheck:
             _require_private(candidate, manifest)
             recheck, problems = _recheck(candidate)
@@ -400,10 +417,7 @@ def publish(ledger, manifest, *, population: str, data=None, policy: Policy | No
         view = ReleaseView(f"the new release ({candidate.name!r})", candidate.kind, candidate.table,
                            candidate.manifest, candidate.hierarchies, candidate.orders)
     else:
-        drawn_from = candidate.manifest.get("dataset_id")
-        if drawn_from is not None and not ledger._holds_table(pop, drawn_from):
-            raise LedgerError(f"the answer was drawn from table {drawn_from}, which is not a table of population "
-                              f"{pop.name!r}; give that table (--data) to register it, or publish to its population.")
+        _check_answer(ledger, pop, candidate, table)
         if candidate.manifest.get("fit_for_release") is not True:
             why = "; ".join(candidate.manifest.get("not_fit_because") or []) or "its manifest does not say it is"
             reasons.append(f"the answer is not fit for release ({why}).")
@@ -417,8 +431,8 @@ def publish(ledger, manifest, *, population: str, data=None, policy: Policy | No
         for other in earlier:
             for check in cross:
                 if check.applies(view, other):
-                    findings.append(check.run(view, other, table.data))
-        decision = _decide(ledger, pop, candidate, policy, seen, reasons, findings, recheck)
+                    findings.append(check.run(view, other, table.table.data))
+        decision = _decide(ledger, pop, candidate, policy, seen, reasons, findings, recheck, table)
         if decision is not None:
             return decision
 
@@ -440,10 +454,38 @@ def _require_population(ledger, name: str) -> None:
                       "veil ledger init --policy.")
 
 
+def _check_answer(ledger, pop: Population, candidate: _Candidate, table: TableRef | None) -> None:
+    """A DP answer's manifest must be the one ``veil dp`` sealed, and the answer drawn from a table
+    of the population (when the manifest names its table).
+
+    Raises:
+        LedgerError: no seal, another key's, a seal that does not verify (the manifest or the
+            answer was edited), or the answer was drawn from another table.
+    """
+    from veil.ledger.answers import check_seal
+
+    where = f"the answer's manifest {str(candidate.manifest_path)!r}"
+    with ledger._reading() as conn:
+        key = ledger._key(conn)
+        check_seal(candidate.manifest, key, where)
+        named = candidate.manifest.get("table")
+        if named is None:
+            return
+        bindings = [pop.fingerprint] + list(conn.execute(select(DATASETS.c.fingerprint)
+                                                         .where(DATASETS.c.population_id == pop.id)).scalars())
+    if table is not None:
+        bindings.append(binding(key, table.fingerprint))
+    if not (isinstance(named, dict) and isinstance(named.get("nonce"), str) and isinstance(named.get("tag"), str)
+            and check_tag(key, named["nonce"], named["tag"], bindings)):
+        raise LedgerError(f"the answer was not drawn from a table of population {pop.name!r}; give the table it was "
+                          "drawn from (--data) to register it, or publish it to its own population.")
+
+
 def _same_release(ledger, pop: Population, candidate: _Candidate) -> Decision | None:
     """The decision that published this very file to the population, if one did (its manifest may have been
     written again since: its time of writing changes, the table does not)."""
     with ledger._reading() as conn:
+        verification.require(conn, ledger.store, ledger._where, ledger._id(conn), lock=False)
         row = conn.execute(select(RELEASES).where(RELEASES.c.population_id == pop.id,
                                                   RELEASES.c.file_sha256 == sha256(candidate.content))
                            .order_by(RELEASES.c.id).limit(1)).first()
@@ -457,9 +499,11 @@ def _same_release(ledger, pop: Population, candidate: _Candidate) -> Decision | 
 
 
 def _decide(ledger, pop: Population, candidate: _Candidate, policy: Policy, seen: int, reasons: list[str],
-            findings: list[Finding], recheck: list[dict]) -> Decision | None:
-    """Record the decision in one transaction, or return ``None`` when the population got a release
-    after ``seen`` while the checks ran (the caller checks that one too and comes back)."""
+            findings: list[Finding], recheck: list[dict], table: TableRef | None) -> Decision | None:
+    """Record the decision in one transaction on a ledger verified whole under its lock, or return
+    ``None`` when the population got a release after ``seen`` while the checks ran (the caller
+    checks that one too and comes back). A refusal records the refusal and nothing else; a
+    publication registers the table (when new), charges and records the release together."""
     refusals = list(reasons) + [f.reason for f in findings if not f.passed]
     record = {"name": candidate.name, "kind": candidate.kind, "file_name": candidate.file_name,
               "file_sha256": sha256(candidate.content), "manifest_sha256": sha256(candidate.manifest_text)}
@@ -481,6 +525,8 @@ def _decide(ledger, pop: Population, candidate: _Candidate, policy: Policy, seen
         if refusals:
             w.note("refuse", pop.name, {"release": record, "reason": refusals[0], "reasons": refusals, **extra})
             return Decision(False, reasons=refusals, entry=w.head.seq, **base)
+        if table is not None:
+            ledger._register(w, pop, table)
         if new_charge is not None:
             charge_seq = w.add("charges", charge_values(new_charge, pop, w.by), action="charge",
                                population=pop.name, extra={"release": candidate.name})
