@@ -21,6 +21,7 @@ from veil.dp import (
 )
 from veil.cli.dp import dp_app
 from veil.ledger import Ledger, LedgerError
+from veil.dp.fingerprint import dataset_id
 from veil.dp.queries import (
     DEFAULT_GRID,
     QueryResult,

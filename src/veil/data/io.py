@@ -288,10 +288,16 @@ def _check_header(header: list[str], path: Path) -> None:
 
 def _not_text(path: Path, encoding: str) -> str:
     """The sentence for a file that its encoding does not decode."""
+    return not_text_sentence(repr(str(path)), encoding)
+
+
+def not_text_sentence(where: str, encoding: str = UTF8) -> str:
+    """The sentence for a table file (named by ``where``, a quoted path) that its encoding does not
+    decode, which every engine says alike."""
     if encoding == UTF8:
-        return (f"file {str(path)!r} is not UTF-8 text; name its encoding (--encoding cp1252 or --encoding "
+        return (f"file {where} is not UTF-8 text; name its encoding (--encoding cp1252 or --encoding "
                 "latin-1 for most Western European spreadsheets) or save it as UTF-8 CSV.")
-    return f"file {str(path)!r} is not {encoding} text; name the encoding it was saved in (--encoding)."
+    return f"file {where} is not {encoding} text; name the encoding it was saved in (--encoding)."
 
 
 def _describe_parse_error(path: Path, delimiter: str, expected: int, exc: Exception, encoding: str = UTF8) -> str:

@@ -36,7 +36,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from veil.data.io import (SNIFF_BYTES, _check_header, _describe_parse_error, normalize_delimiter,
+from veil.data.io import (SNIFF_BYTES, _check_header, _describe_parse_error, normalize_delimiter, not_text_sentence,
                           refuse_unreadable_types, sniff_delimiter)
 from veil.data.lenient import check_header_closed, header_line
 from veil.engines.spark_mondrian import spark_column
@@ -182,7 +182,7 @@ def collect(source: SparkSource, summary) -> tuple[Any, pa.Table]:
         raise DataError(_job_failure(source, exc)) from None
     if _UTF8 in collected.column_names:
         if collected.num_rows and not all(collected.column(_UTF8).to_pylist()):
-            raise DataError(f"file {source.where} is not UTF-8 text; save it as UTF-8 CSV.")
+            raise DataError(not_text_sentence(source.where))
         collected = collected.drop_columns([_UTF8])
     return summary, collected
 
@@ -257,7 +257,7 @@ def _header(path: Path, delimiter: str | None, malformed: str) -> tuple[list[str
             try:
                 sample = head[:-4].decode("utf-8-sig")
             except UnicodeDecodeError:
-                raise DataError(f"file {str(path)!r} is not UTF-8 text; save it as UTF-8 CSV.") from None
+                raise DataError(not_text_sentence(repr(str(path)))) from None
         if not sample.strip():
             raise DataError(f"file {str(path)!r} is empty; it needs a header row and at least one record.")
         delimiter = delimiter or sniff_delimiter(sample)

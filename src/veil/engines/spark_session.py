@@ -170,12 +170,20 @@ def start_session(master: str, settings: Mapping[str, str]):
         read_end, write_end = os.pipe()
         output = _Output(os.fdopen(read_end, "rb"))
         output.start()
-        try:
-            gateway = launch_gateway(conf, popen_kwargs={"stdout": write_end, "stderr": write_end})
-        except Exception:  # noqa: BLE001 - PySpark raises its own type when the process stops
-            os.close(write_end)
-            output.join(_LAST_WORDS)
-            raise ParameterError(_started_message(list(output.lines))) from None
+        gateway = None
+        # PySpark leaves its pipe to a Java process that stopped while starting open, and keeps no
+        # reference to it once it raises: it is closed, with a ResourceWarning that is not the
+        # user's concern, when the exception is dropped.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ResourceWarning)
+            try:
+                gateway = launch_gateway(conf, popen_kwargs={"stdout": write_end, "stderr": write_end})
+            except Exception:  # noqa: BLE001 - PySpark raises its own type when the process stops
+                os.close(write_end)
+                output.join(_LAST_WORDS)
+                output.stream.close()
+        if gateway is None:
+            raise ParameterError(_started_message(list(output.lines)))
         os.close(write_end)
         _output = output
         SparkContext._ensure_initialized(gateway=gateway)

@@ -186,7 +186,7 @@ def _load_candidate(manifest, name: str | None, hierarchies, orders, private=Non
         manifest_text = manifest_path.read_bytes()
     except OSError as exc:
         raise LedgerError(f"cannot read the release {str(release)!r} ({exc.strerror}).") from None
-    if sha256(content) != doc["release"]["sha256"] or _parsed(manifest_text) != doc:
+    if sha256(content) != doc["release"]["sha256"] or _parsed(manifest_text) != published:
         raise LedgerError(f"the release {str(release)!r} changed while it was read; publish it again.")
     kind = kind_of(doc, f"manifest {str(manifest_path)!r}")
     if name is None:
