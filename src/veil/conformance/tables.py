@@ -1,0 +1,142 @@
+"""The random tables the model and anonymizer suites run on, made from a seed with NumPy.
+
+Each table is small (tens of records) and skewed, so that its generalization lattice holds nodes
+that pass a model and nodes that fail it, and classes of every size from one record up:
+
+* ``name``: identifying (dropped from every release);
+* ``age`` (whole numbers, 5-, 10- and 20-year bands, then ``*``), ``zip`` (three digits, masked
+  from the right) and ``sex`` (``*`` above it): the quasi-identifiers, 40 lattice nodes;
+* ``disease`` (text, with a two-level hierarchy, for hierarchical t-closeness) and ``salary``
+  (whole numbers, ordered, for ordered t-closeness): the sensitive columns;
+* ``record``: the record's position in the input, an insensitive column every release publishes
+  as it is, so a release's rows can be traced to the records they came from.
+
+With the table come a population that contains it (for δ-presence and k-map) and an earlier
+release of the same records (for join k-anonymity).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from veil.data import builders
+from veil.data.dataset import Dataset
+from veil.data.hierarchy import Hierarchy
+
+QUASI_IDENTIFIERS = ("age", "zip", "sex")
+SENSITIVE = ("disease", "salary")
+AGES = range(20, 60)
+ZIPS = ("130", "131", "135", "140", "141", "147")
+DISEASES = Hierarchy([
+    ["flu", "respiratory", "*"], ["cold", "respiratory", "*"], ["pneumonia", "respiratory", "*"],
+    ["ulcer", "digestive", "*"], ["gastritis", "digestive", "*"], ["colitis", "digestive", "*"],
+], name="diseases")
+SALARIES = range(1, 10)
+
+
+@dataclass(frozen=True, eq=False)
+class RandomTable:
+    """A random table with its roles, hierarchies, population and earlier release.
+
+    Attributes:
+        seed: the seed it was made from.
+        frame: the records (a pandas DataFrame; never modified).
+        population_frame: the population's records: every record of ``frame`` and more.
+    """
+
+    seed: int
+    frame: pd.DataFrame
+    population_frame: pd.DataFrame
+
+    @cached_property
+    def hierarchies(self) -> dict[str, Hierarchy]:
+        """Per quasi-identifier and sensitive column, its hierarchy (over the whole domain, so it
+        covers the population too)."""
+        return {"age": builders.intervals(list(AGES), [5, 10, 20]), "zip": builders.masking(list(ZIPS)),
+                "sex": builders.flat(["F", "M"]), "disease": DISEASES,
+                "salary": builders.intervals(list(SALARIES), [3])}
+
+    @cached_property
+    def dataset(self) -> Dataset:
+        """The records as a :class:`~veil.data.Dataset` with every role."""
+        return Dataset(self.frame, quasi_identifiers=list(QUASI_IDENTIFIERS), sensitive=list(SENSITIVE),
+                       identifying="name", hierarchies=self.hierarchies)
+
+    @cached_property
+    def population(self) -> Dataset:
+        """The population (its quasi-identifiers) as a :class:`~veil.data.Dataset`."""
+        return Dataset(self.population_frame, quasi_identifiers=list(QUASI_IDENTIFIERS))
+
+    @cached_property
+    def earlier(self) -> pd.DataFrame:
+        """An earlier release of the records: ``age`` in 20-year bands, ``sex`` as ``*`` and the
+        disease as it is (each band holds records of at least two diseases)."""
+        bands = self.hierarchies["age"]
+        level = dict(zip(bands.leaves, bands.level_labels[3][bands.codes[:, 3]]))
+        return pd.DataFrame({"age": [level[str(a)] for a in self.frame["age"]], "sex": "*",
+                             "disease": self.frame["disease"].to_numpy()})
+
+    def with_dataset(self, dataset: Dataset) -> "RandomTable":
+        """This table with ``dataset`` in place of :attr:`dataset` (e.g. its weighted summary)."""
+        out = RandomTable(self.seed, self.frame, self.population_frame)
+        out.__dict__["dataset"] = dataset
+        return out
+
+
+def random_table(seed: int, rows: tuple[int, int] = (30, 80)) -> RandomTable:
+    """A random table of between ``rows[0]`` and ``rows[1]`` records, made from ``seed``.
+
+    Ages cluster around a few centres, ZIP codes and diseases are drawn with skewed
+    probabilities, records repeat, and the population adds as many records again (or more) drawn the same way.
+    """
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(rows[0], rows[1] + 1))
+    # Some records repeat others (on every column but the name), so that the summary by distinct
+    # rows weighs some of them more than 1.
+    drawn = _records(rng, max(2, (2 * n) // 3))
+    frame = drawn.iloc[rng.integers(0, len(drawn), size=n)].reset_index(drop=True)
+    frame.insert(0, "name", [f"person {i}" for i in range(n)])
+    frame["record"] = np.arange(n)
+    others = _records(rng, int(rng.integers(n, 3 * n)))
+    population = pd.concat([frame[list(QUASI_IDENTIFIERS)], others[list(QUASI_IDENTIFIERS)]], ignore_index=True)
+    return RandomTable(int(seed), frame, population.sample(frac=1.0, random_state=int(seed)).reset_index(drop=True))
+
+
+def _records(rng: np.random.Generator, n: int) -> pd.DataFrame:
+    centres = rng.choice(np.arange(22, 58), size=3, replace=False)
+    age = np.clip(rng.choice(centres, size=n) + rng.integers(-4, 5, size=n), AGES.start, AGES.stop - 1)
+    zips = rng.choice(ZIPS, size=n, p=_skewed(rng, len(ZIPS)))
+    sex = rng.choice(["F", "M"], size=n, p=[0.6, 0.4])
+    disease = rng.choice(DISEASES.leaves.astype(str), size=n, p=_skewed(rng, len(DISEASES.leaves)))
+    # A salary that depends on age a little, so classes differ in their salaries.
+    salary = np.clip((age - 15) // 6 + rng.integers(-2, 3, size=n), SALARIES.start, SALARIES.stop - 1)
+    return pd.DataFrame({"age": age.astype(np.int64), "zip": zips, "sex": sex, "disease": disease,
+                         "salary": salary.astype(np.int64)})
+
+
+def _skewed(rng: np.random.Generator, m: int) -> np.ndarray:
+    weights = rng.dirichlet(np.full(m, 0.8)) + 0.02
+    return weights / weights.sum()
+
+
+def weighted(dataset: Dataset) -> Dataset:
+    """``dataset`` summarized by the distinct rows of its quasi-identifiers and sensitive columns,
+    each with the number of records holding it (what the Spark engine collects,
+    :class:`~veil.engines.FrequencyDataset`); the distinct rows in a shuffled order.
+    """
+    from veil.engines.frequency import FrequencyDataset
+
+    read = list(dict.fromkeys(list(dataset.quasi_identifiers) + list(dataset.sensitive)))
+    frame = dataset.table.data.select(read).to_pandas()
+    grouped = frame.groupby(read, dropna=False, sort=False).size().reset_index(name="__records")
+    grouped = grouped.sample(frac=1.0, random_state=len(grouped)).reset_index(drop=True)
+    distinct = pa.Table.from_pandas(grouped[read], preserve_index=False)
+    return FrequencyDataset(distinct, grouped["__records"].to_numpy(), columns=dataset.columns,
+                            kind=dataset.table.kind, quasi_identifiers=dataset.quasi_identifiers,
+                            sensitive=dataset.sensitive, identifying=dataset.identifying,
+                            hierarchies=dataset.hierarchies, orders=dataset.orders)
