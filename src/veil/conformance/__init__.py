@@ -5,28 +5,23 @@ In the spirit of scikit-learn's ``check_estimator``, each family has a registry,
 implementation, and a check that raises :class:`ConformanceError` (an ``AssertionError`` naming the
 implementation and the property it breaks) on the first broken property:
 
-========================= ======================= ============================================================
-family                    registry                check
-========================= ======================= ============================================================
-privacy models            :data:`MODELS`          :func:`check_model`: level and verdict agree; the declared
-                                                  monotonicity holds; records and counts agree
-anonymization algorithms  :data:`ANONYMIZERS`     :func:`check_anonymizer`: the published table satisfies the
-                                                  models; no record invented or lost; a shuffle; the manifest
-DP mechanisms             :data:`MECHANISMS`      :func:`check_mechanism`: the stated distribution, error
-                                                  bound and variance; seeded runs unfit for release
-DP queries                :data:`QUERIES`         :func:`check_query`: the same, for the queries on a table
-LDP frequency oracles     :data:`PROTOCOLS`       :func:`check_protocol`: unbiased, variance as stated, e^ε
-========================= ======================= ============================================================
+* privacy models, :data:`MODELS` and :func:`check_model`: level and verdict agree, the declared
+  monotonicity holds, and a table's records and its counts of distinct rows give one result;
+* anonymization algorithms, :data:`ANONYMIZERS` and :func:`check_anonymizer`: the published table
+  satisfies the models, no record is invented or lost, the rows are a shuffle, and the manifest
+  matches the release;
+* DP mechanisms, :data:`MECHANISMS` and :func:`check_mechanism`, and the DP queries on a table,
+  :data:`QUERIES` and :func:`check_query`: the draws follow the stated distribution, the error
+  bound and the variance hold, and a seeded run is not fit for release;
+* LDP frequency oracles, :data:`PROTOCOLS` and :func:`check_protocol`: the estimator is unbiased
+  with the stated variance, and no report is likelier than e^ε times under one value than another.
 
 Bad parameters must raise a :class:`~veil.errors.ParameterError` of one sentence in every family.
-The checks run on random tables and draws made from seeds
-(:mod:`veil.conformance.tables`), so a verdict is the same on every run. For example, a new
-model is checked with::
-
-    from veil.conformance import ModelCase, check_model
-    check_model(ModelCase("my model", lambda t, threshold=3: MyModel(threshold)))
-
-``tests/test_conformance_*.py`` run every registry.
+The checks run on random tables and draws made from seeds (:mod:`veil.conformance.tables`), so a
+verdict is the same on every run. A new model is checked with
+``check_model(ModelCase("my model", lambda t, threshold=3: MyModel(threshold)))``, and joins
+:data:`MODELS` with that line; ``tests/test_conformance_*.py`` run every registry, and
+``docs/contributing.md`` says more.
 """
 
 from veil.conformance.anonymizers import ANONYMIZERS, AnonymizerCase, AnonymizerCheck, check_anonymizer

@@ -140,7 +140,7 @@ def check_anonymizer(case: AnonymizerCase, seeds: Sequence[int] = range(3)) -> A
         seeds: the seeds of the random tables.
 
     Returns:
-        An :class:`AnonymizerCheck`.
+        What was checked (the returned AnonymizerCheck).
 
     Raises:
         ConformanceError: a property is broken (the error names it).

@@ -255,7 +255,7 @@ def check_mechanism(case: MechanismCase, seed: int = 0) -> MechanismCheck:
         seed: the seed of the draws.
 
     Returns:
-        A :class:`MechanismCheck`.
+        What was checked (the returned MechanismCheck).
 
     Raises:
         ConformanceError: a property is broken (the error names it).

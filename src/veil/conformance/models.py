@@ -154,7 +154,7 @@ def check_model(case: ModelCase, seeds: Sequence[int] = range(3)) -> ModelCheck:
         seeds: the seeds of the random tables.
 
     Returns:
-        A :class:`ModelCheck`.
+        What was checked (the returned ModelCheck).
 
     Raises:
         ConformanceError: a property is broken (the error names it).

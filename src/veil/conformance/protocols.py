@@ -100,7 +100,7 @@ def check_protocol(case: ProtocolCase, seed: int = 0) -> ProtocolCheck:
         seed: the seed of the simulated users' randomness.
 
     Returns:
-        A :class:`ProtocolCheck`.
+        What was checked (the returned ProtocolCheck).
 
     Raises:
         ConformanceError: a property is broken (the error names it).

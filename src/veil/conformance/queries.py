@@ -132,7 +132,7 @@ def check_query(case: QueryCase, seed: int = 0) -> QueryCheck:
         seed: the seed of the random table and of the draws.
 
     Returns:
-        A :class:`QueryCheck`.
+        What was checked (the returned QueryCheck).
 
     Raises:
         ConformanceError: a property is broken (the error names it).
