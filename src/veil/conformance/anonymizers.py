@@ -168,7 +168,7 @@ def check_anonymizer(case: AnonymizerCase, seeds: Sequence[int] = range(3)) -> A
         published = _published(shuffled)
         _check_records(case, table, anonymizer, shuffled, published, subject)
         _check_shuffle(table, shuffled, kept, secure, published, subject)
-        measured = _measure(table, shuffled, published)
+        measured = _measure(table, shuffled)
         _check_satisfied(anonymizer, measured, subject)
         _check_manifest(table, shuffled, published, measured, subject)
         releases += 1
@@ -189,8 +189,13 @@ def _check_parameters(case: AnonymizerCase, table: RandomTable, subject: str) ->
 def _published(release) -> pd.DataFrame:
     """The published table as text (what a reader of its CSV file sees)."""
     data = release.data
-    frame = data if isinstance(data, pd.DataFrame) else release.table.to_pandas()
-    return frame.astype(str)
+    return _text(data if isinstance(data, pd.DataFrame) else release.table.to_pandas())
+
+
+def _text(frame: pd.DataFrame) -> pd.DataFrame:
+    """Every cell as its text, a missing one as the empty text (as a CSV file writes it)."""
+    cells = frame.astype(object)
+    return cells.where(cells.notna(), "").map(str)
 
 
 def _check_records(case: AnonymizerCase, table: RandomTable, anonymizer, release, published: pd.DataFrame,
@@ -211,7 +216,7 @@ def _check_records(case: AnonymizerCase, table: RandomTable, anonymizer, release
     limit = getattr(anonymizer, "suppression_limit", 0.0)
     if lost > math.floor(limit * n + 1e-9):
         raise ConformanceError(subject, "records", f"{lost} of {n} records are suppressed, above the limit {limit:g}")
-    source = table.frame.astype(str).iloc[record].reset_index(drop=True)
+    source = _text(table.frame).iloc[record].reset_index(drop=True)
     kept_as_is = [c for c in columns if c not in dataset.quasi_identifiers]
     differs = (source[kept_as_is].to_numpy() != published[kept_as_is].to_numpy()).any(axis=1)
     if differs.any():
@@ -247,15 +252,13 @@ def _check_shuffle(table: RandomTable, shuffled, kept, secure, published: pd.Dat
         raise ConformanceError(subject, "manifest", f"it says the order is {shuffled.manifest['output']['order']!r}")
 
 
-def _measure(table: RandomTable, release, published: pd.DataFrame) -> dict:
+def _measure(table: RandomTable, release) -> dict:
     """The release's models measured on the published table, as ``veil check`` measures a
     release (see the module notes): its classes, its models and a result per model."""
     dataset = table.dataset
-    frame = published.copy()
-    for name in dataset.sensitive:  # the sensitive columns as the input typed them
-        frame[name] = frame[name].astype(table.frame[name].dtype)
     # The sensitive columns are published as they are, so their hierarchies apply to the release too.
-    reader = Dataset(frame, quasi_identifiers=list(dataset.quasi_identifiers), sensitive=list(dataset.sensitive),
+    reader = Dataset(release.data, quasi_identifiers=list(dataset.quasi_identifiers),
+                     sensitive=list(dataset.sensitive),
                      hierarchies={name: table.hierarchies[name] for name in dataset.sensitive})
     classes = EquivalenceClasses.from_dataset(reader)
     if release.suppressed_style == "star" and release.suppressed_records:
@@ -271,17 +274,17 @@ def _measure(table: RandomTable, release, published: pd.DataFrame) -> dict:
 
 def _reader_model(table: RandomTable, release, model):
     """The model as a reader of the release evaluates it: a presence model matches the population
-    published at the release's node (the reader knows the hierarchies and the node)."""
+    generalized to the release's node through the (public) hierarchies."""
     if not isinstance(model, (DeltaPresence, KMap)):
         return model
     node = release.manifest.get("node") or {}
-    population = table.population_frame.astype(str)
-    for q, level in node.items():
-        hierarchy = table.hierarchies[q]
-        published = dict(zip(hierarchy.leaves, hierarchy.level_labels[level][hierarchy.codes[:, level]]))
-        population[q] = population[q].map(published)
+    qis = list(QUASI_IDENTIFIERS)
+    population = Dataset(table.population_frame, quasi_identifiers=qis,
+                         hierarchies={q: table.hierarchies[q] for q in qis})
+    published = pd.DataFrame({q: population.labels(q, node.get(q, 0))[population.generalized_codes(q, node.get(q, 0))]
+                              for q in qis})
     reader = copy.copy(model)
-    reader.population = Dataset(population, quasi_identifiers=list(QUASI_IDENTIFIERS))
+    reader.population = Dataset(published, quasi_identifiers=qis)
     return reader
 
 
@@ -309,9 +312,9 @@ def _check_manifest(table: RandomTable, release, published: pd.DataFrame, measur
             (dataset.quasi_identifiers, dataset.sensitive, dataset.identifying):
         raise ConformanceError(subject, "manifest", f"it says the roles {roles}")
     classes = measured["classes"]
-    said = manifest["classes"]
+    said = manifest.get("classes")
     smallest = int(classes.sizes.min()) if classes.n_classes else 0
-    if said["released"] != classes.n_classes or said["smallest"] != smallest:
+    if said is not None and (said.get("released"), said.get("smallest")) != (classes.n_classes, smallest):
         raise ConformanceError(subject, "manifest", f"it says {said['released']} classes, the smallest of "
                                                     f"{said['smallest']}; the published table has {classes.n_classes}, "
                                                     f"the smallest of {smallest}")
@@ -334,7 +337,8 @@ def _check_manifest(table: RandomTable, release, published: pd.DataFrame, measur
         rows = published[~_all_star(published)] if release.suppressed_style == "star" and release.suppressed_records \
             else published
         for q, level in node.items():
-            allowed = set(table.hierarchies[q].level_labels[level])
+            # the hierarchy's labels at that level (with the missing value's node, if any)
+            allowed = {str(label) for label in dataset.labels(q, level)}
             stray = set(rows[q]) - allowed
             if stray:
                 raise ConformanceError(subject, "manifest", f"it says '{q}' is at level {level}, which does not hold "

@@ -11,6 +11,8 @@ that pass a model and nodes that fail it, and classes of every size from one rec
 * ``record``: the record's position in the input, an insensitive column every release publishes
   as it is, so a release's rows can be traced to the records they came from.
 
+The tables of odd seeds leave some ZIP codes, diseases and salaries missing.
+
 With the table come a population that contains it (for δ-presence and k-map) and an earlier
 release of the same records (for join k-anonymity).
 """
@@ -76,9 +78,8 @@ class RandomTable:
     def earlier(self) -> pd.DataFrame:
         """An earlier release of the records: ``age`` in 20-year bands, ``sex`` as ``*`` and the
         disease as it is (each band holds records of at least two diseases)."""
-        bands = self.hierarchies["age"]
-        level = dict(zip(bands.leaves, bands.level_labels[3][bands.codes[:, 3]]))
-        return pd.DataFrame({"age": [level[str(a)] for a in self.frame["age"]], "sex": "*",
+        dataset = self.dataset
+        return pd.DataFrame({"age": dataset.labels("age", 3)[dataset.generalized_codes("age", 3)], "sex": "*",
                              "disease": self.frame["disease"].to_numpy()})
 
     def with_dataset(self, dataset: Dataset) -> "RandomTable":
@@ -92,22 +93,23 @@ def random_table(seed: int, rows: tuple[int, int] = (30, 80)) -> RandomTable:
     """A random table of between ``rows[0]`` and ``rows[1]`` records, made from ``seed``.
 
     Ages cluster around a few centres, ZIP codes and diseases are drawn with skewed
-    probabilities, records repeat, and the population adds as many records again (or more) drawn the same way.
+    probabilities, records repeat, an odd seed leaves some ZIP codes, diseases and salaries
+    missing (veil's missing category), and the population adds as many records again (or more) drawn the same way.
     """
     rng = np.random.default_rng(seed)
     n = int(rng.integers(rows[0], rows[1] + 1))
     # Some records repeat others (on every column but the name), so that the summary by distinct
     # rows weighs some of them more than 1.
-    drawn = _records(rng, max(2, (2 * n) // 3))
+    drawn = _records(rng, max(2, (2 * n) // 3), missing=seed % 2 == 1)
     frame = drawn.iloc[rng.integers(0, len(drawn), size=n)].reset_index(drop=True)
     frame.insert(0, "name", [f"person {i}" for i in range(n)])
     frame["record"] = np.arange(n)
-    others = _records(rng, int(rng.integers(n, 3 * n)))
+    others = _records(rng, int(rng.integers(n, 3 * n)), missing=seed % 2 == 1)
     population = pd.concat([frame[list(QUASI_IDENTIFIERS)], others[list(QUASI_IDENTIFIERS)]], ignore_index=True)
     return RandomTable(int(seed), frame, population.sample(frac=1.0, random_state=int(seed)).reset_index(drop=True))
 
 
-def _records(rng: np.random.Generator, n: int) -> pd.DataFrame:
+def _records(rng: np.random.Generator, n: int, missing: bool = False) -> pd.DataFrame:
     centres = rng.choice(np.arange(22, 58), size=3, replace=False)
     age = np.clip(rng.choice(centres, size=n) + rng.integers(-4, 5, size=n), AGES.start, AGES.stop - 1)
     zips = rng.choice(ZIPS, size=n, p=_skewed(rng, len(ZIPS)))
@@ -115,8 +117,13 @@ def _records(rng: np.random.Generator, n: int) -> pd.DataFrame:
     disease = rng.choice(DISEASES.leaves.astype(str), size=n, p=_skewed(rng, len(DISEASES.leaves)))
     # A salary that depends on age a little, so classes differ in their salaries.
     salary = np.clip((age - 15) // 6 + rng.integers(-2, 3, size=n), SALARIES.start, SALARIES.stop - 1)
-    return pd.DataFrame({"age": age.astype(np.int64), "zip": zips, "sex": sex, "disease": disease,
-                         "salary": salary.astype(np.int64)})
+    frame = pd.DataFrame({"age": age.astype(np.int64), "zip": zips, "sex": sex, "disease": disease,
+                          "salary": salary.astype(np.int64)})
+    if missing:
+        frame["zip"] = frame["zip"].astype(object).where(rng.random(n) > 0.08, None)
+        frame["disease"] = frame["disease"].astype(object).where(rng.random(n) > 0.04, None)
+        frame["salary"] = frame["salary"].astype(float).where(rng.random(n) > 0.08, np.nan)
+    return frame
 
 
 def _skewed(rng: np.random.Generator, m: int) -> np.ndarray:
