@@ -83,8 +83,9 @@ MECHANISMS = [
     MechanismCase("report-noisy-max", lambda epsilon=1.0: ReportNoisyMax(epsilon, 1.0)),
     MechanismCase("Warner randomized response", lambda epsilon=1.0: WarnerRandomizedResponse(epsilon),
                   invalid=[lambda: WarnerRandomizedResponse(1000.0)]),
-    MechanismCase("k-ary randomized response", lambda epsilon=1.5: KaryRandomizedResponse(epsilon, ["a", "b", "c", "d"]),
-                  invalid=[lambda: KaryRandomizedResponse(1.0, ["a"]), lambda: KaryRandomizedResponse(1.0, ["a", "a"])]),
+    MechanismCase("k-ary randomized response", lambda epsilon=1.5: KaryRandomizedResponse(epsilon, list("abcd")),
+                  invalid=[lambda: KaryRandomizedResponse(1.0, ["a"]),
+                           lambda: KaryRandomizedResponse(1.0, list("aa"))]),
     MechanismCase("planar Laplace", lambda epsilon=0.3: PlanarLaplace(epsilon), never_fit=True),
 ]
 

@@ -95,7 +95,8 @@ MODELS = [
     ModelCase("t-closeness, hierarchical distance", lambda t, threshold=0.3: TCloseness(threshold, "hierarchical")),
     ModelCase("δ-disclosure privacy", lambda t, threshold=1.0: DeltaDisclosure(threshold),
               invalid=[lambda t: DeltaDisclosure(0)]),
-    ModelCase("basic β-likeness", lambda t, threshold=1.0: BetaLikeness(threshold), invalid=[lambda t: BetaLikeness(0)]),
+    ModelCase("basic β-likeness", lambda t, threshold=1.0: BetaLikeness(threshold),
+              invalid=[lambda t: BetaLikeness(0)]),
     ModelCase("enhanced β-likeness", lambda t, threshold=1.0: BetaLikeness(threshold, enhanced=True)),
     ModelCase("δ-presence", lambda t, threshold=0.6: DeltaPresence(t.population, threshold),
               invalid=[lambda t: DeltaPresence(t.population, 1.5)]),
@@ -282,7 +283,8 @@ def _check_measure_only(case: ModelCase, table: RandomTable, results: dict, latt
     for node in nodes:
         result = measuring.evaluate(lattice[node])
         if result.passed is not None or result.class_passed is not None or result.threshold is not None:
-            raise ConformanceError(f"{subject} at node {node}", "measure-only", "it gives a verdict without a threshold")
+            raise ConformanceError(f"{subject} at node {node}", "measure-only",
+                                   "it gives a verdict without a threshold")
         if not _same_levels(result.class_levels, results[node].class_levels) or \
                 not _same(result.level, results[node].level):
             raise ConformanceError(f"{subject} at node {node}", "measure-only",

@@ -146,7 +146,8 @@ def _check_secure(proto: FrequencyOracle, subject: str) -> float:
     pvalue = float(2 * stats.norm.sf(np.abs(supports.counts - expected) / spread).min())
     if pvalue < SECURE_LEVEL / proto.domain:
         raise ConformanceError(subject + " (secure source)", "distribution",
-                               f"supports {supports.counts.tolist()} where {np.round(expected, 1).tolist()} are expected")
+                               f"supports {supports.counts.tolist()} where {np.round(expected, 1).tolist()} are "
+                               "expected")
     if not supports.fit_for_release:
         raise ConformanceError(subject, "fitness", "reports from the secure source are marked not fit for release")
     return pvalue

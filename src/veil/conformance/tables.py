@@ -39,6 +39,8 @@ DISEASES = Hierarchy([
     ["ulcer", "digestive", "*"], ["gastritis", "digestive", "*"], ["colitis", "digestive", "*"],
 ], name="diseases")
 SALARIES = range(1, 10)
+#: The fewest records of a class of the earlier release (:attr:`RandomTable.earlier`).
+EARLIER_K = 4
 
 
 @dataclass(frozen=True, eq=False)
@@ -76,11 +78,18 @@ class RandomTable:
 
     @cached_property
     def earlier(self) -> pd.DataFrame:
-        """An earlier release of the records: ``age`` in 20-year bands, ``sex`` as ``*`` and the
-        disease as it is (each band holds records of at least two diseases)."""
+        """An earlier release of the records: ``age`` in bands, ``sex`` as ``*`` and the disease as
+        it is. The bands are the finest level of the age hierarchy (10 or 20 years, or ``*``) at
+        which each holds at least :data:`EARLIER_K` records of two diseases or more, so that the
+        earlier release is safe alone for join k-anonymity up to that k and ℓ = 2."""
         dataset = self.dataset
-        return pd.DataFrame({"age": dataset.labels("age", 3)[dataset.generalized_codes("age", 3)], "sex": "*",
-                             "disease": self.frame["disease"].to_numpy()})
+        disease = self.frame["disease"].astype(object).where(self.frame["disease"].notna(), "").to_numpy()
+        for level in (2, 3, 4):
+            bands = dataset.labels("age", level)[dataset.generalized_codes("age", level)]
+            groups = pd.DataFrame({"band": bands, "disease": disease}).groupby("band")["disease"]
+            if (groups.size() >= EARLIER_K).all() and (groups.nunique() >= 2).all():
+                break
+        return pd.DataFrame({"age": bands, "sex": "*", "disease": self.frame["disease"].to_numpy()})
 
     def with_dataset(self, dataset: Dataset) -> "RandomTable":
         """This table with ``dataset`` in place of :attr:`dataset` (e.g. its weighted summary)."""
