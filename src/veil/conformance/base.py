@@ -143,10 +143,13 @@ def variance_pvalue(sample: np.ndarray, variance: float) -> float:
 
     The sample variance of m draws has a standard error of sqrt((μ₄ − σ⁴)/m), with the fourth
     central moment μ₄ taken from the sample (so heavy tails, Laplace's, are allowed for); the
-    ratio of the gap to it is taken as normal.
+    ratio of the gap to it is taken as normal. A sample of one value says nothing about a
+    variance (noise of tiny variance is 0 almost surely), so it gives 1.
     """
     x = np.asarray(sample, dtype=float)
     m = len(x)
+    if np.all(x == x[0]):
+        return 1.0
     centred = x - x.mean()
     s2 = float(centred @ centred) / (m - 1)
     mu4 = float(np.mean(centred ** 4))

@@ -41,7 +41,7 @@ from veil.dp.queries import QueryResult, dp_count, dp_histogram, dp_mean, dp_qua
 
 #: How many times each query is asked from one seed (a histogram's cells each count once).
 REPETITIONS = 2_000
-DISEASE_CATEGORIES = {"disease": [str(v) for v in DISEASES.leaves]}
+DISEASE_CATEGORIES = {"disease": list(DISEASES)}
 SEXES = {"sex": ["F", "M"]}
 
 

@@ -4,10 +4,12 @@ Each table is small (tens of records) and skewed, so that its generalization lat
 that pass a model and nodes that fail it, and classes of every size from one record up:
 
 * ``name``: identifying (dropped from every release);
-* ``age`` (whole numbers, 5-, 10- and 20-year bands, then ``*``), ``zip`` (three digits, masked
-  from the right) and ``sex`` (``*`` above it): the quasi-identifiers, 40 lattice nodes;
-* ``disease`` (text, with a two-level hierarchy, for hierarchical t-closeness) and ``salary``
-  (whole numbers, ordered, for ordered t-closeness): the sensitive columns;
+* ``age`` (whole numbers in bands of a random choice of nested widths, then ``*``), ``zip``
+  (three digits, masked from the right) and ``sex`` (``*`` above it): the quasi-identifiers, 24
+  to 40 lattice nodes;
+* ``disease`` (text, with a random hierarchy of groups, with or without a single root, for
+  hierarchical t-closeness) and ``salary`` (whole numbers, ordered, for ordered t-closeness):
+  the sensitive columns;
 * ``record``: the record's position in the input, an insensitive column every release publishes
   as it is, so a release's rows can be traced to the records they came from.
 
@@ -34,11 +36,10 @@ QUASI_IDENTIFIERS = ("age", "zip", "sex")
 SENSITIVE = ("disease", "salary")
 AGES = range(20, 60)
 ZIPS = ("130", "131", "135", "140", "141", "147")
-DISEASES = Hierarchy([
-    ["flu", "respiratory", "*"], ["cold", "respiratory", "*"], ["pneumonia", "respiratory", "*"],
-    ["ulcer", "digestive", "*"], ["gastritis", "digestive", "*"], ["colitis", "digestive", "*"],
-], name="diseases")
+DISEASES = ("flu", "cold", "pneumonia", "ulcer", "gastritis", "colitis")
 SALARIES = range(1, 10)
+#: The nested band widths an age hierarchy is drawn from.
+AGE_BANDS = ([5, 10, 20], [10, 20], [2, 10, 20], [5, 20])
 #: The fewest records of a class of the earlier release (:attr:`RandomTable.earlier`).
 EARLIER_K = 4
 
@@ -60,9 +61,11 @@ class RandomTable:
     @cached_property
     def hierarchies(self) -> dict[str, Hierarchy]:
         """Per quasi-identifier and sensitive column, its hierarchy (over the whole domain, so it
-        covers the population too)."""
-        return {"age": builders.intervals(list(AGES), [5, 10, 20]), "zip": builders.masking(list(ZIPS)),
-                "sex": builders.flat(["F", "M"]), "disease": DISEASES,
+        covers the population too); the age bands and the disease groups are drawn from the seed."""
+        rng = np.random.default_rng([self.seed, 1])
+        widths = AGE_BANDS[int(rng.integers(len(AGE_BANDS)))]
+        return {"age": builders.intervals(list(AGES), widths), "zip": builders.masking(list(ZIPS)),
+                "sex": builders.flat(["F", "M"]), "disease": _disease_hierarchy(rng),
                 "salary": builders.intervals(list(SALARIES), [3])}
 
     @cached_property
@@ -79,12 +82,12 @@ class RandomTable:
     @cached_property
     def earlier(self) -> pd.DataFrame:
         """An earlier release of the records: ``age`` in bands, ``sex`` as ``*`` and the disease as
-        it is. The bands are the finest level of the age hierarchy (10 or 20 years, or ``*``) at
-        which each holds at least :data:`EARLIER_K` records of two diseases or more, so that the
+        it is. The bands are the finest level of the age hierarchy (``*`` at the top) at which each
+        holds at least :data:`EARLIER_K` records of two diseases or more, so that the
         earlier release is safe alone for join k-anonymity up to that k and ℓ = 2."""
         dataset = self.dataset
         disease = self.frame["disease"].astype(object).where(self.frame["disease"].notna(), "").to_numpy()
-        for level in (2, 3, 4):
+        for level in range(1, dataset.generalizations["age"].height + 1):
             bands = dataset.labels("age", level)[dataset.generalized_codes("age", level)]
             groups = pd.DataFrame({"band": bands, "disease": disease}).groupby("band")["disease"]
             if (groups.size() >= EARLIER_K).all() and (groups.nunique() >= 2).all():
@@ -123,7 +126,7 @@ def _records(rng: np.random.Generator, n: int, missing: bool = False) -> pd.Data
     age = np.clip(rng.choice(centres, size=n) + rng.integers(-4, 5, size=n), AGES.start, AGES.stop - 1)
     zips = rng.choice(ZIPS, size=n, p=_skewed(rng, len(ZIPS)))
     sex = rng.choice(["F", "M"], size=n, p=[0.6, 0.4])
-    disease = rng.choice(DISEASES.leaves.astype(str), size=n, p=_skewed(rng, len(DISEASES.leaves)))
+    disease = rng.choice(DISEASES, size=n, p=_skewed(rng, len(DISEASES)))
     # A salary that depends on age a little, so classes differ in their salaries.
     salary = np.clip((age - 15) // 6 + rng.integers(-2, 3, size=n), SALARIES.start, SALARIES.stop - 1)
     frame = pd.DataFrame({"age": age.astype(np.int64), "zip": zips, "sex": sex, "disease": disease,
@@ -133,6 +136,15 @@ def _records(rng: np.random.Generator, n: int, missing: bool = False) -> pd.Data
         frame["disease"] = frame["disease"].astype(object).where(rng.random(n) > 0.04, None)
         frame["salary"] = frame["salary"].astype(float).where(rng.random(n) > 0.08, np.nan)
     return frame
+
+
+def _disease_hierarchy(rng: np.random.Generator) -> Hierarchy:
+    """The diseases in two or three random groups, under a single root ``*`` or not (then
+    hierarchical t-closeness puts a root of its own above the groups)."""
+    groups = rng.integers(0, int(rng.integers(2, 4)), size=len(DISEASES))
+    groups[:2] = [0, 1]  # two groups at least
+    root = ["*"] if rng.random() < 0.5 else []
+    return Hierarchy([[d, f"group {g}", *root] for d, g in zip(DISEASES, groups)], name="diseases")
 
 
 def _skewed(rng: np.random.Generator, m: int) -> np.ndarray:
