@@ -159,6 +159,7 @@ def check_model(case: ModelCase, seeds: Sequence[int] = range(3)) -> ModelCheck:
 
     Raises:
         ConformanceError: a property is broken (the error names it).
+        ValueError: the case's factory gives no threshold by default.
     """
     evaluations, counterexample = 0, None
     for seed in seeds:
