@@ -45,6 +45,7 @@ LAYERS = {
     "attacks": 9,       # attacks on releases
     "config": 9,        # configuration files, which build anonymizers
     "marginals": 9,     # anonymized marginals, whose base table is a full-domain release
+    "conformance": 9,   # the contract of every model, algorithm, mechanism and protocol, as checks
     "experiments": 10,  # reproductions of published experiments
     "ledger": 10,       # the release ledger and its gate: budgets, attacks across releases, checks
     "report": 10,       # a release's HTML report, which runs the checks and the attacks
