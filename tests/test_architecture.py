@@ -30,6 +30,8 @@ LAYERS = {
     "output": 1,        # the one writer: data writes hierarchy files through it
     "spreadsheet": 1,   # the spreadsheet guard of released files (written by anonymize, read back by attacks, ledger)
     "data": 2,          # Dataset, Hierarchy, reading tables
+    "manifests": 2.5,   # a release's published manifest and the private file the curator keeps
+    "population": 2.7,  # a population generalized through a release's hierarchies (presence, k-map)
     "cells": 3,         # the published cells of a column (the classes and the metrics read them)
     "engines": 3,       # where records are read and counted: local, or Spark (a summary of distinct rows)
     "classes": 4,       # equivalence classes and count matrices

@@ -8,7 +8,7 @@ the input table's distribution (ARX's definition), which the release's private f
 :mod:`veil.manifests`); when the release shows its suppressed records as ``*``, the rows whose
 quasi-identifiers are all ``*`` are those records, exempt from the models and the risk. Against a
 population, the population is generalized through the hierarchies to the levels the manifest
-names (:func:`veil.data.population.publish_population`).
+names (:func:`veil.population.publish_population`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Mapping
 
 from veil.classes import STAR, EquivalenceClasses
 from veil.data.dataset import Dataset
-from veil.data.population import publish_population, release_levels
+from veil.population import publish_population, release_levels
 from veil.errors import DataError, ParameterError
 from veil.inputs import MANIFEST_LIMIT, read_text
 from veil.manifests import combined, is_split, load_private
@@ -236,7 +236,7 @@ def _published_population(population: Dataset, manifest: Mapping, columns, hiera
 
     Raises:
         DataError: the manifest names no level per quasi-identifier (a release by local recoding),
-            or the population cannot be generalized (see :func:`veil.data.population.publish_population`).
+            or the population cannot be generalized (see :func:`veil.population.publish_population`).
     """
     if release_levels(manifest) is None:
         raise DataError(f"δ-presence and k-map generalize the population as a full-domain release generalizes its "

@@ -10,7 +10,7 @@ release.
 
 A full-domain release is attacked from the raw population: each quasi-identifier of the
 population is generalized through its hierarchy to the level the release's manifest names
-(:func:`veil.data.population.publish_population`), so that a person whose value no released
+(:func:`veil.population.publish_population`), so that a person whose value no released
 record holds still reads as the release would publish them (the release's value map would leave
 them unmatched, and call them outside the release). A quasi-identifier the manifest gives no
 level (a release by local recoding, or no manifest) is compared as published. Tuples are matched
@@ -29,7 +29,7 @@ import pandas as pd
 from veil.attacks.intersection import (_as_published, _load_manifest, _release_name, _roles, published_table,
                                       published_texts)
 from veil.classes import STAR, group_rows
-from veil.data.population import publish_population, release_levels
+from veil.population import publish_population, release_levels
 from veil.data.io import read_table
 from veil.errors import ColumnError, DataError, ParameterError
 

@@ -489,7 +489,7 @@ class PresenceCheck(SingleReleaseCheck):
     The population is a file the policy names: the ledger keeps only a fingerprint of the table the
     publisher holds (the sample), never a public population. Each person of the population is
     generalized through the hierarchies to the levels the release's manifest names
-    (:func:`veil.data.population.publish_population`: the hierarchies given with the release, the
+    (:func:`veil.population.publish_population`: the hierarchies given with the release, the
     files its manifest or configuration names, its configuration's builders run on the population's
     values, the rows its private file keeps), so the check reads full-domain releases
     (``generalization``); another kind of microdata release is refused, since its cells cannot be
