@@ -197,13 +197,14 @@ def test_the_command_line_does_reach_the_terminal():
     assert {"typer", "rich.console"} <= imported_names(modules()["veil.cli.console"], "veil.cli.console")
 
 
-def test_the_readme_layout_names_every_part_of_the_package_and_nothing_else():
-    readme = (SRC.parent / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Layout", 1)[1].split("```text", 1)[1].split("```", 1)[0]
+def test_the_documented_layout_names_every_part_of_the_package_and_nothing_else():
+    # docs/architecture.md, the site's page on the package's layout (it was the README's Layout)
+    page = (SRC.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = page.split("## Layout", 1)[1].split("```text", 1)[1].split("```", 1)[0]
     listed = {line.split()[0].rstrip("/").removesuffix(".py") for line in section.splitlines()[1:]
               if line.startswith("  ") and not line.startswith("   ")}
     package = SRC / "veil"
     present = {p.stem for p in package.glob("*.py") if p.stem not in ("__init__", "__main__")}
     present |= {p.name for p in package.iterdir() if p.is_dir() and p.name != "__pycache__"}
-    assert listed == present, f"README layout lists {sorted(listed - present)} that do not exist and omits " \
+    assert listed == present, f"docs/architecture.md's layout lists {sorted(listed - present)} that do not exist and omits " \
                               f"{sorted(present - listed)}"
