@@ -25,8 +25,9 @@ import typer
 from rich.markup import escape
 from rich.table import Table as RichTable
 
-from veil.attacks.intersection import (GENERALIZED, MICROAGGREGATED, IntersectionResult, PublishedRelease,
-                                       intersection_attack)
+from veil.attacks.intersection import intersection_attack
+from veil.attacks.intersection_result import IntersectionResult
+from veil.attacks.published_release import GENERALIZED, MICROAGGREGATED, PublishedRelease
 from veil.attacks.single import (DEFAULT_LEVEL, DEFAULT_SKEW, DEFAULT_THRESHOLD, ColumnAttacks,
                                  SingleReleaseReport, attack_release)
 from veil.cli.console import (Console, EXIT_FAILED_CHECK, command_group, fails_cleanly, files_named, parse_orders, parse_pairs,
