@@ -186,7 +186,8 @@ def parse_published_value(text: str, *, numeric: bool = False, nodes: Mapping[st
         nodes: label → the original values it covers (hierarchy nodes); when given, a text
             column's published values must be nodes or patterns.
         order: the order of a text column's values (for ranges of text values).
-        column, where: the column and release, for error messages.
+        column: the column, for error messages.
+        where: the release, for error messages.
 
     Raises:
         UnreadableValueError: a numeric column's value is not a number, range, interval,
