@@ -30,15 +30,21 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from veil.attacks.published_values import finite_number, parse_published_value, unreadable
+from veil.attacks.published_classes import PublishedClasses
+from veil.attacks.published_values import (ColumnValues, finite_number, hierarchy_nodes, parse_published_value,
+                                           unreadable)
 from veil.attacks.targets import Targets
-from veil.classes import STAR
+from veil.classes import STAR, group_rows
+from veil.data.dataset import Dataset
 from veil.data.encoding import MISSING_LABEL
+from veil.errors import ColumnError
 
 # Entries of one block of a targets × classes distance matrix.
 DISTANCE_BLOCK = 1 << 21
 # Relative slack under which two distances to centroids are a tie.
 TIE = 1e-9
+# Distinct person tuples located against the classes at a time.
+_LOCATE_CHUNK = 512
 
 
 @dataclass(eq=False)
@@ -250,3 +256,54 @@ def nearest(read: ReleaseRead, targets: Targets, qis: Sequence[str]) -> tuple[np
     rows, classes = np.concatenate(rows_out), np.concatenate(classes_out)
     order = np.lexsort((classes, rows))
     return rows[order].astype(np.int64), classes[order].astype(np.int64), source
+
+
+def locate(published: PublishedClasses, population: Dataset) -> tuple[np.ndarray, np.ndarray]:
+    """Which published classes cover each person (every quasi-identifier's cell covers the
+    person's value; cells read as :func:`~veil.attacks.published_values.parse_published_value` reads
+    them, hierarchy nodes from the population's hierarchies).
+
+    Returns:
+        ``(indptr, classes)``: person ``p`` is covered by ``classes[indptr[p]:indptr[p+1]]``.
+
+    Raises:
+        ColumnError: the population lacks a quasi-identifier.
+        UnreadableValueError: a published value cannot be related to original values.
+    """
+    for name in published.qis:
+        if name not in population.columns:
+            raise ColumnError(f"the population table has no column '{name}'; it needs every quasi-identifier "
+                              f"({', '.join(published.qis)}) to locate people.")
+    contains, person_value = [], []
+    for j, name in enumerate(published.qis):
+        col = population.column(name)
+        texts = np.asarray(col.labels, dtype=object).astype(str)
+        values = ColumnValues.of(texts, col.is_numeric)
+        hierarchy = population.hierarchies.get(name)
+        nodes = hierarchy_nodes(hierarchy) if hierarchy is not None else None
+        order = population.orders.get(name)
+        cells = [parse_published_value(str(text), numeric=col.is_numeric, nodes=nodes, order=order, column=name,
+                                       where="the release") for text in published.labels[j].tolist()]
+        contains.append(np.stack([cell.contains(values) for cell in cells]))  # [labels × values]
+        person_value.append(col.codes.astype(np.int64))
+    tuple_of, tuples = group_rows(person_value, [c.shape[1] for c in contains])
+    pairs_tuple, pairs_class = [], []
+    for lo in range(0, len(tuples), _LOCATE_CHUNK):
+        chunk = tuples[lo:lo + _LOCATE_CHUNK]
+        hit = np.ones((len(chunk), published.n_classes), dtype=bool)
+        for j in range(len(published.qis)):
+            hit &= contains[j][:, chunk[:, j]][published.keys[:, j]].T
+        t, c = np.nonzero(hit)
+        pairs_tuple.append(t + lo)
+        pairs_class.append(c)
+    pt = np.concatenate(pairs_tuple) if pairs_tuple else np.zeros(0, dtype=np.int64)
+    pcl = np.concatenate(pairs_class) if pairs_class else np.zeros(0, dtype=np.int64)
+    per_tuple = np.bincount(pt, minlength=len(tuples))
+    tuple_indptr = np.r_[0, np.cumsum(per_tuple)]
+    order = np.argsort(pt, kind="stable")
+    pcl = pcl[order]
+    lengths = per_tuple[tuple_of]
+    indptr = np.r_[0, np.cumsum(lengths)].astype(np.int64)
+    starts = tuple_indptr[tuple_of]
+    gather = np.repeat(starts - (indptr[:-1]), lengths) + np.arange(int(lengths.sum()))
+    return indptr, pcl[gather].astype(np.int64)

@@ -386,7 +386,8 @@ def minimality_publisher(cfg, publisher: str):
         ParameterError: an algorithm the attack does not model, a full-domain search that could
             suppress records, an unknown publisher.
     """
-    from veil.attacks.minimality import AceProcess, MinimalFullDomain, MondrianProcess, OptimalFullDomain
+    from veil.attacks.fulldomain_publishers import MinimalFullDomain, OptimalFullDomain
+    from veil.attacks.recoding_publishers import AceProcess, MondrianProcess
 
     if publisher not in PUBLISHERS:
         raise ParameterError(f"--publisher is 'optimal' (veil's search) or 'minimal' (a minimal node), not "
