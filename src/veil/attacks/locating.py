@@ -263,6 +263,10 @@ def locate(published: PublishedClasses, population: Dataset) -> tuple[np.ndarray
     person's value; cells read as :func:`~veil.attacks.published_values.parse_published_value` reads
     them, hierarchy nodes from the population's hierarchies).
 
+    Args:
+        published: the release's classes.
+        population: everyone's quasi-identifiers, with their hierarchies and value orders.
+
     Returns:
         ``(indptr, classes)``: person ``p`` is covered by ``classes[indptr[p]:indptr[p+1]]``.
 
