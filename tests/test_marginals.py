@@ -19,7 +19,7 @@ from veil.errors import ColumnError, InfeasibleError, ParameterError
 from veil.marginals.collection import MarginalCollection, MarginalCounter, MarginalSpec
 from veil.marginals.privacy import KCombinatorialAnonymity, KLinkAnonymity, MaxEntLDiversity
 from veil.marginals.search import GreedyMarginalSearch
-from veil.metrics.maxent import MaxEntEstimate, structure
+from veil.marginals.maxent import MaxEntEstimate, structure
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,7 @@
 """Anonymized marginals (Kifer and Gehrke, "Injecting utility into anonymized datasets", SIGMOD
 2006): contingency tables over a few generalized attributes, published beside (or instead of) an
 anonymized table, measured by the KL-divergence of the data from their maximum-entropy estimate
-(:mod:`veil.metrics.maxent`) and guarded by privacy models of the whole collection.
+(:mod:`veil.marginals.maxent`) and guarded by privacy models of the whole collection.
 
 * :mod:`~veil.marginals.collection`: marginals counted from the class core, and collections.
 * :mod:`~veil.marginals.privacy`: k-link, k-combinatorial and MaxEnt ℓ-diversity.

@@ -43,6 +43,7 @@ from veil.classes import group_rows, sum_by_group
 from veil.data.dataset import Dataset
 from veil.data.hierarchy import Generalization
 from veil.errors import ColumnError, InfeasibleError, ParameterError
+from veil.metrics.information import kl_on_observed, neg_entropy
 
 # Dense tables for iterative proportional fitting: 2**24 float64 cells is 128 MiB.
 MAX_DENSE_CELLS = 1 << 24
@@ -202,41 +203,6 @@ def _mixed_radix(columns: Sequence[np.ndarray], radices: Sequence[int]) -> np.nd
         key *= max(int(radix), 1)
         key += codes
     return key
-
-
-def neg_entropy(counts: np.ndarray) -> float:
-    """``Σ p ln p`` of the distribution ``counts / Σ counts`` (0 for no records)."""
-    counts = np.asarray(counts, dtype=float)
-    n = counts.sum()
-    if n <= 0:
-        return 0.0
-    positive = counts[counts > 0]
-    return float((positive * np.log(positive)).sum() / n - np.log(n))
-
-
-def kl_on_observed(weights: np.ndarray, log_q: np.ndarray, neg_entropy_p: float) -> float:
-    """``KL(p ‖ q) = Σ_x p(x) ln p(x) − Σ_x p(x) ln q(x)`` over the observed tuples, in nats.
-
-    Args:
-        weights: the records of each observed tuple, or of each group of observed tuples that
-            share one ``q`` (an equivalence class of a release).
-        log_q: ``ln q`` of each such tuple (−inf where ``q`` is 0).
-        neg_entropy_p: ``Σ_x p(x) ln p(x)`` of the observed tuples themselves.
-
-    Returns:
-        The divergence, ≥ 0: a difference that rounding leaves within 10⁻¹² of 0 (the data
-        themselves) is 0; ``inf`` when ``q`` is 0 on a tuple that occurs.
-    """
-    weights = np.asarray(weights, dtype=float)
-    n = weights.sum()
-    if n <= 0:
-        return 0.0
-    held = weights > 0
-    if np.any(np.isneginf(log_q[held])):
-        return float("inf")
-    cross = float(np.multiply(weights[held], log_q[held]).sum() / n)
-    diff = neg_entropy_p - cross
-    return 0.0 if diff <= 1e-12 * max(1.0, abs(neg_entropy_p)) else float(diff)
 
 
 # ------------------------------------------------------------------------------------------
