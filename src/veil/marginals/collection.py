@@ -2,7 +2,7 @@
 into anonymized datasets", SIGMOD 2006, Section 3).
 
 An *anonymized marginal* is a set of attributes, a hierarchy level for each, and the number of
-records in each cell of those generalized values: a :class:`~veil.marginals.maxent.ContingencyTable`.
+records in each cell of those generalized values: a :class:`~veil.marginals.contingency.ContingencyTable`.
 The attributes are the table's quasi-identifiers and its sensitive column; a full-domain
 release of the table is the marginal over all of them, the sensitive column at level 0.
 
@@ -24,8 +24,8 @@ from veil.classes import EquivalenceClasses
 from veil.data.dataset import Dataset
 from veil.data.hierarchy import Generalization
 from veil.errors import ColumnError, ParameterError
-from veil.marginals.maxent import (DEFAULT_MAX_ITER, DEFAULT_TOLERANCE, MAX_DENSE_CELLS, ContingencyTable,
-                                   MaxEntEstimate, attribute_domain)
+from veil.marginals.contingency import ContingencyTable, attribute_domain
+from veil.marginals.maxent import DEFAULT_MAX_ITER, DEFAULT_TOLERANCE, MAX_DENSE_CELLS, MaxEntEstimate
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,8 @@ import scipy.sparse
 from veil.classes import group_rows
 from veil.errors import InfeasibleError, ParameterError
 from veil.marginals.collection import MarginalCollection, MarginalSpec
-from veil.marginals.maxent import ContingencyTable, structure, variable_column
+from veil.marginals.contingency import ContingencyTable, variable_column
+from veil.marginals.decomposable import structure
 from veil.models.base import TOLERANCE, require
 
 EXACT = "exact"

@@ -43,9 +43,10 @@ import numpy as np
 
 from veil.errors import InfeasibleError, ParameterError
 from veil.marginals.collection import MarginalCollection, MarginalCounter, MarginalSpec
+from veil.marginals.contingency import ContingencyTable, cell_sizes
+from veil.marginals.decomposable import implies, structure
+from veil.marginals.maxent import DEFAULT_MAX_ITER, DEFAULT_TOLERANCE, MAX_DENSE_CELLS
 from veil.marginals.privacy import KCombinatorialAnonymity, KLinkAnonymity, MaxEntLDiversity, refusal
-from veil.marginals.maxent import (DEFAULT_MAX_ITER, DEFAULT_TOLERANCE, MAX_DENSE_CELLS, ContingencyTable,
-                                   cell_sizes, implies, structure)
 
 PrivacyModel = KLinkAnonymity | KCombinatorialAnonymity | MaxEntLDiversity
 
