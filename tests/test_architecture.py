@@ -66,8 +66,6 @@ MAX_LINES = 800
 LONG_FILES = {
     "src/veil/anonymize/mdav.py": "being split by concept (issue 26).",
     "src/veil/anonymize/mondrian.py": "being split by concept (issue 26).",
-    "src/veil/attacks/intersection.py": "being split by concept (issue 26).",
-    "src/veil/attacks/minimality.py": "being split by concept (issue 26).",
     "src/veil/config/parser.py": "being split by concept (issue 26).",
     "src/veil/config/schema.py": "being split by concept (issue 26).",
     "src/veil/dp/accountant.py": "being split by concept (issue 26).",
