@@ -32,7 +32,7 @@ from veil import (AlphaKAnonymity, BetaLikeness, ColumnError, Dataset, DeltaDisc
                   EntropyLDiversity, EquivalenceClasses, KAnonymity, ParameterError, RecursiveCLDiversity,
                   TCloseness, VeilError, load_adult)
 from veil.anonymize import MDAV, InfeasibleError
-from veil.anonymize.mdav import _Space, mdav_groups
+from veil.anonymize.mdav.anonymizer import _Space, mdav_groups
 from veil.cli import app
 from veil.config import load_config
 from veil.manifests import combined, private_path

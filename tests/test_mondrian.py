@@ -428,7 +428,7 @@ def test_relaxed_ties_go_either_way_and_identical_boxes_merge():
 def test_partitions_whose_distinct_cells_print_alike_are_one_class():
     # Values q1 and q2 generalize to "*" one level below the root "*": a partition holding p1 and
     # q1 (the root) and one holding q1 and q2 (the lower node) both publish "*".
-    from veil.anonymize.mondrian import _dimension, _publish
+    from veil.anonymize.mondrian.anonymizer import _dimension, _publish
 
     frame = pd.DataFrame({"zip": ["p1", "q1", "q1", "q2", "p1", "p2"], "s": list("abcabc")})
     hierarchy = Hierarchy([["p1", "p*", "*"], ["p2", "p*", "*"], ["q1", "*", "*"], ["q2", "*", "*"]])

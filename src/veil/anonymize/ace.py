@@ -74,7 +74,7 @@ import numpy as np
 from veil.anonymize.base import Anonymizer
 from veil.anonymize.fulldomain import InfeasibleError
 # Ace publishes its buckets exactly as Mondrian publishes its partitions.
-from veil.anonymize.mondrian import CATEGORICAL, _dimension, _Forced, _publish
+from veil.anonymize.mondrian.anonymizer import CATEGORICAL, _dimension, _Forced, _publish
 from veil.data.dataset import Dataset
 from veil.errors import ColumnError, ParameterError
 from veil.models.base import PrivacyModel

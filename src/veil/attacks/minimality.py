@@ -502,7 +502,7 @@ class AceProcess(Publisher):
 
     def weight(self, codes: np.ndarray) -> float:
         from veil.anonymize.ace import _local_groups, assign_rounds, split
-        from veil.anonymize.mondrian import _publish
+        from veil.anonymize.mondrian.anonymizer import _publish
 
         ds = self._candidate_dataset(codes)
         column = ds.column(self.published.sensitive)
