@@ -32,8 +32,8 @@ hierarchies, intervals ``[a,b)``, comparisons ``<30`` and ``≥40``, ``*``, mask
 column's hierarchy or the release's veil manifest is given, and plain values). In a
 *microaggregated* release (MDAV) the published values are group centroids and modes, which do not
 contain anyone: the target goes to the group whose centroid is nearest (the paper's heuristic,
-Section 2), in the standardized space of :mod:`veil.anonymize.mdav` (z-scores of numeric and
-ordinal columns, one per nominal column that differs), with the manifest's means and standard
+Section 2), in the standardized space of :mod:`veil.anonymize.mdav.space` (z-scores of numeric
+and ordinal columns, one per nominal column that differs), with the manifest's means and standard
 deviations when it is given and otherwise with the mean and standard deviation of the published
 column over the release's rows.
 
