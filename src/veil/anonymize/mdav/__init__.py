@@ -5,10 +5,11 @@ for every record, its group's representative instead of its own quasi-identifier
 centroid (mean) of a numeric quasi-identifier and the group mode of any other one. Every group is
 then an equivalence class of at least k records, so the release is k-anonymous.
 
-* :mod:`.anonymizer`: :class:`MDAV`, its settings, the merging of groups that print alike or
-  fail a model, and the release;
+* :mod:`.anonymizer`: :class:`MDAV`, its settings and checks, the fit and the release;
 * :mod:`.space`: the distance space (the quasi-identifiers standardized) and its distance tables;
 * :mod:`.grouping`: the MDAV heuristic, :func:`mdav_groups`;
+* :mod:`.merging`: the merging of groups that print alike or fail a model, and the suppression
+  of failing groups within the limit;
 * :mod:`.published`: what a group publishes (centroids and modes, and how numbers print).
 """
 

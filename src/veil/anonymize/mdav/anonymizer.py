@@ -3,20 +3,9 @@ centroids and modes (Domingo-Ferrer and Mateo-Sanz, 2002; Domingo-Ferrer and Tor
 
 :meth:`MDAV.fit` checks that the whole table as one group satisfies every model, maps the
 quasi-identifiers into the standardized space of the distances (:mod:`.space`), groups the
-records (:mod:`.grouping`), then merges groups until every class of the release satisfies every
-model; :meth:`MDAV.transform` publishes each group's centroids and modes (:mod:`.published`).
-
-**Other privacy models.** Groups of k records may fail an ℓ-diversity, t-closeness, δ-disclosure
-or β-likeness model, and so may a class of groups that print alike (δ-disclosure is not kept by
-a union). After MDAV the groups that print alike are merged and the models are evaluated on the
-classes; with a suppression limit, failing classes are first suppressed, fewest records first,
-while their records fit within the limit. Then, in rounds until every class passes, each
-remaining failing class is merged into the class whose centroid is nearest to its own (in the
-space above); classes that pick each other, or form chains, become one class, and classes that
-now print alike are merged again. The whole table taken as one group must satisfy every model (it is
-checked first, and the error names the model that fails); merging then always ends. Merged groups
-can exceed 2k − 1 records. Should merging among the kept groups be unable to finish, the
-suppressed groups are restored and merged too.
+records (:mod:`.grouping`), then merges groups that print alike, and groups that fail a model
+into their nearest, until every class of the release satisfies every model (:mod:`.merging`);
+:meth:`MDAV.transform` publishes each group's centroids and modes (:mod:`.published`).
 
 **Order.** Released rows are shuffled (with the secure source unless a seed is given) unless the
 input's order is explicitly kept.
@@ -35,18 +24,17 @@ import pandas as pd
 from veil.anonymize.base import Anonymizer
 from veil.anonymize.fulldomain import InfeasibleError
 from veil.anonymize.mdav.grouping import mdav_groups, number_by_first_row
-from veil.anonymize.mdav.published import group_labels, group_values, published_column
+from veil.anonymize.mdav.merging import enforce, light_classes
+from veil.anonymize.mdav.published import group_values, published_column
 from veil.anonymize.mdav.space import Space
 from veil.cells import Cells
-from veil.classes import STAR, EquivalenceClasses, group_rows
+from veil.classes import STAR, EquivalenceClasses
 from veil.data.dataset import Dataset
 from veil.errors import ColumnError, ParameterError
 from veil.models.anonymity import AlphaKAnonymity, KAnonymity
 from veil.models.base import PrivacyModel
 
 MISSING_POLICIES = ("impute", "refuse")
-# Entries of one block of the failing-groups × groups distance matrix when merging.
-MERGE_BLOCK = 1 << 22
 # Entries of the manifest's recoding derived from the whole input (the standardization's means,
 # deviations and value orders, suppressed records included; the merges): kept in the private
 # file (veil.manifests).
@@ -82,7 +70,7 @@ class MDAV(Anonymizer):
 
     See :mod:`veil.anonymize.mdav` for the algorithm (:mod:`.grouping`), the distance and the
     policies for missing values (:mod:`.space`), the published values (:mod:`.published`), and
-    the notes of this module for models beyond k-anonymity.
+    the merging that enforces models beyond k-anonymity (:mod:`.merging`).
 
     Args:
         models: privacy models every released group must satisfy, each with a threshold. Models
@@ -200,7 +188,7 @@ class MDAV(Anonymizer):
     def _feasible(self, dataset: Dataset) -> None:
         """Raise unless the whole table, as one group, satisfies every model."""
         counts = {name: dataset.column(name).counts()[None, :] for name in dataset.sensitive}
-        whole = _light_classes(dataset, np.array([dataset.num_rows]), counts)
+        whole = light_classes(dataset, np.array([dataset.num_rows]), counts)
         for model in self.release_models:
             result = model.evaluate(whole)
             if not result.passed:
@@ -237,7 +225,8 @@ class MDAV(Anonymizer):
         space = Space(dataset, self.nominal, self.missing)
         group = number_by_first_row(mdav_groups(space, self.k, progress))
         n_groups = int(group.max()) + 1
-        group, suppressed, rounds, coincident = self._enforce(dataset, space, group)
+        group, suppressed, rounds, coincident = enforce(dataset, space, group, self.release_models,
+                                                        self.suppression_limit, self.decimals)
         self.space_ = space
         self.groups_ = group
         self.suppressed_ = suppressed
@@ -247,109 +236,6 @@ class MDAV(Anonymizer):
                                   int(sizes[suppressed].sum()), time.perf_counter() - started)
         self._fitted_rows = dataset.num_rows
         return self
-
-    def _failing(self, classes: EquivalenceClasses) -> np.ndarray:
-        passed = np.ones(classes.n_classes, dtype=bool)
-        for model in self.release_models:
-            passed &= model.evaluate(classes).class_passed
-        return ~passed
-
-    def _enforce(self, dataset: Dataset, space: Space,
-                 group: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, int]:
-        """Merge and suppress groups until every class of the published table satisfies every
-        model.
-
-        Returns ``(group, suppressed, merge_rounds, coincident)``: the group of every row, the
-        suppressed groups, the rounds of merging into the nearest group, and the groups merged
-        because their published values coincided.
-        """
-        n_groups = int(group.max()) + 1
-        sizes = np.bincount(group, minlength=n_groups)
-        sensitive = {}
-        for name in dataset.sensitive:
-            col = dataset.column(name)
-            sensitive[name] = np.bincount(group * col.cardinality + col.codes,
-                                          minlength=n_groups * col.cardinality).reshape(n_groups, col.cardinality)
-        suppressed = np.zeros(n_groups, dtype=bool)
-        max_suppressed = int(math.floor(self.suppression_limit * dataset.num_rows + 1e-9))
-        may_suppress = max_suppressed > 0
-        sums = None
-        rounds = coincident = 0
-        while True:
-            # Kept groups whose published values coincide are one class to a reader.
-            new_id = self._coinciding(space, group, n_groups, ~suppressed)
-            if new_id is not None:
-                n_new = int(new_id.max()) + 1
-                coincident += n_groups - n_new
-                first = np.full(n_new, n_groups, dtype=np.int64)
-                np.minimum.at(first, new_id, np.arange(n_groups))
-                sizes = _sum_rows(sizes, new_id, n_new)
-                sums = None if sums is None else _sum_rows(sums, new_id, n_new)
-                sensitive = {name: _sum_rows(m, new_id, n_new) for name, m in sensitive.items()}
-                suppressed = suppressed[first]
-                group = new_id[group]
-                n_groups = n_new
-            failing = self._failing(_light_classes(dataset, sizes, sensitive))
-            if may_suppress:
-                # Failing groups are suppressed first, fewest records first, within the limit;
-                # once only.
-                may_suppress = False
-                candidates = np.flatnonzero(failing)
-                candidates = candidates[np.lexsort((candidates, sizes[candidates]))]
-                fits = np.cumsum(sizes[candidates]) <= max_suppressed
-                suppressed[candidates[fits]] = True
-            todo = failing & ~suppressed
-            if not todo.any():
-                break
-            kept = ~suppressed
-            if np.count_nonzero(kept) == 1:
-                # Nothing left to merge with among the kept groups: restore the suppressed ones.
-                if not suppressed.any():  # pragma: no cover - the whole table was checked to pass
-                    raise InfeasibleError("the models cannot be satisfied even by the whole table as one group.")
-                suppressed[:] = False
-                continue
-            if sums is None:
-                sums = space.embedding_sums(group, n_groups)
-            rounds += 1
-            centroids = sums / sizes[:, None]
-            sources = np.flatnonzero(todo)
-            targets = _nearest_groups(centroids, sources, kept)
-            # Merge a failing group into its nearest group when that one passes, or when the two
-            # are each other's nearest; a failing group whose nearest is a failing group bound
-            # elsewhere waits a round (so chains do not snowball into one huge group).
-            pointing = np.full(n_groups, -1, dtype=np.int64)
-            pointing[sources] = targets
-            accept = ~todo[targets] | (pointing[targets] == sources)
-            if accept.any():
-                sources, targets = sources[accept], targets[accept]
-            root = _components(n_groups, sources, targets)
-            roots, new_id = np.unique(root, return_inverse=True)
-            n_new = len(roots)
-            sizes = _sum_rows(sizes, new_id, n_new)
-            sums = _sum_rows(sums, new_id, n_new)
-            sensitive = {name: _sum_rows(m, new_id, n_new) for name, m in sensitive.items()}
-            suppressed = suppressed[roots]  # a suppressed group is never merged
-            group = new_id[group]
-            n_groups = n_new
-        return group, suppressed, rounds, coincident
-
-    def _coinciding(self, space: Space, group: np.ndarray, n_groups: int, kept: np.ndarray) -> np.ndarray | None:
-        """The new id of every group after merging the kept groups whose published values print
-        the same text on every quasi-identifier (ids in the order of their first group), or
-        ``None`` when no two coincide."""
-        columns, radices = [], []
-        for c in space.columns:
-            labels = group_labels(c, group_values(c, group, n_groups)[2], self.decimals)
-            code, distinct = pd.factorize(labels, sort=False)
-            columns.append(code.astype(np.int64))
-            radices.append(len(distinct))
-        if not kept.all():
-            columns.append(np.where(kept, 0, np.cumsum(~kept)))
-            radices.append(int((~kept).sum()) + 1)
-        tuple_of, _ = group_rows(columns, radices, decode=False)
-        if int(tuple_of.max()) + 1 == n_groups:
-            return None
-        return number_by_first_row(tuple_of)
 
     def _centroids(self, dataset: Dataset, space: Space, group: np.ndarray, n_groups: int) -> pd.DataFrame:
         data = {"size": np.bincount(group, minlength=n_groups)}
@@ -418,48 +304,3 @@ class MDAV(Anonymizer):
                        suppressed=suppressed, shuffle=shuffle, rng=rng, recoding=recoding,
                        private_recoding=PRIVATE_RECODING)
 
-
-def _components(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-    """The smallest node of the connected component of each of ``n`` nodes, given edges."""
-    parent = np.arange(n)
-    while True:
-        a, b = parent[src], parent[dst]
-        low, high = np.minimum(a, b), np.maximum(a, b)
-        joined = low != high
-        if not joined.any():
-            return parent
-        np.minimum.at(parent, high[joined], low[joined])
-        while True:
-            jumped = parent[parent]
-            if np.array_equal(jumped, parent):
-                break
-            parent = jumped
-
-
-def _sum_rows(values: np.ndarray, new_id: np.ndarray, n_new: int) -> np.ndarray:
-    """Sum the rows of ``values`` that share a new id."""
-    order = np.argsort(new_id, kind="stable")
-    starts = np.searchsorted(new_id[order], np.arange(n_new))
-    return np.add.reduceat(values[order], starts, axis=0)
-
-
-def _light_classes(dataset: Dataset, sizes: np.ndarray, sensitive: dict[str, np.ndarray]) -> EquivalenceClasses:
-    """Classes with only what the privacy models read: sizes and sensitive count matrices."""
-    keys = np.zeros((len(sizes), 0), dtype=np.int32)
-    return EquivalenceClasses(dataset, None, np.asarray(sizes), keys, None, dict(sensitive))
-
-
-def _nearest_groups(centroids: np.ndarray, sources: np.ndarray, allowed: np.ndarray) -> np.ndarray:
-    """For each source group, the allowed group (not itself) whose centroid is nearest; ties to
-    the lower group number."""
-    norms = np.einsum("ij,ij->i", centroids, centroids)
-    blocked = np.where(allowed, 0.0, np.inf)
-    out = np.empty(len(sources), dtype=np.int64)
-    block = max(1, MERGE_BLOCK // max(len(centroids), 1))
-    for start in range(0, len(sources), block):
-        part = sources[start:start + block]
-        d = norms[part][:, None] + norms[None, :] - 2.0 * (centroids[part] @ centroids.T)
-        d += blocked
-        d[np.arange(len(part)), part] = np.inf
-        out[start:start + block] = np.argmin(d, axis=1)
-    return out
