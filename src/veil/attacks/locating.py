@@ -8,7 +8,7 @@ person's value, as :func:`veil.attacks.published_values.parse_published_value` r
 (:func:`membership` for the targets of an attack across releases, :func:`locate` for a whole
 population). In a *microaggregated* release (MDAV) the published values are group centroids and
 modes, which do not contain anyone: the target goes to the group whose centroid is nearest (the
-paper's heuristic, Section 2), in the standardized space of :mod:`veil.anonymize.mdav` (z-scores
+paper's heuristic, Section 2), in the standardized space of :mod:`veil.anonymize.mdav.space` (z-scores
 of numeric and ordinal columns, one per nominal column that differs), with the manifest's means
 and standard deviations when it is given and otherwise with the mean and standard deviation of
 the published column over the release's rows (:func:`nearest`). Equally near centroids tie, and

@@ -154,7 +154,7 @@ class AceProcess(Publisher):
 
     def weight(self, codes: np.ndarray) -> float:
         from veil.anonymize.ace import _local_groups, assign_rounds, split
-        from veil.anonymize.mondrian import _publish
+        from veil.anonymize.mondrian.cells import publish
 
         ds = self._candidate_dataset(codes)
         column = ds.column(self.published.sensitive)
@@ -170,7 +170,7 @@ class AceProcess(Publisher):
         for bucket in _assign_outcomes(value_codes, rounds):
             total += 1
             partition, _ = split(ranks, dims, bucket, _local_groups(bucket, value_codes), alpha)
-            classes, _, _, _ = _publish(ds, dims, partition)
+            classes, _, _, _ = publish(ds, dims, partition)
             texts = [np.asarray(classes.cells(j).labels, dtype=object)[classes.keys[classes.row_class, j]]
                      for j in range(len(dims))]
             sens = np.asarray(column.labels, dtype=object)[value_codes]
