@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 from veil.cli import app
 from veil.manifests import load_private
 from veil.output import load_manifest
-from veil.output.writer import _verified
+from veil.output.reading import _verified
 
 runner = CliRunner()
 SRC = Path(__file__).resolve().parents[1] / "src"

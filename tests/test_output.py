@@ -22,7 +22,7 @@ import pytest
 from helpers import one_sentence_error
 from veil.errors import DataError, ParameterError
 from veil.output import OutputSet, check_targets, create_file, load_manifest, same_file, settle, write_files
-from veil.output.writer import _verified
+from veil.output.reading import _verified
 
 PAIR_KEY = "release"
 
