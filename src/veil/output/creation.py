@@ -19,11 +19,12 @@ from veil.output.os_errors import describe_os_error
 from veil.output.targets import PathLike, folder_of
 from veil.output.transactions import NAME_CHARS, PREFIX, new_txid
 
+
 def scratch_path(target: PathLike) -> Path:
     """A temporary path beside ``target``, for a file another library builds before veil links or
-    renames it into place (an SQLite ledger): named like this module's temporary files, so that
+    renames it into place (an SQLite ledger): named like the writer's temporary files, so that
     whatever a killed process left there (the file and its companions, ``-wal`` …) is removed by
-    the next :func:`settle` of the folder, and never while that process runs."""
+    the next :func:`~veil.output.leftovers.settle` of the folder, and never while that process runs."""
     target = Path(target)
     return target.parent / f"{PREFIX}{new_txid()}.0.{target.name[:NAME_CHARS]}.tmp"
 

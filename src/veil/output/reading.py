@@ -18,12 +18,13 @@ from veil.output.leftovers import settled
 from veil.output.os_errors import describe_os_error
 from veil.output.targets import PathLike, folder_of, same_file
 
+
 def load_manifest(path: PathLike, release: PathLike | None = None, key: str = "release") -> dict:
     """Read a manifest veil wrote and check that the file it describes is the one published with it.
 
     The manifest's entry ``key`` names a file (relative to the manifest's folder) with its
     SHA-256; the file's bytes must have that hash. What killed processes left in the folders is
-    settled first (see the module), under the folders' locks, so a set being committed is read
+    settled first (see :mod:`veil.output.leftovers`), under the folders' locks, so a set being committed is read
     either before or after.
 
     Args:

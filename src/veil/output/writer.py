@@ -188,7 +188,7 @@ class OutputSet:
 
         Returns:
             ``{"sha256": …, "bytes": …, "files": …, "folder": True}``: the SHA-256 of the folder's
-            listing (:func:`folder_sha256`), its total size and its number of files.
+            listing (:func:`~veil.output.digests.folder_sha256`), its total size and its number of files.
 
         Raises:
             DataError: the folder cannot be written; everything put so far is removed. Whatever
@@ -236,7 +236,7 @@ class OutputSet:
             path: the manifest's target.
             manifest: its content; each key of ``describes`` is added to it.
             describes: key → a target already put, recorded as ``{"file": path relative to the
-                manifest's folder, "sha256": …, "bytes": …}`` (see :func:`load_manifest`).
+                manifest's folder, "sha256": …, "bytes": …}`` (see :func:`~veil.output.reading.load_manifest`).
 
         Returns:
             The manifest's text, as written.
