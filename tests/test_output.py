@@ -21,8 +21,8 @@ import pytest
 
 from helpers import one_sentence_error
 from veil.errors import DataError, ParameterError
-from veil.output import (OutputSet, _verified, check_targets, create_file, load_manifest, same_file, settle,
-                         write_files)
+from veil.output import OutputSet, check_targets, create_file, load_manifest, same_file, settle, write_files
+from veil.output.reading import _verified
 
 PAIR_KEY = "release"
 

@@ -58,7 +58,7 @@ from veil.data.dataset import Dataset
 from veil.errors import ParameterError
 from veil.manifests import MANIFEST_VERSION, combined, hierarchy_files, private_path, put_private
 from veil.models.base import PrivacyModel
-from veil.output import OutputSet, write_file
+from veil.output.writer import OutputSet, write_file
 from veil.randomness import secure_permutation
 from veil.spreadsheet import guard_table, guard_text
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from veil.anonymize.alphabeta import AlphaBeta, AlphaBetaParameters, AlphaBetaView, Answers
     from veil.config import AnonymizationConfig
     from veil.data.dataset import Dataset
-    from veil.output import OutputSet
+    from veil.output.writer import OutputSet
 
 alphabeta_app = command_group(no_args_is_help=True,
                               help="The αβ algorithm: answer counting queries from a view, choose α and β.")
@@ -113,7 +113,8 @@ def estimate_command(
     columns of the view and values of their public domains.
     """
     from veil.anonymize.alphabeta import AlphaBetaView, read_queries
-    from veil.output import check_targets, write_files
+    from veil.output.targets import check_targets
+    from veil.output.writer import write_files
 
     reads = [view, manifest, queries]
     if out is not None:

@@ -144,7 +144,7 @@ def anonymize_command(
     from veil.config import load_config
     from veil.engines import make_engine
     from veil.manifests import private_path, put_private
-    from veil.output import OutputSet
+    from veil.output.writer import OutputSet
 
     cfg = load_config(config, data=data)
     if keep_order and cfg.algorithm.name == "alphabeta":
@@ -278,7 +278,7 @@ def demo_command(
     from veil.ledger import Ledger
     from veil.manifests import private_path, put_private
     from veil.models import EntropyLDiversity, KAnonymity
-    from veil.output import OutputSet
+    from veil.output.writer import OutputSet
     from veil.report import release_report_of, render_html
 
     if out.exists() and not out.is_dir():

@@ -33,7 +33,7 @@ from veil.attacks.single import (DEFAULT_LEVEL, DEFAULT_SKEW, DEFAULT_THRESHOLD,
 from veil.cli.console import (Console, EXIT_FAILED_CHECK, command_group, fails_cleanly, files_named, parse_orders, parse_pairs,
                               reads_tables, split_names, stage, terminal)
 from veil.errors import ParameterError
-from veil.output import OutputSet
+from veil.output.writer import OutputSet
 
 attack_app = command_group(no_args_is_help=True, help="Attack a release the way an adversary would.")
 
@@ -556,7 +556,7 @@ def _belongs(manifest, release: Path) -> None:
     Raises:
         DataError: the manifest names another file, or the file's SHA-256 is not the one it gives.
     """
-    from veil.output import load_manifest
+    from veil.output.reading import load_manifest
 
     try:
         named = json.loads(Path(manifest).read_text(encoding="utf-8")).get("release")

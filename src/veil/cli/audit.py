@@ -21,7 +21,7 @@ from rich.table import Table as RichTable
 
 from veil.cli.console import Console, fails_cleanly, print_error, reads_tables, stage, terminal
 from veil.errors import ParameterError, VeilError
-from veil.output import OutputSet
+from veil.output.writer import OutputSet
 
 if TYPE_CHECKING:  # veil.audit loads NumPy: imported when the command runs, not by ``veil --help``
     from veil.audit import AuditSession, DenialAttack

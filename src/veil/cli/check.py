@@ -138,7 +138,7 @@ def check_command(
     from veil.data.io import read_table
     from veil.manifests import combined, load_private, referenced_hierarchy
     from veil.models import JoinKAnonymity
-    from veil.output import load_manifest
+    from veil.output.reading import load_manifest
     from veil.spreadsheet import is_guarded, unguard_table
 
     if private is not None and manifest is None:

@@ -31,7 +31,7 @@ from typer.core import TyperGroup
 from veil.cli.debug import EXIT_BUG, bug_sentence, debug_mode, routed_warnings
 from veil.errors import ParameterError, VeilError, lower_first
 from veil.inputs import read_text
-from veil.output import describe_os_error
+from veil.output.os_errors import describe_os_error
 from veil.untrusted import quoted, safe_sentence, shown
 
 EXIT_USAGE = 2

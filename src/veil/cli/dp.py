@@ -87,7 +87,7 @@ from veil.inputs import read_text
 from veil.ledger import Ledger, LedgerError
 from veil.ledger.answers import write_answer
 from veil.ledger.binding import TableRef
-from veil.output import check_targets
+from veil.output.targets import check_targets
 
 dp_app = command_group(no_args_is_help=True, help="Differentially private queries, charged to a release ledger.")
 

@@ -27,7 +27,7 @@ from veil.cli.attack import parse_levels
 from veil.cli.console import command_group, fails_cleanly, progress_bar, split_names, stage, terminal
 from veil.errors import DataError, ParameterError
 from veil.experiments import alphabeta, composition, marginals, releases, tradeoff, transparency
-from veil.output import check_targets
+from veil.output.targets import check_targets
 
 experiment_app = command_group(no_args_is_help=True, help="Reproduce the published experiments.")
 

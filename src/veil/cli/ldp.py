@@ -310,7 +310,7 @@ def encode_command(
     """
     from veil.data.io import read_table
     from veil.ldp.wire import report_lines
-    from veil.output import OutputSet
+    from veil.output.writer import OutputSet
 
     oracle, labels = _deployment(protocol, epsilon, domain, categories)
     if data is None:

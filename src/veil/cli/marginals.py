@@ -126,7 +126,7 @@ def marginals_command(
     from veil.marginals import GreedyMarginalSearch, MarginalCollection, MarginalCounter, MarginalRelease
     from veil.marginals.release import MANIFEST
     from veil.marginals.search import optimal_base
-    from veil.output import check_targets
+    from veil.output.targets import check_targets
 
     cfg = load_config(config, data=data)
     spec = cfg.marginals

@@ -48,7 +48,9 @@ def report_command(
     from veil.data.dataset import Dataset
     from veil.errors import ParameterError
     from veil.manifests import private_path
-    from veil.output import check_targets, load_manifest, write_file
+    from veil.output.reading import load_manifest
+    from veil.output.targets import check_targets
+    from veil.output.writer import write_file
     from veil.report import read_release_manifest, release_file, report_html
 
     target = out if out is not None else manifest.parent / "report.html"
@@ -93,7 +95,8 @@ def dp_report_command(
 
     Nothing is charged: the report only reads what was already released and shown.
     """
-    from veil.output import check_targets, write_file
+    from veil.output.targets import check_targets
+    from veil.output.writer import write_file
     from veil.report import dp_report, render_dp_html
     from veil.report.dp import check_answer, check_budget
 

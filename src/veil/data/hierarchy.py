@@ -27,7 +27,8 @@ from veil.data import arrays
 from veil.data.encoding import MISSING_LABEL, EncodedColumn, canonical_numeric_texts, factorize
 from veil.errors import HierarchyError
 from veil.inputs import open_regular_file
-from veil.output import describe_os_error, write_file
+from veil.output.os_errors import describe_os_error
+from veil.output.writer import write_file
 
 # Leaf texts that stand for a missing value in a hierarchy file (ARX writes missing as NULL).
 MISSING_LEAVES = (MISSING_LABEL, "NULL")

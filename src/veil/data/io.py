@@ -24,7 +24,7 @@ from veil.data.encoding import to_arrow
 from veil.data.text_encoding import UTF8, current_encoding, normalize_encoding
 from veil.errors import DataError, ParameterError
 from veil.inputs import check_regular_file, open_regular_file
-from veil.output import describe_os_error
+from veil.output.os_errors import describe_os_error
 from veil.untrusted import quoted, shown
 from veil.parallel import map_threads, thread_count
 

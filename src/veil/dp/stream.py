@@ -65,7 +65,7 @@ from veil.dp.queries import _Columns
 from veil.dp.temporal import Leakage, Supremum, TemporalCorrelation, check_transition_matrix
 from veil.errors import DataError, ParameterError
 from veil.inputs import read_text
-from veil.output import write_files
+from veil.output.writer import write_files
 
 __all__ = ["FILES", "LEVELS", "QUERIES", "StreamRelease", "StreamSettings", "read_transition_matrix",
            "release_stream"]

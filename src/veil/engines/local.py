@@ -15,7 +15,7 @@ from typing import Any, Mapping, Sequence
 from veil.data.dataset import Dataset
 from veil.data.io import read_table
 from veil.manifests import private_path, put_private
-from veil.output import OutputSet
+from veil.output.writer import OutputSet
 
 
 class LocalEngine:

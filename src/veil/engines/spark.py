@@ -59,7 +59,7 @@ from veil.engines.spark_mondrian import spark_column as _name
 from veil.engines.spark_read import SparkSource, collect, read_source, utf8_aggregate
 from veil.engines.spark_session import quiet_python, shown, spark_errors, start_session
 from veil.errors import ColumnError, DataError, ParameterError
-from veil.output import OutputSet
+from veil.output.writer import OutputSet
 
 INSTALL_HINT = 'PySpark is not installed; install it with: pip install "veil[spark]".'
 #: ``local[N]`` and ``local[N,F]`` (N threads or ``*``, F failures allowed per task), as Spark reads them.

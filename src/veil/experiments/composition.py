@@ -59,7 +59,7 @@ import pandas as pd
 from veil.data.bundled import ADULT_QUASI_IDENTIFIERS, ADULT_SENSITIVE, load_adult
 from veil.data.dataset import Dataset
 from veil.errors import DataError, ParameterError
-from veil.output import write_files
+from veil.output.writer import write_files
 
 ALGORITHMS = ("mondrian", "mdav", "fulldomain")
 DEFAULT_K = (5, 10, 15, 20, 25, 30, 40, 50)

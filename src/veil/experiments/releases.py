@@ -49,7 +49,7 @@ from veil.data.bundled import ADULT_QUASI_IDENTIFIERS, ADULT_SENSITIVE, load_adu
 from veil.data.dataset import Dataset
 from veil.errors import ParameterError
 from veil.models import KAnonymity
-from veil.output import write_files
+from veil.output.writer import write_files
 
 FILES = ("releases.csv", "releases.png")
 DEFAULT_K = (5, 10)

@@ -453,7 +453,7 @@ def write_tradeoff(run: TradeoffRun, out: str | os.PathLike) -> list[Path]:
     Raises:
         DataError: ``out`` is a file, or cannot be created.
     """
-    from veil.output import write_files
+    from veil.output.writer import write_files
 
     folder = Path(out)
     if folder.exists() and not folder.is_dir():

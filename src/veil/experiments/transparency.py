@@ -248,7 +248,7 @@ def write_transparency(run: TransparencyRun, out: str | os.PathLike) -> list[Pat
     Raises:
         DataError: ``out`` is a file, or cannot be created.
     """
-    from veil.output import write_files
+    from veil.output.writer import write_files
 
     folder = Path(out)
     if folder.exists() and not folder.is_dir():

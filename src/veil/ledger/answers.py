@@ -107,7 +107,7 @@ def write_answer(result: QueryResult, path: str | os.PathLike, manifest: str | o
         ParameterError: an output is an input, or both paths are one file.
         SealKeyError: the key file cannot be read or made.
     """
-    from veil.output import OutputSet
+    from veil.output.writer import OutputSet
 
     key = keys.load_key(create=True) if key is None else key
     table = None

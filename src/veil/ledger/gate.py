@@ -174,7 +174,7 @@ def _reading_aids(manifest: dict, hierarchies, orders, folder: Path | None = Non
 
 def _load_candidate(manifest, name: str | None, hierarchies, orders, private=None) -> _Candidate:
     from veil.manifests import combined, load_private
-    from veil.output import load_manifest
+    from veil.output.reading import load_manifest
 
     manifest_path = Path(manifest)
     published = load_manifest(manifest_path)

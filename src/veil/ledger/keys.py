@@ -16,7 +16,7 @@ import secrets
 from pathlib import Path
 
 from veil.errors import DataError, VeilError
-from veil.output import describe_os_error
+from veil.output.os_errors import describe_os_error
 
 __all__ = ["KEY_ENV", "SealKeyError", "key_id", "key_path", "load_key", "mac"]
 
@@ -73,7 +73,7 @@ def read_key(path: Path) -> bytes | None:
 def _create_key(path: Path) -> bytes:
     """Make a new random key at ``path`` (private from its first byte); if another process made one
     first, use that one (:func:`veil.output.create_file`: exactly one key wins a race)."""
-    from veil.output import create_file
+    from veil.output.creation import create_file
 
     try:
         create_file(path, secrets.token_bytes(32).hex() + "\n", mode=0o600, folder_mode=0o700)

@@ -180,7 +180,7 @@ class Ledger:
         ledger = cls(location, by=by, timeout=timeout)
         store = ledger.store
         if store.path is not None and store.path.parent.is_dir():
-            from veil.output import settle
+            from veil.output.leftovers import settle
 
             settle(store.path.parent)  # what creations killed there left behind
         if not store.check_file(must_exist=False):

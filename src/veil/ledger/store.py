@@ -422,7 +422,8 @@ class Store:
         Raises:
             LedgerError: the folder cannot be written (permission, full disk).
         """
-        from veil.output import link_scratch, scratch_path, settle
+        from veil.output.creation import link_scratch, scratch_path
+        from veil.output.leftovers import settle
 
         folder = self.path.parent
         settle(folder)

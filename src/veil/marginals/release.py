@@ -158,7 +158,7 @@ class MarginalRelease:
             DataError: ``folder`` is a file or cannot be written.
             ParameterError: a target is a file the run reads.
         """
-        from veil.output import OutputSet
+        from veil.output.writer import OutputSet
 
         targets = self.targets(folder, manifest)
         doc = {**self.manifest(), **(extra or {})}

@@ -277,7 +277,7 @@ def _read_earlier(earlier, manifest, delimiter: str | None):
     import pyarrow as pa
 
     from veil.data.io import read_table
-    from veil.output import load_manifest
+    from veil.output.reading import load_manifest
 
     if isinstance(earlier, (str, os.PathLike)) and Path(earlier).suffix.lower() == ".json":
         if manifest is not None:

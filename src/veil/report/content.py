@@ -41,7 +41,7 @@ from veil.data.dataset import Dataset
 from veil.data.io import read_table
 from veil.errors import DataError, ParameterError
 from veil.manifests import combined, is_split, load_private, missing_private
-from veil.output import load_manifest
+from veil.output.reading import load_manifest
 from veil.spreadsheet import is_guarded, unguard_table
 from veil.report.figures import Figure, bar_chart, step_chart
 from veil.report.summary import Summary, dataset_name, report_columns, report_warnings, summarize

@@ -220,7 +220,7 @@ class AlphaBetaView:
             DataError: a folder is missing or unwritable, or the disk is full.
             ParameterError: an output is an input, or both paths are one file.
         """
-        from veil.output import OutputSet
+        from veil.output.writer import OutputSet
 
         doc = {**self.manifest(delimiter), **(extra or {})}
         with OutputSet([view, manifest], reads=reads) as outputs:
@@ -237,7 +237,7 @@ class AlphaBetaView:
                 not an αβ manifest, or the view holds a column or a value outside the domain.
             ParameterError: the manifest's parameters or domain are malformed.
         """
-        from veil.output import load_manifest
+        from veil.output.reading import load_manifest
 
         doc = load_manifest(manifest, view)
         if doc.get("algorithm") != ALGORITHM:
