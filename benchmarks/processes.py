@@ -2,14 +2,17 @@
 
 A command's time here includes starting Python and every import, which is what a user waits
 for; each figure is the best of several runs, reported with the median and the worst, since a
-shared machine adds its own noise. Peak memory is the maximum resident set size that GNU time
+shared machine adds its own noise. Two commands compared with each other run in pairs
+(:func:`paired`), so that both see the same load, and the median of the pairs' ratios is taken. Peak memory is the maximum resident set size that GNU time
 (``/usr/bin/time -v``, Debian's ``time`` package) reports for the process.
 """
 
 from __future__ import annotations
 
+import compileall
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -35,20 +38,73 @@ def python_command(code: str) -> list[str]:
     return [sys.executable, "-c", code]
 
 
+def run_once(argv: list[str], env: dict | None = None) -> tuple[float, float]:
+    """Wall and CPU seconds (user plus system, threads included) of one run of a process, its
+    output discarded.
+
+    Raises:
+        RuntimeError: the process failed (its standard error is quoted).
+    """
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode not in (0, 1):  # 1: a check whose threshold failed, still a run
+        raise RuntimeError(f"{' '.join(argv[:4])}… failed: {proc.stderr.decode(errors='replace')[-500:]}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def _spread(runs: list[float]) -> dict:
+    return {"best_s": min(runs), "median_s": statistics.median(runs), "worst_s": max(runs), "runs": len(runs)}
+
+
 def timed(argv: list[str], repeat: int, env: dict | None = None) -> dict:
     """Wall time of ``repeat`` runs of a process (its output discarded): best, median, worst.
 
     Raises:
         RuntimeError: the process failed (its standard error is quoted).
     """
-    runs = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-        runs.append(time.perf_counter() - start)
-        if proc.returncode not in (0, 1):  # 1: a check whose threshold failed, still a run
-            raise RuntimeError(f"{' '.join(argv[:4])}… failed: {proc.stderr.decode(errors='replace')[-500:]}")
-    return {"best_s": min(runs), "median_s": statistics.median(runs), "worst_s": max(runs), "runs": len(runs)}
+    return _spread([run_once(argv, env)[0] for _ in range(repeat)])
+
+
+def paired(first: list[str], second: list[str], pairs: int, env: dict | None = None) -> dict:
+    """Run two commands in turn, ``pairs`` times, after one untimed run of each (the files they
+    read are then in the page cache for both), the command that starts a pair alternating.
+
+    Each pair's ratio (first over second) is taken on wall time and on CPU time (user plus
+    system, every thread): the two processes of a pair ran a moment apart, under about the same
+    load, so the median of the ratios is steadier than a ratio of two separate minima.
+
+    Returns:
+        ``first`` and ``second``: each command's wall times (best, median, worst) and its median
+        CPU time; ``ratio`` and ``cpu_ratio``: the median of the pairs' ratios, and every ratio.
+
+    Raises:
+        RuntimeError: a process failed.
+    """
+    run_once(first, env), run_once(second, env)
+    walls: tuple[list[float], list[float]] = ([], [])
+    cpus: tuple[list[float], list[float]] = ([], [])
+    for i in range(pairs):
+        order = (0, 1) if i % 2 == 0 else (1, 0)
+        for side in order:
+            wall, cpu = run_once((first, second)[side], env)
+            walls[side].append(wall)
+            cpus[side].append(cpu)
+    ratios = [a / b for a, b in zip(*walls)]
+    cpu_ratios = [a / b for a, b in zip(*cpus)]
+    return {"first": {**_spread(walls[0]), "cpu_median_s": statistics.median(cpus[0])},
+            "second": {**_spread(walls[1]), "cpu_median_s": statistics.median(cpus[1])},
+            "ratio": {"median": statistics.median(ratios), "runs": ratios},
+            "cpu_ratio": {"median": statistics.median(cpu_ratios), "runs": cpu_ratios}}
+
+
+def compile_package(module) -> None:
+    """Compile a package's modules to bytecode in its ``__pycache__`` folders, as installing it
+    does, so that a process measured here reads them rather than compiling the sources on every
+    run (as it would where ``PYTHONDONTWRITEBYTECODE`` is set, or the folder is not writable)."""
+    compileall.compile_dir(str(Path(module.__file__).parent), quiet=1)
 
 
 def require_gnu_time() -> None:

@@ -237,9 +237,15 @@ def startup(r: dict) -> list[str]:
                         + ", ".join(f"{name} {t(sec)}" for name, sec in list(s["imports"][key].items())[:4]) + ")"
                         for key, label in (("veil_check", "`veil check`"), ("veil_help", "`veil --help`"),
                                            ("typer_help", "the minimal Typer app")))
+    c, pair = s["check_pair"], w["pair"]
     return [machine(r["meta"], r.get("run")) + f" Whole processes, imports included; best of {r['meta']['repeat']}, with the "
                                  "median and the worst.", "",
             *table(["command", "best", "median", "worst"], rows),
+            "", f"`veil check` over the polars script, each pair run one after the other: the median of "
+                f"{c['pairs']} pairs is {c['ratio']:.2f}× in wall time, {c['cpu_ratio']:.2f}× in CPU time "
+                f"(medians {t(c['veil_cpu_s'])} and {t(c['polars_cpu_s'])} of CPU); at {o['rows']:,} rows, "
+                f"{pair['ratio']:.2f}× over {pair['pairs']} pairs. veil's modules are compiled to bytecode "
+                "first, as installing veil leaves them.",
             "", f"Import time (`python -X importtime`, by package): {imports}. Heavy packages loaded: `veil check` "
                 f"{', '.join(s['loaded']['veil_check']) or 'none'}; `veil --help` "
                 f"{', '.join(s['loaded']['veil_help']) or 'none'}. Encoding {e['rows']:,} rows ({e['columns']} "

@@ -229,7 +229,8 @@ def test_domain_modules_never_reach_the_terminal(module):
 
 def test_the_command_line_does_reach_the_terminal():
     # the rule above looks at the right names: the command line does import them
-    assert {"typer", "rich.console"} <= imported_names(modules()["veil.cli.console"], "veil.cli.console")
+    assert "typer" in imported_names(modules()["veil.cli.console"], "veil.cli.console")
+    assert "rich.console" in imported_names(modules()["veil.cli.rich_console"], "veil.cli.rich_console")
 
 
 def test_the_documented_layout_names_every_part_of_the_package_and_nothing_else():

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from veil import __version__
 from veil.cli import app
-from veil.cli.console import LazyGroup, stage
+from veil.cli.console import LazyCommand, LazyGroup, stage
 from veil.data.io import normalize_delimiter, read_table
 from veil.errors import DataError, ParameterError
 from helpers import one_sentence_error
@@ -109,7 +109,7 @@ def test_version():
 
 def test_every_positional_argument_has_help():
     def arguments(command: click.Command, path: str):
-        if isinstance(command, LazyGroup):  # a group imported when it runs: walk the group itself
+        if isinstance(command, (LazyGroup, LazyCommand)):  # imported when it runs: walk the command itself
             command = command.loaded()
         if isinstance(command, click.Group):
             for name, sub in command.commands.items():

@@ -66,3 +66,31 @@ def test_a_command_group_is_imported_when_it_runs_and_not_before():
     groups = ("veil.cli.dp", "veil.cli.ldp", "veil.cli.attack", "veil.cli.experiment", "veil.cli.config")
     assert loaded(veil_command("--help"), groups) == []
     assert loaded(veil_command("dp", "--help"), groups) == ["veil.cli.dp"]
+
+
+# What ``veil check --json`` leaves out (issue 26): Rich draws only the tables the JSON replaces;
+# pyarrow.compute, whose import wraps each of Arrow's functions (see veil.data.kernels), pyarrow's
+# Parquet reader and the file systems it brings, polars, Spark's engine and the other commands
+# are not needed to read a CSV file and measure it.
+CHECK_JSON_LEAVES_OUT = ("rich", "pandas", "polars", "pyspark", "pyarrow.compute", "pyarrow.parquet",
+                         "pyarrow.fs", "veil.engines.spark", "veil.cli.anonymize", "veil.cli.audit",
+                         "veil.cli.ledger", "veil.cli.marginals", "veil.cli.report")
+
+
+def adult_check_args(*extra: str) -> list[str]:
+    folder = adult_folder()
+    return ["check", str(folder / "adult.csv"), "--qi", ",".join(ADULT_QUASI_IDENTIFIERS), "--sensitive",
+            "occupation", *extra]
+
+
+def test_veil_check_json_loads_neither_rich_nor_what_only_other_paths_need():
+    folder = adult_folder()
+    assert loaded(veil_command(*adult_check_args("--json")), CHECK_JSON_LEAVES_OUT) == []
+    hierarchy = f"occupation={folder / 'adult_hierarchy_occupation.csv'}"
+    assert loaded(veil_command(*adult_check_args("--hierarchy", hierarchy, "--json")),
+                  CHECK_JSON_LEAVES_OUT) == []
+
+
+def test_veil_check_without_json_still_draws_its_tables_with_rich():
+    # the probe above can see Rich: the human output loads it, and nothing else of the list
+    assert loaded(veil_command(*adult_check_args()), CHECK_JSON_LEAVES_OUT) == ["rich"]

@@ -24,7 +24,6 @@ from __future__ import annotations
 from typing import Mapping
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 #: What is put before a cell a spreadsheet would run.
 GUARD = "'"
@@ -55,6 +54,8 @@ def _is_text(kind: pa.DataType) -> bool:
 
 
 def _guard_array(array: pa.Array) -> pa.Array:
+    import pyarrow.compute as pc  # only when a table is guarded: veil check loads this module for is_guarded
+
     if pa.types.is_dictionary(array.type):
         return pa.DictionaryArray.from_arrays(array.indices, _guard_array(array.dictionary))
     hit = pc.and_(pc.match_substring_regex(array, _STARTS), pc.invert(pc.match_substring_regex(array, _NUMBER)))
@@ -63,6 +64,8 @@ def _guard_array(array: pa.Array) -> pa.Array:
 
 
 def _unguard_array(array: pa.Array) -> pa.Array:
+    import pyarrow.compute as pc  # only when a table is guarded: veil check loads this module for is_guarded
+
     if pa.types.is_dictionary(array.type):
         return pa.DictionaryArray.from_arrays(array.indices, _unguard_array(array.dictionary))
     hit = pc.starts_with(array, GUARD)

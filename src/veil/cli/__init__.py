@@ -31,17 +31,23 @@ import warnings
 
 from veil.cli.debug import debug_mode, routed_warnings
 
-with routed_warnings():  # what Typer, Click, Rich and the commands warn of as they load
+with routed_warnings():  # what Typer and Click warn of as they load
     import typer
 
-    from veil.cli.anonymize import anonymize_command, demo_command, init_command
-    from veil.cli.audit import audit_command
-    from veil.cli.check import check_command
     from veil.cli.console import command_group
-    from veil.cli.ledger import publish_command
-    from veil.cli.marginals import marginals_command
-    from veil.cli.report import report_command
 
+# The commands, each imported (and built by Typer) only when it runs or its help is shown (see
+# console.LazyCommand): name → (module, function). ``veil check`` loads no other command's module.
+COMMANDS = {
+    "check": ("veil.cli.check", "check_command"),
+    "anonymize": ("veil.cli.anonymize", "anonymize_command"),
+    "init": ("veil.cli.anonymize", "init_command"),
+    "demo": ("veil.cli.anonymize", "demo_command"),
+    "audit": ("veil.cli.audit", "audit_command"),
+    "marginals": ("veil.cli.marginals", "marginals_command"),
+    "report": ("veil.cli.report", "report_command"),
+    "publish": ("veil.cli.ledger", "publish_command"),
+}
 # The command groups, each imported only when it runs (see console.LazyGroup): name → (module,
 # its Typer application, the help ``veil --help`` shows).
 GROUPS = {
@@ -56,7 +62,7 @@ GROUPS = {
     "ledger": ("veil.cli.ledger", "ledger_app", "The release ledger: what was published and spent, and its proof."),
 }
 
-app = command_group(lazy=GROUPS, no_args_is_help=True,
+app = command_group(lazy=GROUPS, commands=COMMANDS, no_args_is_help=True,
                     help="Privacy-preserving data publishing: check, anonymize, attack, release.")
 
 
@@ -74,16 +80,6 @@ def main_options(
                                  help="Print veil's version and exit."),
 ) -> None:
     """Privacy-preserving data publishing: check, anonymize, attack, release."""
-
-
-app.command("check")(check_command)
-app.command("anonymize")(anonymize_command)
-app.command("init")(init_command)
-app.command("demo")(demo_command)
-app.command("audit")(audit_command)
-app.command("marginals")(marginals_command)
-app.command("report")(report_command)
-app.command("publish")(publish_command)
 
 
 def main() -> None:

@@ -12,15 +12,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, List, Optional
 
 import typer
-from rich.markup import escape
-from rich.table import Table as RichTable
 
-from veil.cli.console import (Console, ENGINE, EXIT_FAILED_CHECK, MASTER, engine_named, fails_cleanly, parse_orders,
+from veil.cli.console import (ENGINE, EXIT_FAILED_CHECK, MASTER, engine_named, fails_cleanly, parse_orders,
                               parse_pairs, reads_tables, split_names, stage, terminal)
 from veil.errors import ParameterError
 
 if TYPE_CHECKING:
     from veil.check import CheckReport
+    from veil.cli.rich_console import Console
 
 FORMATS = {"k": "{:.0f}", "l_distinct": "{:.0f}", "c_l_recursive": "{:.0f}", "k_map": "{:.0f}", "join": "{:.0f}"}
 # Models measured only against a population: their rows are shown only when one was given.
@@ -39,6 +38,9 @@ def fmt(key: str, value: float | None) -> str:
 
 def render(report: CheckReport, console: Console) -> None:
     """Print a check report as two readable tables."""
+    from rich.markup import escape  # only here: --json prints without Rich
+    from rich.table import Table as RichTable
+
     from veil.check import SUMMARY_KEYS
 
     ds = report.classes.dataset

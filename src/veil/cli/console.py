@@ -3,10 +3,9 @@ one sentence and exit status 2, parsing the list and ``COLUMN=VALUE`` options, n
 run reads (so that no output replaces one), printing (:func:`terminal`), and showing progress on a
 terminal.
 
-**Width.** What a command prints is as wide as the terminal it is shown on (or ``$COLUMNS``, when
-set); printed to a file or a pipe it is not wrapped at all. A table is never drawn narrower than
-its longest word or figure: where the width does not allow that, the table is drawn wider than the
-width, so that no figure is ever cut short.
+Printing goes through Rich's console as :mod:`veil.cli.rich_console` makes it (its notes say how
+wide), imported when a command first prints: ``Console`` here is that class, and a command that
+prints no table (``veil check --json``) never loads Rich.
 """
 
 from __future__ import annotations
@@ -20,83 +19,32 @@ import re
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, List, Mapping, Optional
+from typing import TYPE_CHECKING, Callable, List, Mapping, Optional
 
 import click
 import typer
-from rich.console import Console as RichConsole
-from rich.table import Table
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from veil.cli.debug import EXIT_BUG, bug_sentence, debug_mode, routed_warnings
 from veil.errors import ParameterError, VeilError, lower_first
 from veil.inputs import read_text
 from veil.output.os_errors import describe_os_error
-from veil.untrusted import quoted, safe_sentence, shown
+from veil.untrusted import quoted, safe_sentence
+
+if TYPE_CHECKING:
+    from veil.cli.rich_console import Console
 
 EXIT_USAGE = 2
 EXIT_FAILED_CHECK = 1
 
-#: The width of what is printed to a file or a pipe: lines are not wrapped, tables take their own width.
-UNWRAPPED = 100_000
 
+def __getattr__(name: str):
+    # ``Console`` (veil.cli.rich_console's) is imported, with Rich, by the first module that asks.
+    if name == "Console":
+        from veil.cli.rich_console import Console
 
-class Console(RichConsole):
-    """Rich's console as every veil command prints with it: each string it renders (a line, a
-    table's title, heading or cell) has its control characters, bidirectional controls and lone
-    surrogates escaped first (:func:`veil.untrusted.shown`; line breaks and tabs are kept), so a
-    column name or a value of the user's table never drives the terminal."""
-
-    def render_str(self, text: str, **options):
-        return super().render_str(shown(text, keep="\n\t"), **options)
-
-
-class _Terminal(Console):
-    """A console that never draws a table narrower than the table's longest word or figure."""
-
-    def print(self, *objects, **options) -> None:
-        need = max((_fit(self, item) for item in objects if isinstance(item, Table)), default=0)
-        if need <= self.width:
-            super().print(*objects, **options)
-            return
-        width = self._width
-        self.width = need
-        try:
-            super().print(*objects, **options)
-        finally:
-            self._width = width
-
-
-def _fit(console: Console, table: Table) -> int:
-    """Give a table that does not fit the console's width fixed column widths, none narrower than
-    its column's longest word or figure, and return the width it then takes.
-
-    Rich narrows the widest columns first and cuts their words with "…"; here every column keeps
-    its longest word, and the width left is shared in proportion to what each column could use.
-    """
-    wide = console.options.update_width(UNWRAPPED)
-    ranges = [table._measure_column(console, wide, column) for column in table.columns]
-    shortest = [r.minimum for r in ranges]
-    longest = [max(r.maximum, r.minimum) for r in ranges]
-    room = console.width - table._extra_width
-    if sum(longest) <= room or table.width is not None:
-        return min(sum(longest) + table._extra_width, console.width)
-    if room > 0:
-        rich = table._calculate_column_widths(console, console.options.update_width(room))
-        if all(width >= least for width, least in zip(rich, shortest)):
-            return console.width  # Rich's own layout wraps every column at its words: keep it
-    widths = list(shortest)
-    spare = room - sum(shortest)
-    if spare > 0:
-        wants = [b - a for a, b in zip(shortest, longest)]
-        total = sum(wants)
-        share = [spare * want // total for want in wants]
-        for i in sorted(range(len(wants)), key=lambda i: wants[i] - share[i], reverse=True)[:spare - sum(share)]:
-            share[i] += 1
-        widths = [w + extra for w, extra in zip(widths, share)]
-    for column, width in zip(table.columns, widths):
-        column.width = max(1, width - table._get_padding_width(column._index))
-    return sum(widths) + table._extra_width
+        return Console
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def terminal(*, stderr: bool = False, soft_wrap: bool = False) -> Console:
@@ -112,8 +60,11 @@ def terminal(*, stderr: bool = False, soft_wrap: bool = False) -> Console:
         shown = stream.isatty()
     except (AttributeError, ValueError):  # a closed or unusual stream
         shown = False
+    from veil.cli.rich_console import UNWRAPPED, Terminal
+
     width = None if shown or columns.isdigit() else UNWRAPPED
-    return _Terminal(stderr=stderr, highlight=False, soft_wrap=soft_wrap, width=width)
+
+    return Terminal(stderr=stderr, highlight=False, soft_wrap=soft_wrap, width=width)
 
 
 def print_error(sentence: str) -> None:
@@ -192,8 +143,6 @@ def reflowed(text: str | None) -> str | None:
     """
     if not text:
         return text
-    from rich.markup import escape
-
     paragraphs = []
     for paragraph in inspect.cleandoc(text).split("\n\n"):
         if paragraph.startswith("\b"):
@@ -205,7 +154,23 @@ def reflowed(text: str | None) -> str | None:
             glue = "" if not joined or re.search(r"[A-Za-z]-$", joined) else " "
             joined += glue + line
         paragraphs.append(joined)
-    return escape("\n\n".join(paragraphs))
+    text = "\n\n".join(paragraphs)
+    if _MARKUP_TAG.search(text) is None and not text.endswith("\\"):
+        return text  # nothing Rich would read as markup: its escape() would return the text as it is
+    from rich.markup import escape
+
+    return escape(text)
+
+
+# What starts a tag of Rich's markup: a bracket before a lower-case letter, "#", "/" or "@".
+_MARKUP_TAG = re.compile(r"\[[a-z#/@]")
+
+
+def reflow_params(command: click.Command) -> None:
+    """Reflow the help texts of a command's parameters (:func:`reflowed`)."""
+    for param in command.params:
+        if getattr(param, "help", None):
+            param.help = reflowed(param.help)
 
 
 class VeilGroup(TyperGroup):
@@ -225,9 +190,13 @@ class VeilGroup(TyperGroup):
             if isinstance(command, click.Group):
                 continue  # a group reflows its own
             command.help = reflowed(command.help)
-            for param in command.params:
-                if getattr(param, "help", None):
-                    param.help = reflowed(param.help)
+            reflow_params(command)
+
+    def get_command(self, ctx: click.Context, cmd_name: str):
+        command = super().get_command(ctx, cmd_name)
+        if isinstance(command, LazyCommand):
+            command = self.commands[cmd_name] = command.loaded()
+        return command
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         if not standalone_mode:
@@ -288,7 +257,52 @@ class LazyGroup(click.Group):
         return self.loaded().get_command(ctx, cmd_name)
 
 
-def command_group(lazy: Mapping[str, tuple[str, str, str]] | None = None, **options) -> typer.Typer:
+class VeilCommand(TyperCommand):
+    """A command whose parameters' help texts are reflowed (:func:`reflowed`) when its help is first
+    shown rather than when it is built, so that running it never loads what reflowing may need
+    (Rich's markup)."""
+
+    params_reflowed = False
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        if not self.params_reflowed:
+            reflow_params(self)
+            self.params_reflowed = True
+        super().format_help(ctx, formatter)
+
+
+class LazyCommand(click.Command):
+    """A command that its group knows by name alone, whose module is imported, and whose Click
+    command is built from the module's function, only when the group is asked for it (to run it,
+    show its help, or list it in the group's help): ``veil check`` imports and builds no other
+    command.
+
+    Args:
+        name: the command's name on the command line.
+        module: the module that defines it, imported on first use.
+        attribute: the module's function, as ``app.command(name)`` would take it.
+    """
+
+    def __init__(self, name: str, module: str, attribute: str):
+        super().__init__(name=name)
+        self._module = module
+        self._attribute = attribute
+
+    def loaded(self) -> click.Command:
+        """The command itself (a :class:`VeilCommand`), as its group would have built it, its help reflowed."""
+        single = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+        single.command(self.name, cls=VeilCommand)(getattr(importlib.import_module(self._module), self._attribute))
+        command = typer.main.get_command(single)
+        command.help = reflowed(command.help)
+        return command
+
+    def make_context(self, info_name, args, parent=None, **extra) -> click.Context:
+        # Reached only through the group's own table (its get_command gives the loaded command).
+        return self.loaded().make_context(info_name, args, parent=parent, **extra)
+
+
+def command_group(lazy: Mapping[str, tuple[str, str, str]] | None = None,
+                  commands: Mapping[str, tuple[str, str]] | None = None, **options) -> typer.Typer:
     """A ``typer.Typer`` group as every veil group is made: usage errors as one sentence, no
     completion commands, no pretty tracebacks, and Click's own suggestion of a mistyped command
     only (Typer would add the same one again).
@@ -296,16 +310,21 @@ def command_group(lazy: Mapping[str, tuple[str, str, str]] | None = None, **opti
     Args:
         lazy: sub-groups loaded on first use (see :class:`LazyGroup`): name → (module, the
             module's Typer application, help), listed after the group's own commands.
+        commands: commands loaded on first use (see :class:`LazyCommand`): name → (module, the
+            module's function), listed after the commands registered on the application and
+            before the lazy sub-groups.
         options: passed to ``typer.Typer``.
     """
-    if not lazy:
+    if not lazy and not commands:
         return typer.Typer(cls=VeilGroup, add_completion=False, pretty_exceptions_enable=False,
                            suggest_commands=False, **options)
-    groups = dict(lazy)
+    groups, singles = dict(lazy or {}), dict(commands or {})
 
     class WithLazyGroups(VeilGroup):
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
+            for name, (module, attribute) in singles.items():
+                self.add_command(LazyCommand(name, module, attribute))
             for name, (module, attribute, text) in groups.items():
                 self.add_command(LazyGroup(name, module, attribute, text))
 
@@ -388,6 +407,8 @@ def stage(description: str):
         return
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+    from veil.cli.rich_console import Console
+
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                   console=Console(stderr=True), transient=True) as bar:
         bar.add_task(description, total=None)
@@ -401,6 +422,8 @@ def progress_bar(description: str):
         yield None
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from veil.cli.rich_console import Console
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=Console(stderr=True), transient=True) as bar:

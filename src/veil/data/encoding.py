@@ -17,9 +17,8 @@ from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from veil.data import arrays
+from veil.data import arrays, kernels
 from veil.errors import ColumnError
 
 MISSING_LABEL = ""
@@ -77,9 +76,9 @@ def factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """
     values = np.asarray(values)
     if values.dtype == object:
-        encoded = arrays.strings(values).dictionary_encode()
+        encoded = kernels.dictionary_encode(arrays.strings(values))
         return arrays.to_numpy(encoded.indices), arrays.texts(encoded.dictionary)
-    encoded = arrays.from_numpy(values).dictionary_encode()
+    encoded = kernels.dictionary_encode(arrays.from_numpy(values))
     return arrays.to_numpy(encoded.indices), arrays.to_numpy(encoded.dictionary)
 
 
@@ -106,7 +105,7 @@ def parse_numbers(texts) -> np.ndarray:
     if isinstance(texts, pa.ChunkedArray):
         texts = texts.combine_chunks()
     if isinstance(texts, pa.Array):
-        arr = texts if _is_text(texts.type) else texts.cast(pa.string())
+        arr = texts if _is_text(texts.type) else kernels.cast(texts, pa.string())
     else:
         values = np.asarray(texts, dtype=object).ravel()
         if not all(isinstance(v, str) or _is_null(v) for v in values):
@@ -117,12 +116,12 @@ def parse_numbers(texts) -> np.ndarray:
     out = np.full(len(arr), np.nan)
     if len(arr) == 0:
         return out
-    trimmed = pc.ascii_trim_whitespace(arr)
-    matched = pc.match_substring_regex(trimmed, _DECIMAL)
+    trimmed = kernels.ascii_trim_whitespace(arr)
+    matched = kernels.match_substring_regex(trimmed, _DECIMAL)
     number = arrays.to_numpy(matched, null=False) & arrays.valid(matched)
     where = np.flatnonzero(number)
     if len(where):
-        out[where] = arrays.to_numpy(pc.cast(trimmed.filter(arrays.from_numpy(number)), pa.float64()))
+        out[where] = arrays.to_numpy(kernels.cast(kernels.filter(trimmed, arrays.from_numpy(number)), pa.float64()))
     return out
 
 
@@ -170,6 +169,8 @@ def _as_text(arr: pa.ChunkedArray) -> pa.ChunkedArray:
     Booleans become ``True``/``False``; dates ``2024-03-05``; timestamps ``2024-03-05`` when every
     one is at midnight and ``2024-03-05 14:30:00`` otherwise.
     """
+    import pyarrow.compute as pc  # off the path of reading a table (see veil.data.kernels)
+
     if pa.types.is_boolean(arr.type):
         return pc.if_else(arr, "True", "False")
     if pa.types.is_date(arr.type):
@@ -218,7 +219,7 @@ def encode_column(
     arr = to_arrow(values)
     if pa.types.is_dictionary(arr.type) and (not _is_text(arr.type.value_type)
                                              or any(chunk.dictionary.null_count for chunk in arr.chunks)):
-        arr = arr.cast(arr.type.value_type)
+        arr = kernels.cast(arr, arr.type.value_type)
     if pa.types.is_dictionary(arr.type):
         indices, slots, dictionary = _present_dictionary(arr, dictionary_in_use)
         value_type = arr.type.value_type
@@ -226,11 +227,11 @@ def encode_column(
         value_type = arr.type
         if pa.types.is_floating(value_type):
             # -0.0 + 0.0 is +0.0, so the two zeros become one category.
-            arr = pc.add(arr, arrays.zero(value_type))
+            arr = kernels.add(arr, arrays.zero(value_type))
         elif not (pa.types.is_integer(value_type) or _is_text(value_type)):
             arr = _as_text(arr)
             value_type = arr.type
-        encoded = arr.dictionary_encode()
+        encoded = kernels.dictionary_encode(arr)
         # Chunks of a dictionary-encoded ChunkedArray share one dictionary.
         indices = [chunk.indices for chunk in encoded.chunks]
         dictionary = encoded.chunk(0).dictionary if encoded.num_chunks else pa.nulls(0, value_type)
@@ -243,19 +244,19 @@ def encode_column(
         is_marker = np.isnan(arrays.to_numpy(dictionary).astype(float))
     else:
         markers = sorted(set(missing_values) | {MISSING_LABEL})
-        is_marker = arrays.to_numpy(pc.is_in(dictionary, value_set=arrays.strings(markers).cast(dictionary.type)))
+        is_marker = arrays.to_numpy(kernels.is_in(dictionary, kernels.cast(arrays.strings(markers), dictionary.type)))
     nulls = any(chunk.null_count for chunk in indices)
     has_missing = bool(is_marker.any()) or nulls
-    verbatim = not numeric_type and not nulls and all(text == MISSING_LABEL for text in
-                                                       arrays.texts(dictionary.filter(arrays.from_numpy(is_marker))))
+    marked = arrays.texts(kernels.filter(dictionary, arrays.from_numpy(is_marker)))
+    verbatim = not numeric_type and not nulls and all(text == MISSING_LABEL for text in marked)
     keep = ~is_marker
     if not keep.all():
-        dictionary = dictionary.filter(arrays.from_numpy(keep))
+        dictionary = kernels.filter(dictionary, arrays.from_numpy(keep))
 
     sort_key = None
     if integer_type:
         # Labels and order from the integers themselves: floats lose digits beyond 2**53.
-        texts = arrays.texts(dictionary.cast(pa.string()))
+        texts = arrays.texts(kernels.cast(dictionary, pa.string()))
         sort_key = arrays.to_numpy(dictionary)
         numeric = sort_key.astype(float)
     elif numeric_type:
@@ -279,7 +280,7 @@ def encode_column(
         ordered = True
     else:
         # Byte order of UTF-8 is code point order; a dictionary holds no value twice.
-        sort_idx = arrays.to_numpy(pc.sort_indices(dictionary))
+        sort_idx = arrays.to_numpy(kernels.sort_indices(dictionary))
         ordered = False
 
     labels = texts[sort_idx]
@@ -312,14 +313,14 @@ def _present_dictionary(arr: pa.ChunkedArray, in_use: bool) -> tuple[list[pa.Arr
     if not chunks:
         return [], [], pa.nulls(0, arr.type.value_type)
     # The chunks' dictionaries are small: encode them together to number the values.
-    together = pa.concat_arrays([chunk.dictionary for chunk in chunks]).dictionary_encode()
+    together = kernels.dictionary_encode(pa.concat_arrays([chunk.dictionary for chunk in chunks]))
     value_of_entry = arrays.to_numpy(together.indices)
     starts = np.cumsum([0] + [len(chunk.dictionary) for chunk in chunks])
     used = np.zeros(len(together.dictionary), dtype=bool)
     indices = []
     for c, chunk in enumerate(chunks):
         entries = len(chunk.dictionary)
-        index = chunk.indices.cast(pa.int32())
+        index = kernels.cast(chunk.indices, pa.int32())
         if in_use:
             held = slice(None)
         else:
@@ -328,7 +329,7 @@ def _present_dictionary(arr: pa.ChunkedArray, in_use: bool) -> tuple[list[pa.Arr
         indices.append(index)
     renumber = np.where(used, np.cumsum(used) - 1, -1)  # -1: an entry no row holds
     slots = [renumber[value_of_entry[starts[c]:starts[c + 1]]] for c in range(len(chunks))]
-    return indices, slots, together.dictionary.filter(arrays.from_numpy(used))
+    return indices, slots, kernels.filter(together.dictionary, arrays.from_numpy(used))
 
 
 def _gather(code_of: np.ndarray, indices: list[pa.Array], slots: list[np.ndarray],
@@ -344,7 +345,7 @@ def _gather(code_of: np.ndarray, indices: list[pa.Array], slots: list[np.ndarray
         lookup[held] = code_of[slot[held]]
         if index.null_count:
             index = arrays.from_numpy(arrays.to_numpy(index, null=len(slot)))
-        parts.append(arrays.to_numpy(pc.take(arrays.from_numpy(lookup), index)))
+        parts.append(arrays.to_numpy(kernels.take(arrays.from_numpy(lookup), index)))
     if not parts:
         return np.zeros(0, dtype=np.int32)
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
@@ -402,6 +403,8 @@ def stray_texts(column: EncodedColumn) -> dict[str, int]:
 def text_codes(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
     """``(labels, codes)``: the distinct texts of a published column as a reader sees them (nulls
     and NaN as ``""``, numbers as Arrow prints them) and each row's code."""
+    import pyarrow.compute as pc  # off the path of reading a table (see veil.data.kernels)
+
     if pa.types.is_dictionary(column.type):
         column = column.cast(column.type.value_type)
     if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):

@@ -21,9 +21,8 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
-import pyarrow.compute as pc
 
-from veil.data import arrays
+from veil.data import arrays, kernels
 from veil.data.encoding import MISSING_LABEL, EncodedColumn, canonical_numeric_texts, factorize
 from veil.errors import HierarchyError
 from veil.inputs import open_regular_file
@@ -307,5 +306,5 @@ class Generalization:
 
 def _positions(texts: np.ndarray, distinct: np.ndarray) -> np.ndarray:
     """For each text, its position in ``distinct`` (texts listed once each), or -1; ``intp``."""
-    found = pc.index_in(arrays.strings(texts), value_set=arrays.strings(distinct))
+    found = kernels.index_in(arrays.strings(texts), arrays.strings(distinct))
     return arrays.to_numpy(found, null=-1).astype(np.intp)

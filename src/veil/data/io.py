@@ -18,7 +18,6 @@ from typing import Iterable
 
 import pyarrow as pa
 import pyarrow.csv as pacsv
-import pyarrow.parquet as pq
 
 from veil.data.encoding import to_arrow
 from veil.data.text_encoding import UTF8, current_encoding, normalize_encoding
@@ -331,6 +330,8 @@ def read_parquet(path: str | os.PathLike, allow_empty: bool = False) -> Table:
     if path.is_dir():
         raise DataError(f"{str(path)!r} is a folder, not a table file.")
     check_regular_file(path, "file")
+    import pyarrow.parquet as pq  # here only: a CSV table is read without it (and its file systems)
+
     try:
         data = pq.read_table(path)
     except (pa.ArrowInvalid, OSError) as exc:

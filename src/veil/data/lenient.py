@@ -37,7 +37,6 @@ import sys
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from veil.errors import DataError
@@ -166,6 +165,8 @@ def _holds_quote(source) -> bool:
 
 
 def _holds_line_break(column: pa.ChunkedArray) -> bool:
+    import pyarrow.compute as pc  # here only: reading a table goes without it (see veil.data.kernels)
+
     for chunk in column.chunks:
         values = chunk.dictionary if pa.types.is_dictionary(chunk.type) else chunk
         for line_break in ("\n", "\r"):

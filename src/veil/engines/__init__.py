@@ -16,13 +16,21 @@ from typing import Any, Mapping
 
 from veil.engines.frequency import FrequencyDataset, WeightedColumn
 from veil.engines.local import LocalEngine
-from veil.engines.spark import SparkEngine
 from veil.errors import ParameterError
 
 ENGINES = ("local", "spark")
 
 __all__ = ["ENGINES", "FrequencyDataset", "LocalEngine", "SparkEngine", "WeightedColumn", "make_engine",
            "read_dataset"]
+
+
+def __getattr__(name: str):
+    # SparkEngine's modules load when it is first asked for: the local engine never needs them.
+    if name == "SparkEngine":
+        from veil.engines.spark import SparkEngine
+
+        return SparkEngine
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def make_engine(engine: Any = None, *, master: str = "local[*]", config: Mapping[str, Any] | None = None):
@@ -35,6 +43,8 @@ def make_engine(engine: Any = None, *, master: str = "local[*]", config: Mapping
     if engine is None or engine == "local":
         return LocalEngine()
     if engine == "spark":
+        from veil.engines.spark import SparkEngine
+
         return SparkEngine(master, config)
     if isinstance(engine, str):
         raise ParameterError(f"unknown engine {engine!r}; use 'local' or 'spark'.")
