@@ -199,8 +199,8 @@ def test_the_log_hashes_depend_on_the_table_only_through_its_keyed_binding(tmp_p
     """A table and two neighbours, each replayed with a frozen clock and ledger id and with the
     binding replaced by one fixed value: every entry hash is the same. Where the hashes differ in
     real use, only the binding — a MAC under the curator's key — made them differ."""
+    import veil.dp.account as account_module
     import veil.dp.accountant as accountant_module
-    import veil.dp.base_accountant as base_module
     import veil.ledger.ledger as ledger_module
     from veil.ledger import binding as binding_module
 
@@ -213,7 +213,7 @@ def test_the_log_hashes_depend_on_the_table_only_through_its_keyed_binding(tmp_p
                         ("added", NEIGHBOURS["added"])):
         clock = iter(f"2026-01-01T00:00:{s:02d}.000+00:00" for s in range(60))
         monkeypatch.setattr(ledger_module, "_now", lambda: next(clock))
-        for module in (accountant_module, base_module):  # a charge, and a post-processing record
+        for module in (accountant_module, account_module):  # a charge, and a post-processing record
             monkeypatch.setattr(module, "timestamp", lambda: "2026-01-01T00:00:00+00:00")
         folder = tmp_path / name
         folder.mkdir()

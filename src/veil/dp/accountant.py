@@ -1,12 +1,12 @@
 """The privacy-budget accountant: every differentially private query charges it first.
 
 An accountant holds a budget (ε, δ) for one dataset and a record of every charge made against it
-(:mod:`veil.dp.base_accountant`). A charge is checked *before* it is recorded: a query that would
+(:mod:`veil.dp.account`). A charge is checked *before* it is recorded: a query that would
 overspend raises :class:`BudgetExceededError` and leaves the accountant exactly as it was, so a
 mechanism that charges first and draws noise second never draws noise for a refused query. (If
 the noise draw then fails, the budget stays spent, which errs on the side of privacy.) Every ε
 and δ is kept exactly (:mod:`veil.dp.exact`), and every accountant serializes to JSON
-(:meth:`~veil.dp.base_accountant.BaseAccountant.to_json`; :func:`from_json`,
+(:meth:`~veil.dp.account.PrivacyAccount.to_json`; :func:`from_json`,
 :mod:`veil.dp.budget_file`).
 
 Five accountants, one per way of counting (the composition theorems of McSherry 2009, Dwork,
@@ -50,7 +50,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from veil.dp.base_accountant import BaseAccountant
+from veil.dp.account import PrivacyAccount
 from veil.dp.budget import Budget, BudgetExceededError, Charge, Spent, check_label, timestamp
 from veil.dp.budget_file import BudgetFileError, from_document, from_json
 from veil.dp.correlation_accountant import TemporalCorrelationAccountant, step_epsilons
@@ -134,7 +134,7 @@ class ParallelGroup:
         return self._accountant._state.costs.get(self.name, (Fraction(0), Fraction(0)))
 
 
-class Accountant(BaseAccountant):
+class Accountant(PrivacyAccount):
     """A privacy budget charged under sequential, parallel and (optionally) advanced composition.
 
     Args:

@@ -1,7 +1,7 @@
 """A privacy budget kept as JSON: the budget file's format and schema version, writing an accountant
 and reading it back.
 
-Every accountant serializes to JSON (:meth:`~veil.dp.base_accountant.BaseAccountant.to_json`;
+Every accountant serializes to JSON (:meth:`~veil.dp.account.PrivacyAccount.to_json`;
 :func:`from_json`) with a schema version, the dataset id, the budget, the options and every charge,
 each number as its exact text (:func:`veil.dp.exact.to_text`). A text that is not valid, was
 written for another dataset or records more spending than its budget allows is refused with one
@@ -23,8 +23,8 @@ from veil.dp.budget import Budget, BudgetExceededError, Charge, check_label, che
 from veil.dp.exact import exact_delta, exact_epsilon, from_text, to_text
 from veil.errors import ParameterError, VeilError
 
-__all__ = ["FORMAT", "SCHEMA_VERSION", "BudgetFileError", "from_document", "from_json", "parse_document", "register",
-           "to_document"]
+__all__ = ["FORMAT", "SCHEMA_VERSION", "BudgetFileError", "from_document", "from_json", "parse_document", "read_charge",
+           "register", "to_document"]
 
 FORMAT = "veil-dp-budget"
 #: 2: the dataset id is a fingerprint of the parsed data and files carry a seal (1: bytes, no seal)
@@ -133,7 +133,7 @@ def from_document(doc: dict, *, dataset_id: str | None, discount=None, source: s
         if not isinstance(charges, list):
             raise TypeError("charges is not a list")
         for entry in charges:
-            acc._replay(_charge_from(entry))
+            acc._replay(read_charge(entry))
     except BudgetExceededError:
         raise BudgetFileError(f"{where} records charges that exceed its own budget; it was edited or is "
                               "corrupt.") from None
@@ -162,8 +162,17 @@ def _build(doc: dict, dataset_id: str, discount):
     return cls._from_options(b, dataset_id=dataset_id, composition=kind, options=options, discount=discount)
 
 
-def _charge_from(entry) -> Charge:
-    """A charge from its entry in a document (:meth:`Charge.to_dict`), checked as a charge is."""
+def read_charge(entry) -> Charge:
+    """A charge from its entry in a budget document (:meth:`~veil.dp.budget.Charge.to_dict`), checked as a
+    charge is; the ledger reads its charge rows back with it too.
+
+    Args:
+        entry: the entry, a dict of label, kind, ε and δ as exact text, group, partition, step and time.
+
+    Raises:
+        KeyError, TypeError, ValueError or ParameterError: a corrupt entry (:func:`from_document`
+            turns each into one :class:`BudgetFileError` sentence).
+    """
     if not isinstance(entry, dict):
         raise TypeError("a charge is not an object")
     kind = entry["kind"]

@@ -17,7 +17,7 @@ import math
 import numbers
 from fractions import Fraction
 
-from veil.dp.base_accountant import BaseAccountant
+from veil.dp.account import PrivacyAccount
 from veil.dp.budget import Budget, BudgetExceededError, Charge, Spent, check_label, check_step, timestamp
 from veil.dp.exact import exact, exact_delta, exact_epsilon, from_text, show
 from veil.dp.temporal import LeakageTracker, TemporalCorrelation
@@ -70,7 +70,7 @@ def _matrix_from(text):
     return [[float(from_text(v)) for v in row] for row in text]
 
 
-class TemporalCorrelationAccountant(BaseAccountant):
+class TemporalCorrelationAccountant(PrivacyAccount):
     """A budget on the temporal privacy leakage of releases over time (Cao et al., ICDE 2017 / TKDE 2018).
 
     Each charge is an ε-DP release of the data at one time step. When a user's data follows a

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
-from veil.dp.base_accountant import BaseAccountant
+from veil.dp.account import PrivacyAccount
 from veil.dp.budget import Budget, BudgetExceededError, Charge, Spent, check_label, check_step, timestamp
 from veil.dp.budget_file import BudgetFileError
 from veil.dp.exact import exact, exact_delta, exact_epsilon, from_text, show, to_text
@@ -92,7 +92,7 @@ class HyperbolicDiscount:
 _DISCOUNTS = {"exponential": (ExponentialDiscount, "base"), "hyperbolic": (HyperbolicDiscount, "rate")}
 
 
-class TemporalAccountant(BaseAccountant):
+class TemporalAccountant(PrivacyAccount):
     """Sequential composition with temporal discounting (Farokhi 2020).
 
     A charge made at time t_i counts at time t with weight g(t − t_i), so the effective ε at time t

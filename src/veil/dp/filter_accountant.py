@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from veil.dp.base_accountant import BaseAccountant
+from veil.dp.account import PrivacyAccount
 from veil.dp.budget import Budget, BudgetExceededError, Charge, Spent, check_label, timestamp
 from veil.dp.exact import exact, exact_delta, exact_epsilon, show
 from veil.dp.filters import advanced_filter_bound
@@ -24,7 +24,7 @@ _FILTER_RULES = ("basic", "advanced", "best")
 _RULE_NAMES = {"basic": "basic composition filter", "advanced": "advanced filter of Rogers et al. (2016)"}
 
 
-class FilterAccountant(BaseAccountant):
+class FilterAccountant(PrivacyAccount):
     """A budget for charges whose ε and δ are chosen adaptively, admitted under a privacy filter.
 
     Rogers, Roth, Ullman and Vadhan (NeurIPS 2016): when each charge's parameters may depend on

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numbers
 from fractions import Fraction
 
-from veil.dp.base_accountant import BaseAccountant
+from veil.dp.account import PrivacyAccount
 from veil.dp.budget import Budget, BudgetExceededError, Charge, Spent, check_label, check_step, timestamp
 from veil.dp.exact import exact_delta, exact_epsilon, show
 from veil.errors import ParameterError
@@ -22,7 +22,7 @@ from veil.errors import ParameterError
 __all__ = ["WindowAccountant"]
 
 
-class WindowAccountant(BaseAccountant):
+class WindowAccountant(PrivacyAccount):
     """w-event privacy for a stream (Kellaris et al. 2014): the ε (and δ) spent in any w consecutive
     time steps stays within the budget; charges older than the window are forgotten.
 

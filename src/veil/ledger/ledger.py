@@ -33,8 +33,8 @@ from datetime import UTC, datetime
 from sqlalchemy import bindparam, func, insert, select
 from sqlalchemy.engine import Connection
 
+from veil.dp.account import PrivacyAccount
 from veil.dp.accountant import Accountant
-from veil.dp.base_accountant import BaseAccountant
 from veil.dp.budget import Budget
 from veil.errors import ParameterError
 from veil.ledger import chain, verification
@@ -276,7 +276,7 @@ class Ledger:
         with self._reading() as conn:
             return [Population._from_row(r) for r in conn.execute(select(POPULATIONS).order_by(POPULATIONS.c.id))]
 
-    def add_population(self, name: str, *, budget: Budget | BaseAccountant | None = None,
+    def add_population(self, name: str, *, budget: Budget | PrivacyAccount | None = None,
                        key_column: str | None = None, fingerprint: str | None = None, table=None,
                        relation: str = "add-remove") -> Population:
         """Add a population, or return the one of that name when it is defined the same way.
@@ -440,8 +440,8 @@ class Ledger:
     # ------------------------------------------------------------------ budgets
 
     @contextmanager
-    def open_budget(self, population: str | None, *, create: Budget | BaseAccountant | None = None,
-                    key_column: str | None = None, table=None) -> Iterator[BaseAccountant]:
+    def open_budget(self, population: str | None, *, create: Budget | PrivacyAccount | None = None,
+                    key_column: str | None = None, table=None) -> Iterator[PrivacyAccount]:
         """The population's accountant; every charge made on it is committed to the ledger before it returns.
 
         The same contract as a budget file's: a query that charges first and draws noise second
@@ -470,7 +470,7 @@ class Ledger:
             yield session.accountant
 
     @contextmanager
-    def budget_session(self, population: str | None, *, create: Budget | BaseAccountant | None = None,
+    def budget_session(self, population: str | None, *, create: Budget | PrivacyAccount | None = None,
                        key_column: str | None = None, table=None, alone: bool = False):
         """:meth:`open_budget`, yielding the binding (:class:`veil.ledger.budget.LedgerBudget`):
         ``session.accountant`` to charge, ``session.population`` (its name), and ``session.made``,
@@ -485,7 +485,7 @@ class Ledger:
         with session.opened():
             yield session
 
-    def budget(self, population: str) -> BaseAccountant:
+    def budget(self, population: str) -> PrivacyAccount:
         """The population's accountant as it stands (the ledger verified first); it cannot be charged.
 
         Raises:
@@ -505,7 +505,7 @@ class Ledger:
         with self.open_budget(population) as accountant:
             return accountant.charge(epsilon, delta, label=label)
 
-    def _accountant(self, pop: Population, rows: Sequence) -> BaseAccountant:
+    def _accountant(self, pop: Population, rows: Sequence) -> PrivacyAccount:
         """The population's accountant rebuilt from its charge rows (the accountant's own checks)."""
         return accountant_of(pop, rows, f"population {pop.name!r} of {self._where}")
 
@@ -670,7 +670,7 @@ def _budget_document(budget, name: str) -> dict:
     """The composition rule, budget and options of a new accountant for ``budget`` (validated)."""
     if isinstance(budget, Budget):
         accountant = Accountant(budget, dataset_id=name)
-    elif isinstance(budget, BaseAccountant):
+    elif isinstance(budget, PrivacyAccount):
         if budget.charges:
             raise ParameterError("a population's budget must be a new accountant with no charges.")
         accountant = budget

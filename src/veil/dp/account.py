@@ -1,16 +1,18 @@
-"""What every privacy-budget accountant shares: the dataset, the budget, the record of its charges,
-the sink that saves each charge, the report, and its JSON form.
+"""A privacy account: one dataset's budget and the record of every charge made against it, which is
+what every accountant keeps, whatever way of counting it adds.
 
-An accountant holds a budget (ε, δ) for one dataset and a record of every charge made against it.
-A charge is checked *before* it is recorded; if the noise draw that follows fails, the budget stays
-spent, which errs on the side of privacy. An accountant a ledger opens (:mod:`veil.ledger`)
-commits every charge there before the charge returns (a *sink*); a charge the sink could not save
-is taken back, so the query that asked for it draws no noise.
+An account holds a budget (ε, δ) for one dataset and a record of every charge made against it,
+in order; post-processing is recorded at cost 0. A charge is checked *before* it is recorded; if
+the noise draw that follows fails, the budget stays spent, which errs on the side of privacy. An
+accountant a ledger opens (:mod:`veil.ledger`) commits every charge there before the charge
+returns (a *sink*); a charge the sink could not save is taken back, so the query that asked for it
+draws no noise. The account reports what was spent by what (:meth:`PrivacyAccount.report`) and
+serializes to JSON (:mod:`veil.dp.budget_file`).
 
 How charges add up is each accountant's own (:mod:`veil.dp.accountant` lists them); every
-subclass defines ``charge()``, ``can_afford()``, ``spent()``, ``remaining()``, the ``_options()``
-its JSON keeps, ``_from_options()`` to make a new one from them and ``_replay(charge)`` to read a
-kept charge back (:mod:`veil.dp.budget_file`).
+accountant is a :class:`PrivacyAccount` and defines ``charge()``, ``can_afford()``, ``spent()``,
+``remaining()``, the ``_options()`` its JSON keeps, ``_from_options()`` to make a new one from them
+and ``_replay(charge)`` to read a kept charge back.
 """
 
 from __future__ import annotations
@@ -25,11 +27,15 @@ from veil.dp.budget_file import BudgetFileError
 from veil.dp.exact import show
 from veil.errors import ParameterError
 
-__all__ = ["BaseAccountant"]
+__all__ = ["PrivacyAccount"]
 
 
-class BaseAccountant:
-    """The base of every accountant: the dataset id, the budget, the record, JSON and the report.
+class PrivacyAccount:
+    """One dataset's privacy budget and the record of its charges: what every accountant is.
+
+    Not used alone: an accountant (:class:`~veil.dp.accountant.Accountant` and the others) adds
+    how charges add up. It is the type a ledger hands out for a population's budget, whichever
+    accountant that is.
 
     Args:
         budget: the budget (ε, δ) of the dataset.
@@ -58,7 +64,7 @@ class BaseAccountant:
         self._charges: list[Charge] = []
         # Called with the accountant after every new charge, before the charge returns; a ledger
         # uses it to commit the charge before any noise is drawn (see veil.ledger.budget).
-        self._sink: Callable[[BaseAccountant], None] | None = None
+        self._sink: Callable[[PrivacyAccount], None] | None = None
 
     @property
     def charges(self) -> tuple[Charge, ...]:
@@ -142,7 +148,7 @@ class BaseAccountant:
     def _group_costs(self) -> dict:
         return {}
 
-    def _adopt(self, other: BaseAccountant) -> None:
+    def _adopt(self, other: PrivacyAccount) -> None:
         """Take over the charges and running totals of ``other``, the same budget rebuilt from a
         shared store that holds charges made elsewhere since this accountant was loaded. The sink
         and any parallel group open in this process stay."""
