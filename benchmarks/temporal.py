@@ -13,7 +13,7 @@ of following temporal privacy leakage.
   transition matrices: L(α) by the closed-form theorem (the iterative pruning, one call) and by
   the prepared candidate sets :class:`~veil.dp.temporal.TemporalCorrelation` evaluates, beside
   SciPy's linear program over every pair of rows (what the theorem saves); BPL, FPL and TPL of a
-  10,000-step stream; and a :class:`~veil.dp.accountant.TemporalCorrelationAccountant` taking
+  10,000-step stream; and a :class:`~veil.dp.correlation_accountant.TemporalCorrelationAccountant` taking
   1,000 charges one by one (it checks every window at every charge).
 
 Run with ``python benchmarks/run.py --only temporal``.
@@ -89,7 +89,7 @@ def _lp_loss(matrix: np.ndarray, alpha: float) -> float:
 
 
 def _leakage(repeat: int) -> dict:
-    from veil.dp.accountant import TemporalCorrelationAccountant
+    from veil.dp.correlation_accountant import TemporalCorrelationAccountant
     from veil.dp.temporal import TemporalCorrelation, temporal_loss
 
     rng = np.random.default_rng(SEED)

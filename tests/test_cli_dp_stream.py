@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from veil.cli import app
-from veil.dp.accountant import TemporalCorrelationAccountant, WindowAccountant
+from veil.dp.correlation_accountant import TemporalCorrelationAccountant
 from veil.dp.stream import StreamSettings, release_stream
 from veil.dp.temporal import TemporalCorrelation
+from veil.dp.window_accountant import WindowAccountant
 from veil.ledger import Ledger
 
 runner = CliRunner()
@@ -243,7 +244,7 @@ def test_budget_shows_a_temporal_correlation_budget(tmp_path, matrix):
 
 
 def test_budget_leakage_needs_steps(tmp_path, matrix):
-    from veil.dp.accountant import Budget
+    from veil.dp.budget import Budget
 
     path = tmp_path / "b.db"
     ledger, _ = Ledger.init(path)

@@ -19,12 +19,15 @@ from veil.dp.accountant import (
     BudgetFileError,
     Charge,
     ExponentialDiscount,
+    FilterAccountant,
     HyperbolicDiscount,
     TemporalAccountant,
+    TemporalCorrelationAccountant,
     WindowAccountant,
     advanced_composition,
     from_json,
 )
+from veil.dp.exact import from_text, to_text
 from veil.errors import ParameterError, VeilError
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -518,3 +521,64 @@ def test_charge_records_are_plain_data():
     c = a.charge(0.1, label="q")
     assert isinstance(c, Charge) and c.label == "q" and c.epsilon == Fraction(1, 10) and c.at
     assert "adult" in repr(a) and "q" in a.format_report()
+
+
+# --------------------------------------------------------------------------- where the parts live
+
+def test_the_accountant_module_still_names_everything_it_named():
+    """veil.dp.accountant keeps the Accountant and still names every accountant, value and reader
+    it named before they had modules of their own: the very objects of their new homes."""
+    import veil.dp.accountant as old_path
+    from veil.dp import (budget, budget_file, correlation_accountant, discounting, filter_accountant,
+                         window_accountant)
+
+    homes = {"Accountant": old_path, "ParallelGroup": old_path, "advanced_composition": old_path,
+             "Budget": budget, "BudgetExceededError": budget, "Charge": budget, "Spent": budget,
+             "BudgetFileError": budget_file, "from_document": budget_file, "from_json": budget_file,
+             "ExponentialDiscount": discounting, "HyperbolicDiscount": discounting, "TemporalAccountant": discounting,
+             "WindowAccountant": window_accountant, "FilterAccountant": filter_accountant,
+             "TemporalCorrelationAccountant": correlation_accountant, "step_epsilons": correlation_accountant}
+    assert set(old_path.__all__) == set(homes)
+    for name, home in homes.items():
+        assert getattr(old_path, name) is getattr(home, name), name
+        assert getattr(home, name).__module__ == home.__name__, name
+
+
+@pytest.mark.parametrize("make", [
+    lambda: acc(1.0, 1e-6),
+    lambda: acc(1.0, 1e-6, composition="advanced"),
+    lambda: TemporalAccountant(Budget(1.0), dataset_id="adult", discount=HyperbolicDiscount(0.5)),
+    lambda: WindowAccountant(3, 1.0, dataset_id="adult"),
+    lambda: FilterAccountant(Budget(1.0, 1e-6), dataset_id="adult", rule="basic"),
+    lambda: TemporalCorrelationAccountant(1.0, dataset_id="adult", backward=[[0.9, 0.1], [0.2, 0.8]], w=2),
+])
+def test_every_kind_of_budget_is_read_back_by_the_class_that_wrote_it(make):
+    a = make()
+    b = from_json(a.to_json(), dataset_id="adult")
+    assert type(b) is type(a) and b.to_json() == a.to_json()
+    assert type(type(a).from_json(a.to_json(), dataset_id="adult")) is type(a)
+
+
+def test_a_subclass_does_not_take_over_reading_budgets():
+    class Audited(Accountant):
+        """A user's accountant that adds nothing to the composition rules it reads."""
+
+    kept = Audited(Budget(1.0), dataset_id="adult").to_json()
+    assert type(from_json(kept, dataset_id="adult")) is Accountant
+
+
+@pytest.mark.parametrize("x, text", [(Fraction(1, 10), "0.1"), (Fraction(-5, 4), "-1.25"), (Fraction(1, 3), "1/3"),
+                                     (Fraction(7), "7"), (Fraction(1, 10 ** 6), "0.000001")])
+def test_numbers_are_kept_as_their_exact_text(x, text):
+    assert to_text(x) == text and from_text(text) == x
+
+
+@SETTINGS
+@given(st.fractions())
+def test_a_number_kept_as_text_reads_back_exactly(x):
+    assert from_text(to_text(x)) == x
+
+
+def test_a_number_not_kept_as_text_is_refused():
+    with pytest.raises(TypeError, match="not kept as text"):
+        from_text(0.5)

@@ -10,7 +10,8 @@ import pytest
 from scipy import stats
 
 import veil
-from veil.dp.accountant import Accountant, Budget, BudgetExceededError, WindowAccountant
+from veil.dp.accountant import Accountant
+from veil.dp.budget import Budget, BudgetExceededError
 from veil.dp.continual import (
     ContinualRelease,
     binary_tree_counts,
@@ -20,6 +21,7 @@ from veil.dp.continual import (
     tree_levels,
     w_event_counts,
 )
+from veil.dp.window_accountant import WindowAccountant
 
 
 @pytest.fixture(scope="module")

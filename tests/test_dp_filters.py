@@ -7,7 +7,10 @@ from fractions import Fraction
 
 import pytest
 
-from veil.dp.accountant import Budget, BudgetExceededError, FilterAccountant, advanced_composition, from_json
+from veil.dp.accountant import advanced_composition
+from veil.dp.budget import Budget, BudgetExceededError
+from veil.dp.budget_file import from_json
+from veil.dp.filter_accountant import FilterAccountant
 from veil.dp.filters import RRUV_CONSTANT, advanced_filter, advanced_filter_bound, basic_filter
 from veil.errors import ParameterError
 

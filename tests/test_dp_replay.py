@@ -199,6 +199,7 @@ def test_the_log_hashes_depend_on_the_table_only_through_its_keyed_binding(tmp_p
     """A table and two neighbours, each replayed with a frozen clock and ledger id and with the
     binding replaced by one fixed value: every entry hash is the same. Where the hashes differ in
     real use, only the binding — a MAC under the curator's key — made them differ."""
+    import veil.dp.account as account_module
     import veil.dp.accountant as accountant_module
     import veil.ledger.ledger as ledger_module
     from veil.ledger import binding as binding_module
@@ -212,7 +213,8 @@ def test_the_log_hashes_depend_on_the_table_only_through_its_keyed_binding(tmp_p
                         ("added", NEIGHBOURS["added"])):
         clock = iter(f"2026-01-01T00:00:{s:02d}.000+00:00" for s in range(60))
         monkeypatch.setattr(ledger_module, "_now", lambda: next(clock))
-        monkeypatch.setattr(accountant_module, "_now", lambda: "2026-01-01T00:00:00+00:00")
+        for module in (accountant_module, account_module):  # a charge, and a post-processing record
+            monkeypatch.setattr(module, "timestamp", lambda: "2026-01-01T00:00:00+00:00")
         folder = tmp_path / name
         folder.mkdir()
         table.to_csv(folder / "people.csv", index=False)

@@ -203,7 +203,9 @@ def test_bad_epsilons_and_windows_are_refused():
 
 # ------------------------------------------------------------------ the accountant's rule
 def test_accountant_admits_while_every_window_stays_under_alpha():
-    from veil.dp.accountant import BudgetExceededError, TemporalCorrelationAccountant, from_json
+    from veil.dp.budget import BudgetExceededError
+    from veil.dp.budget_file import from_json
+    from veil.dp.correlation_accountant import TemporalCorrelationAccountant
 
     p = np.array([[0.9, 0.1], [0.2, 0.8]])
     acc = TemporalCorrelationAccountant(1.0, dataset_id="stream", backward=p, forward=p, w=2)
@@ -228,7 +230,7 @@ def test_accountant_admits_while_every_window_stays_under_alpha():
 
 
 def test_accountant_in_a_budget_file(tmp_path, monkeypatch):
-    from veil.dp.accountant import TemporalCorrelationAccountant
+    from veil.dp.correlation_accountant import TemporalCorrelationAccountant
     from veil.ledger import Ledger
     from veil.ledger.keys import KEY_ENV
 

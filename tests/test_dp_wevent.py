@@ -9,10 +9,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from veil.dp.accountant import Accountant, Budget, BudgetExceededError, WindowAccountant
+from veil.dp.accountant import Accountant
+from veil.dp.budget import Budget, BudgetExceededError
 from veil.dp.continual import continual_histogram, continual_sum, w_event_counts
 from veil.dp.noise import NoiseSource
 from veil.dp.wevent import budget_absorption, budget_distribution
+from veil.dp.window_accountant import WindowAccountant
 from veil.errors import ParameterError
 
 

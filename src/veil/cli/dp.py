@@ -66,7 +66,10 @@ from veil.cli.console import (Console, ENGINE, MASTER, command_group, engine_nam
                               split_names, stage, terminal)
 from veil.cli.report import dp_report_command
 from veil.data.hierarchy import Hierarchy
-from veil.dp.accountant import Accountant, Budget, _show, step_epsilons
+from veil.dp.accountant import Accountant
+from veil.dp.budget import Budget
+from veil.dp.correlation_accountant import step_epsilons
+from veil.dp.exact import show
 from veil.dp.noise import NoiseSource
 from veil.dp.queries import (
     DEFAULT_GRID,
@@ -274,9 +277,9 @@ class _Run:
         if self.accountant is not None:
             eps, dlt = self.accountant.remaining()
             spent = self.accountant.spent()
-            console.print(f"budget {self.location}: spent ε = {_show(spent.epsilon)}, "
-                          f"δ = {_show(spent.delta)} of {self.accountant.budget}; left ε = {_show(eps)}, "
-                          f"δ = {_show(dlt)}", markup=False)
+            console.print(f"budget {self.location}: spent ε = {show(spent.epsilon)}, "
+                          f"δ = {show(spent.delta)} of {self.accountant.budget}; left ε = {show(eps)}, "
+                          f"δ = {show(dlt)}", markup=False)
         if self.out is not None:
             console.print(f"wrote {self.out / 'answer.json'} and {self.out / 'manifest.json'}", markup=False)
 
@@ -659,7 +662,7 @@ def stream_command(
     console = terminal(soft_wrap=True)
     console.print(result.release.guarantee["statement"], markup=False)
     console.print(f"steps {start}..{end}: the most ε spent in {result.release.w} consecutive step(s) is "
-                  f"{_show(float(result.release.epsilon_window.max()))}", markup=False)
+                  f"{show(float(result.release.epsilon_window.max()))}", markup=False)
     if result.leakage is not None:
         lk = result.leakage
         worst = int(np.argmax(lk.window))

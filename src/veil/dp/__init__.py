@@ -16,9 +16,13 @@ from veil.dp.mechanisms import (CountEstimate, ExponentialMechanism, Gaussian, G
                                 Laplace, PlanarLaplace, NoisyRelease, ReportNoisyMax, WarnerRandomizedResponse,
                                 analytic_gaussian_sigma, classical_gaussian_sigma, gaussian_delta,
                                 planar_radius_cdf, planar_radius_quantile)
-from veil.dp.accountant import (Accountant, Budget, BudgetExceededError, BudgetFileError, FilterAccountant,
-                                TemporalAccountant, TemporalCorrelationAccountant, WindowAccountant,
-                                advanced_composition)
+from veil.dp.accountant import Accountant, advanced_composition
+from veil.dp.budget import Budget, BudgetExceededError
+from veil.dp.budget_file import BudgetFileError
+from veil.dp.correlation_accountant import TemporalCorrelationAccountant
+from veil.dp.discounting import TemporalAccountant
+from veil.dp.filter_accountant import FilterAccountant
+from veil.dp.window_accountant import WindowAccountant
 from veil.dp.fingerprint import dataset_id
 from veil.dp.noise import NoiseSource, as_noise_source
 from veil.dp.panprivate import PanPrivateCounter, PanPrivateDensity

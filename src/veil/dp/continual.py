@@ -38,7 +38,7 @@ three functions, one result type (:class:`ContinualRelease`):
     The adaptive strategies of the same paper, budget distribution (``strategy="bd"``) and budget
     absorption (``"ba"``), spend the budget only at steps where the data moved
     (:mod:`veil.dp.wevent`). Every step is charged to a
-    :class:`~veil.dp.accountant.WindowAccountant` before its noise is drawn; a release that would
+    :class:`~veil.dp.window_accountant.WindowAccountant` before its noise is drawn; a release that would
     overspend a window is refused and charges nothing.
 
 :func:`continual_histogram` and :func:`continual_sum` — the same three levels for a histogram (a
@@ -85,10 +85,13 @@ from typing import Any
 import numpy as np
 from scipy import optimize, special
 
-from veil.dp.accountant import Accountant, BudgetExceededError, WindowAccountant, _exact, _show
+from veil.dp.accountant import Accountant
+from veil.dp.budget import BudgetExceededError
+from veil.dp.exact import exact, show
 from veil.dp.mechanisms import _check_alpha, _check_epsilon, check_scale, release_label
 from veil.dp.noise import NoiseSource, as_noise_source
 from veil.dp.wevent import budget_absorption, budget_distribution
+from veil.dp.window_accountant import WindowAccountant
 from veil.errors import ParameterError
 
 __all__ = ["ContinualRelease", "LEVELS", "STRATEGIES", "binary_tree_counts", "continual_histogram", "continual_sum",
@@ -222,7 +225,7 @@ def _exact_epsilon(epsilon: Any) -> tuple[float, Fraction]:
         return eps, epsilon
     if isinstance(epsilon, numbers.Integral) and not isinstance(epsilon, bool):
         return eps, Fraction(int(epsilon))
-    return eps, _exact(eps, "epsilon")
+    return eps, exact(eps, "epsilon")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -587,7 +590,7 @@ def _wevent(x: np.ndarray, eps: float, eps_exact: Fraction, q: _Query, *, w: int
     if before + eps_exact > accountant.budget.epsilon:
         raise BudgetExceededError(
             f"release {label!r} needs a window budget of epsilon = {eps:g} from step {first} on, but the {w - 1} steps "
-            f"before it already spent {_show(before)} of {accountant.budget} for dataset {accountant.dataset_id!r}; "
+            f"before it already spent {show(before)} of {accountant.budget} for dataset {accountant.dataset_id!r}; "
             "ask for less or start later.", label=label, requested=(eps_exact, Fraction(0)),
             remaining=(accountant.budget.epsilon - before, accountant.budget.delta))
     run = (budget_distribution if strategy == "bd" else budget_absorption)(

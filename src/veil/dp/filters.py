@@ -22,7 +22,7 @@ Two valid filters from the paper:
   would stop, at the price of the constants (for a few charges basic composition wins).
 
 Both statistics only grow with every charge, which is what lets
-:class:`veil.dp.accountant.FilterAccountant` use both at once: it continues while *either* filter
+:class:`veil.dp.filter_accountant.FilterAccountant` use both at once: it continues while *either* filter
 would, with each filter run on half of δ_g. An interaction that stopped inside the basic region
 stayed inside it at every step, so on those runs it is exactly the interaction the basic filter
 alone would have allowed, and likewise for the advanced one; splitting any event of the output

@@ -9,7 +9,7 @@ Every query follows the same three steps, in this order:
    values in the data (that would itself disclose them): only on the parameters, the column names
    and the schema.
 2. **Charge** the accountant (when one is given) with the query's (ε, δ). A charge that would
-   overspend raises :class:`~veil.dp.accountant.BudgetExceededError` before anything is recorded,
+   overspend raises :class:`~veil.dp.budget.BudgetExceededError` before anything is recorded,
    so no noise is drawn for a refused query.
 3. **Draw** the noise (once per released number: one draw per histogram cell) and return a
    :class:`QueryResult` with the noisy answer, its 95 % error bar, the (ε, δ) charged, the

@@ -549,7 +549,7 @@ class LeakageTracker:
     A release added at step k changes BPL only from k on, and FPL only back to the first earlier
     step where the recurrence comes out equal to what it was (from there back nothing changes);
     with correlations that fade, that is a few steps, so a budget that checks every window at
-    every charge (:class:`veil.dp.accountant.TemporalCorrelationAccountant`) does not redo the
+    every charge (:class:`veil.dp.correlation_accountant.TemporalCorrelationAccountant`) does not redo the
     whole horizon each time. Steps are indices 0, 1, … from the first release. A tracker never
     changes: :meth:`with_step` returns a new one.
 

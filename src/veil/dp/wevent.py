@@ -28,7 +28,7 @@ so no window holds more than ε/2 of publication budget.
 
 Either way every window of w steps spends at most ε/2 on dissimilarities and ε/2 on
 publications; :func:`veil.dp.continual.w_event_counts` and the histogram and sum releases charge
-each part to a :class:`~veil.dp.accountant.WindowAccountant` before its noise is drawn, and the
+each part to a :class:`~veil.dp.window_accountant.WindowAccountant` before its noise is drawn, and the
 tests check every window exactly. Budgets are kept exactly, as whole multiples of the grid
 ε/(2w · 2³⁰): BD's halving is rounded down to it (spending less, never more), and a budget that
 rounds to 0 skips the step.

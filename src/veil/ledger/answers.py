@@ -27,7 +27,7 @@ import json
 import os
 from pathlib import Path
 
-from veil.dp.accountant import _dump, _exact
+from veil.dp.exact import exact, to_text
 from veil.dp.queries import QueryResult
 from veil.ledger import keys
 from veil.ledger.binding import answer_tag, binding, new_nonce
@@ -51,8 +51,8 @@ def answer_manifest(result: QueryResult, *, table: dict | None = None, charge: d
     from veil import __version__
 
     return {"veil": __version__, "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            "algorithm": "dp", "query": result.query, "epsilon": _dump(_exact(result.epsilon, "epsilon")),
-            "delta": _dump(_exact(result.delta, "delta")), "mechanism": result.mechanism,
+            "algorithm": "dp", "query": result.query, "epsilon": to_text(exact(result.epsilon, "epsilon")),
+            "delta": to_text(exact(result.delta, "delta")), "mechanism": result.mechanism,
             "fit_for_release": bool(result.fit_for_release), "not_fit_because": list(result.not_fit_because),
             "table": table, "charge": charge}
 

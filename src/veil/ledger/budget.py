@@ -11,7 +11,7 @@ write lock
    population or registers its table), and replays the charges other processes committed
    meanwhile — read from the log entries it verified, never from unverified rows — on its
    *mirror* of the committed budget; then checks the new charge there (a charge that no longer
-   fits raises :class:`~veil.dp.accountant.BudgetExceededError`, and a parallel group another
+   fits raises :class:`~veil.dp.budget.BudgetExceededError`, and a parallel group another
    process opened under the same name is refused);
 2. makes the population and registers the table when this charge is the first (so a refused
    query, or one whose table is not the population's, leaves nothing behind), inserts the charge
@@ -33,7 +33,10 @@ from types import SimpleNamespace
 
 from sqlalchemy import select
 
-from veil.dp.accountant import BudgetExceededError, _BaseAccountant, _charge_from, _show
+from veil.dp.account import PrivacyAccount
+from veil.dp.budget import BudgetExceededError
+from veil.dp.budget_file import read_charge
+from veil.dp.exact import show
 from veil.errors import ParameterError, VeilError
 from veil.ledger import verification
 from veil.ledger.errors import LedgerError, LedgerTamperedError
@@ -45,12 +48,12 @@ CHARGES, POPULATIONS = TABLES["charges"], TABLES["populations"]
 __all__ = ["LedgerBudget"]
 
 
-def _closed(accountant: _BaseAccountant) -> None:
+def _closed(accountant: PrivacyAccount) -> None:
     raise ParameterError("this accountant came from Ledger.open_budget and its with block has ended; open the "
                          "budget again to charge it.")
 
 
-def _read_only(accountant: _BaseAccountant) -> None:
+def _read_only(accountant: PrivacyAccount) -> None:
     raise ParameterError("this accountant is a snapshot from Ledger.budget; charge through Ledger.open_budget.")
 
 
@@ -82,13 +85,13 @@ class LedgerBudget:
         self._pop: Population | None = None     # the population, once it exists
         self._values: dict | None = None        # the population to make with the first charge
         self._register = False                  # register the table with the first charge
-        self._mirror: _BaseAccountant | None = None
+        self._mirror: PrivacyAccount | None = None
         self._state: verification.Verified | None = None
         self._behind = False  # the mirror holds charges of others the accountant has not taken over
         self._known: set[int] = set()  # the ledger numbers of the charges the accountant holds
         #: The ledger numbers of the charges committed through this binding, in order.
         self.made: list[int] = []
-        self.accountant: _BaseAccountant | None = None
+        self.accountant: PrivacyAccount | None = None
 
     @property
     def population(self) -> str:
@@ -140,14 +143,14 @@ class LedgerBudget:
         self._pop, self._values = pop, values
         self._register = table is not None and (pop is None or ledger._held(conn, pop, table, key) is None)
 
-    def _fresh(self) -> _BaseAccountant:
+    def _fresh(self) -> PrivacyAccount:
         """The accountant of the population to be made: its budget, nothing charged."""
         values = self._values
         pop = Population(0, values["name"], values["key_column"], None, json.loads(values["accountant"]),
                          values["relation"])
         return self.ledger._accountant(pop, [])
 
-    def _load(self) -> _BaseAccountant:
+    def _load(self) -> PrivacyAccount:
         """The population's accountant, the whole ledger verified first; the mirror is set to it."""
         ledger = self.ledger
         built: dict = {}
@@ -165,7 +168,7 @@ class LedgerBudget:
         self._mirror = built[self._pop.id]  # rebuilt from the rows just verified
         return copy.deepcopy(self._mirror)
 
-    def snapshot(self) -> _BaseAccountant:
+    def snapshot(self) -> PrivacyAccount:
         """The accountant as it stands, the ledger verified; charging it raises."""
         accountant = self._load()
         if self._pop is None or self._pop.budget is None:
@@ -174,7 +177,7 @@ class LedgerBudget:
         return accountant
 
     @contextmanager
-    def opened(self) -> Iterator[_BaseAccountant]:
+    def opened(self) -> Iterator[PrivacyAccount]:
         """The accountant, its charges committed by :meth:`_commit` before they return."""
         accountant = self._load()
         relation = self._pop.relation if self._pop is not None else self._values["relation"]
@@ -191,7 +194,7 @@ class LedgerBudget:
 
     # ------------------------------------------------------------------ committing a charge
 
-    def _commit(self, accountant: _BaseAccountant) -> None:
+    def _commit(self, accountant: PrivacyAccount) -> None:
         charge = accountant.charges[-1]
         ledger, store = self.ledger, self.ledger.store
         state, mirror = self._state, self._mirror
@@ -249,10 +252,10 @@ class LedgerBudget:
             if isinstance(data, dict) and isinstance(data.get("row"), dict):
                 yield data.get("table"), data["row"]
 
-    def _replay(self, mirror: _BaseAccountant, foreign) -> None:
+    def _replay(self, mirror: PrivacyAccount, foreign) -> None:
         try:
             for row in foreign:
-                mirror._replay(_charge_from(charge_document(row)))
+                mirror._replay(read_charge(charge_document(row)))
         except (BudgetExceededError, ValueError, TypeError, VeilError):
             raise LedgerTamperedError(f"population {self._pop.name!r} of {self.ledger._where} holds charges that its "
                                       "budget cannot have admitted; run veil ledger verify.") from None
@@ -273,7 +276,7 @@ class LedgerBudget:
                               .order_by(CHARGES.c.seq)).all()
         return ledger._accountant(self._pop, rows), [row for row in rows if row.seq not in self._known]
 
-    def _check_group(self, accountant: _BaseAccountant, foreign, charge) -> None:
+    def _check_group(self, accountant: PrivacyAccount, foreign, charge) -> None:
         """Refuse a parallel group that another process opened under the same name meanwhile."""
         if charge.group is None or any(c.group == charge.group for c in accountant.charges[:-1]):
             return
@@ -281,10 +284,10 @@ class LedgerBudget:
             raise ParameterError(f"parallel group {charge.group!r} was opened by another process meanwhile; give the "
                                  "new group another name.")
 
-    def _refusal(self, mirror: _BaseAccountant, charge) -> BudgetExceededError:
+    def _refusal(self, mirror: PrivacyAccount, charge) -> BudgetExceededError:
         left_e, left_d = mirror.remaining()
-        what = (f"δ = {_show(charge.delta)} but only δ = {_show(left_d)}" if charge.delta > left_d
-                else f"ε = {_show(charge.epsilon)} but only ε = {_show(left_e)}")
+        what = (f"δ = {show(charge.delta)} but only δ = {show(left_d)}" if charge.delta > left_d
+                else f"ε = {show(charge.epsilon)} but only ε = {show(left_e)}")
         return BudgetExceededError(
             f"query {charge.label!r} asks for {what} is left of the budget {mirror.budget} for population "
             f"{self.population!r}, which other publishers charged meanwhile; ask for less or start a new "

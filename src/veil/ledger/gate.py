@@ -41,7 +41,8 @@ from pathlib import Path
 import pyarrow as pa
 from sqlalchemy import func, select
 
-from veil.dp.accountant import BudgetExceededError, Charge, _exact
+from veil.dp.budget import BudgetExceededError, Charge
+from veil.dp.exact import exact
 from veil.errors import ParameterError, VeilError
 from veil.ledger import verification
 from veil.ledger.binding import TableRef, binding, check_tag
@@ -556,7 +557,7 @@ def _dp_charge(ledger, w, pop: Population, candidate: _Candidate) -> tuple[int |
 
     doc = candidate.manifest
     try:
-        epsilon, delta = _exact(doc["epsilon"], "epsilon"), _exact(doc.get("delta", "0"), "delta")
+        epsilon, delta = exact(doc["epsilon"], "epsilon"), exact(doc.get("delta", "0"), "delta")
         label = doc["query"]
     except (KeyError, TypeError, VeilError):
         raise LedgerError("the DP release's manifest does not say what it cost (epsilon, delta, query); publish "
@@ -569,8 +570,8 @@ def _dp_charge(ledger, w, pop: Population, candidate: _Candidate) -> tuple[int |
             raise LedgerError(f"the answer was charged in another ledger ({named.get('ledger_id')}); publish it "
                               "through that one.")
         row = w.conn.execute(select(CHARGES).where(CHARGES.c.seq == named.get("seq"))).first()
-        if row is None or row.population_id != pop.id or _exact(row.epsilon, "epsilon") != epsilon \
-                or _exact(row.delta, "delta") != delta or row.label != label:
+        if row is None or row.population_id != pop.id or exact(row.epsilon, "epsilon") != epsilon \
+                or exact(row.delta, "delta") != delta or row.label != label:
             raise LedgerError(f"the answer names charge {named.get('seq')} of this ledger, which is not its query's "
                               f"charge to population {pop.name!r}; publish what veil dp wrote.")
         taken = w.conn.execute(select(RELEASES.c.id).where(RELEASES.c.charge_seq == row.seq)).scalar()

@@ -33,7 +33,9 @@ from datetime import UTC, datetime
 from sqlalchemy import bindparam, func, insert, select
 from sqlalchemy.engine import Connection
 
-from veil.dp.accountant import Accountant, Budget, _BaseAccountant
+from veil.dp.account import PrivacyAccount
+from veil.dp.accountant import Accountant
+from veil.dp.budget import Budget
 from veil.errors import ParameterError
 from veil.ledger import chain, verification
 from veil.ledger.binding import TableRef, binding, matches
@@ -274,7 +276,7 @@ class Ledger:
         with self._reading() as conn:
             return [Population._from_row(r) for r in conn.execute(select(POPULATIONS).order_by(POPULATIONS.c.id))]
 
-    def add_population(self, name: str, *, budget: Budget | _BaseAccountant | None = None,
+    def add_population(self, name: str, *, budget: Budget | PrivacyAccount | None = None,
                        key_column: str | None = None, fingerprint: str | None = None, table=None,
                        relation: str = "add-remove") -> Population:
         """Add a population, or return the one of that name when it is defined the same way.
@@ -282,7 +284,7 @@ class Ledger:
         Args:
             name: its name, which the curator gives (never anything computed from the data: it
                 is shown to whoever reads the ledger).
-            budget: its privacy budget: a :class:`~veil.dp.accountant.Budget` (sequential and
+            budget: its privacy budget: a :class:`~veil.dp.budget.Budget` (sequential and
                 parallel composition) or a new accountant with no charges (``Accountant(…,
                 composition="advanced")``, ``TemporalAccountant``, ``WindowAccountant``); ``None``
                 when it gets no DP releases.
@@ -438,15 +440,15 @@ class Ledger:
     # ------------------------------------------------------------------ budgets
 
     @contextmanager
-    def open_budget(self, population: str | None, *, create: Budget | _BaseAccountant | None = None,
-                    key_column: str | None = None, table=None) -> Iterator[_BaseAccountant]:
+    def open_budget(self, population: str | None, *, create: Budget | PrivacyAccount | None = None,
+                    key_column: str | None = None, table=None) -> Iterator[PrivacyAccount]:
         """The population's accountant; every charge made on it is committed to the ledger before it returns.
 
         The same contract as a budget file's: a query that charges first and draws noise second
         never draws noise that is not on record. Each charge is one transaction under the
         ledger's write lock, checked against every charge committed so far by any process, so
         concurrent publishers can never overspend: a charge that no longer fits (someone else
-        spent the budget meanwhile) raises :class:`~veil.dp.accountant.BudgetExceededError` and is
+        spent the budget meanwhile) raises :class:`~veil.dp.budget.BudgetExceededError` and is
         not made (:mod:`veil.ledger.budget`). The whole ledger is verified when the budget is
         opened, and what changed since before each charge (:mod:`veil.ledger.verification`).
 
@@ -468,7 +470,7 @@ class Ledger:
             yield session.accountant
 
     @contextmanager
-    def budget_session(self, population: str | None, *, create: Budget | _BaseAccountant | None = None,
+    def budget_session(self, population: str | None, *, create: Budget | PrivacyAccount | None = None,
                        key_column: str | None = None, table=None, alone: bool = False):
         """:meth:`open_budget`, yielding the binding (:class:`veil.ledger.budget.LedgerBudget`):
         ``session.accountant`` to charge, ``session.population`` (its name), and ``session.made``,
@@ -483,7 +485,7 @@ class Ledger:
         with session.opened():
             yield session
 
-    def budget(self, population: str) -> _BaseAccountant:
+    def budget(self, population: str) -> PrivacyAccount:
         """The population's accountant as it stands (the ledger verified first); it cannot be charged.
 
         Raises:
@@ -503,7 +505,7 @@ class Ledger:
         with self.open_budget(population) as accountant:
             return accountant.charge(epsilon, delta, label=label)
 
-    def _accountant(self, pop: Population, rows: Sequence) -> _BaseAccountant:
+    def _accountant(self, pop: Population, rows: Sequence) -> PrivacyAccount:
         """The population's accountant rebuilt from its charge rows (the accountant's own checks)."""
         return accountant_of(pop, rows, f"population {pop.name!r} of {self._where}")
 
@@ -668,7 +670,7 @@ def _budget_document(budget, name: str) -> dict:
     """The composition rule, budget and options of a new accountant for ``budget`` (validated)."""
     if isinstance(budget, Budget):
         accountant = Accountant(budget, dataset_id=name)
-    elif isinstance(budget, _BaseAccountant):
+    elif isinstance(budget, PrivacyAccount):
         if budget.charges:
             raise ParameterError("a population's budget must be a new accountant with no charges.")
         accountant = budget

@@ -16,7 +16,8 @@ import json
 import os
 from pathlib import Path
 
-from veil.dp.accountant import BudgetFileError, _show, from_document, parse_document
+from veil.dp.budget_file import BudgetFileError, from_document, parse_document
+from veil.dp.exact import show
 from veil.ledger import keys
 from veil.ledger.errors import LedgerError
 from veil.ledger.records import charge_values
@@ -64,7 +65,7 @@ def read_budget_file(path: str | os.PathLike) -> tuple[dict, bytes]:
         raise BudgetFileError(
             f"{where} was written by an older veil without a seal, so hand edits to it cannot be ruled out and it "
             f"is bound to the data's bytes rather than its content; if you trust it, keep it as a record and give "
-            f"the data's population a new budget of what it has left (ε = {_show(left_e)}, δ = {_show(left_d)}).")
+            f"the data's population a new budget of what it has left (ε = {show(left_e)}, δ = {show(left_d)}).")
     if (not isinstance(seal, dict) or seal.get("algorithm") != SEAL_ALGORITHM
             or not isinstance(seal.get("mac"), str) or not isinstance(seal.get("key_id"), str)):
         raise BudgetFileError(f"{where} has a malformed seal; restore it from a backup.")

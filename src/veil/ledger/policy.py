@@ -23,8 +23,11 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 
-from veil.dp.accountant import (Accountant, Budget, ExponentialDiscount, HyperbolicDiscount, TemporalAccountant,
-                                WindowAccountant, _dump)
+from veil.dp.accountant import Accountant
+from veil.dp.budget import Budget
+from veil.dp.discounting import ExponentialDiscount, HyperbolicDiscount, TemporalAccountant
+from veil.dp.exact import to_text
+from veil.dp.window_accountant import WindowAccountant
 from veil.errors import ParameterError
 from veil.ledger.checks import (CorrespondenceCheck, CrossReleaseCheck, IntersectionCheck, JoinCheck,
                                 MatchingCheck, SingleReleaseCheck)
@@ -105,8 +108,8 @@ class PopulationPolicy:
 
     def to_dict(self) -> dict:
         return {"name": self.name, "key_column": self.key_column,
-                "budget": None if self.budget is None else {"epsilon": _dump(self.budget.epsilon),
-                                                            "delta": _dump(self.budget.delta)},
+                "budget": None if self.budget is None else {"epsilon": to_text(self.budget.epsilon),
+                                                            "delta": to_text(self.budget.delta)},
                 "composition": self.composition, "delta_prime": self.delta_prime,
                 "discount": None if self.discount is None else list(self.discount), "window": self.window,
                 "relation": self.relation}
@@ -153,7 +156,7 @@ class Policy:
         Raises:
             ParameterError: a check the gate does not know, or values a check refuses.
         """
-        from veil.dp.accountant import Budget
+        from veil.dp.budget import Budget
         from veil.ledger.checks import CHECKS, SINGLE_CHECKS
 
         unknown = [name for name in spec.checks if name not in CHECKS]

@@ -12,7 +12,8 @@ import zlib
 from dataclasses import dataclass
 from fractions import Fraction
 
-from veil.dp.accountant import FORMAT, SCHEMA_VERSION, BudgetFileError, _dump, _show, from_document
+from veil.dp.budget_file import FORMAT, SCHEMA_VERSION, BudgetFileError, from_document
+from veil.dp.exact import show, to_text
 from veil.ledger.errors import LedgerTamperedError
 from veil.ledger.schema import TABLES
 
@@ -76,7 +77,7 @@ class Population:
         if self.budget is None:
             return "no budget"
         b = self.budget["budget"]
-        amount = f"ε = {_show(Fraction(b['epsilon']))}, δ = {_show(Fraction(b['delta']))}"
+        amount = f"ε = {show(Fraction(b['epsilon']))}, δ = {show(Fraction(b['delta']))}"
         return f"{amount} ({self.budget['composition']})"
 
 
@@ -103,7 +104,7 @@ def accountant_of(pop: Population, rows, where: str):
 def charge_values(charge, pop: Population, by: str) -> dict:
     """The row of a new charge to a population: what it cost, how it is counted, who made it and when."""
     return {"population_id": pop.id, "label": charge.label, "kind": charge.kind,
-            "epsilon": _dump(charge.epsilon), "delta": _dump(charge.delta), "grp": charge.group,
+            "epsilon": to_text(charge.epsilon), "delta": to_text(charge.delta), "grp": charge.group,
             "part": charge.partition, "step": charge.step, "composition": pop.budget["composition"],
             "relation": pop.relation, "by": by, "at": charge.at}
 
