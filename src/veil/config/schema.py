@@ -7,11 +7,10 @@ renders the same tables as a JSON Schema (draft 2020-12) for editors, so the two
 on which keys exist. What JSON Schema cannot say (a column must be in the table, a sensitive
 column must be declared, band widths must nest) only the parser checks.
 
-A value type is a small object that checks one YAML value (``type(parser, node, where)``, raising
-the parser's ``file, line N: …`` sentence) and states what it accepts (``type.json_schema()``):
-:class:`WholeNumber`, :class:`Number`, :class:`Choice`, :class:`Boolean`, :class:`Nullable` and
-the column types. An :class:`Option` says whether a key is required and its default; a mapping of
-options is an :class:`Options`.
+The tables are made of value types (:mod:`veil.config.value_types`: each checks one YAML value,
+raising the parser's ``file, line N: …`` sentence, and states what it accepts as JSON Schema) and
+options (:mod:`veil.config.options`: an :class:`Option` says whether a key is required and its
+default; a mapping of options is an :class:`Options`). Their names stay importable from here.
 
 **Adding a section** is one entry of :data:`SECTIONS`: a :class:`Section` with its value type and
 the :class:`~veil.config.specification.AnonymizationConfig` field it fills (a field with a default,
@@ -27,9 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
+from veil.config.options import Option, Options, options_schema, optional, required
 from veil.config.per_quasi_identifier import PerQuasiIdentifier
 from veil.config.specification import (EngineSpec, GivenMarginalSpec, MarginalModelSpec, MarginalsSpec, OutputSpec,
                                        PolicySpec, PopulationSpec)
+from veil.config.value_types import (NAME_SCHEMA, Boolean, Choice, Column, Columns, File, JsonOnly, Name, Nullable,
+                                     Number, PerColumn, PublicDomains, SensitiveColumn, Settings, Text, WholeNumber,
+                                     one_or_list)
 from veil.data.builders import DATE_GRANULARITIES
 from veil.metrics import ALIASES as METRIC_ALIASES
 
@@ -44,258 +47,6 @@ JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 #: The schema as veil ships it (``veil init`` names it on a configuration's first line).
 SHIPPED_SCHEMA = Path(__file__).resolve().parent.parent / "resources" / "veil.schema.json"
-
-#: A name as YAML may write it: ``1990`` and ``yes`` are names too (the parser keeps the text).
-NAME_SCHEMA = {"type": ["string", "number", "boolean"], "minLength": 1}
-
-
-# --------------------------------------------------------------------------------------------
-# Value types: a check of one YAML value, and the JSON Schema of what it accepts
-
-
-@dataclass(frozen=True)
-class WholeNumber:
-    """An integer of at least ``minimum``."""
-
-    minimum: int
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str) -> int:
-        return p.integer(node, where, self.minimum)
-
-    def json_schema(self) -> dict:
-        return {"type": "integer", "minimum": self.minimum}
-
-
-@dataclass(frozen=True)
-class Number:
-    """A finite number in a range; ``lo_open``/``hi_open`` exclude the bound itself."""
-
-    lo: float | None = None
-    hi: float | None = None
-    lo_open: bool = False
-    hi_open: bool = False
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str) -> float:
-        return p.number(node, where, self.lo, self.hi, lo_open=self.lo_open, hi_open=self.hi_open)
-
-    def json_schema(self) -> dict:
-        schema: dict = {"type": "number"}
-        if self.lo is not None:
-            schema["exclusiveMinimum" if self.lo_open else "minimum"] = self.lo
-        if self.hi is not None:
-            schema["exclusiveMaximum" if self.hi_open else "maximum"] = self.hi
-        return schema
-
-
-@dataclass(frozen=True)
-class Choice:
-    """One of a few words."""
-
-    choices: tuple[str, ...]
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str) -> str:
-        return p.choice(node, where, self.choices)
-
-    def json_schema(self) -> dict:
-        return {"enum": list(self.choices)}
-
-
-@dataclass(frozen=True)
-class Boolean:
-    """``true`` or ``false``."""
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str) -> bool:
-        return p.boolean(node, where)
-
-    def json_schema(self) -> dict:
-        return {"type": "boolean"}
-
-
-@dataclass(frozen=True)
-class Nullable:
-    """``null`` (read as ``None``) or a value of another type."""
-
-    inner: Any
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str) -> Any:
-        return None if p.is_null(node) else self.inner(p, node, where)
-
-    def json_schema(self) -> dict:
-        return {"anyOf": [self.inner.json_schema(), {"type": "null"}]}
-
-
-@dataclass(frozen=True)
-class Column:
-    """The name of a column of the table."""
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str) -> str:
-        return p.column(node, where)
-
-    def json_schema(self) -> dict:
-        return dict(NAME_SCHEMA, description="a column of the table")
-
-
-@dataclass(frozen=True)
-class Name:
-    """A name as written (``1990`` stays text), not checked against a table."""
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str) -> str:
-        return p.name_of(node, where)
-
-    def json_schema(self) -> dict:
-        return dict(NAME_SCHEMA)
-
-
-@dataclass(frozen=True)
-class Columns:
-    """Columns of the table: a list, or one name on its own."""
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str) -> list[str]:
-        return [p.column(item, where) for item in p.items(node, where)]
-
-    def json_schema(self) -> dict:
-        return _one_or_list(NAME_SCHEMA)
-
-
-@dataclass(frozen=True)
-class SensitiveColumn:
-    """A column listed under ``columns.sensitive``."""
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str) -> str:
-        return p.declared_sensitive(node, where)
-
-    def json_schema(self) -> dict:
-        return dict(NAME_SCHEMA, description="a column listed under columns.sensitive")
-
-
-@dataclass(frozen=True)
-class PerColumn:
-    """One value for every column, or a mapping ``{column: value}``."""
-
-    inner: Any
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str) -> Any:
-        if p.is_mapping(node):
-            return {key: self.inner(p, value, f"{where}.{key}") for key, (_, value) in p.mapping(node, where).items()}
-        return self.inner(p, node, where)
-
-    def json_schema(self) -> dict:
-        each = self.inner.json_schema()
-        return {"anyOf": [each, {"type": "object", "additionalProperties": each}]}
-
-
-@dataclass(frozen=True)
-class JsonOnly:
-    """A value the parser hands on unchecked to the object that takes it (which checks it), or
-    checks with a rule of its own; ``schema`` is what it accepts."""
-
-    schema: Mapping[str, Any]
-
-    def json_schema(self) -> dict:
-        return dict(self.schema)
-
-
-@dataclass(frozen=True)
-class PublicDomains:
-    """The αβ algorithm's ``domains``: per published column its public domain, a list of values,
-    the whole numbers ``{min: …, max: …}``, or ``data`` (the values found in the data, which makes
-    the view not fit for release)."""
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str) -> dict[str, Any]:
-        return p.public_domains(node, where)
-
-    def json_schema(self) -> dict:
-        values = {"type": "array", "minItems": 1, "items": NAME_SCHEMA, "description": "the values, in order"}
-        whole_numbers = {"type": "object", "properties": {"min": {"type": "integer"}, "max": {"type": "integer"}},
-                         "required": ["min", "max"], "additionalProperties": False,
-                         "description": "the whole numbers from min to max"}
-        data = {"const": "data", "description": "the values found in the data (not fit for release)"}
-        return {"type": ["object", "null"], "additionalProperties": {"anyOf": [values, whole_numbers, data]}}
-
-
-@dataclass(frozen=True)
-class File:
-    """The path of a file that exists (relative to the configuration's folder), read as text."""
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str) -> str:
-        path = p.path(node, where)
-        if not path.is_file():
-            raise p.error(node, f"{where}: file {str(path)!r} does not exist (a relative path is read from the "
-                                "folder of the configuration); check the path.")
-        return str(path)
-
-    def json_schema(self) -> dict:
-        return {"type": "string", "pattern": r"\S", "description": "a file path, relative to the configuration"}
-
-
-def _one_or_list(item: Mapping) -> dict:
-    """A list of items, one item on its own, or nothing (as the parser's ``items`` reads them)."""
-    return {"anyOf": [dict(item), {"type": "array", "items": dict(item)}, {"type": "null"}]}
-
-
-# --------------------------------------------------------------------------------------------
-# Options and mappings of options
-
-
-@dataclass(frozen=True)
-class Option:
-    """One key of a mapping: its value type, whether it must be given, and its default.
-
-    ``check`` is a value type above (or any function of the shape ``check(parser, node, where)``);
-    a :class:`JsonOnly` one is described, not called: the parser reads that key by a rule of its
-    own.
-    """
-
-    check: Callable[..., Any]
-    required: bool = False
-    default: Any = None
-    has_default: bool = False
-
-
-def required(check: Callable[..., Any]) -> Option:
-    """An option the mapping must have."""
-    return Option(check, required=True)
-
-
-def optional(check: Callable[..., Any], *default) -> Option:
-    """An option that may be left out; with a default, that value is filled in."""
-    return Option(check, default=default[0] if default else None, has_default=bool(default))
-
-
-def options_schema(options: Mapping[str, Option], *, extra: Mapping[str, Any] | None = None) -> dict:
-    """The JSON Schema of a mapping of ``options`` (and no other key); ``extra`` adds required
-    properties (an algorithm's ``name``). Without a required key, ``null`` (read as an empty
-    mapping) is accepted too."""
-    properties = dict(extra or {})
-    for key, option in options.items():
-        schema = option.check.json_schema()
-        if option.has_default:
-            schema["default"] = option.default
-        properties[key] = schema
-    out: dict = {"type": "object", "properties": properties, "additionalProperties": False}
-    must = list(extra or {}) + [key for key, option in options.items() if option.required]
-    if must:
-        out["required"] = must
-    else:
-        out["type"] = ["object", "null"]
-    return out
-
-
-@dataclass(frozen=True)
-class Options:
-    """A mapping of named options (``output: {suppressed: remove, shuffle: true}``).
-
-    ``example`` is shown when the mapping is malformed or misses a required option.
-    """
-
-    options: Mapping[str, Option]
-    example: str = ""
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str, owner: yaml.Node | None = None) -> dict[str, Any]:
-        return p.options(node, where, self.options, node if owner is None else owner, self.example)
-
-    def json_schema(self) -> dict:
-        return options_schema(self.options)
 
 
 # --------------------------------------------------------------------------------------------
@@ -473,37 +224,6 @@ OUTPUT_OPTIONS: dict[str, Option] = {
     # ' before every text cell a spreadsheet would run as a formula (veil.spreadsheet)
     "spreadsheet_guard": optional(Boolean(), False),
 }
-
-@dataclass(frozen=True)
-class Text:
-    """Some text that is not empty."""
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str) -> str:
-        value = p.text(node, where)
-        if not value.strip():
-            raise p.error(node, f"{where} is empty; give a value.")
-        return value
-
-    def json_schema(self) -> dict:
-        return {"type": "string", "pattern": r"\S"}
-
-
-@dataclass(frozen=True)
-class Settings:
-    """A mapping of setting names to values (text, a number or true/false), read as text."""
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str) -> dict[str, str]:
-        out = {}
-        for key, (_, value) in p.mapping(node, where, "{spark.executor.memory: 4g}").items():
-            scalar = p.scalar(value, f"{where}.{key}", "a value (text, a number or true/false)")
-            if scalar is None:
-                raise p.error(value, f"{where}.{key} has no value; give one.")
-            out[key] = str(scalar).lower() if isinstance(scalar, bool) else str(scalar)
-        return out
-
-    def json_schema(self) -> dict:
-        return {"type": ["object", "null"], "additionalProperties": {"type": ["string", "number", "boolean"]}}
-
 
 ENGINE_OPTIONS: dict[str, Option] = {
     "name": optional(Choice(("local", "spark")), "local"),
@@ -890,14 +610,14 @@ SECTIONS: dict[str, Section] = {
     "name": Section(Text(), "the table's name, which the release's manifest and report show (default: the data "
                             "file's name without its extension)", field="name"),
     "delimiter": Section(Nullable(_CHARACTER), "the CSV delimiter, one character (sniffed when absent)"),
-    "missing_values": Section(JsonOnly(_one_or_list({"type": ["string", "number", "boolean", "null"]})),
+    "missing_values": Section(JsonOnly(one_or_list({"type": ["string", "number", "boolean", "null"]})),
                               "cell texts that mean a value is missing (default: the empty cell)"),
     "columns": Section(
         Options(COLUMN_ROLES), "the role of each column; every column not listed is released unchanged", required=True,
         hint="give the roles of the columns, like 'columns: {quasi_identifiers: [age, zip], sensitive: [disease]}'."),
     "hierarchies": Section(HierarchyMap(), "per column, an ARX hierarchy file or a builder"),
     "orders": Section(JsonOnly({"type": ["object", "null"], "additionalProperties": {"anyOf": [
-        _one_or_list(NAME_SCHEMA), options_schema(ORDER_FILE_OPTIONS)]}}),
+        one_or_list(NAME_SCHEMA), options_schema(ORDER_FILE_OPTIONS)]}}),
         "per text column, its values in order (or a file, one value a line)"),
     "models": Section(ModelList(), "the privacy models the release must satisfy, every one",
                       required=True,
