@@ -10,7 +10,9 @@ column must be declared, band widths must nest) only the parser checks.
 The tables are made of value types (:mod:`veil.config.value_types`: each checks one YAML value,
 raising the parser's ``file, line N: …`` sentence, and states what it accepts as JSON Schema) and
 options (:mod:`veil.config.options`: an :class:`Option` says whether a key is required and its
-default; a mapping of options is an :class:`Options`). Their names stay importable from here.
+default; a mapping of options is an :class:`Options`); their entries are the kinds of
+:mod:`veil.config.table_entries` (:class:`ModelSchema`, :class:`AlgorithmSchema`, :class:`Section`
+…). Their names stay importable from here.
 
 **Adding a section** is one entry of :data:`SECTIONS`: a :class:`Section` with its value type and
 the :class:`~veil.config.specification.AnonymizationConfig` field it fills (a field with a default,
@@ -22,19 +24,20 @@ table's header, the declared columns) has a reader of its own in the parser inst
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from veil.config.options import Option, Options, options_schema, optional, required
 from veil.config.per_quasi_identifier import PerQuasiIdentifier
 from veil.config.specification import (EngineSpec, GivenMarginalSpec, MarginalModelSpec, MarginalsSpec, OutputSpec,
                                        PolicySpec, PopulationSpec)
+from veil.config.table_entries import (AlgorithmChoice, AlgorithmSchema, BuilderSchema, HierarchyMap, MetricChoice,
+                                       MetricSchema, ModelList, ModelSchema, Section)
 from veil.config.value_types import (NAME_SCHEMA, Boolean, Choice, Column, Columns, File, JsonOnly, Name, Nullable,
                                      Number, PerColumn, PublicDomains, SensitiveColumn, Settings, Text, WholeNumber,
                                      one_or_list)
 from veil.data.builders import DATE_GRANULARITIES
-from veil.metrics import ALIASES as METRIC_ALIASES
 
 if TYPE_CHECKING:
     import yaml
@@ -51,63 +54,6 @@ SHIPPED_SCHEMA = Path(__file__).resolve().parent.parent / "resources" / "veil.sc
 
 # --------------------------------------------------------------------------------------------
 # Privacy models, utility metrics, algorithms, hierarchy builders
-
-
-@dataclass(frozen=True)
-class ModelSchema:
-    """A privacy model of the ``models`` list: the :mod:`veil.models` class and its options."""
-
-    cls: str
-    options: Mapping[str, Option]
-    example: str = ""
-    about: str = ""
-    #: whether the model constrains a column of columns.sensitive (join k-anonymity may read one of
-    #: the earlier release instead)
-    needs_sensitive: bool = True
-
-
-@dataclass(frozen=True)
-class MetricSchema:
-    """A utility metric (a key of :func:`veil.metrics.make_metric`) and its options. Options that
-    name a column are checked by the parser; the others by the metric itself."""
-
-    options: Mapping[str, Option] = field(default_factory=dict)
-    about: str = ""
-
-
-@dataclass(frozen=True)
-class AlgorithmSchema:
-    """An anonymization algorithm: the :mod:`veil.anonymize` class, its options, whether it needs
-    a hierarchy for every quasi-identifier, the sections of the file that do not apply to it
-    (``excludes``: the αβ algorithm takes no privacy models, suppression, metric or output style),
-    and groups of options of which exactly one must be given (``exactly_one``: its d or k)."""
-
-    cls: str
-    options: Mapping[str, Option]
-    needs_hierarchies: bool
-    what: str
-    excludes: tuple[str, ...] = ()
-    exactly_one: tuple[tuple[str, ...], ...] = ()
-
-    @property
-    def named_alone(self) -> bool:
-        """Whether the bare name will do (``algorithm: fulldomain``): no option is required."""
-        return not self.exactly_one and not any(option.required for option in self.options.values())
-
-    def json_schema(self, name: str) -> dict:
-        """``{name: …, options}`` as JSON Schema."""
-        schema = dict(options_schema(self.options, extra={"name": {"const": name}}), description=self.what)
-        groups = [{"oneOf": [{"required": [key]} for key in group]} for group in self.exactly_one]
-        return {**schema, "allOf": groups} if groups else schema
-
-
-@dataclass(frozen=True)
-class BuilderSchema:
-    """A hierarchy builder of :mod:`veil.data.builders` and its options."""
-
-    options: Mapping[str, Option]
-    about: str = ""
-
 
 SENSITIVE = optional(SensitiveColumn())
 
@@ -381,88 +327,6 @@ class PolicyOptions:
 
 
 # --------------------------------------------------------------------------------------------
-# The sections of a file
-
-
-@dataclass(frozen=True)
-class Section:
-    """One top-level key of a configuration file.
-
-    Attributes:
-        value: the value's type: its JSON Schema, and its check for a section the parser reads
-            by this table alone.
-        about: what the section is for (its description in the JSON Schema).
-        required: whether every file must have it.
-        hint: what to write when a required section is missing.
-        field: the :class:`~veil.config.specification.AnonymizationConfig` field the section
-            fills when the parser reads it by this table alone; ``None`` for a section the parser
-            reads with a reader of its own.
-        build: turns the checked value into the field's value (``OutputSpec(**options)``).
-    """
-
-    value: Any
-    about: str
-    required: bool = False
-    hint: str = ""
-    field: str | None = None
-    build: Callable[[Any], Any] | None = None
-
-    def read(self, p: Parser, key_node: yaml.Node, node: yaml.Node, key: str) -> Any:
-        """Check a section the parser reads by the table alone, and build its field's value."""
-        if isinstance(self.value, Options):
-            value = self.value(p, node, key, owner=key_node)
-        else:
-            value = self.value(p, node, key)
-        return self.build(value) if self.build is not None else value
-
-
-@dataclass(frozen=True)
-class HierarchyMap:
-    """The value of ``hierarchies``: per column a file, ``{file: …, delimiter: …}``, or one builder."""
-
-    def json_schema(self) -> dict:
-        builders = [{"type": "object", "properties": {kind: options_schema(builder.options)}, "required": [kind],
-                     "additionalProperties": False, "description": builder.about}
-                    for kind, builder in BUILDERS.items()]
-        path = dict(_PATH.json_schema(), description="an ARX hierarchy file")
-        file_entry = dict(options_schema(HIERARCHY_FILE_OPTIONS), description="an ARX hierarchy file")
-        return {"type": ["object", "null"], "additionalProperties": {"oneOf": [path, file_entry, *builders]}}
-
-
-@dataclass(frozen=True)
-class ModelList:
-    """The value of ``models``: a list of ``{model name: options}``."""
-
-    def json_schema(self) -> dict:
-        items = [{"type": "object", "required": [name], "additionalProperties": False,
-                  "properties": {name: dict(options_schema(model.options), description=model.about)}}
-                 for name, model in MODELS.items()]
-        return {"type": "array", "minItems": 1, "items": {"oneOf": items}}
-
-
-@dataclass(frozen=True)
-class MetricChoice:
-    """The value of ``metric``: a metric's name (or another name of it), or ``{name: …, options}``."""
-
-    def json_schema(self) -> dict:
-        names = list(METRICS) + [alias for alias, key in METRIC_ALIASES.items() if key in METRICS]
-        objects = [dict(options_schema(metric.options, extra={"name": {"const": name}}), description=metric.about)
-                   for name, metric in METRICS.items()]
-        return {"anyOf": [{"enum": names}, {"oneOf": objects}]}
-
-
-@dataclass(frozen=True)
-class AlgorithmChoice:
-    """The value of ``algorithm``: an algorithm's name (one that needs no option), or
-    ``{name: …, options}``."""
-
-    def json_schema(self) -> dict:
-        objects = [algorithm.json_schema(name) for name, algorithm in ALGORITHMS.items()]
-        alone = [name for name, algorithm in ALGORITHMS.items() if algorithm.named_alone]
-        return {"anyOf": [{"enum": alone}, {"oneOf": objects}]}
-
-
-# --------------------------------------------------------------------------------------------
 # Anonymized marginals (``veil marginals``; Kifer and Gehrke, SIGMOD 2006)
 
 #: The privacy models of a collection of marginals (:mod:`veil.marginals.privacy`).
@@ -601,6 +465,9 @@ def _marginals_spec(options: Mapping[str, Any]) -> MarginalsSpec:
     return MarginalsSpec(**options)
 
 
+# --------------------------------------------------------------------------------------------
+# The sections of a file
+
 SECTIONS: dict[str, Section] = {
     "data": Section(
         _PATH,
@@ -615,18 +482,19 @@ SECTIONS: dict[str, Section] = {
     "columns": Section(
         Options(COLUMN_ROLES), "the role of each column; every column not listed is released unchanged", required=True,
         hint="give the roles of the columns, like 'columns: {quasi_identifiers: [age, zip], sensitive: [disease]}'."),
-    "hierarchies": Section(HierarchyMap(), "per column, an ARX hierarchy file or a builder"),
+    "hierarchies": Section(HierarchyMap(BUILDERS, HIERARCHY_FILE_OPTIONS, _PATH),
+                           "per column, an ARX hierarchy file or a builder"),
     "orders": Section(JsonOnly({"type": ["object", "null"], "additionalProperties": {"anyOf": [
         one_or_list(NAME_SCHEMA), options_schema(ORDER_FILE_OPTIONS)]}}),
         "per text column, its values in order (or a file, one value a line)"),
-    "models": Section(ModelList(), "the privacy models the release must satisfy, every one",
+    "models": Section(ModelList(MODELS), "the privacy models the release must satisfy, every one",
                       required=True,
                       hint="list the privacy models the release must satisfy, like "
                            "'models: [{k_anonymity: {k: 5}}]'."),
     "suppression_limit": Section(Number(0, 1, hi_open=True), "the share of records that may be suppressed",
                                  field="suppression_limit", build=float),
-    "metric": Section(MetricChoice(), "the utility metric the search optimizes (default: loss)"),
-    "algorithm": Section(AlgorithmChoice(), "the anonymization algorithm (default: fulldomain)"),
+    "metric": Section(MetricChoice(METRICS), "the utility metric the search optimizes (default: loss)"),
+    "algorithm": Section(AlgorithmChoice(ALGORITHMS), "the anonymization algorithm (default: fulldomain)"),
     "output": Section(Options(OUTPUT_OPTIONS, "{suppressed: remove, shuffle: true}"), "how the release is written",
                       field="output", build=lambda options: OutputSpec(**options)),
     "engine": Section(Options(ENGINE_OPTIONS, "{name: spark, master: 'local[*]'}"),
