@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from veil.config.options import Option, Options, options_schema, optional, required
 from veil.config.per_quasi_identifier import PerQuasiIdentifier
-from veil.config.specification import (EngineSpec, GivenMarginalSpec, MarginalModelSpec, MarginalsSpec, OutputSpec,
-                                       PolicySpec, PopulationSpec)
+from veil.config.policy_section import PolicyOptions, PopulationMap
+from veil.config.specification import EngineSpec, GivenMarginalSpec, MarginalModelSpec, MarginalsSpec, OutputSpec
 from veil.config.table_entries import (AlgorithmChoice, AlgorithmSchema, BuilderSchema, HierarchyMap, MetricChoice,
                                        MetricSchema, ModelList, ModelSchema, Section)
 from veil.config.value_types import (NAME_SCHEMA, Boolean, Choice, Column, Columns, File, JsonOnly, Name, Nullable,
@@ -237,8 +237,6 @@ CHECKS: dict[str, dict[str, Option]] = {
     },
 }
 COMPOSITIONS = ("sequential", "advanced", "temporal", "window")
-# Each composition rule's own option, and the rule it belongs to.
-_RULE_OPTIONS = {"delta_prime": "advanced", "discount": "temporal", "window": "window"}
 DISCOUNTS: dict[str, Option] = {"exponential": optional(Number(0, 1, lo_open=True)), "hyperbolic": optional(Number(0))}
 POPULATION_OPTIONS: dict[str, Option] = {
     "key": optional(Nullable(Name()), None),
@@ -253,42 +251,6 @@ POPULATION_OPTIONS: dict[str, Option] = {
 }
 
 
-@dataclass(frozen=True)
-class PopulationMap:
-    """The value of ``policy.populations``: per population name, its key and its budget."""
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str) -> tuple[PopulationSpec, ...]:
-        out = []
-        for name, (key_node, value) in p.mapping(node, where, "{adult: {budget: {epsilon: 1.0}}}").items():
-            here = f"{where}.{name}"
-            o = p.options(value, here, POPULATION_OPTIONS, key_node, "{key: id, budget: {epsilon: 1.0}}")
-            for option, rule in _RULE_OPTIONS.items():
-                if o[option] is not None and o["composition"] != rule:
-                    raise p.error(key_node, f"{here}.{option} applies only to {rule} composition, and its "
-                                            f"composition is {o['composition']}.")
-            if o["composition"] != "sequential" and o["budget"] is None:
-                raise p.error(key_node, f"{here} has {o['composition']} composition but no budget; give its budget.")
-            if o["composition"] == "advanced" and o["budget"]["delta"] == 0:
-                raise p.error(key_node, f"{here} has advanced composition, which spends a δ' > 0, so its budget "
-                                        "needs a delta above 0.")
-            discount = None
-            if o["composition"] == "temporal":
-                given = [(k, v) for k, v in (o["discount"] or {}).items()]
-                if len(given) != 1:
-                    raise p.error(key_node, f"{here} has temporal composition and needs one discount, like "
-                                            "{exponential: 0.9} or {hyperbolic: 0.5}.")
-                discount = given[0]
-            if o["composition"] == "window" and o["window"] is None:
-                raise p.error(key_node, f"{here} has window composition and needs window, its length in time steps.")
-            budget = None if o["budget"] is None else (o["budget"]["epsilon"], o["budget"]["delta"])
-            out.append(PopulationSpec(name, o["key"], budget, o["composition"], o["delta_prime"], discount,
-                                      o["window"], o["relation"]))
-        return tuple(out)
-
-    def json_schema(self) -> dict:
-        return {"type": ["object", "null"], "additionalProperties": options_schema(POPULATION_OPTIONS)}
-
-
 #: The presence check of the release alone (:class:`veil.ledger.checks.PresenceCheck`): the
 #: population table and the thresholds (δ-presence's largest probability, k-map's k).
 PRESENCE_OPTIONS: dict[str, Option] = {
@@ -301,29 +263,9 @@ POLICY_OPTIONS: dict[str, Option] = {
     "recheck": optional(Boolean(), True),
     "composition": optional(Nullable(Options({name: optional(Options(options)) for name, options in CHECKS.items()},
                                              "{intersection: {confidence: 1.0, max_share: 0.0}}")), None),
-    "populations": optional(PopulationMap(), ()),
+    "populations": optional(PopulationMap(POPULATION_OPTIONS), ()),
     "presence": optional(Nullable(Options(PRESENCE_OPTIONS, "{population: voters.csv, delta_max: 0.5}")), None),
 }
-
-
-@dataclass(frozen=True)
-class PolicyOptions:
-    """The value of ``policy``: the gate's checks with their thresholds, and the populations."""
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str) -> PolicySpec:
-        o = p.options(node, where, POLICY_OPTIONS, node, "{composition: {intersection: {max_share: 0.0}}}")
-        given = o["composition"] or {}
-        # a check the file leaves out runs with its defaults
-        checks = {name: given.get(name) or {key: option.default for key, option in options.items()}
-                  for name, options in CHECKS.items()}
-        presence = o["presence"]
-        if presence is not None and presence["delta_max"] is None and presence["k_map"] is None:
-            raise p.error(node, "policy.presence needs delta_max (δ-presence) or k_map (k-map), or both.")
-        single = {"presence": presence} if presence is not None else {}
-        return PolicySpec(o["recheck"], checks, o["populations"], p.origin(node), single)
-
-    def json_schema(self) -> dict:
-        return options_schema(POLICY_OPTIONS)
 
 
 # --------------------------------------------------------------------------------------------
@@ -501,7 +443,7 @@ SECTIONS: dict[str, Section] = {
                       "where the records are read and counted: local (in memory) or spark (Apache Spark at master, "
                       "with the Spark settings in config)",
                       field="engine", build=lambda options: EngineSpec(**options)),
-    "policy": Section(PolicyOptions(), "what the publishing gate enforces (veil publish --policy): the thresholds of "
+    "policy": Section(PolicyOptions(POLICY_OPTIONS, CHECKS), "what the publishing gate enforces (veil publish --policy): the thresholds of "
                       "its checks across releases, the presence check of a release alone against a population table, "
                       "and the populations with their privacy budgets; a file may hold this section alone",
                       field="policy"),
