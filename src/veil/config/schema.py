@@ -24,27 +24,20 @@ table's header, the declared columns) has a reader of its own in the parser inst
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping
 
+from veil.config.marginals_section import BaseTable, MarginalList, MarginalModelList
 from veil.config.options import Option, Options, options_schema, optional, required
 from veil.config.per_quasi_identifier import PerQuasiIdentifier
 from veil.config.policy_section import PolicyOptions, PopulationMap
-from veil.config.specification import EngineSpec, GivenMarginalSpec, MarginalModelSpec, MarginalsSpec, OutputSpec
+from veil.config.specification import EngineSpec, MarginalsSpec, OutputSpec
 from veil.config.table_entries import (AlgorithmChoice, AlgorithmSchema, BuilderSchema, HierarchyMap, MetricChoice,
                                        MetricSchema, ModelList, ModelSchema, Section)
 from veil.config.value_types import (NAME_SCHEMA, Boolean, Choice, Column, Columns, File, JsonOnly, Name, Nullable,
                                      Number, PerColumn, PublicDomains, SensitiveColumn, Settings, Text, WholeNumber,
                                      one_or_list)
 from veil.data.builders import DATE_GRANULARITIES
-
-if TYPE_CHECKING:
-    import yaml
-
-# A value type's checks take the parser (veil.config.parser.Parser, which imports this module, so
-# it is not named here) and call its primitives: integer, number, choice, column, items, mapping …
-Parser = Any
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -298,103 +291,8 @@ MAXENT_OPTIONS: dict[str, Option] = {
     "max_iterations": optional(WholeNumber(1)),
 }
 
-_LEVELS = {"type": ["object", "null"], "additionalProperties": {"type": "integer", "minimum": 0}}
-
-
-@dataclass(frozen=True)
-class MarginalModelList:
-    """The value of ``marginals.privacy``: a list of ``{model name: options}``."""
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str) -> tuple:
-        example = "'- k_link: {k: 5}'"
-        items = p.items(node, where)
-        if not items or p.is_mapping(node):
-            raise p.error(node, f"{where} must list at least one privacy model of the marginals, like {example}.")
-        specs = []
-        for item in items:
-            entries = p.mapping(item, where, example)
-            if len(entries) != 1:
-                raise p.error(item, f"each entry of {where} is one model name with its options, like {example}.")
-            p.known_keys(entries, list(MARGINAL_MODELS), where)
-            name, (name_node, options_node) = next(iter(entries.items()))
-            schema = MARGINAL_MODELS[name]
-            options = p.options(options_node, f"{where}.{name}", schema.options, name_node, schema.example)
-            specs.append(MarginalModelSpec(name, options, p.origin(name_node)))
-        return tuple(specs)
-
-    def json_schema(self) -> dict:
-        items = [{"type": "object", "required": [name], "additionalProperties": False,
-                  "properties": {name: dict(options_schema(model.options), description=model.about)}}
-                 for name, model in MARGINAL_MODELS.items()]
-        return {"type": "array", "minItems": 1, "items": {"oneOf": items}}
-
-
-def _marginal_levels(p: Parser, node: yaml.Node, where: str, attributes: list[str]) -> dict[str, int]:
-    levels = {}
-    for key, (key_node, value) in p.mapping(node, where, "{age: 1}").items():
-        if key not in attributes:
-            raise p.error(key_node, f"{where} gives a level for '{key}', which the marginal does not hold; "
-                          f"it holds {', '.join(attributes)}.")
-        levels[key] = p.integer(value, f"{where}.{key}", 0)
-    return levels
-
-
-@dataclass(frozen=True)
-class MarginalList:
-    """The value of ``marginals.publish``: marginals as ``{attributes: [...], levels: {...}}``,
-    each attribute a quasi-identifier or a sensitive column."""
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str) -> tuple:
-        example = "'- {attributes: [age, sex], levels: {age: 1}}'"
-        specs = []
-        for item in p.items(node, where):
-            entries = p.mapping(item, where, example)
-            p.known_keys(entries, ["attributes", "levels"], where)
-            if "attributes" not in entries:
-                raise p.error(item, f"each marginal of {where} needs 'attributes', like {example}.")
-            attributes = []
-            for attribute in p.items(entries["attributes"][1], f"{where}.attributes"):
-                name = p.column(attribute, f"{where}.attributes")
-                if name not in p.quasi and name not in p.sensitive:
-                    raise p.error(attribute, f"{where}.attributes names '{name}', which is neither a "
-                                  "quasi-identifier nor a sensitive column; give it a role under columns.")
-                if name in attributes:
-                    raise p.error(attribute, f"{where}.attributes names '{name}' twice; name it once.")
-                attributes.append(name)
-            if not attributes:
-                raise p.error(item, f"a marginal of {where} needs at least one attribute, like {example}.")
-            levels = _marginal_levels(p, entries["levels"][1], f"{where}.levels", attributes) \
-                if "levels" in entries else {}
-            specs.append(GivenMarginalSpec(tuple(attributes), levels, p.origin(item)))
-        return tuple(specs)
-
-    def json_schema(self) -> dict:
-        entry = {"type": "object", "required": ["attributes"], "additionalProperties": False,
-                 "properties": {"attributes": Columns().json_schema(), "levels": _LEVELS}}
-        return {"type": ["array", "null"], "items": entry}
-
-
-@dataclass(frozen=True)
-class BaseTable:
-    """The value of ``marginals.base``: ``optimal``, ``none``, or ``{levels: {column: level}}``
-    for the quasi-identifiers (0 when not given)."""
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str) -> Any:
-        if not p.is_mapping(node):
-            return p.choice(node, where, ("optimal", "none"))
-        entries = p.mapping(node, where, "{levels: {age: 2}}")
-        p.known_keys(entries, ["levels"], where)
-        levels = _marginal_levels(p, entries["levels"][1], f"{where}.levels", list(p.quasi)) \
-            if "levels" in entries else {}
-        return GivenMarginalSpec(tuple(p.quasi), levels, p.origin(node))
-
-    def json_schema(self) -> dict:
-        return {"anyOf": [{"enum": ["optimal", "none"]}, {
-            "type": "object", "properties": {"levels": _LEVELS}, "additionalProperties": False}]}
-
-
 MARGINALS_OPTIONS: dict[str, Option] = {
-    "privacy": required(MarginalModelList()),
+    "privacy": required(MarginalModelList(MARGINAL_MODELS)),
     "sensitive": optional(SensitiveColumn()),
     "base": optional(BaseTable(), "optimal"),
     "publish": optional(MarginalList(), ()),
