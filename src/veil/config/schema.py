@@ -12,7 +12,9 @@ raising the parser's ``file, line N: …`` sentence, and states what it accepts 
 options (:mod:`veil.config.options`: an :class:`Option` says whether a key is required and its
 default; a mapping of options is an :class:`Options`); their entries are the kinds of
 :mod:`veil.config.table_entries` (:class:`ModelSchema`, :class:`AlgorithmSchema`, :class:`Section`
-…). Their names stay importable from here.
+…). The sections whose keys depend on each other are read by value types of their own, given
+their tables from here: the policy's (:mod:`veil.config.policy_section`) and the marginals'
+(:mod:`veil.config.marginals_section`). All these names stay importable from here.
 
 **Adding a section** is one entry of :data:`SECTIONS`: a :class:`Section` with its value type and
 the :class:`~veil.config.specification.AnonymizationConfig` field it fills (a field with a default,
@@ -38,6 +40,22 @@ from veil.config.value_types import (NAME_SCHEMA, Boolean, Choice, Column, Colum
                                      Number, PerColumn, PublicDomains, SensitiveColumn, Settings, Text, WholeNumber,
                                      one_or_list)
 from veil.data.builders import DATE_GRANULARITIES
+
+__all__ = [
+    # the tables, the sections, and their JSON Schema
+    "ALGORITHMS", "BUILDERS", "CHECKS", "COLUMN_ROLES", "COMPOSITIONS", "DISCOUNTS", "ENGINE_OPTIONS",
+    "HIERARCHY_FILE_OPTIONS", "JSON_SCHEMA_DIALECT", "LABEL", "MARGINALS_OPTIONS", "MARGINAL_MODELS",
+    "MARGINAL_SEARCH_OPTIONS", "MAXENT_OPTIONS", "METRICS", "MODELS", "ORDER_FILE_OPTIONS", "OUTPUT_OPTIONS",
+    "POLICY_OPTIONS", "POPULATION_OPTIONS", "PRESENCE_OPTIONS", "SECTIONS", "SENSITIVE", "SHIPPED_SCHEMA",
+    "configuration_schema", "schema_text",
+    # what the tables are made of (veil.config.value_types, options, table_entries, policy_section,
+    # marginals_section, per_quasi_identifier)
+    "NAME_SCHEMA", "AlgorithmChoice", "AlgorithmSchema", "BaseTable", "Boolean", "BuilderSchema", "Choice", "Column",
+    "Columns", "File", "HierarchyMap", "JsonOnly", "MarginalList", "MarginalModelList", "MetricChoice",
+    "MetricSchema", "ModelList", "ModelSchema", "Name", "Nullable", "Number", "Option", "Options", "PerColumn",
+    "PerQuasiIdentifier", "PolicyOptions", "PopulationMap", "PublicDomains", "Section", "SensitiveColumn",
+    "Settings", "Text", "WholeNumber", "optional", "options_schema", "required",
+]
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
