@@ -359,7 +359,8 @@ SECTIONS: dict[str, Section] = {
                       "where the records are read and counted: local (in memory) or spark (Apache Spark at master, "
                       "with the Spark settings in config)",
                       field="engine", build=lambda options: EngineSpec(**options)),
-    "policy": Section(PolicyOptions(POLICY_OPTIONS, CHECKS), "what the publishing gate enforces (veil publish --policy): the thresholds of "
+    "policy": Section(PolicyOptions(POLICY_OPTIONS, CHECKS),
+                      "what the publishing gate enforces (veil publish --policy): the thresholds of "
                       "its checks across releases, the presence check of a release alone against a population table, "
                       "and the populations with their privacy budgets; a file may hold this section alone",
                       field="policy"),
