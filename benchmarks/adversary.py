@@ -93,7 +93,8 @@ def measure_ace(dataset, repeat: int) -> dict:
 def measure_minimality(adult, l: int) -> dict:
     from veil import Dataset
     from veil.anonymize import FullDomain
-    from veil.attacks.minimality import MinimalityAttack, OptimalFullDomain
+    from veil.attacks.fulldomain_publishers import OptimalFullDomain
+    from veil.attacks.minimality import MinimalityAttack
     from veil.models import DistinctLDiversity
 
     models = [DistinctLDiversity(l)]

@@ -1,12 +1,15 @@
-"""The README's benchmark figures, rendered from the results files, so that the two cannot drift.
+"""The benchmark figures of the README and the documentation site, rendered from the results files,
+so that the two cannot drift.
 
-Each benchmark's figures sit in README.md between two marker comments named after its results
-file, ``<!-- bench:NAME:start -->`` and ``<!-- bench:NAME:end -->``; what lies between them is
-exactly :func:`render` of ``results/NAME.json``, with the date and the machine the run measured.
+Each benchmark's figures sit between two marker comments named after its results file,
+``<!-- bench:NAME:start -->`` and ``<!-- bench:NAME:end -->``; what lies between them is exactly
+:func:`render` of ``results/NAME.json``, with the date and the machine the run measured. The
+summary of every comparison is in README.md; each benchmark's own block is on a page of the site
+(``docs/benchmarks.md``, or the guide it belongs to): :func:`pages` lists where blocks may sit.
 ``python benchmarks/run.py`` rewrites the blocks after each benchmark it runs (into the default
 results folder), ``python benchmarks/readme.py`` rewrites them all from the files, and a test
-(``tests/test_readme_benchmarks.py``) fails when a block differs from its file: a figure edited by
-hand is caught.
+(``tests/test_readme_benchmarks.py``) fails when a block differs from its file, or when a results
+file has no block or two: a figure edited by hand is caught.
 
 This module reads only the JSON files (and the standard library), so the check runs anywhere.
 """
@@ -22,6 +25,8 @@ from typing import Callable
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 README = HERE.parent / "README.md"
+#: The documentation site's pages, which hold every block but the summary.
+DOCS = HERE.parent / "docs"
 BLOCK = re.compile(r"(<!-- bench:(?P<name>[\w-]+):start -->\n)(?P<body>.*?)(<!-- bench:(?P=name):end -->)", re.S)
 
 
@@ -371,7 +376,12 @@ RENDERERS: dict[str, Callable[[dict], list[str]]] = {
 SUMMARY = "summary"
 
 
-# ------------------------------------------------------------------------------- the README
+# ------------------------------------------------------------------------------- the pages
+
+def pages(readme: Path = README, docs: Path = DOCS) -> list[Path]:
+    """The pages that may hold blocks: the README, then every page of the documentation site."""
+    return [readme, *sorted(docs.rglob("*.md"))]
+
 
 def render(name: str, results_dir: Path = RESULTS) -> str:
     """The text of block ``name``: its results file (every file, for the summary) rendered, ending
@@ -384,8 +394,17 @@ def render(name: str, results_dir: Path = RESULTS) -> str:
 
 
 def blocks(text: str) -> dict[str, str]:
-    """Each marker block of a README: name → the text between its markers."""
+    """Each marker block of a page: name → the text between its markers."""
     return {m["name"]: m["body"] for m in BLOCK.finditer(text)}
+
+
+def located(where: list[Path] | None = None) -> dict[str, list[Path]]:
+    """Each block's name → the pages that hold it (one, when all is well)."""
+    found: dict[str, list[Path]] = {}
+    for page in pages() if where is None else where:
+        for name in blocks(page.read_text(encoding="utf-8")):
+            found.setdefault(name, []).append(page)
+    return found
 
 
 def rewrite(text: str, names=None, results_dir: Path = RESULTS) -> str:
@@ -398,14 +417,16 @@ def rewrite(text: str, names=None, results_dir: Path = RESULTS) -> str:
     return BLOCK.sub(replace, text)
 
 
-def update(names=None, readme: Path = README, results_dir: Path = RESULTS) -> None:
-    """Rewrite README.md's blocks (those named, or all) from the results files, atomically."""
+def update(names=None, where: list[Path] | None = None, results_dir: Path = RESULTS) -> None:
+    """Rewrite the blocks (those named, or all) of every page that holds one, from the results
+    files; each page atomically."""
     from veil.output import write_files
 
-    text = readme.read_text(encoding="utf-8")
-    new = rewrite(text, names, results_dir)
-    if new != text:
-        write_files({readme: new})
+    for page in pages() if where is None else where:
+        text = page.read_text(encoding="utf-8")
+        new = rewrite(text, names, results_dir)
+        if new != text:
+            write_files({page: new})
 
 
 if __name__ == "__main__":

@@ -81,8 +81,9 @@ and ``memory.md``.
 resampled to ``--spark-rows`` records (default 1M, 10M and 30M) in Parquet: check, full-domain
 and Mondrian k = 5. Needs PySpark and Java 17. The results go to ``spark.json`` and ``spark.md``.
 
-Run into the default results folder, every benchmark also rewrites its block of the README's
-Benchmarks section from its results file (``readme.py``).
+Run into the default results folder, every benchmark also rewrites its block (on the site's
+Benchmarks page, ``docs/benchmarks.md``, or the guide it belongs to) and the README's summary from
+its results file (``readme.py``).
 """
 
 from __future__ import annotations

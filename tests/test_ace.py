@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from veil import Dataset, builders
 from veil.anonymize import Ace, InfeasibleError
 from veil.anonymize.ace import _local_groups, assign_rounds, split
-from veil.attacks.minimality import AceProcess, MinimalityAttack
+from veil.attacks.minimality import MinimalityAttack
+from veil.attacks.recoding_publishers import AceProcess
 from veil.errors import ColumnError, ParameterError
 from veil.models import DistinctLDiversity, EntropyLDiversity, KAnonymity, TCloseness
 

@@ -1,5 +1,6 @@
 """The shape of the package (DESIGN.md): no import circles, imports that run downward through its
-layers, and the terminal (Typer, Click, Rich) reached only from ``veil.cli``.
+layers, the terminal (Typer, Click, Rich) reached only from ``veil.cli``, and no file of more than
+800 lines without a reason written in ``LONG_FILES``.
 
 Every import counts, at the top of a module or inside a function (an import made lazily is still
 a dependency), and so does ``importlib.import_module("veil.…")``. The imports are read from the
@@ -56,6 +57,16 @@ LAYERS = {
 }
 
 TERMINAL = ("typer", "click", "rich")
+
+# A module holds one concept and its name says which; past this many lines it usually holds several.
+MAX_LINES = 800
+# The files of veil allowed more than MAX_LINES lines, by their path in the repository, each with
+# the reason in one sentence. A new long file fails until it is split by concept or its reason is
+# written here; an entry whose file is no longer long (or is gone) fails until it is removed.
+LONG_FILES = {
+    "src/veil/dp/accountant.py": "being split by concept (issue 26).",
+    "src/veil/output.py": "being split by concept (issue 26).",
+}
 
 
 def _module_name(path: Path) -> str:
@@ -151,6 +162,29 @@ def _shortest_circle(edges: dict[str, frozenset[str]], group: list[str]) -> list
     raise AssertionError(f"no circle through {start}")
 
 
+def count_lines(text: str) -> int:
+    """The lines of ``text``: one per newline, and a last line that lacks its newline (a form feed is no line)."""
+    return text.count("\n") + int(bool(text) and not text.endswith("\n"))
+
+
+def line_counts(root: Path) -> dict[str, int]:
+    """The lines of every ``.py`` file under ``root/src/veil``, by its path from ``root``."""
+    return {path.relative_to(root).as_posix(): count_lines(path.read_text(encoding="utf-8"))
+            for path in sorted((root / "src" / "veil").rglob("*.py"))}
+
+
+def too_long(lines: dict[str, int], allowed: dict[str, str]) -> list[str]:
+    """The files over ``MAX_LINES`` lines that ``allowed`` gives no reason for, each with its lines."""
+    return [f"{name} ({count:,} lines)" for name, count in lines.items()
+            if count > MAX_LINES and not allowed.get(name, "").strip()]
+
+
+def no_longer_long(lines: dict[str, int], allowed: dict[str, str]) -> list[str]:
+    """The entries of ``allowed`` whose file is gone or has at most ``MAX_LINES`` lines."""
+    return [f"{name} ({lines[name]:,} lines)" if name in lines else f"{name} (gone)"
+            for name in allowed if lines.get(name, 0) <= MAX_LINES]
+
+
 def part(module: str) -> str:
     """The part of the package a module belongs to: ``veil.dp.noise`` → ``dp``."""
     return module.split(".")[1] if "." in module else module
@@ -197,13 +231,55 @@ def test_the_command_line_does_reach_the_terminal():
     assert {"typer", "rich.console"} <= imported_names(modules()["veil.cli.console"], "veil.cli.console")
 
 
-def test_the_readme_layout_names_every_part_of_the_package_and_nothing_else():
-    readme = (SRC.parent / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Layout", 1)[1].split("```text", 1)[1].split("```", 1)[0]
+def test_the_documented_layout_names_every_part_of_the_package_and_nothing_else():
+    # docs/architecture.md, the site's page on the package's layout (it was the README's Layout)
+    page = (SRC.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = page.split("## Layout", 1)[1].split("```text", 1)[1].split("```", 1)[0]
     listed = {line.split()[0].rstrip("/").removesuffix(".py") for line in section.splitlines()[1:]
               if line.startswith("  ") and not line.startswith("   ")}
     package = SRC / "veil"
     present = {p.stem for p in package.glob("*.py") if p.stem not in ("__init__", "__main__")}
     present |= {p.name for p in package.iterdir() if p.is_dir() and p.name != "__pycache__"}
-    assert listed == present, f"README layout lists {sorted(listed - present)} that do not exist and omits " \
+    assert listed == present, f"docs/architecture.md's layout lists {sorted(listed - present)} that do not exist and omits " \
                               f"{sorted(present - listed)}"
+
+
+def test_no_file_is_longer_than_the_limit_without_a_reason():
+    long = too_long(line_counts(SRC.parent), LONG_FILES)
+    assert not long, (
+        f"more than {MAX_LINES} lines: {'; '.join(long)}. Split each by concept, not by length: one module per "
+        "concept a reader would look for by name, named after it, with a docstring that states it (importers follow "
+        "and the layer table holds); or, if one concept really needs the length, write why in one sentence in "
+        "LONG_FILES in tests/test_architecture.py.")
+
+
+def test_every_long_file_allowed_is_still_long():
+    stale = no_longer_long(line_counts(SRC.parent), LONG_FILES)
+    assert not stale, (f"LONG_FILES allows {'; '.join(stale)}, no longer over {MAX_LINES} lines: remove the "
+                       "entry from LONG_FILES in tests/test_architecture.py, so that the file cannot grow back.")
+
+
+def test_every_reason_is_one_sentence():
+    for name, reason in LONG_FILES.items():
+        text = reason.strip()
+        assert text.endswith(".") and ". " not in text[:-1] and "\n" not in text, \
+            f"the reason LONG_FILES gives for {name} is not one sentence: {reason!r}"
+
+
+def test_lines_are_counted_by_their_newlines():
+    assert [count_lines(t) for t in ("", "a", "a\n", "a\nb", "a\n\n", "a\x0cb\n")] == [0, 1, 1, 2, 2, 1]
+
+
+def test_the_line_limit_is_checked(tmp_path):
+    package = tmp_path / "src" / "veil" / "part"
+    package.mkdir(parents=True)
+    (package / "long.py").write_text("x = 1\n" * (MAX_LINES + 1), encoding="utf-8")
+    (package / "limit.py").write_text("x = 1\n" * (MAX_LINES - 1) + "x = 1", encoding="utf-8")
+    lines = line_counts(tmp_path)
+    assert lines == {"src/veil/part/limit.py": MAX_LINES, "src/veil/part/long.py": MAX_LINES + 1}
+    assert too_long(lines, {}) == [f"src/veil/part/long.py ({MAX_LINES + 1} lines)"]
+    assert too_long(lines, {"src/veil/part/long.py": " "}) == [f"src/veil/part/long.py ({MAX_LINES + 1} lines)"]
+    assert too_long(lines, {"src/veil/part/long.py": "one concept that needs the length."}) == []
+    assert no_longer_long(lines, {"src/veil/part/long.py": "a reason.", "src/veil/part/limit.py": "a reason.",
+                                  "src/veil/part/gone.py": "a reason."}) == \
+        [f"src/veil/part/limit.py ({MAX_LINES} lines)", "src/veil/part/gone.py (gone)"]

@@ -348,7 +348,7 @@ def inpatient_csv(tmp_path: Path) -> Path:
 def test_cli_prints_a_summary(inpatient_csv):
     result = runner.invoke(cli_app(), ["attack", "single", str(inpatient_csv), "--qi", ",".join(INPATIENT_QI),
                                        "--sensitive", "Condition"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # the attack exposes records: exit 1, like a failed check
     assert "homogeneity" in result.stdout and "Cancer (4)" in result.stdout
     assert "background knowledge" in result.stdout and "A_know" in result.stdout
     assert "similarity attack was skipped" in result.stdout
@@ -362,7 +362,7 @@ def test_cli_json(inpatient_csv, tmp_path):
                                        "--sensitive", "Condition", "--hierarchy", f"Condition={hierarchy}",
                                        "--hierarchy", f"Age={hierarchy}", "--m", "1", "--threshold", "1",
                                        "--skew", "2", "--delimiter", ";", "--json"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # exposed records
     out = json.loads(result.stdout)
     assert {"rows", "classes", "quasi_identifiers", "sensitive", "attacks", "notes"} <= out.keys()
     attacks = out["attacks"]["Condition"]

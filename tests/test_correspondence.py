@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 from veil import Dataset
 from veil.anonymize import FullDomain, Mondrian
 from veil.attacks.correspondence import NotIncrementalError, correspondence_attack
-from veil.attacks.intersection import PublishedRelease, ReleaseMismatchError, TargetsError
+from veil.attacks.published_release import PublishedRelease, ReleaseMismatchError
+from veil.attacks.targets import TargetsError
 from veil.data.hierarchy import Hierarchy
 from veil.errors import ParameterError
 from veil.models import KAnonymity

@@ -18,9 +18,10 @@ from typer.testing import CliRunner
 
 from veil import Dataset, Hierarchy, KAnonymity
 from veil.anonymize import MDAV, FullDomain, Mondrian
-from veil.attacks.intersection import (ColumnValues, PublishedRelease, ReleaseMismatchError, TargetsError,
-                                       UnreadableValueError, hierarchy_nodes, intersection_attack,
-                                       parse_published_value)
+from veil.attacks.intersection import intersection_attack
+from veil.attacks.published_release import PublishedRelease, ReleaseMismatchError
+from veil.attacks.published_values import ColumnValues, UnreadableValueError, hierarchy_nodes, parse_published_value
+from veil.attacks.targets import TargetsError
 from veil.cli.attack import intersection_command, parse_levels
 from veil.errors import ParameterError, VeilError
 from veil.manifests import combined

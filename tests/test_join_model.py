@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from veil import Dataset, EquivalenceClasses, builders
 from veil.anonymize import FullDomain, Mondrian
-from veil.attacks.intersection import PublishedRelease
+from veil.attacks.published_release import PublishedRelease
 from veil.attacks.join import join_attack
 from veil.errors import InfeasibleError, ParameterError
 from veil.models import DistinctLDiversity, JoinKAnonymity, KAnonymity

@@ -17,9 +17,10 @@ from helpers import one_sentence_error
 from veil.data.hierarchy import Hierarchy
 from veil.errors import ColumnError, InfeasibleError, ParameterError
 from veil.marginals.collection import MarginalCollection, MarginalCounter, MarginalSpec
+from veil.marginals.decomposable import structure
+from veil.marginals.maxent import MaxEntEstimate
 from veil.marginals.privacy import KCombinatorialAnonymity, KLinkAnonymity, MaxEntLDiversity
 from veil.marginals.search import GreedyMarginalSearch
-from veil.metrics.maxent import MaxEntEstimate, structure
 
 
 @pytest.fixture(scope="module")

@@ -17,8 +17,10 @@ from helpers import one_sentence_error
 from veil.data.hierarchy import Hierarchy
 from veil.errors import ColumnError, InfeasibleError, ParameterError
 from veil.marginals.collection import MarginalCollection, MarginalCounter, MarginalSpec
+from veil.marginals.contingency import ContingencyTable
+from veil.marginals.decomposable import junction_tree
+from veil.marginals.maxent import MaxEntEstimate
 from veil.metrics import make_metric
-from veil.metrics.maxent import ContingencyTable, MaxEntEstimate, junction_tree
 
 # Attribute "a" has values 0..3 and a hierarchy {0,1}→lo, {2,3}→hi, then *.
 A_HIERARCHY = Hierarchy([["0", "lo", "*"], ["1", "lo", "*"], ["2", "hi", "*"], ["3", "hi", "*"]], name="a")

@@ -32,7 +32,8 @@ from veil import (AlphaKAnonymity, BetaLikeness, ColumnError, Dataset, DeltaDisc
                   EntropyLDiversity, EquivalenceClasses, KAnonymity, ParameterError, RecursiveCLDiversity,
                   TCloseness, VeilError, load_adult)
 from veil.anonymize import MDAV, InfeasibleError
-from veil.anonymize.mdav import _Space, mdav_groups
+from veil.anonymize.mdav.grouping import mdav_groups
+from veil.anonymize.mdav.space import Space
 from veil.cli import app
 from veil.config import load_config
 from veil.manifests import combined, private_path
@@ -96,7 +97,7 @@ def tables_and_k(draw, max_rows: int = 40):
 # --------------------------------------------------------------------------------------------
 # 1. The grouping
 
-def reference_groups(space: _Space, k: int) -> np.ndarray:
+def reference_groups(space: Space, k: int) -> np.ndarray:
     """MDAV over the records one by one, as the papers state it, with the library's distance
     tables: ties go to the earlier row; a group is its record and its k − 1 nearest."""
     n = space.n
@@ -165,7 +166,7 @@ def explicit_embedding(frame: pd.DataFrame, ds: Dataset) -> np.ndarray:
 @given(tables_and_k())
 def test_grouping_equals_the_record_by_record_loop(case):
     frame, ds, k = case
-    space = _Space(ds, [], "impute")
+    space = Space(ds, [], "impute")
     assert np.array_equal(mdav_groups(space, k), reference_groups(space, k))
 
 
@@ -178,7 +179,7 @@ def test_grouping_equals_the_loop_on_larger_tables(seed):
     frame = pd.DataFrame({"a": rng.normal(size=n).round(seed % 3), "b": rng.choice(list("abcdefg"), n),
                           "c": rng.integers(0, 5 + 8 * seed, n)})
     ds = Dataset(frame, quasi_identifiers=["a", "b", "c"][: 1 + seed % 3])
-    space = _Space(ds, [], "impute")
+    space = Space(ds, [], "impute")
     for k in (2, 7, 13):
         assert np.array_equal(mdav_groups(space, k), reference_groups(space, k))
 
@@ -195,7 +196,7 @@ def test_progress_is_reported():
 @given(tables_and_k())
 def test_groups_hold_k_to_2k_minus_1_records_and_cover_every_record_once(case):
     frame, ds, k = case
-    raw = mdav_groups(_Space(ds, [], "impute"), k)
+    raw = mdav_groups(Space(ds, [], "impute"), k)
     assert raw.shape == (len(frame),) and raw.min() == 0
     sizes = np.bincount(raw)
     assert sizes.sum() == len(frame) and (sizes > 0).all()
@@ -220,7 +221,7 @@ def test_groups_hold_k_to_2k_minus_1_records_and_cover_every_record_once(case):
 @given(tables())
 def test_distance_tables_equal_distances_in_the_explicit_space(case):
     frame, ds = case
-    space = _Space(ds, [], "impute")
+    space = Space(ds, [], "impute")
     x = explicit_embedding(frame, ds)
     joint = space.joint_codes(space.codes)
     rng = np.random.default_rng(len(frame))
@@ -428,12 +429,12 @@ def test_eight_points_k3_two_groups_after_the_loop():
 def test_ties_go_to_the_earlier_row():
     model, ds, _ = one_column([5] * 7, 2)
     # r = row 0 with row 1; s = row 2 with row 3; 3 left (< 2k = 4): one group.
-    assert list(mdav_groups(_Space(ds, [], "impute"), 2)) == [0, 0, 1, 1, 2, 2, 2]
+    assert list(mdav_groups(Space(ds, [], "impute"), 2)) == [0, 0, 1, 1, 2, 2, 2]
     # Every group publishes 5, so the release holds one class.
     assert list(model.groups_) == [0] * 7 and model.result_.coincident == 2
     frame = pd.DataFrame({"c": ["a", "b", "a", "b", "a", "b"]})
     ds = Dataset(frame, quasi_identifiers=["c"])
-    assert list(mdav_groups(_Space(ds, [], "impute"), 2)) == [0, 1, 0, 1, 2, 2]
+    assert list(mdav_groups(Space(ds, [], "impute"), 2)) == [0, 1, 0, 1, 2, 2]
     # The last group's mode is a (a tie, to the value first in order), like the first group's.
     assert list(MDAV(k=2).fit(ds).groups_) == [0, 1, 0, 1, 0, 0]
 
@@ -566,7 +567,7 @@ def test_a_model_needing_a_sensitive_column_without_one():
 def test_adult_k5_groups_and_manifest():
     ds = load_adult()
     model = MDAV(k=5).fit(ds)
-    raw = np.bincount(mdav_groups(_Space(ds, [], "impute"), 5))
+    raw = np.bincount(mdav_groups(Space(ds, [], "impute"), 5))
     assert raw.min() == 5 and raw.max() <= 9
     assert model.result_.groups == len(raw) and model.result_.suppressed_records == 0
     # Groups whose rounded mean age and modes coincide are one class of the published table.

@@ -20,8 +20,10 @@ import veil
 from veil import Dataset, Hierarchy, builders
 from veil.anonymize import FullDomain, InfeasibleError
 from veil.classes import EquivalenceClasses
-from veil.attacks.minimality import (MinimalFullDomain, MinimalityAttack, MinimalRecoding, OptimalFullDomain,
-                                     PublishedClasses)
+from veil.attacks.fulldomain_publishers import MinimalFullDomain, OptimalFullDomain
+from veil.attacks.minimality import MinimalityAttack
+from veil.attacks.published_classes import PublishedClasses
+from veil.attacks.recoding_publishers import MinimalRecoding
 from veil.errors import ColumnError, DataError, ParameterError
 from veil.models import AlphaKAnonymity, DeltaDisclosure, DistinctLDiversity, EntropyLDiversity, KAnonymity
 

@@ -428,13 +428,14 @@ def test_relaxed_ties_go_either_way_and_identical_boxes_merge():
 def test_partitions_whose_distinct_cells_print_alike_are_one_class():
     # Values q1 and q2 generalize to "*" one level below the root "*": a partition holding p1 and
     # q1 (the root) and one holding q1 and q2 (the lower node) both publish "*".
-    from veil.anonymize.mondrian import _dimension, _publish
+    from veil.anonymize.mondrian.cells import publish
+    from veil.anonymize.mondrian.dimensions import dimension
 
     frame = pd.DataFrame({"zip": ["p1", "q1", "q1", "q2", "p1", "p2"], "s": list("abcabc")})
     hierarchy = Hierarchy([["p1", "p*", "*"], ["p2", "p*", "*"], ["q1", "*", "*"], ["q2", "*", "*"]])
     ds = Dataset(frame, quasi_identifiers=["zip"], sensitive=["s"], hierarchies={"zip": hierarchy})
-    dims = [_dimension(ds, "zip", "hierarchy")]
-    classes, keys, boxes, class_of_part = _publish(ds, dims, np.array([0, 0, 1, 1, 2, 2]))
+    dims = [dimension(ds, "zip", "hierarchy")]
+    classes, keys, boxes, class_of_part = publish(ds, dims, np.array([0, 0, 1, 1, 2, 2]))
     assert class_of_part.tolist() == [1, 1, 0]
     assert classes.sizes.tolist() == [2, 4]
     assert classes.counts("s").tolist() == [[0, 1, 1], [2, 1, 1]]

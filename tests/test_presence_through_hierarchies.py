@@ -103,7 +103,7 @@ def test_veil_attack_presence_is_the_truth(project):
 
 
 def test_the_membership_attack_gives_everyone_their_probability(project):
-    from veil.attacks.intersection import PublishedRelease
+    from veil.attacks.published_release import PublishedRelease
     from veil.attacks.presence import membership_attack
 
     probability, _, _ = truth()

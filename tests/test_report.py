@@ -536,7 +536,8 @@ def test_the_page_prints_on_a4(browser, page, tmp_path):
 
 def test_the_report_runs_the_intersection_attack_with_earlier_releases(published, tmp_path):
     from veil.anonymize import Mondrian
-    from veil.attacks.intersection import PublishedRelease, intersection_attack
+    from veil.attacks.intersection import intersection_attack
+    from veil.attacks.published_release import PublishedRelease
 
     release, manifest, release_csv, data = published
     ds = Dataset(data, quasi_identifiers=QIS, sensitive=["occupation"])

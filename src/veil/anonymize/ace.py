@@ -41,7 +41,7 @@ into two pairs is ℓ-diverse only if each pair holds a v and a w, and for any f
 assignment puts both v's in one pair. The argument needs only that Split never sees *which*
 value a group holds.
 
-**What is published** is Mondrian's publication of the final buckets (:mod:`veil.anonymize.mondrian`):
+**What is published** is Mondrian's publication of the final buckets (:mod:`veil.anonymize.mondrian.cells`):
 per quasi-identifier the range of the bucket's values, or the lowest common hierarchy node, or
 the set of values, with every record's own sensitive value; buckets whose cells print alike are
 one class (a union of buckets each uniform over ≥ ℓ values is still distinct and entropy
@@ -74,7 +74,8 @@ import numpy as np
 from veil.anonymize.base import Anonymizer
 from veil.anonymize.fulldomain import InfeasibleError
 # Ace publishes its buckets exactly as Mondrian publishes its partitions.
-from veil.anonymize.mondrian import CATEGORICAL, _dimension, _Forced, _publish
+from veil.anonymize.mondrian.cells import publish
+from veil.anonymize.mondrian.dimensions import CATEGORICAL, Forced, dimension
 from veil.data.dataset import Dataset
 from veil.errors import ColumnError, ParameterError
 from veil.models.base import PrivacyModel
@@ -195,10 +196,10 @@ class Ace(Anonymizer):
         dims = []
         for name in qis:
             if isinstance(self.categorical, dict):
-                choice = _Forced(self.categorical[name]) if name in self.categorical else "hierarchy"
+                choice = Forced(self.categorical[name]) if name in self.categorical else "hierarchy"
             else:
                 choice = self.categorical
-            dims.append(_dimension(dataset, name, choice))
+            dims.append(dimension(dataset, name, choice))
         return dims
 
     def fit(self, dataset: Dataset, progress: Callable[[int, int], None] | None = None) -> "Ace":
@@ -230,7 +231,7 @@ class Ace(Anonymizer):
         for j, dim in enumerate(dims):
             ranks[j] = dim.rank[dim.column.codes]
         partition, split_rounds = split(ranks, dims, bucket, group, alpha, progress)
-        classes, keys, boxes, _ = _publish(dataset, dims, partition)
+        classes, keys, boxes, _ = publish(dataset, dims, partition)
         self.release_models_ = self._release_models(name)
         for model in self.release_models_:
             result = model.evaluate(classes)

@@ -19,10 +19,14 @@ from veil.attacks.disclosure import DisclosureResult, disclosure
 from veil.attacks.single import (AttackResult, BackgroundKnowledgeResult, ColumnAttacks, HomogeneityResult,
                                  SimilarityResult, SingleReleaseReport, SkewnessResult, attack_release,
                                  background_knowledge, homogeneity, release_classes, similarity, skewness)
-from veil.attacks.intersection import (IntersectionResult, PublishedRelease, ReleaseMismatchError, TargetsError,
-                                       UnreadableValueError, intersection_attack)
-from veil.attacks.minimality import (AceProcess, MinimalFullDomain, MinimalityAttack, MinimalRecoding,
-                                     MondrianProcess, OptimalFullDomain)
+from veil.attacks.intersection import intersection_attack
+from veil.attacks.intersection_result import IntersectionResult
+from veil.attacks.published_release import PublishedRelease, ReleaseMismatchError
+from veil.attacks.published_values import UnreadableValueError
+from veil.attacks.targets import TargetsError
+from veil.attacks.minimality import MinimalityAttack
+from veil.attacks.fulldomain_publishers import MinimalFullDomain, OptimalFullDomain
+from veil.attacks.recoding_publishers import AceProcess, MinimalRecoding, MondrianProcess
 from veil.attacks.join import JoinResult, NothingToJoinError, join_attack
 from veil.attacks.correspondence import CorrespondenceResult, NotIncrementalError, correspondence_attack
 from veil.attacks.matching import MatchingResult, matching_attack

@@ -15,7 +15,7 @@ values) with its size ``|u|``; nodes of R1 are ``u``, of R2 ``v``. ``u`` and ``v
 quasi-identifier cell of ``u`` intersects the corresponding cell of ``v`` as sets of original
 values; ``N(u)`` is the set of R2 nodes comparable to ``u`` (and ``N(v)`` of R1 nodes to ``v``).
 A node *matches* x when x lies in every one of its cells. Cells are read as the intersection
-attack reads them (:func:`veil.attacks.intersection.parse_published_value`: hierarchy nodes,
+attack reads them (:func:`veil.attacks.published_values.parse_published_value`: hierarchy nodes,
 ranges, intervals, masks, value sets; ``*`` covers everything).
 
 **Forward attack** (F: a target of T1, attacking R1). The buddy of the target's R1 record matches
@@ -68,13 +68,14 @@ import pandas as pd
 import pyarrow as pa
 import scipy.sparse as sp
 
-from veil.attacks.intersection import (ColumnValues, PublishedRelease, ReleaseMismatchError, TargetsError,
-                                       _as_published, _check_boxes, _is_microaggregated, _load_hierarchies,
-                                       _load_manifest, _named_hierarchies, _nodes_for, _pairs_from_bits, _read_targets,
-                                       _release_name, _roles, _text_column, hierarchy_nodes, parse_published_value,
-                                       published_table)
+from veil.attacks.locating import pairs_from_bits
+from veil.attacks.published_release import (PublishedRelease, ReleaseMismatchError, as_published, check_boxes,
+                                            is_microaggregated, load_hierarchies, load_manifest, named_hierarchies,
+                                            nodes_for, published_table, release_name, roles)
+from veil.attacks.published_values import ColumnValues, hierarchy_nodes, parse_published_value
+from veil.attacks.targets import TargetsError, read_targets
 from veil.classes import group_rows
-from veil.data.encoding import MISSING_LABEL, canonical_numeric_texts
+from veil.data.encoding import MISSING_LABEL, canonical_numeric_texts, text_codes
 from veil.data.hierarchy import Hierarchy
 from veil.errors import DataError, ParameterError
 
@@ -199,7 +200,7 @@ def correspondence_attack(first, second, targets, *, quasi_identifiers: str | Se
 
     Args:
         first: R1, the earlier release: a veil ``Release``, a
-            :class:`~veil.attacks.intersection.PublishedRelease` or a released table.
+            :class:`~veil.attacks.published_release.PublishedRelease` or a released table.
         second: R2, the later release of T2 ⊇ T1, in the same forms.
         targets: the people attacked (a path, a frame or a pyarrow Table) with their
             quasi-identifier values.
@@ -229,12 +230,12 @@ def correspondence_attack(first, second, targets, *, quasi_identifiers: str | Se
     """
     if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1):
         raise ParameterError(f"k must be a whole number of at least 1, not {k!r}.")
-    published = [_as_published(r) for r in (first, second)]
+    published = [as_published(r) for r in (first, second)]
     loaded = []
     for position, pub in enumerate(published, start=1):
-        name = _release_name(pub, position)
-        manifest = _load_manifest(pub.manifest, name)
-        if _is_microaggregated(pub, manifest):
+        name = release_name(pub, position)
+        manifest = load_manifest(pub.manifest, name)
+        if is_microaggregated(pub, manifest):
             raise ParameterError(f"{name} publishes group centroids (microaggregation), whose cells contain nobody; "
                                  "the correspondence attacks read generalized releases.")
         loaded.append((name, manifest, published_table(pub, delimiter)))
@@ -254,8 +255,8 @@ def correspondence_attack(first, second, targets, *, quasi_identifiers: str | Se
     if table2.num_rows < table1.num_rows:
         raise NotIncrementalError(f"{name2} has {table2.num_rows:,} rows and {name1} {table1.num_rows:,}; the later "
                                   "version of a growing table holds at least the records of the earlier one.")
-    tg = _read_targets(targets, qis, sens[0] if sens else "", id_column, delimiter)
-    shared = _load_hierarchies(hierarchies)
+    tg = read_targets(targets, qis, sens[0] if sens else "", id_column, delimiter)
+    shared = load_hierarchies(hierarchies)
     shared_orders = {c: [str(v) for v in o] for c, o in (orders or {}).items()}
     sensitive_codes = _sensitive_codes(table1, table2, sens)
     nodes = _node_labels(published, loaded, qis, shared)
@@ -306,7 +307,7 @@ def _columns(named, manifest1, manifest2, role: int, what: str, name1: str, name
         if len(set(columns)) != len(columns):
             raise ParameterError(f"a column is listed twice among the {what}; list each once.")
         return columns
-    first, second = _roles(manifest1)[role], _roles(manifest2)[role]
+    first, second = roles(manifest1)[role], roles(manifest2)[role]
     if first and second and set(first) != set(second):
         raise ReleaseMismatchError(f"{name1} names the {what} {', '.join(first)} and {name2} "
                                    f"{', '.join(second)}; versions of one table publish the same ones.")
@@ -322,7 +323,7 @@ def _sensitive_codes(table1: pa.Table, table2: pa.Table, sens: Sequence[str]) ->
     for column in sens:
         texts = []
         for table in (table1, table2):
-            labels, code = _text_column(table.column(column))
+            labels, code = text_codes(table.column(column))
             texts.append(np.asarray(canonical_numeric_texts(labels), dtype=object)[code])
         code, labels = pd.factorize(np.concatenate(texts))
         codes.append(code.astype(np.int64))
@@ -339,10 +340,10 @@ def _node_labels(published: Sequence[PublishedRelease], loaded: Sequence[tuple],
     with a hierarchy over more values, and the earlier release's labels stand for the same nodes."""
     out: dict[str, dict[str, set]] = {}
     for pub, (_, manifest, _) in zip(published, loaded):
-        own = {**_named_hierarchies(pub, manifest, shared), **_load_hierarchies(pub.hierarchies)}
+        own = {**named_hierarchies(pub, manifest, shared), **load_hierarchies(pub.hierarchies)}
         for q in qis:
             # the manifest's own labels, then each hierarchy's nodes
-            sources = [_nodes_for(q, {}, manifest)] + [hierarchy_nodes(h[q]) for h in (shared, own) if q in h]
+            sources = [nodes_for(q, {}, manifest)] + [hierarchy_nodes(h[q]) for h in (shared, own) if q in h]
             for nodes in sources:
                 for label, members in (nodes or {}).items():
                     out.setdefault(q, {}).setdefault(label, set()).update(members)
@@ -352,11 +353,11 @@ def _node_labels(published: Sequence[PublishedRelease], loaded: Sequence[tuple],
 def _version(pub: PublishedRelease, name: str, manifest, table: pa.Table, qis: Sequence[str], tg,
              nodes_by_column: dict, shared_orders: dict, sensitive: np.ndarray) -> _Version:
     """A release read as classes and nodes, its cells parsed."""
-    _check_boxes(name, manifest, qis, nodes_by_column)
+    check_boxes(name, manifest, qis, nodes_by_column)
     orders = {**shared_orders, **{c: [str(v) for v in o] for c, o in (pub.orders or {}).items()}}
     labels, codes, cells = [], [], []
     for j, q in enumerate(qis):
-        lab, code = _text_column(table.column(q))
+        lab, code = text_codes(table.column(q))
         labels.append(lab)
         codes.append(code)
         cells.append([parse_published_value(text, numeric=tg.numeric[j], nodes=nodes_by_column.get(q),
@@ -392,7 +393,7 @@ def _all_columns(tables: Sequence[np.ndarray], left: np.ndarray, right: np.ndarr
             bits = _packed(table[:, right[start:stop, q]])                # [left values × words]
             gathered = bits[left[:, q]]
             acc = gathered if acc is None else np.bitwise_and(acc, gathered, out=acc)
-        i, j = _pairs_from_bits(acc, stop - start)
+        i, j = pairs_from_bits(acc, stop - start)
         rows_out.append(i)
         cols_out.append(j + start)
     i = np.concatenate(rows_out) if rows_out else np.zeros(0, dtype=np.int64)
@@ -520,7 +521,7 @@ def _new_flags(new, targets, n: int, delimiter: str | None) -> np.ndarray:
         if new not in table.column_names:
             raise TargetsError(f"the targets table has no column '{new}' saying which targets are new; its columns "
                                 f"are {', '.join(table.column_names)}.")
-        labels, code = _text_column(table.column(new))
+        labels, code = text_codes(table.column(new))
         truth = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
         read = [truth.get(str(t).strip().lower()) for t in labels.tolist()]
         bad = [t for t, r in zip(labels.tolist(), read) if r is None]

@@ -33,8 +33,8 @@ from typing import Sequence
 
 import numpy as np
 
-from veil.attacks.intersection import (_as_published, _load_hierarchies, _load_manifest, _named_hierarchies,
-                                      _release_name, _roles, published_table)
+from veil.attacks.published_release import (as_published, load_hierarchies, load_manifest, named_hierarchies,
+                                            published_table, release_name, roles)
 from veil.classes import group_rows
 from veil.data.encoding import text_codes
 from veil.errors import ColumnError, ParameterError
@@ -106,7 +106,7 @@ def join_attack(first, second, *, quasi_identifiers: str | Sequence[str] | None 
 
     Args:
         first: the earlier release T1 (whose records are the people): a veil ``Release``, a
-            :class:`~veil.attacks.intersection.PublishedRelease` or a released table.
+            :class:`~veil.attacks.published_release.PublishedRelease` or a released table.
         second: the later release T2, in the same forms.
         quasi_identifiers: the columns the adversary knows, from either release; default: the
             union of both manifests'.
@@ -134,22 +134,22 @@ def join_attack(first, second, *, quasi_identifiers: str | Sequence[str] | None 
         raise ParameterError(f"ℓ must be at least 1, not {l}.")
     names, tables, manifests, published = [], [], [], []
     for position, release in enumerate((first, second), start=1):
-        published.append(_as_published(release))
-        name = _release_name(published[-1], position)
-        manifests.append(_load_manifest(published[-1].manifest, name))
+        published.append(as_published(release))
+        name = release_name(published[-1], position)
+        manifests.append(load_manifest(published[-1].manifest, name))
         tables.append(published_table(published[-1], delimiter))
         names.append(name)
     t1, t2 = tables
     qis = [quasi_identifiers] if isinstance(quasi_identifiers, str) else list(quasi_identifiers or [])
     if not qis:
-        qis = list(dict.fromkeys(_roles(manifests[0])[0] + _roles(manifests[1])[0]))
+        qis = list(dict.fromkeys(roles(manifests[0])[0] + roles(manifests[1])[0]))
     if not qis:
         raise ParameterError("name the quasi-identifiers the adversary knows (--qi); no manifest lists them.")
     missing = [q for q in qis if q not in t1.column_names and q not in t2.column_names]
     if missing:
         raise ColumnError(f"neither release publishes '{missing[0]}', named as a quasi-identifier.")
     if sensitive is None:
-        sensitive = next((s[0] for s in (_roles(m)[1] for m in manifests) if s), None)
+        sensitive = next((s[0] for s in (roles(m)[1] for m in manifests) if s), None)
     if sensitive is not None and sensitive not in t1.column_names and sensitive not in t2.column_names:
         raise ColumnError(f"neither release publishes the sensitive column '{sensitive}'.")
     if l is not None and sensitive is None:
@@ -163,9 +163,9 @@ def join_attack(first, second, *, quasi_identifiers: str | Sequence[str] | None 
 
     # One code space per shared column, so equal texts (or texts one level of its hierarchy apart,
     # lifted to the coarser) have equal codes in both releases.
-    given = _load_hierarchies(hierarchies)
+    given = load_hierarchies(hierarchies)
     trees = {**{c: h for p, m in zip(reversed(published), reversed(manifests))
-                for c, h in {**_named_hierarchies(p, m, given), **_load_hierarchies(p.hierarchies)}.items()},
+                for c, h in {**named_hierarchies(p, m, given), **load_hierarchies(p.hierarchies)}.items()},
              **given}
     key_codes, shared_qi_codes = [[], []], []
     for c in shared:

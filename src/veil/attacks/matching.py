@@ -30,9 +30,9 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from veil.attacks.intersection import (_as_published, _load_manifest, _release_name, _roles, published_table,
-                                      published_texts)
+from veil.attacks.published_release import as_published, load_manifest, published_table, release_name, roles
 from veil.classes import group_rows
+from veil.data.encoding import published_texts
 from veil.errors import ColumnError, ParameterError
 
 
@@ -93,7 +93,7 @@ def matching_attack(first, second, *, quasi_identifiers: str | Sequence[str] | N
 
     Args:
         first: the earlier release: a veil ``Release``, a
-            :class:`~veil.attacks.intersection.PublishedRelease` or a released table.
+            :class:`~veil.attacks.published_release.PublishedRelease` or a released table.
         second: the later release, in the same forms.
         quasi_identifiers: the columns the adversary knows (each release's published ones among
             them define its classes); default: each release's manifest's.
@@ -111,11 +111,11 @@ def matching_attack(first, second, *, quasi_identifiers: str | Sequence[str] | N
     tables, names, qi_lists = [], [], []
     named = [quasi_identifiers] if isinstance(quasi_identifiers, str) else list(quasi_identifiers or [])
     for position, release in enumerate((first, second), start=1):
-        published = _as_published(release)
-        name = _release_name(published, position)
-        manifest = _load_manifest(published.manifest, name)
+        published = as_published(release)
+        name = release_name(published, position)
+        manifest = load_manifest(published.manifest, name)
         table = published_table(published, delimiter)
-        qis = named or _roles(manifest)[0]
+        qis = named or roles(manifest)[0]
         if not qis:
             raise ParameterError("name the quasi-identifiers the adversary knows (--qi); no manifest lists them.")
         present = [q for q in qis if q in table.column_names]

@@ -26,9 +26,9 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from veil.attacks.intersection import (_as_published, _load_manifest, _release_name, _roles, published_table,
-                                      published_texts)
+from veil.attacks.published_release import as_published, load_manifest, published_table, release_name, roles
 from veil.classes import STAR, group_rows
+from veil.data.encoding import published_texts
 from veil.population import publish_population, release_levels
 from veil.data.io import read_table
 from veil.errors import ColumnError, DataError, ParameterError
@@ -85,7 +85,7 @@ def membership_attack(release, population, *, quasi_identifiers: str | Sequence[
     """Compute, for each person of a population, the probability that they are in a release.
 
     Args:
-        release: a veil ``Release``, a :class:`~veil.attacks.intersection.PublishedRelease`
+        release: a veil ``Release``, a :class:`~veil.attacks.published_release.PublishedRelease`
             (table with its manifest, and the hierarchies of its quasi-identifiers, else those its
             configuration names) or a released table (a path or a frame).
         population: the population table (a path or a frame) with every quasi-identifier, raw.
@@ -103,13 +103,13 @@ def membership_attack(release, population, *, quasi_identifiers: str | Sequence[
     """
     if not 0 < exposed_at <= 1:
         raise ParameterError(f"the exposure probability must be in (0, 1], not {exposed_at}.")
-    published = _as_published(release)
-    name = _release_name(published, 1)
-    manifest = _load_manifest(published.manifest, name)
+    published = as_published(release)
+    name = release_name(published, 1)
+    manifest = load_manifest(published.manifest, name)
     table = published_table(published, delimiter)
     pop = read_table(population, delimiter).data
     qis = [quasi_identifiers] if isinstance(quasi_identifiers, str) else list(quasi_identifiers or [])
-    qis = qis or _roles(manifest)[0]
+    qis = qis or roles(manifest)[0]
     if not qis:
         raise ParameterError("name the quasi-identifiers the adversary matches on (--qi); no manifest lists them.")
     for where, columns in ((name, table.column_names), ("the population table", pop.column_names)):

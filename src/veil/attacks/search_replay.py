@@ -140,7 +140,7 @@ class SearchReplay:
     (see the module notes).
 
     Args:
-        publisher: the attack's :class:`~veil.attacks.minimality.OptimalFullDomain`, prepared:
+        publisher: the attack's :class:`~veil.attacks.fulldomain_publishers.OptimalFullDomain`, prepared:
             its models, metric, lattice, the release's node and the population.
         ranking: the nodes ranked against the release (:func:`rank_nodes`).
 

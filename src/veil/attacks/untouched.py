@@ -1,5 +1,5 @@
 """Which classes of a full-domain release the publisher's choice of node can touch: the second
-argument of the minimality attack's bound on large tables (see :mod:`veil.attacks.minimality`).
+argument of the minimality attack's bound on large tables (see :mod:`veil.attacks.minimality_bound`).
 
 The release's node N was chosen over other nodes whose verdicts on the input steer the choice
 (the nodes of lower loss it must have beaten; with ties, any node the search's walk may read).
@@ -33,7 +33,7 @@ def touched_classes(pub) -> np.ndarray | None:
     understood here.
 
     Args:
-        pub: a prepared full-domain publisher of :mod:`veil.attacks.minimality`: its models,
+        pub: a prepared full-domain publisher of :mod:`veil.attacks.fulldomain_publishers`: its models,
             the release (``published``), everyone's class in it (``person_class``), and the
             nodes steering its choice (``steering_nodes()``, classes from ``node_classes``).
 

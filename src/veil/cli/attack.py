@@ -25,8 +25,9 @@ import typer
 from rich.markup import escape
 from rich.table import Table as RichTable
 
-from veil.attacks.intersection import (GENERALIZED, MICROAGGREGATED, IntersectionResult, PublishedRelease,
-                                       intersection_attack)
+from veil.attacks.intersection import intersection_attack
+from veil.attacks.intersection_result import IntersectionResult
+from veil.attacks.published_release import GENERALIZED, MICROAGGREGATED, PublishedRelease
 from veil.attacks.single import (DEFAULT_LEVEL, DEFAULT_SKEW, DEFAULT_THRESHOLD, ColumnAttacks,
                                  SingleReleaseReport, attack_release)
 from veil.cli.console import (Console, EXIT_FAILED_CHECK, command_group, fails_cleanly, files_named, parse_orders, parse_pairs,
@@ -385,7 +386,8 @@ def minimality_publisher(cfg, publisher: str):
         ParameterError: an algorithm the attack does not model, a full-domain search that could
             suppress records, an unknown publisher.
     """
-    from veil.attacks.minimality import AceProcess, MinimalFullDomain, MondrianProcess, OptimalFullDomain
+    from veil.attacks.fulldomain_publishers import MinimalFullDomain, OptimalFullDomain
+    from veil.attacks.recoding_publishers import AceProcess, MondrianProcess
 
     if publisher not in PUBLISHERS:
         raise ParameterError(f"--publisher is 'optimal' (veil's search) or 'minimal' (a minimal node), not "

@@ -44,7 +44,7 @@ def report_command(
     --earlier, the intersection attack locates the targets (--targets, or the --original table) in
     this release and the earlier ones together.
     """
-    from veil.attacks.intersection import PublishedRelease
+    from veil.attacks.published_release import PublishedRelease
     from veil.data.dataset import Dataset
     from veil.errors import ParameterError
     from veil.manifests import private_path

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
-from veil.config.options import options_schema
+from veil.config.options import documented, options_schema, yaml_example
 from veil.config.specification import GivenMarginalSpec, MarginalModelSpec
 from veil.config.table_entries import ModelSchema
 from veil.config.value_types import Columns
@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 Parser = Any
 
 _LEVELS = {"type": ["object", "null"], "additionalProperties": {"type": "integer", "minimum": 0}}
+_ATTRIBUTE_LEVELS = documented(_LEVELS, "each attribute's hierarchy level (0 when not given)", {"age": 1})
+_BASE_LEVELS = documented(_LEVELS, "each quasi-identifier's hierarchy level (0 when not given)", {"age": 2})
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,8 @@ class MarginalModelList:
 
     def json_schema(self) -> dict:
         items = [{"type": "object", "required": [name], "additionalProperties": False,
-                  "properties": {name: dict(options_schema(model.options), description=model.about)}}
+                  "properties": {name: documented(options_schema(model.options), model.about,
+                                                  yaml_example(model.example))}}
                  for name, model in self.models.items()]
         return {"type": "array", "minItems": 1, "items": {"oneOf": items}}
 
@@ -99,8 +102,10 @@ class MarginalList:
         return tuple(specs)
 
     def json_schema(self) -> dict:
+        attributes = documented(Columns().json_schema(), "the marginal's attributes: quasi-identifiers or sensitive "
+                                                         "columns", ["age", "sex"])
         entry = {"type": "object", "required": ["attributes"], "additionalProperties": False,
-                 "properties": {"attributes": Columns().json_schema(), "levels": _LEVELS}}
+                 "properties": {"attributes": attributes, "levels": _ATTRIBUTE_LEVELS}}
         return {"type": ["array", "null"], "items": entry}
 
 
@@ -120,4 +125,4 @@ class BaseTable:
 
     def json_schema(self) -> dict:
         return {"anyOf": [{"enum": ["optimal", "none"]}, {
-            "type": "object", "properties": {"levels": _LEVELS}, "additionalProperties": False}]}
+            "type": "object", "properties": {"levels": _BASE_LEVELS}, "additionalProperties": False}]}

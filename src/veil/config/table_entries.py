@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from veil.config.options import Option, Options, options_schema
+from veil.config.options import NO_EXAMPLE, Option, Options, documented, options_schema, yaml_example
 from veil.config.value_types import JsonOnly
 from veil.metrics import ALIASES as METRIC_ALIASES
 
@@ -76,10 +76,11 @@ class AlgorithmSchema:
 
 @dataclass(frozen=True)
 class BuilderSchema:
-    """A hierarchy builder of :mod:`veil.data.builders` and its options."""
+    """A hierarchy builder of :mod:`veil.data.builders`, its options, and an example of them (YAML)."""
 
     options: Mapping[str, Option]
     about: str = ""
+    example: str = ""
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,7 @@ class Section:
             fills when the parser reads it by this table alone; ``None`` for a section the parser
             reads with a reader of its own.
         build: turns the checked value into the field's value (``OutputSpec(**options)``).
+        example: an example of the section's value (its ``examples`` in the JSON Schema).
     """
 
     value: Any
@@ -104,6 +106,7 @@ class Section:
     hint: str = ""
     field: str | None = None
     build: Callable[[Any], Any] | None = None
+    example: Any = NO_EXAMPLE
 
     def read(self, p: Parser, key_node: yaml.Node, node: yaml.Node, key: str) -> Any:
         """Check a section the parser reads by the table alone, and build its field's value."""
@@ -125,8 +128,10 @@ class HierarchyMap:
     path: JsonOnly
 
     def json_schema(self) -> dict:
-        builders = [{"type": "object", "properties": {kind: options_schema(builder.options)}, "required": [kind],
-                     "additionalProperties": False, "description": builder.about}
+        builders = [{"type": "object", "required": [kind], "additionalProperties": False,
+                     "description": builder.about,
+                     "properties": {kind: documented(options_schema(builder.options), builder.about,
+                                                     yaml_example(builder.example))}}
                     for kind, builder in self.builders.items()]
         path = dict(self.path.json_schema(), description="an ARX hierarchy file")
         file_entry = dict(options_schema(self.file_options), description="an ARX hierarchy file")
@@ -141,7 +146,8 @@ class ModelList:
 
     def json_schema(self) -> dict:
         items = [{"type": "object", "required": [name], "additionalProperties": False,
-                  "properties": {name: dict(options_schema(model.options), description=model.about)}}
+                  "properties": {name: documented(options_schema(model.options), model.about,
+                                                  yaml_example(model.example))}}
                  for name, model in self.models.items()]
         return {"type": "array", "minItems": 1, "items": {"oneOf": items}}
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
+from veil.config.options import documented
+
 if TYPE_CHECKING:
     import yaml
 
@@ -180,7 +182,9 @@ class PublicDomains:
 
     def json_schema(self) -> dict:
         values = {"type": "array", "minItems": 1, "items": NAME_SCHEMA, "description": "the values, in order"}
-        whole_numbers = {"type": "object", "properties": {"min": {"type": "integer"}, "max": {"type": "integer"}},
+        whole_numbers = {"type": "object", "properties": {
+                             "min": documented({"type": "integer"}, "the smallest whole number of the domain", 17),
+                             "max": documented({"type": "integer"}, "the largest whole number of the domain", 90)},
                          "required": ["min", "max"], "additionalProperties": False,
                          "description": "the whole numbers from min to max"}
         data = {"const": "data", "description": "the values found in the data (not fit for release)"}

@@ -1,11 +1,11 @@
 """Strict Mondrian's rounds run level-synchronously on Spark, with the local engine's decisions.
 
-The local engine partitions the collected summary of distinct rows (``_WeightedSplitter.run`` in
-:mod:`veil.anonymize.mondrian`): each round, every open partition tries its widest dimension, cut
-at the exact weighted median, and keeps the cut only if every part satisfies every model. Here the
-distinct rows stay in Spark, each carrying the split-tree node of the partition that holds it
-(every record of a distinct row falls on one side of a strict cut, so a node per distinct row is a
-node per record). Each round:
+The local engine partitions the collected summary of distinct rows (``WeightedSplitter.run`` in
+:mod:`veil.anonymize.mondrian.weighted_splitter`): each round, every open partition tries its
+widest dimension, cut at the exact weighted median, and keeps the cut only if every part satisfies
+every model. Here the distinct rows stay in Spark, each carrying the split-tree node of the
+partition that holds it (every record of a distinct row falls on one side of a strict cut, so a
+node per distinct row is a node per record). Each round:
 
 1. **Aggregate on Spark**, for all open partitions at once, the value histogram of every
    dimension: ``GROUP BY node, dimension, rank`` (and the codes of the sensitive columns the

@@ -293,7 +293,8 @@ def run_composition(settings: CompositionSettings = CompositionSettings(), *,
         ParameterError: invalid settings (see :func:`check_settings`).
         InfeasibleError: a model no subset can satisfy (say ℓ too high).
     """
-    from veil.attacks.intersection import PublishedRelease, intersection_attack
+    from veil.attacks.intersection import intersection_attack
+    from veil.attacks.published_release import PublishedRelease
 
     started = time.perf_counter()
     ds = dataset if dataset is not None else load_adult(ADULT_QUASI_IDENTIFIERS, ADULT_SENSITIVE)

@@ -83,7 +83,8 @@ def _check(ls: Sequence[int], model: str) -> list[int]:
 
 def _anonymize(dataset, algorithm: str, l: int, model: str, seed: int):
     from veil.anonymize import Ace, FullDomain, Mondrian
-    from veil.attacks.minimality import AceProcess, MondrianProcess, OptimalFullDomain
+    from veil.attacks.fulldomain_publishers import OptimalFullDomain
+    from veil.attacks.recoding_publishers import AceProcess, MondrianProcess
     from veil.models import DistinctLDiversity, EntropyLDiversity
 
     models = [(DistinctLDiversity if model == "distinct" else EntropyLDiversity)(l, sensitive=SENSITIVE)]

@@ -165,7 +165,8 @@ class IntersectionCheck(CrossReleaseCheck):
         return [s for s in named if s in new.table.column_names and s in earlier.table.column_names]
 
     def run(self, new: ReleaseView, earlier: ReleaseView, targets: pa.Table) -> Finding:
-        from veil.attacks.intersection import PublishedRelease, intersection_attack
+        from veil.attacks.intersection import intersection_attack
+        from veil.attacks.published_release import PublishedRelease
 
         sensitive = self._sensitive(new, earlier)
         known = [q for q in dict.fromkeys(earlier.quasi_identifiers + new.quasi_identifiers)
@@ -263,7 +264,7 @@ class MatchingCheck(CrossReleaseCheck):
                 and bool(set(earlier.quasi_identifiers) & set(earlier.table.column_names)))
 
     def run(self, new: ReleaseView, earlier: ReleaseView, targets: pa.Table) -> Finding:
-        from veil.attacks.intersection import PublishedRelease
+        from veil.attacks.published_release import PublishedRelease
         from veil.attacks.matching import matching_attack
 
         known = list(dict.fromkeys(earlier.quasi_identifiers + new.quasi_identifiers))
@@ -331,7 +332,7 @@ class JoinCheck(CrossReleaseCheck):
                 and bool(set(earlier.quasi_identifiers + new.quasi_identifiers) & (left | right)))
 
     def run(self, new: ReleaseView, earlier: ReleaseView, targets: pa.Table) -> Finding:
-        from veil.attacks.intersection import PublishedRelease
+        from veil.attacks.published_release import PublishedRelease
         from veil.attacks.join import join_attack
 
         columns = set(earlier.table.column_names) | set(new.table.column_names)
@@ -418,7 +419,7 @@ class CorrespondenceCheck(CrossReleaseCheck):
 
     def run(self, new: ReleaseView, earlier: ReleaseView, targets: pa.Table) -> Finding:
         from veil.attacks.correspondence import NotIncrementalError, correspondence_attack
-        from veil.attacks.intersection import PublishedRelease
+        from veil.attacks.published_release import PublishedRelease
 
         qis = new.quasi_identifiers
         # unnamed, the attack calls them release 1 and 2, which the reasons below tie to the views' names
@@ -541,7 +542,7 @@ class PresenceCheck(SingleReleaseCheck):
         """
         from pathlib import Path
 
-        from veil.attacks.intersection import PublishedRelease
+        from veil.attacks.published_release import PublishedRelease
         from veil.attacks.presence import PopulationMismatchError, membership_attack
 
         if new.kind != "generalization":

@@ -429,6 +429,7 @@ class Store:
         temporary = scratch_path(self.path)
         scratch = Store(temporary, timeout=self.timeout, _queued=False)
         scratch.synchronous = "FULL"
+        scratch.display = self.display  # a refusal names the ledger, not its scratch file
         companions = [Path(f"{temporary}{suffix}") for suffix in ("-wal", "-shm", "-journal")]
         try:
             scratch.set_wal()

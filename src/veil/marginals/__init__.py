@@ -1,8 +1,12 @@
 """Anonymized marginals (Kifer and Gehrke, "Injecting utility into anonymized datasets", SIGMOD
 2006): contingency tables over a few generalized attributes, published beside (or instead of) an
 anonymized table, measured by the KL-divergence of the data from their maximum-entropy estimate
-(:mod:`veil.metrics.maxent`) and guarded by privacy models of the whole collection.
+and guarded by privacy models of the whole collection.
 
+* :mod:`~veil.marginals.contingency`: contingency tables, the marginals themselves.
+* :mod:`~veil.marginals.decomposable`: implied marginals, decomposable collections, junction trees.
+* :mod:`~veil.marginals.maxent`: the maximum-entropy estimate of a collection and its KL-divergence.
+* :mod:`~veil.marginals.ipf`: iterative proportional fitting, for collections that are not decomposable.
 * :mod:`~veil.marginals.collection`: marginals counted from the class core, and collections.
 * :mod:`~veil.marginals.privacy`: k-link, k-combinatorial and MaxEnt ℓ-diversity.
 * :mod:`~veil.marginals.search`: the greedy choice of marginals.

@@ -2,7 +2,7 @@
 into anonymized datasets", SIGMOD 2006, Section 3).
 
 An *anonymized marginal* is a set of attributes, a hierarchy level for each, and the number of
-records in each cell of those generalized values: a :class:`~veil.metrics.maxent.ContingencyTable`.
+records in each cell of those generalized values: a :class:`~veil.marginals.contingency.ContingencyTable`.
 The attributes are the table's quasi-identifiers and its sensitive column; a full-domain
 release of the table is the marginal over all of them, the sensitive column at level 0.
 
@@ -24,8 +24,8 @@ from veil.classes import EquivalenceClasses
 from veil.data.dataset import Dataset
 from veil.data.hierarchy import Generalization
 from veil.errors import ColumnError, ParameterError
-from veil.metrics.maxent import (DEFAULT_MAX_ITER, DEFAULT_TOLERANCE, MAX_DENSE_CELLS, ContingencyTable,
-                                 MaxEntEstimate, attribute_domain)
+from veil.marginals.contingency import ContingencyTable, attribute_domain
+from veil.marginals.maxent import DEFAULT_MAX_ITER, DEFAULT_TOLERANCE, MAX_DENSE_CELLS, MaxEntEstimate
 
 
 @dataclass(frozen=True)
@@ -205,7 +205,7 @@ class MarginalCollection:
         counter: the table's :class:`MarginalCounter`.
         marginals: the marginals (counted by ``counter``), in publishing order.
         max_cells: the largest dense table the max-ent estimate may build
-            (:class:`~veil.metrics.maxent.MaxEntEstimate`).
+            (:class:`~veil.marginals.maxent.MaxEntEstimate`).
         tol: the tolerance at which iterative proportional fitting stops.
         max_iter: the most cycles of iterative proportional fitting.
 
@@ -246,7 +246,7 @@ class MarginalCollection:
         """The fitted maximum-entropy estimate of the table from these marginals (fitted once).
 
         Raises:
-            ParameterError, InfeasibleError: see :class:`~veil.metrics.maxent.MaxEntEstimate`.
+            ParameterError, InfeasibleError: see :class:`~veil.marginals.maxent.MaxEntEstimate`.
         """
         if self._estimate is None:
             self._estimate = MaxEntEstimate(max_cells=self.max_cells, tol=self.tol, max_iter=self.max_iter).fit(

@@ -27,7 +27,8 @@ import scipy.sparse
 from veil.classes import group_rows
 from veil.errors import InfeasibleError, ParameterError
 from veil.marginals.collection import MarginalCollection, MarginalSpec
-from veil.metrics.maxent import ContingencyTable, structure, variable_column
+from veil.marginals.contingency import ContingencyTable, variable_column
+from veil.marginals.decomposable import structure
 from veil.models.base import TOLERANCE, require
 
 EXACT = "exact"
@@ -168,7 +169,7 @@ class MaxEntLDiversity:
     conditional distribution of the sensitive attribute (uniform over the values of a
     generalized cell) must have entropy ≥ ln ℓ (``variant="entropy"``) or at least ℓ values with
     positive probability (``"distinct"``). The conditional depends only on the attributes the
-    sensitive one shares a marginal with (see :meth:`veil.metrics.maxent.MaxEntEstimate.conditional`).
+    sensitive one shares a marginal with (see :meth:`veil.marginals.maxent.MaxEntEstimate.conditional`).
 
     Args:
         l: the threshold (≥ 1).

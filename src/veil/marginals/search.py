@@ -43,9 +43,10 @@ import numpy as np
 
 from veil.errors import InfeasibleError, ParameterError
 from veil.marginals.collection import MarginalCollection, MarginalCounter, MarginalSpec
+from veil.marginals.contingency import ContingencyTable, cell_sizes
+from veil.marginals.decomposable import implies, structure
+from veil.marginals.maxent import DEFAULT_MAX_ITER, DEFAULT_TOLERANCE, MAX_DENSE_CELLS
 from veil.marginals.privacy import KCombinatorialAnonymity, KLinkAnonymity, MaxEntLDiversity, refusal
-from veil.metrics.maxent import (DEFAULT_MAX_ITER, DEFAULT_TOLERANCE, MAX_DENSE_CELLS, ContingencyTable,
-                                 cell_sizes, implies, structure)
 
 PrivacyModel = KLinkAnonymity | KCombinatorialAnonymity | MaxEntLDiversity
 
@@ -117,7 +118,7 @@ class GreedyMarginalSearch:
         max_cells: the most cells in one added marginal (``None``: no limit).
         attributes: the attributes marginals may hold (default: every attribute of the table).
         max_cells_maxent: the largest dense table the max-ent estimate may build (its
-            ``max_cells``, see :class:`~veil.metrics.maxent.MaxEntEstimate`).
+            ``max_cells``, see :class:`~veil.marginals.maxent.MaxEntEstimate`).
         tol: the tolerance at which iterative proportional fitting stops.
         max_iter: the most cycles of iterative proportional fitting.
 

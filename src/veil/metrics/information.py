@@ -3,7 +3,9 @@ non-uniform entropy, and the KL-divergence between the original and the released
 
 All three read each class's cells through :class:`veil.cells.Cells` (what a cell covers, how many
 records fall in it, its numeric span), so they score local-recoding releases as well as
-full-domain ones.
+full-domain ones. The KL-divergence is summed over the observed tuples only
+(:func:`kl_on_observed`), as the maximum-entropy estimate of anonymized marginals
+(:mod:`veil.marginals.maxent`) sums it too.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from veil.cells import Cells
 from veil.classes import EquivalenceClasses
 from veil.errors import ParameterError
 from veil.metrics.base import UtilityMetric, dot, has_levels, records, split_sizes, xlogx
-from veil.metrics.maxent import kl_on_observed, neg_entropy
 
 
 def _n_qis(classes: EquivalenceClasses) -> int:
@@ -135,6 +136,41 @@ def _log_coverage(cells: Cells) -> np.ndarray:
     return np.log(np.maximum(cells.coverage(), 1.0))
 
 
+def neg_entropy(counts: np.ndarray) -> float:
+    """``Σ p ln p`` of the distribution ``counts / Σ counts`` (0 for no records)."""
+    counts = np.asarray(counts, dtype=float)
+    n = counts.sum()
+    if n <= 0:
+        return 0.0
+    positive = counts[counts > 0]
+    return float((positive * np.log(positive)).sum() / n - np.log(n))
+
+
+def kl_on_observed(weights: np.ndarray, log_q: np.ndarray, neg_entropy_p: float) -> float:
+    """``KL(p ‖ q) = Σ_x p(x) ln p(x) − Σ_x p(x) ln q(x)`` over the observed tuples, in nats.
+
+    Args:
+        weights: the records of each observed tuple, or of each group of observed tuples that
+            share one ``q`` (an equivalence class of a release).
+        log_q: ``ln q`` of each such tuple (−inf where ``q`` is 0).
+        neg_entropy_p: ``Σ_x p(x) ln p(x)`` of the observed tuples themselves.
+
+    Returns:
+        The divergence, ≥ 0: a difference that rounding leaves within 10⁻¹² of 0 (the data
+        themselves) is 0; ``inf`` when ``q`` is 0 on a tuple that occurs.
+    """
+    weights = np.asarray(weights, dtype=float)
+    n = weights.sum()
+    if n <= 0:
+        return 0.0
+    held = weights > 0
+    if np.any(np.isneginf(log_q[held])):
+        return float("inf")
+    cross = float(np.multiply(weights[held], log_q[held]).sum() / n)
+    diff = neg_entropy_p - cross
+    return 0.0 if diff <= 1e-12 * max(1.0, abs(neg_entropy_p)) else float(diff)
+
+
 class KLDivergence(UtilityMetric):
     """KL-divergence from the original data to the release (Kifer and Gehrke, "Injecting utility
     into anonymized datasets", SIGMOD 2006), in nats.
@@ -146,8 +182,8 @@ class KLDivergence(UtilityMetric):
     the whole domain ``D`` (the product of the columns' cardinalities). So for ``x`` in a published
     class ``c``, ``q(x) = size_c / (n·|B_c|) + n_supp / (n·|D|)``, and for ``x`` in a suppressed
     class ``q(x) = n_supp / (n·|D|)``. Without suppression ``q`` is the maximum-entropy
-    distribution of the release taken as one marginal (:mod:`veil.metrics.maxent`, which also
-    sums the divergence, :func:`~veil.metrics.maxent.kl_on_observed`). Because ``q`` is constant
+    distribution of the release taken as one marginal (:mod:`veil.marginals.maxent`, which also
+    sums the divergence with :func:`kl_on_observed`). Because ``q`` is constant
     within a class, the sum is ``Σ_x p ln p − Σ_c (size_c / n) ln q_c``: only the class sizes and
     the counts of the distinct original tuples (cached per dataset) are read. 0 at the original
     data; lower is better.

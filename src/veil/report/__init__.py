@@ -10,7 +10,7 @@ differential privacy get theirs from :func:`dp_report` and :func:`render_dp_html
 
 from __future__ import annotations
 
-from veil.attacks.intersection import PublishedRelease
+from veil.attacks.published_release import PublishedRelease
 from veil.report.content import ReleaseReport, read_release_manifest, release_file, release_report
 from veil.report.dp import DPReport, dp_report
 from veil.report.figures import Figure

@@ -32,7 +32,8 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from veil.anonymize.columns import ColumnDisposition
-from veil.attacks.intersection import PublishedRelease, intersection_attack
+from veil.attacks.intersection import intersection_attack
+from veil.attacks.published_release import PublishedRelease
 from veil.attacks.single import DEFAULT_THRESHOLD, attack_release
 from veil.check import check
 from veil.classes import STAR, EquivalenceClasses
@@ -170,7 +171,7 @@ def release_report(manifest: Mapping, table, *, original: Dataset | None = None,
         attack_threshold: the posterior at which the background-knowledge adversary counts a
             record as exposed, in (0, 1].
         earlier: earlier releases of the same people (each a
-            :class:`~veil.attacks.intersection.PublishedRelease`, a ``Release`` or a released
+            :class:`~veil.attacks.published_release.PublishedRelease`, a ``Release`` or a released
             table), against which the intersection attack is run with this release.
         targets: the people the intersection attack locates (a path or a frame with their
             quasi-identifiers); needed with ``earlier``.

@@ -1,12 +1,12 @@
 """The maximum-entropy estimate of a table from generalized marginals, and its KL-divergence from
 the data (Kifer and Gehrke, "Injecting utility into anonymized datasets", SIGMOD 2006).
 
-A *marginal* here is a contingency table: a set of attributes, a hierarchy level for each, and
-the number of records in each cell (:class:`ContingencyTable`). Kifer and Gehrke view the data
-as a sample of a distribution ``F`` and a collection of published marginals as constraints on
-``F``; the utility of the collection is ``KL(p ‖ q)``, where ``p`` is the empirical distribution
-of the data and ``q`` the maximum-entropy distribution that satisfies every constraint (also the
-maximum-likelihood log-linear model with those marginals as sufficient statistics).
+A *marginal* here is a contingency table (:class:`~veil.marginals.contingency.ContingencyTable`).
+Kifer and Gehrke view the data as a sample of a distribution ``F`` and a collection of published
+marginals as constraints on ``F``; the utility of the collection is ``KL(p ‖ q)``, where ``p`` is
+the empirical distribution of the data and ``q`` the maximum-entropy distribution that satisfies
+every constraint (also the maximum-likelihood log-linear model with those marginals as sufficient
+statistics).
 
 **Generalized cells.** A constraint only speaks of the total mass of a generalized cell, so
 ``q`` spreads that mass uniformly over the original values the cell covers (the values present
@@ -15,319 +15,39 @@ finest level used by any marginal matters: ``q(x) = Q(x at those levels) / Π_a 
 where ``Q`` is the max-ent distribution on the coarse domain, and an attribute in no marginal is
 uniform over all of its values.
 
-**Closed form.** Each attribute at each level is a variable; a coarser level is a function of a
-finer one, so every marginal may be *saturated* with the coarser levels of its attributes that
-other marginals use, without changing what it says. When the saturated attribute sets form an
-acyclic hypergraph (the collection is *decomposable*), a junction tree over them gives
-``Q = Π_cliques P_C / Π_separators P_S``, read off the marginals themselves.
+**Closed form.** When the collection, its marginals saturated with the coarser levels other
+marginals use, is *decomposable* (:mod:`veil.marginals.decomposable`), a junction tree over the
+saturated attribute sets gives ``Q = Π_cliques P_C / Π_separators P_S``, read off the marginals
+themselves.
 
-**Iterative proportional fitting** (Deming and Stephan 1940) finds ``Q`` otherwise, on the dense
-coarse table while it fits in ``max_cells`` cells.
+**Iterative proportional fitting** (Deming and Stephan 1940; :mod:`veil.marginals.ipf`) finds
+``Q`` otherwise, on the dense coarse table while it fits in ``max_cells`` cells.
 
 **KL on the observed tuples.** ``KL(p ‖ q) = Σ_x p(x) ln p(x) − Σ_x p(x) ln q(x)`` is summed
-over the tuples that occur in the data, where ``p > 0``; the full domain is never enumerated.
+over the tuples that occur in the data, where ``p > 0``; the full domain is never enumerated
+(:func:`veil.metrics.information.kl_on_observed`, which the ``kl`` utility metric sums by too).
 """
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-import scipy.optimize
-import scipy.sparse
 
-from veil.classes import group_rows, sum_by_group
-from veil.data.dataset import Dataset
+from veil.classes import group_rows
 from veil.data.hierarchy import Generalization
 from veil.errors import ColumnError, InfeasibleError, ParameterError
+from veil.marginals import ipf
+from veil.marginals.contingency import ContingencyTable, Variable, cell_sizes, variable_column
+from veil.marginals.decomposable import structure
+from veil.metrics.information import kl_on_observed, neg_entropy
 
 # Dense tables for iterative proportional fitting: 2**24 float64 cells is 128 MiB.
 MAX_DENSE_CELLS = 1 << 24
 DEFAULT_TOLERANCE = 1e-10
 DEFAULT_MAX_ITER = 1000
-_KEY_LIMIT = 1 << 62
-# IPF cycles after which a fit that has not converged looks for cells that must be 0, and the
-# most candidate cells that search (one linear program) may take.
-_BOUNDARY_CHECK = 100
-_SUPPORT_LP_CELLS = 200_000
-
-Variable = tuple[str, int]
-
-
-def attribute_domain(dataset: Dataset, name: str) -> Generalization:
-    """Column ``name`` of ``dataset`` as a :class:`~veil.data.hierarchy.Generalization`: its
-    hierarchy, or the single level of its own values when it has none.
-
-    The values are those present in the data (the column's categories), as every utility metric
-    of veil counts them.
-
-    Raises:
-        ColumnError: the column does not exist.
-    """
-    gen = dataset.generalizations.get(name)
-    if gen is not None:
-        return gen
-    column = dataset.column(name)
-    lut = np.arange(column.cardinality, dtype=np.int32)[:, None]
-    return Generalization(name, lut, [np.asarray(column.labels, dtype=object)])
-
-
-def cell_sizes(domain: Generalization, level: int) -> np.ndarray:
-    """The number of original values each cell of ``level`` covers (0 for a hierarchy node that
-    covers no value of the data)."""
-    return np.bincount(domain.lut[:, level], minlength=domain.radix(level))
-
-
-@dataclass(frozen=True, eq=False)
-class ContingencyTable:
-    """A marginal: the number of records in each cell of some attributes at some levels.
-
-    Build with :meth:`from_codes`, which sorts the cells and drops empty ones.
-
-    Attributes:
-        attributes: the attributes, in order.
-        levels: the hierarchy level of each attribute.
-        cells: ``int64 [cells × attributes]``, each non-empty cell's codes at those levels, in
-            lexicographic order, no cell twice.
-        counts: ``int64 [cells]``, the records in each cell (all ≥ 1).
-    """
-
-    attributes: tuple[str, ...]
-    levels: tuple[int, ...]
-    cells: np.ndarray
-    counts: np.ndarray
-
-    @classmethod
-    def from_codes(cls, attributes: Sequence[str], levels: Sequence[int], columns: Sequence[np.ndarray],
-                   radices: Sequence[int], weights: np.ndarray | None = None) -> "ContingencyTable":
-        """The table of rows with the given codes (one array per attribute), each weighing
-        ``weights`` records (default 1)."""
-        n = len(columns[0]) if columns else 0
-        weights = np.ones(n, dtype=np.int64) if weights is None else np.asarray(weights, dtype=np.int64)
-        group, keys = group_rows([np.asarray(c, dtype=np.int64) for c in columns], radices)
-        counts = sum_by_group(group, weights, len(keys))
-        keep = counts > 0
-        return cls(tuple(attributes), tuple(int(v) for v in levels), keys[keep], counts[keep])
-
-    @property
-    def total(self) -> int:
-        return int(self.counts.sum())
-
-    @property
-    def variables(self) -> tuple[Variable, ...]:
-        return tuple(zip(self.attributes, self.levels))
-
-    def column(self, attribute: str) -> np.ndarray:
-        return self.cells[:, self.attributes.index(attribute)]
-
-    def project(self, attributes: Sequence[str], levels: Sequence[int],
-                domains: Mapping[str, Generalization]) -> "ContingencyTable":
-        """The table of these records over some of its attributes, each at its level or above.
-
-        Raises:
-            ColumnError: an attribute it lacks, or a level below the table's own.
-        """
-        columns, radices = [], []
-        for name, level in zip(attributes, levels):
-            if name not in self.attributes:
-                raise ColumnError(f"the marginal over {', '.join(self.attributes)} has no attribute '{name}'.")
-            own = self.levels[self.attributes.index(name)]
-            if level < own:
-                raise ColumnError(f"cannot refine attribute '{name}' from level {own} down to level {level}.")
-            codes = self.column(name)
-            if level != own:
-                codes = domains[name].level_map(own, level)[codes]
-            columns.append(codes)
-            radices.append(domains[name].radix(level))
-        if not columns:
-            return ContingencyTable((), (), np.zeros((1, 0), dtype=np.int64), np.array([self.total]))
-        return ContingencyTable.from_codes(attributes, levels, columns, radices, self.counts)
-
-    def index(self, columns: Sequence[np.ndarray], domains: Mapping[str, Generalization]) -> np.ndarray:
-        """The row of the cell holding each tuple whose codes at this table's levels are
-        ``columns`` (one array per attribute), or −1 where that cell is empty."""
-        if not self.attributes:
-            return np.zeros(len(columns[0]) if columns else 1, dtype=np.int64)
-        radices = [domains[a].radix(lv) for a, lv in self.variables]
-        here, wanted = _row_keys([self.cells[:, j] for j in range(self.cells.shape[1])], list(columns), radices)
-        if not len(here):
-            return np.full(len(wanted), -1, dtype=np.int64)
-        pos = np.minimum(np.searchsorted(here, wanted), len(here) - 1)
-        return np.where(here[pos] == wanted, pos, -1)
-
-    def lookup(self, columns: Sequence[np.ndarray], domains: Mapping[str, Generalization]) -> np.ndarray:
-        """The count of the cell holding each tuple whose codes at this table's levels are
-        ``columns``; 0 where that cell is empty."""
-        row = self.index(columns, domains)
-        return np.where(row >= 0, self.counts[np.maximum(row, 0)], 0)
-
-    def frame(self, variables: Sequence[Variable], domains: Mapping[str, Generalization]) -> pd.DataFrame:
-        """The cells as a frame: one column per variable (an attribute of the table at its level
-        or a coarser one, named by :func:`variable_column`) and ``count``."""
-        data = {}
-        for name, level in variables:
-            own = self.levels[self.attributes.index(name)]
-            codes = self.column(name)
-            if level != own:
-                codes = domains[name].level_map(own, level)[codes]
-            data[variable_column((name, level))] = codes.astype(np.int64)
-        data["count"] = self.counts
-        return pd.DataFrame(data)
-
-
-def variable_column(variable: Variable) -> str:
-    """The name of a variable's column in :meth:`ContingencyTable.frame`."""
-    return f"{variable[0]}@{variable[1]}"
-
-
-def _row_keys(table: list[np.ndarray], rows: list[np.ndarray], radices: list[int]) -> tuple[np.ndarray, np.ndarray]:
-    """Comparable integer keys for the tuples of ``table`` (sorted) and of ``rows``."""
-    span = 1
-    for radix in radices:
-        span *= max(radix, 1)
-    if span < _KEY_LIMIT:
-        return _mixed_radix(table, radices), _mixed_radix(rows, radices)
-    # Tuples too wide for one int64: rank them among the table's tuples instead.
-    here = pd.MultiIndex.from_arrays(table)
-    wanted = here.get_indexer(pd.MultiIndex.from_arrays(rows))
-    return np.arange(len(here), dtype=np.int64), np.where(wanted >= 0, wanted, -1).astype(np.int64)
-
-
-def _mixed_radix(columns: Sequence[np.ndarray], radices: Sequence[int]) -> np.ndarray:
-    key = np.zeros(len(columns[0]), dtype=np.int64)
-    for codes, radix in zip(columns, radices):
-        key *= max(int(radix), 1)
-        key += codes
-    return key
-
-
-def neg_entropy(counts: np.ndarray) -> float:
-    """``Σ p ln p`` of the distribution ``counts / Σ counts`` (0 for no records)."""
-    counts = np.asarray(counts, dtype=float)
-    n = counts.sum()
-    if n <= 0:
-        return 0.0
-    positive = counts[counts > 0]
-    return float((positive * np.log(positive)).sum() / n - np.log(n))
-
-
-def kl_on_observed(weights: np.ndarray, log_q: np.ndarray, neg_entropy_p: float) -> float:
-    """``KL(p ‖ q) = Σ_x p(x) ln p(x) − Σ_x p(x) ln q(x)`` over the observed tuples, in nats.
-
-    Args:
-        weights: the records of each observed tuple, or of each group of observed tuples that
-            share one ``q`` (an equivalence class of a release).
-        log_q: ``ln q`` of each such tuple (−inf where ``q`` is 0).
-        neg_entropy_p: ``Σ_x p(x) ln p(x)`` of the observed tuples themselves.
-
-    Returns:
-        The divergence, ≥ 0: a difference that rounding leaves within 10⁻¹² of 0 (the data
-        themselves) is 0; ``inf`` when ``q`` is 0 on a tuple that occurs.
-    """
-    weights = np.asarray(weights, dtype=float)
-    n = weights.sum()
-    if n <= 0:
-        return 0.0
-    held = weights > 0
-    if np.any(np.isneginf(log_q[held])):
-        return float("inf")
-    cross = float(np.multiply(weights[held], log_q[held]).sum() / n)
-    diff = neg_entropy_p - cross
-    return 0.0 if diff <= 1e-12 * max(1.0, abs(neg_entropy_p)) else float(diff)
-
-
-# ------------------------------------------------------------------------------------------
-# The structure of a collection: saturated cliques and a junction tree
-
-
-def drop_implied(marginals: Sequence[ContingencyTable]) -> list[ContingencyTable]:
-    """The marginals that no other one implies, in their order.
-
-    ``A`` implies ``B`` when ``A`` holds every attribute of ``B`` at the same or a finer level:
-    ``B`` is then a roll-up of ``A`` and adds no constraint. Of two equal marginals the first is
-    kept.
-    """
-    kept = []
-    for i, b in enumerate(marginals):
-        implied = False
-        for j, a in enumerate(marginals):
-            if i == j or not implies(a, b):
-                continue
-            if not implies(b, a) or j < i:
-                implied = True
-                break
-        if not implied:
-            kept.append(b)
-    return kept
-
-
-def implies(a: ContingencyTable, b: ContingencyTable) -> bool:
-    """Whether marginal ``a`` holds every attribute of ``b`` at the same or a finer level."""
-    levels = dict(a.variables)
-    return all(name in levels and levels[name] <= level for name, level in b.variables)
-
-
-def saturate(marginal: ContingencyTable, used: Mapping[str, Sequence[int]]) -> frozenset[Variable]:
-    """The variables of ``marginal`` together with every coarser level of its attributes that
-    ``used`` lists: functions of what it holds, so they add nothing to what it says."""
-    out = set()
-    for name, level in marginal.variables:
-        out.update((name, lv) for lv in used[name] if lv >= level)
-    return frozenset(out)
-
-
-def junction_tree(cliques: Sequence[frozenset]) -> list[tuple[int, int]] | None:
-    """A junction tree over ``cliques`` (no clique a subset of another), or ``None`` when they
-    form a cyclic hypergraph (the collection is not decomposable).
-
-    A maximum-weight spanning tree of the clique graph, weighted by the size of each
-    intersection, is a junction tree whenever one exists (Jensen and Jensen, UAI 1994); it is one
-    exactly when, for every variable, the cliques holding it form a connected subtree (the
-    running intersection property), which is checked.
-
-    Returns:
-        The tree's edges ``(i, j)``; cliques that share nothing are joined by empty separators.
-    """
-    m = len(cliques)
-    pairs = sorted(((len(cliques[i] & cliques[j]), i, j) for i, j in itertools.combinations(range(m), 2)),
-                   key=lambda t: -t[0])
-    parent = list(range(m))
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    edges = []
-    for _, i, j in pairs:
-        ri, rj = root(i), root(j)
-        if ri != rj:
-            parent[ri] = rj
-            edges.append((i, j))
-    for variable in set().union(*cliques) if cliques else ():
-        holding = {i for i in range(m) if variable in cliques[i]}
-        inner = [(i, j) for i, j in edges if i in holding and j in holding]
-        if len(inner) != len(holding) - 1:
-            return None
-    return edges
-
-
-def structure(marginals: Sequence[ContingencyTable]) -> tuple[list[ContingencyTable], list[frozenset],
-                                                             list[tuple[int, int]] | None]:
-    """The marginals no other implies, their saturated variable sets, and a junction tree over
-    those (``None`` when the collection is not decomposable)."""
-    kept = drop_implied(list(marginals))
-    used: dict[str, set[int]] = {}
-    for m in kept:
-        for name, level in m.variables:
-            used.setdefault(name, set()).add(level)
-    ordered = {name: sorted(levels) for name, levels in used.items()}
-    cliques = [saturate(m, ordered) for m in kept]
-    return kept, cliques, junction_tree(cliques)
 
 
 def _finest(variables: frozenset) -> tuple[tuple[str, ...], tuple[int, ...]]:
@@ -439,7 +159,7 @@ class MaxEntEstimate:
             marginals: the collection (any order; implied marginals are ignored; none gives the
                 uniform distribution).
             domains: every attribute of the distribution → its values and hierarchy
-                (:func:`attribute_domain`).
+                (:func:`~veil.marginals.contingency.attribute_domain`).
         """
         self._check_parameters()
         self.domains_ = dict(domains)
@@ -526,25 +246,8 @@ class MaxEntEstimate:
                 f"the collection is not decomposable and its maximum-entropy estimate needs a dense table of "
                 f"{size:,} cells ({' × '.join(f'{a} {r}' for a, r in zip(names, shape))}), more than the limit "
                 f"of {self.max_cells:,}; coarsen or drop a marginal, or raise max_cells.")
-        # Uniform start over the cells that cover some value of the data (a hierarchy node may
-        # cover none): the log of each cell's size lies in the span of the constraints, so IPF
-        # from here reaches the same distribution as from the cell sizes.
-        present = np.ones(shape, dtype=bool)
-        for i, name in enumerate(names):
-            held = cell_sizes(self.domains_[name], self.levels_[name]) > 0
-            present &= held.reshape([-1 if j == i else 1 for j in range(len(shape))])
-        start = present / present.sum()
-        plans = [self._ipf_plan(m, names, shape) for m in self.marginals_]
-        table, used, residual = self._cycles(start.copy(), plans, min(self.max_iter, _BOUNDARY_CHECK))
-        if residual > self.tol:
-            # Slow convergence: the estimate may lie on the boundary, where cells that every
-            # marginal allows are 0 in every consistent distribution and IPF only creeps towards
-            # 0 there. Without those cells it converges geometrically (Fienberg and Rinaldo 2012).
-            support = self._support(plans, present)
-            if support is not None and (present & ~support).any():
-                table = np.where(support, start, 0.0)
-            table, more, residual = self._cycles(table, plans, self.max_iter - used)
-            used += more
+        table, used, residual = ipf.fit(self.marginals_, self.domains_, self.levels_, names, self.n_, tol=self.tol,
+                                        max_iter=self.max_iter)
         self.iterations_, self.residual_ = used, residual
         if residual > self.tol:
             raise InfeasibleError(
@@ -552,79 +255,6 @@ class MaxEntEstimate:
                 f"residual {residual:.3g}, tolerance {self.tol:g}); raise max_iter or the tolerance, or give a "
                 "decomposable collection.")
         self.table_ = table
-
-    def _cycles(self, table: np.ndarray, plans, budget: int) -> tuple[np.ndarray, int, float]:
-        """Up to ``budget`` IPF cycles; the cycles run and the last one's largest residual (how
-        far a marginal was from its target before it was fitted)."""
-        shape = table.shape
-        residual, used = np.inf, 0
-        for used in range(1, budget + 1):
-            residual = 0.0
-            for axes, index, target in plans:
-                others = tuple(i for i in range(len(shape)) if i not in axes)
-                current = np.bincount(index.ravel(), weights=table.sum(axis=others).ravel(), minlength=len(target))
-                residual = max(residual, float(np.abs(current - target).max()))
-                ratio = np.divide(target, current, out=np.zeros_like(target), where=current > 0)
-                table *= ratio[index].reshape([shape[i] if i in axes else 1 for i in range(len(shape))])
-            if residual <= self.tol:
-                break
-        return table, used, residual
-
-    def _support(self, plans, present: np.ndarray) -> np.ndarray | None:
-        """The cells some distribution consistent with the marginals makes positive (a bool
-        table), or ``None`` when there are more than ``_SUPPORT_LP_CELLS`` candidates.
-
-        One linear program: maximize ``Σ y`` subject to ``A t = λ b``, ``0 ≤ y ≤ 1``, ``y ≤ t``,
-        ``t, λ ≥ 0``, where ``A t = b`` says that ``t`` has the marginals ``b``. Scaling a
-        consistent ``t`` makes ``y = 1`` on its support, so the optimum is 1 exactly on the union
-        of the supports.
-        """
-        shape = present.shape
-        axes_all = len(shape)
-        allowed = present.copy()
-        for axes, index, target in plans:
-            allowed &= (target[index] > 0).reshape([shape[i] if i in axes else 1 for i in range(axes_all)])
-        cells = np.flatnonzero(allowed)
-        n = len(cells)
-        if n > _SUPPORT_LP_CELLS:
-            return None
-        rows, cols, b, offset = [], [], [], 0
-        coords = np.unravel_index(cells, shape)
-        for axes, index, target in plans:
-            rows.append(offset + index[tuple(coords[i] for i in axes)])
-            cols.append(np.arange(n))
-            b.append(target)
-            offset += len(target)
-        membership = scipy.sparse.csr_matrix((np.ones(n * len(plans)), (np.concatenate(rows), np.concatenate(cols))),
-                                             shape=(offset, n))
-        eye = scipy.sparse.identity(n, format="csr")
-        a_eq = scipy.sparse.hstack([membership, scipy.sparse.csr_matrix((offset, n)),
-                                    scipy.sparse.csr_matrix(-np.concatenate(b)[:, None])])
-        a_ub = scipy.sparse.hstack([-eye, eye, scipy.sparse.csr_matrix((n, 1))])
-        result = scipy.optimize.linprog(np.concatenate([np.zeros(n), -np.ones(n), [0.0]]), A_ub=a_ub,
-                                        b_ub=np.zeros(n), A_eq=a_eq, b_eq=np.zeros(offset),
-                                        bounds=[(0, None)] * n + [(0, 1)] * n + [(0, None)], method="highs")
-        if result.status != 0:
-            return None
-        support = np.zeros(shape, dtype=bool)
-        support.flat[cells[result.x[n:2 * n] > 0.5]] = True
-        return support
-
-    def _ipf_plan(self, m: ContingencyTable, names: list[str], shape: list[int]):
-        """For marginal ``m``: the table's axes it spans, the index of ``m``'s cell for each cell
-        of those axes (an array of their shape), and ``m``'s probabilities, dense."""
-        axes = tuple(sorted(names.index(a) for a in m.attributes))
-        radices = [self.domains_[names[i]].radix(m.levels[m.attributes.index(names[i])]) for i in axes]
-        index = np.zeros([shape[i] for i in axes], dtype=np.int64)
-        for k, i in enumerate(axes):
-            name = names[i]
-            level = m.levels[m.attributes.index(name)]
-            codes = self.domains_[name].level_map(self.levels_[name], level).astype(np.int64)
-            index = index * radices[k] + codes.reshape([-1 if j == k else 1 for j in range(len(axes))])
-        target = np.zeros(int(np.prod(radices)))
-        ordered = [m.attributes.index(names[i]) for i in axes]
-        target[_mixed_radix([m.cells[:, j] for j in ordered], radices)] = m.counts / self.n_
-        return axes, index, target
 
     # -- reading the estimate --------------------------------------------------------------
 
@@ -680,7 +310,7 @@ class MaxEntEstimate:
     def kl_divergence(self, observed: ContingencyTable) -> float:
         """``KL(p ‖ q)`` in nats, where ``p`` is the distribution of ``observed`` (the data: every
         attribute of the estimate at level 0), summed over its tuples (see
-        :func:`kl_on_observed`).
+        :func:`~veil.metrics.information.kl_on_observed`).
 
         Raises:
             ColumnError: ``observed`` lacks an attribute or is not at level 0.
