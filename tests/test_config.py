@@ -410,7 +410,9 @@ def test_empty_and_non_mapping_files(folder: Path):
 def test_model_constructor_errors_are_mapped(folder: Path, monkeypatch):
     # A check only the model makes (none of the schema's) still comes back with the model's line.
     import veil.config as config_module
-    from veil.config.schema import MODELS, ModelSchema, optional
+    from veil.config.options import optional
+    from veil.config.schema import MODELS
+    from veil.config.table_entries import ModelSchema
 
     monkeypatch.setitem(MODELS, "recursive_cl_diversity", ModelSchema(
         "RecursiveCLDiversity", {"c": optional(lambda p, n, w: p.number(n, w, None, None)),

@@ -18,13 +18,15 @@ from typer.testing import CliRunner
 import veil.metrics
 from veil.cli import app
 from veil.config import ConfigError, load_config, load_policy, write_starter_config
+import veil.config.schema
 from veil.config.parser import Parser
+from veil.config.per_quasi_identifier import PerQuasiIdentifier
 from veil.config.schema import (ALGORITHMS, BUILDERS, CHECKS, COLUMN_ROLES, HIERARCHY_FILE_OPTIONS, MARGINAL_MODELS,
                                 MARGINAL_SEARCH_OPTIONS, MAXENT_OPTIONS, METRICS, MODELS, ORDER_FILE_OPTIONS,
-                                OUTPUT_OPTIONS, POPULATION_OPTIONS, SECTIONS, SHIPPED_SCHEMA, Boolean, Choice, Column,
-                                Columns, File, JsonOnly, Name, Nullable, Number, PerColumn, PerQuasiIdentifier, PublicDomains,
-                                SensitiveColumn, WholeNumber,
-                                configuration_schema, schema_text)
+                                OUTPUT_OPTIONS, POPULATION_OPTIONS, SECTIONS, SHIPPED_SCHEMA, configuration_schema,
+                                schema_text)
+from veil.config.value_types import (Boolean, Choice, Column, Columns, File, JsonOnly, Name, Nullable, Number, PerColumn,
+                                     PublicDomains, SensitiveColumn, WholeNumber)
 from veil.data.bundled import adult_folder
 
 REPO = Path(__file__).resolve().parents[1]
@@ -131,6 +133,16 @@ def test_veil_config_schema_prints_it():
     result = CliRunner().invoke(app, ["config", "schema"])
     assert result.exit_code == 0, result.output
     assert result.stdout == schema_text()
+
+
+def test_the_schema_module_still_exports_what_it_is_made_of():
+    # veil.config.schema keeps its option tables; the value types, options and kinds of entry live in
+    # modules of their own and stay importable from it, as the very same objects
+    for name in veil.config.schema.__all__:
+        assert hasattr(veil.config.schema, name), name
+    assert {"WholeNumber", "Option", "optional", "ModelSchema", "Section", "PolicyOptions",
+            "MarginalList", "PerQuasiIdentifier", "MODELS", "configuration_schema"} <= set(veil.config.schema.__all__)
+    assert veil.config.schema.WholeNumber is WholeNumber and veil.config.schema.PerQuasiIdentifier is PerQuasiIdentifier
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)

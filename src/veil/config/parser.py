@@ -2,7 +2,8 @@
 that names the file, the line and the key.
 
 The YAML is composed, not loaded, so that every node keeps its line: ``adult.yaml, line 12:
-unknown model 'k_anonimity'; did you mean 'k_anonymity'?``. What the file may hold comes from
+unknown model 'k_anonimity'; did you mean 'k_anonymity'?`` (the primitives that read one node are
+those of :mod:`veil.config.yaml_nodes`). What the file may hold comes from
 the tables of :mod:`veil.config.schema`; what it becomes is an
 :class:`~veil.config.specification.AnonymizationConfig`. A file looks like this::
 
@@ -38,17 +39,19 @@ the tables of :mod:`veil.config.schema`; what it becomes is an
 from __future__ import annotations
 
 import difflib
-import math
 import os
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import yaml
 
+from veil.config.options import Option
 from veil.config.schema import (ALGORITHMS, BUILDERS, COLUMN_ROLES, HIERARCHY_FILE_OPTIONS, METRICS, MODELS,
-                                ORDER_FILE_OPTIONS, SECTIONS, Column, Option, SensitiveColumn)
+                                ORDER_FILE_OPTIONS, SECTIONS)
 from veil.config.specification import (AlgorithmSpec, AnonymizationConfig, HierarchySpec, MetricSpec, ModelSpec,
                                        PolicySpec)
+from veil.config.value_types import Column, SensitiveColumn
+from veil.config.yaml_nodes import NodeReader, compose, describe, suggest
 from veil.data.builders import DATE_GRANULARITIES
 from veil.errors import ConfigError, ParameterError, lower_first
 from veil.inputs import read_text
@@ -76,7 +79,7 @@ def load_config(path: str | os.PathLike, *, data: str | os.PathLike | None = Non
             one sentence naming the file, the line and the key.
     """
     path = Path(path)
-    return Parser(str(path), path.resolve().parent).parse(_compose(path), data)
+    return Parser(str(path), path.resolve().parent).parse(compose(path), data)
 
 
 def load_policy(path: str | os.PathLike) -> PolicySpec:
@@ -90,7 +93,7 @@ def load_policy(path: str | os.PathLike) -> PolicySpec:
             section breaks the schema; the message names the file, the line and the key.
     """
     path = Path(path)
-    root = _compose(path)
+    root = compose(path)
     p = Parser(str(path), path.resolve().parent)
     if root is None:
         raise p.error(1, "the file is empty; a policy file needs a 'policy:' section.")
@@ -102,73 +105,20 @@ def load_policy(path: str | os.PathLike) -> PolicySpec:
     return SECTIONS["policy"].read(p, *top["policy"], "policy")
 
 
-def _compose(path: Path) -> yaml.Node | None:
-    """The YAML tree of a configuration file (nodes keep their line numbers)."""
-    name = str(path)
-    if path.is_dir():
-        raise ConfigError(f"{name!r} is a folder, not a configuration file.")
-    # A regular file only (a pipe or /dev/zero would never end), of a configuration's size.
-    text = read_text(path, "configuration file", error=ConfigError, encoding="utf-8-sig")
-    try:
-        return yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.MarkedYAMLError as exc:
-        raise ConfigError(_describe_yaml_error(name, text, exc)) from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{name}: the file is not valid YAML ({exc}).") from None
 
-
-def _describe_yaml_error(name: str, text: str, exc: yaml.MarkedYAMLError) -> str:
-    mark = exc.problem_mark or exc.context_mark
-    line = mark.line + 1 if mark is not None else 1
-    lines = text.splitlines()
-    # At the end of the file the problem usually sits on the last line that has content.
-    while line > 1 and (line > len(lines) or not lines[line - 1].strip()):
-        line -= 1
-    problem = exc.problem or "unexpected text"
-    context = exc.context or ""
-    if context.startswith(("while parsing ", "while scanning ")) and "next token" not in context:
-        where = context.split(" ", 2)[2]
-        if exc.context_mark is not None and exc.context_mark.line + 1 != line:
-            where += f" that starts on line {exc.context_mark.line + 1}"
-        problem += f", in {where}"
-    elif context and "next token" not in context:
-        problem = f"{context}, {problem}"
-    shown = lines[line - 1].strip() if 0 < line <= len(lines) else ""
-    near = f" near {shown!r}" if shown else ""
-    fix = ("indent with spaces, not tabs" if "\\t" in problem or "\t" in problem
-           else "check the indentation, the colons and the brackets or quotes there")
-    return f"{name}, line {line}: the file is not valid YAML ({problem}){near}; {fix}."
-
-
-def _suggest(word: str, choices: Sequence[str]) -> str:
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    if close:
-        return f"; did you mean '{close[0]}'?"
-    return f"; use one of {', '.join(choices)}."
-
-
-def _describe(node: yaml.Node) -> str:
-    if isinstance(node, yaml.MappingNode):
-        return "a mapping"
-    if isinstance(node, yaml.SequenceNode):
-        return "a list"
-    return repr(node.value) if node.tag.endswith(":str") else str(node.value or "nothing")
-
-
-class Parser:
+class Parser(NodeReader):
     """Walks the composed YAML tree (nodes keep their line numbers) and validates it against the
-    tables of :mod:`veil.config.schema`.
+    tables of :mod:`veil.config.schema`, with the primitives of
+    :class:`~veil.config.yaml_nodes.NodeReader` and the columns the file declares.
 
     Sections the tables describe alone are read by them (:meth:`Section.read
-    <veil.config.schema.Section.read>`); a section whose check needs others (the table's header,
+    <veil.config.table_entries.Section.read>`); a section whose check needs others (the table's header,
     the declared columns, the hierarchies) has a reader here, which returns the
     :class:`AnonymizationConfig` fields it fills. Sections are read in the order of the table.
     """
 
     def __init__(self, name: str, folder: Path):
-        self.name = name
-        self.folder = folder
-        self.constructor = yaml.constructor.SafeConstructor()
+        super().__init__(name, folder)
         self.data: Path | None = None
         self.delimiter: str | None = None
         self._header: list[str] | None = None
@@ -194,123 +144,14 @@ class Parser:
             self._header_read = True
         return self._header
 
-    # -- basic helpers ------------------------------------------------------------------------
-
-    def origin(self, node: yaml.Node | int) -> str:
-        line = node if isinstance(node, int) else node.start_mark.line + 1
-        return f"{self.name}, line {line}"
-
-    def error(self, node: yaml.Node | int, message: str) -> ConfigError:
-        return ConfigError(f"{self.origin(node)}: {message}")
-
-    def is_null(self, node: yaml.Node) -> bool:
-        return isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:null"
-
-    def is_mapping(self, node: yaml.Node) -> bool:
-        return isinstance(node, yaml.MappingNode)
-
-    def scalar(self, node: yaml.Node, where: str, expected: str) -> Any:
-        if not isinstance(node, yaml.ScalarNode):
-            raise self.error(node, f"{where} must be {expected}, not {_describe(node)}.")
-        try:
-            return self.constructor.construct_object(node)
-        except yaml.constructor.ConstructorError as exc:
-            raise self.error(node, f"{where} cannot be read ({exc.problem}).") from None
-
-    def mapping(self, node: yaml.Node, where: str, example: str = "") -> dict[str, tuple[yaml.Node, yaml.Node]]:
-        """The entries of a mapping node, refusing duplicate and non-text keys."""
-        if self.is_null(node):
-            return {}
-        if not isinstance(node, yaml.MappingNode):
-            hint = f", like {example}" if example else ""
-            raise self.error(node, f"{where} must be a mapping of keys to values{hint}, not {_describe(node)}.")
-        entries: dict[str, tuple[yaml.Node, yaml.Node]] = {}
-        for key_node, value_node in node.value:
-            if not isinstance(key_node, yaml.ScalarNode):
-                raise self.error(key_node, f"a key under {where} must be a name, not {_describe(key_node)}.")
-            key = key_node.value
-            if key in entries:
-                first = entries[key][0].start_mark.line + 1
-                raise self.error(key_node, f"{where} has the key '{key}' twice (first on line {first}); keep one.")
-            entries[key] = (key_node, value_node)
-        return entries
-
-    def known_keys(self, entries: Mapping[str, tuple[yaml.Node, yaml.Node]], allowed: Sequence[str],
-                   where: str) -> None:
-        for key, (key_node, _) in entries.items():
-            if key not in allowed:
-                what = f"unknown key '{key}'" if where == "the top level" else f"unknown key '{key}' in {where}"
-                raise self.error(key_node, what + _suggest(key, allowed))
-
-    def text(self, node: yaml.Node, where: str) -> str:
-        if self.is_null(node):
-            raise self.error(node, f"{where} has no value; give one.")
-        value = self.scalar(node, where, "text")
-        if not isinstance(value, str):
-            raise self.error(node, f"{where} must be text, not {_describe(node)}; put it in quotes.")
-        return value
-
-    def name_of(self, node: yaml.Node, where: str) -> str:
-        """A column name or value as written (``1990`` or ``yes`` stay text)."""
-        if not isinstance(node, yaml.ScalarNode):
-            raise self.error(node, f"{where} must be a column name, not {_describe(node)}.")
-        if not node.value.strip():
-            raise self.error(node, f"{where} has an empty name.")
-        return node.value
-
-    def integer(self, node: yaml.Node, where: str, minimum: int) -> int:
-        value = self.scalar(node, where, f"a whole number of at least {minimum}")
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self.error(node, f"{where} must be a whole number of at least {minimum}, not {_describe(node)}.")
-        if value < minimum:
-            raise self.error(node, f"{where} must be a whole number of at least {minimum}, not {value}.")
-        return value
-
-    def number(self, node: yaml.Node, where: str, lo: float | None, hi: float | None, *,
-               lo_open: bool = False, hi_open: bool = False) -> float:
-        parts = []
-        if lo is not None:
-            parts.append(f"{'above' if lo_open else 'at least'} {lo:g}")
-        if hi is not None:
-            parts.append(f"{'below' if hi_open else 'at most'} {hi:g}")
-        expected = "a number" + (" " + " and ".join(parts) if parts else "")
-        value = self.scalar(node, where, expected)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise self.error(node, f"{where} must be {expected}, not {_describe(node)}.")
-        if ((lo is not None and (value <= lo if lo_open else value < lo))
-                or (hi is not None and (value >= hi if hi_open else value > hi))):
-            raise self.error(node, f"{where} must be {expected}, not {node.value}.")
-        return value
-
-    def boolean(self, node: yaml.Node, where: str) -> bool:
-        value = self.scalar(node, where, "true or false")
-        if not isinstance(value, bool):
-            raise self.error(node, f"{where} must be true or false, not {_describe(node)}.")
-        return value
-
-    def choice(self, node: yaml.Node, where: str, choices: Sequence[str]) -> str:
-        value = self.scalar(node, where, f"one of {', '.join(choices)}")
-        if value not in choices:
-            shown = f"'{value}'" if isinstance(value, str) else _describe(node)
-            raise self.error(node, f"{where} cannot be {shown}" + _suggest(str(value), choices))
-        return value
-
-    def items(self, node: yaml.Node, where: str) -> list[yaml.Node]:
-        """The items of a list; a single scalar counts as a list of one, nothing as none."""
-        if self.is_null(node):
-            return []
-        if isinstance(node, yaml.SequenceNode):
-            return list(node.value)
-        if isinstance(node, yaml.ScalarNode):
-            return [node]
-        raise self.error(node, f"{where} must be a list, not a mapping.")
+    # -- the columns of the table -------------------------------------------------------------
 
     def column(self, node: yaml.Node, where: str) -> str:
         """A name that must be a column of the table."""
         name = self.name_of(node, where)
         if self.header is not None and name not in self.header:
             raise self.error(node, f"{where} names '{name}', which is not a column of {self.data_name}"
-                             + _suggest(name, self.header))
+                             + suggest(name, self.header))
         return name
 
     def declared_sensitive(self, node: yaml.Node, where: str) -> str:
@@ -320,31 +161,8 @@ class Parser:
                 raise self.error(node, f"{where} names '{name}', but columns.sensitive declares no sensitive "
                                  "column; add it there.")
             raise self.error(node, f"{where} names '{name}', which is not declared under columns.sensitive"
-                             + _suggest(name, self.sensitive))
+                             + suggest(name, self.sensitive))
         return name
-
-    def options(self, node: yaml.Node, where: str, schema: Mapping[str, Option], owner: yaml.Node,
-                example: str = "") -> dict[str, Any]:
-        """Validate a mapping of options against ``schema``; ``owner`` is the node of its key."""
-        entries = self.mapping(node, where, example)
-        self.known_keys(entries, list(schema), where)
-        out = {}
-        for key, option in schema.items():
-            if key in entries:
-                out[key] = option.check(self, entries[key][1], f"{where}.{key}")
-            elif option.required:
-                hint = f", like {example}" if example else ""
-                raise self.error(owner, f"{where} needs '{key}'{hint}.")
-            elif option.has_default:
-                out[key] = option.default
-        return out
-
-    def path(self, node: yaml.Node, where: str) -> Path:
-        text = self.text(node, where)
-        if not text.strip():
-            raise self.error(node, f"{where} is empty; give a file path.")
-        path = Path(os.path.expanduser(text))
-        return Path(os.path.normpath(path if path.is_absolute() else self.folder / path))
 
     # -- sections -------------------------------------------------------------------------------
 
@@ -452,8 +270,8 @@ class Parser:
             if column not in allowed:
                 if self.header is not None and column not in self.header:
                     raise self.error(key_node, f"hierarchies names '{column}', which is not a column of "
-                                     f"{self.data_name}" + _suggest(column, self.header))
-                hint = _suggest(column, allowed) if difflib.get_close_matches(column, allowed, 1, 0.6) else (
+                                     f"{self.data_name}" + suggest(column, self.header))
+                hint = suggest(column, allowed) if difflib.get_close_matches(column, allowed, 1, 0.6) else (
                     "; add it to columns.quasi_identifiers or columns.sensitive, or remove its hierarchy.")
                 raise self.error(key_node, f"hierarchies names '{column}', which is neither a quasi-identifier "
                                  f"nor a sensitive column{hint}")
@@ -552,7 +370,7 @@ class Parser:
             where = f"orders.{column}"
             if column not in self.quasi + self.sensitive:
                 raise self.error(key_node, f"orders names '{column}', which is neither a quasi-identifier nor a "
-                                 "sensitive column" + _suggest(column, self.quasi + self.sensitive))
+                                 "sensitive column" + suggest(column, self.quasi + self.sensitive))
             if isinstance(node, yaml.MappingNode):
                 entries = self.mapping(node, where)
                 self.known_keys(entries, list(ORDER_FILE_OPTIONS), where)
@@ -586,7 +404,7 @@ class Parser:
             if isinstance(item, yaml.ScalarNode) and item.value in MODELS:
                 raise self.error(item, f"model '{item.value}' needs its options, like {example}.")
             if isinstance(item, yaml.ScalarNode):
-                raise self.error(item, f"unknown model '{item.value}'" + _suggest(item.value, list(MODELS)))
+                raise self.error(item, f"unknown model '{item.value}'" + suggest(item.value, list(MODELS)))
             entries = self.mapping(item, "each model", example)
             if len(entries) != 1:
                 raise self.error(item, f"each entry of models is one model name with its options, like {example}, "
@@ -594,7 +412,7 @@ class Parser:
                                  "options under the model name.")
             name, (name_node, options_node) = next(iter(entries.items()))
             if name not in MODELS:
-                raise self.error(name_node, f"unknown model '{name}'" + _suggest(name, list(MODELS)))
+                raise self.error(name_node, f"unknown model '{name}'" + suggest(name, list(MODELS)))
             options = self.options(options_node, name, MODELS[name].options, name_node, MODELS[name].example)
             options = {k: v for k, v in options.items() if v is not None}
             if MODELS[name].needs_sensitive and not self.sensitive:
@@ -647,7 +465,7 @@ class Parser:
         if isinstance(name, str):
             name = METRIC_ALIASES.get(name.strip().lower(), name)
         if not isinstance(name, str) or name not in METRICS:
-            raise self.error(node, f"unknown metric '{node.value}'" + _suggest(str(node.value), list(METRICS)))
+            raise self.error(node, f"unknown metric '{node.value}'" + suggest(str(node.value), list(METRICS)))
         return name
 
     def try_metric(self, spec: MetricSpec) -> None:
@@ -749,7 +567,7 @@ class Parser:
             at = f"{where}.{column}"
             if column not in published:
                 raise self.error(key_node, f"{where} names '{column}', which is neither a quasi-identifier nor a "
-                                 "sensitive column, so it is not published" + _suggest(column, published))
+                                 "sensitive column, so it is not published" + suggest(column, published))
             if isinstance(value, yaml.SequenceNode):
                 values = [self.name_of(item, at) for item in value.value]
                 if not values:
@@ -771,19 +589,13 @@ class Parser:
                 out[column] = "data"
             else:
                 raise self.error(value, f"{at} must be a list of values, {{min, max}} or data, not "
-                                 f"{_describe(value)}.")
+                                 f"{describe(value)}.")
         return out
-
-    def whole_number(self, node: yaml.Node, where: str) -> int:
-        value = self.scalar(node, where, "a whole number")
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self.error(node, f"{where} must be a whole number, not {_describe(node)}.")
-        return value
 
     def algorithm_name(self, node: yaml.Node) -> str:
         name = self.scalar(node, "algorithm", "an algorithm name")
         if not isinstance(name, str) or name not in ALGORITHMS:
-            raise self.error(node, f"unknown algorithm '{node.value}'" + _suggest(str(node.value), list(ALGORITHMS)))
+            raise self.error(node, f"unknown algorithm '{node.value}'" + suggest(str(node.value), list(ALGORITHMS)))
         return name
 
     def _qi_node(self, roles_node: yaml.Node, column: str) -> yaml.Node:

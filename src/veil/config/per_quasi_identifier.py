@@ -1,8 +1,8 @@
 """A configuration value given once for every quasi-identifier, or per quasi-identifier: Mondrian's
 and Ace's ``categorical: hierarchy`` or ``categorical: {zip: hierarchy, age: order}``.
 
-A value type of :mod:`veil.config.schema` (it checks one YAML value and states its JSON Schema),
-kept in a module of its own.
+A value type of the configuration schema (it checks one YAML value and states its JSON Schema), as
+those of :mod:`veil.config.value_types`, kept in a module of its own.
 """
 
 from __future__ import annotations

@@ -7,11 +7,15 @@ renders the same tables as a JSON Schema (draft 2020-12) for editors, so the two
 on which keys exist. What JSON Schema cannot say (a column must be in the table, a sensitive
 column must be declared, band widths must nest) only the parser checks.
 
-A value type is a small object that checks one YAML value (``type(parser, node, where)``, raising
-the parser's ``file, line N: …`` sentence) and states what it accepts (``type.json_schema()``):
-:class:`WholeNumber`, :class:`Number`, :class:`Choice`, :class:`Boolean`, :class:`Nullable` and
-the column types. An :class:`Option` says whether a key is required and its default; a mapping of
-options is an :class:`Options`.
+The tables are made of value types (:mod:`veil.config.value_types`: each checks one YAML value,
+raising the parser's ``file, line N: …`` sentence, and states what it accepts as JSON Schema) and
+options (:mod:`veil.config.options`: an :class:`Option` says whether a key is required, its
+default, what it means and an example, which the JSON Schema gives as its ``description`` and
+``examples`` and the configuration reference of the documentation shows; a mapping of options is
+an :class:`Options`); their entries are the kinds of :mod:`veil.config.table_entries`
+(:class:`ModelSchema`, :class:`AlgorithmSchema`, :class:`Section` …). The sections whose keys depend on each other are read by value types of their own, given
+their tables from here: the policy's (:mod:`veil.config.policy_section`) and the marginals'
+(:mod:`veil.config.marginals_section`). All these names stay importable from here.
 
 **Adding a section** is one entry of :data:`SECTIONS`: a :class:`Section` with its value type and
 the :class:`~veil.config.specification.AnonymizationConfig` field it fills (a field with a default,
@@ -23,375 +27,47 @@ table's header, the declared columns) has a reader of its own in the parser inst
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import Any, Mapping
 
+from veil.config.marginals_section import BaseTable, MarginalList, MarginalModelList
+from veil.config.options import (NO_EXAMPLE, Option, Options, documented, options_schema, optional, required,
+                                 yaml_example)
 from veil.config.per_quasi_identifier import PerQuasiIdentifier
-from veil.config.specification import (EngineSpec, GivenMarginalSpec, MarginalModelSpec, MarginalsSpec, OutputSpec,
-                                       PolicySpec, PopulationSpec)
+from veil.config.policy_section import PolicyOptions, PopulationMap
+from veil.config.specification import EngineSpec, MarginalsSpec, OutputSpec
+from veil.config.table_entries import (AlgorithmChoice, AlgorithmSchema, BuilderSchema, HierarchyMap, MetricChoice,
+                                       MetricSchema, ModelList, ModelSchema, Section)
+from veil.config.value_types import (NAME_SCHEMA, Boolean, Choice, Column, Columns, File, JsonOnly, Name, Nullable,
+                                     Number, PerColumn, PublicDomains, SensitiveColumn, Settings, Text, WholeNumber,
+                                     one_or_list)
 from veil.data.builders import DATE_GRANULARITIES
-from veil.metrics import ALIASES as METRIC_ALIASES
 
-if TYPE_CHECKING:
-    import yaml
-
-# A value type's checks take the parser (veil.config.parser.Parser, which imports this module, so
-# it is not named here) and call its primitives: integer, number, choice, column, items, mapping …
-Parser = Any
+__all__ = [
+    # the tables, the sections, and their JSON Schema
+    "ALGORITHMS", "BUILDERS", "CHECKS", "CHECK_ABOUT", "COLUMN_ROLES", "COMPOSITIONS", "DISCOUNTS", "ENGINE_OPTIONS",
+    "HIERARCHY_FILE_OPTIONS", "JSON_SCHEMA_DIALECT", "LABEL", "MARGINALS_OPTIONS", "MARGINAL_MODELS",
+    "MARGINAL_SEARCH_OPTIONS", "MAXENT_OPTIONS", "METRICS", "MODELS", "ORDER_FILE_OPTIONS", "OUTPUT_OPTIONS",
+    "POLICY_OPTIONS", "POPULATION_OPTIONS", "PRESENCE_OPTIONS", "SECTIONS", "SENSITIVE", "SHIPPED_SCHEMA",
+    "configuration_schema", "schema_text",
+    # what the tables are made of (veil.config.value_types, options, table_entries, policy_section,
+    # marginals_section, per_quasi_identifier)
+    "NAME_SCHEMA", "AlgorithmChoice", "AlgorithmSchema", "BaseTable", "Boolean", "BuilderSchema", "Choice", "Column",
+    "Columns", "File", "HierarchyMap", "JsonOnly", "MarginalList", "MarginalModelList", "MetricChoice",
+    "MetricSchema", "ModelList", "ModelSchema", "NO_EXAMPLE", "Name", "Nullable", "Number", "Option", "Options",
+    "PerColumn", "PerQuasiIdentifier", "PolicyOptions", "PopulationMap", "PublicDomains", "Section",
+    "SensitiveColumn", "Settings", "Text", "WholeNumber", "documented", "optional", "options_schema", "required",
+    "yaml_example",
+]
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 #: The schema as veil ships it (``veil init`` names it on a configuration's first line).
 SHIPPED_SCHEMA = Path(__file__).resolve().parent.parent / "resources" / "veil.schema.json"
 
-#: A name as YAML may write it: ``1990`` and ``yes`` are names too (the parser keeps the text).
-NAME_SCHEMA = {"type": ["string", "number", "boolean"], "minLength": 1}
-
-
-# --------------------------------------------------------------------------------------------
-# Value types: a check of one YAML value, and the JSON Schema of what it accepts
-
-
-@dataclass(frozen=True)
-class WholeNumber:
-    """An integer of at least ``minimum``."""
-
-    minimum: int
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str) -> int:
-        return p.integer(node, where, self.minimum)
-
-    def json_schema(self) -> dict:
-        return {"type": "integer", "minimum": self.minimum}
-
-
-@dataclass(frozen=True)
-class Number:
-    """A finite number in a range; ``lo_open``/``hi_open`` exclude the bound itself."""
-
-    lo: float | None = None
-    hi: float | None = None
-    lo_open: bool = False
-    hi_open: bool = False
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str) -> float:
-        return p.number(node, where, self.lo, self.hi, lo_open=self.lo_open, hi_open=self.hi_open)
-
-    def json_schema(self) -> dict:
-        schema: dict = {"type": "number"}
-        if self.lo is not None:
-            schema["exclusiveMinimum" if self.lo_open else "minimum"] = self.lo
-        if self.hi is not None:
-            schema["exclusiveMaximum" if self.hi_open else "maximum"] = self.hi
-        return schema
-
-
-@dataclass(frozen=True)
-class Choice:
-    """One of a few words."""
-
-    choices: tuple[str, ...]
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str) -> str:
-        return p.choice(node, where, self.choices)
-
-    def json_schema(self) -> dict:
-        return {"enum": list(self.choices)}
-
-
-@dataclass(frozen=True)
-class Boolean:
-    """``true`` or ``false``."""
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str) -> bool:
-        return p.boolean(node, where)
-
-    def json_schema(self) -> dict:
-        return {"type": "boolean"}
-
-
-@dataclass(frozen=True)
-class Nullable:
-    """``null`` (read as ``None``) or a value of another type."""
-
-    inner: Any
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str) -> Any:
-        return None if p.is_null(node) else self.inner(p, node, where)
-
-    def json_schema(self) -> dict:
-        return {"anyOf": [self.inner.json_schema(), {"type": "null"}]}
-
-
-@dataclass(frozen=True)
-class Column:
-    """The name of a column of the table."""
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str) -> str:
-        return p.column(node, where)
-
-    def json_schema(self) -> dict:
-        return dict(NAME_SCHEMA, description="a column of the table")
-
-
-@dataclass(frozen=True)
-class Name:
-    """A name as written (``1990`` stays text), not checked against a table."""
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str) -> str:
-        return p.name_of(node, where)
-
-    def json_schema(self) -> dict:
-        return dict(NAME_SCHEMA)
-
-
-@dataclass(frozen=True)
-class Columns:
-    """Columns of the table: a list, or one name on its own."""
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str) -> list[str]:
-        return [p.column(item, where) for item in p.items(node, where)]
-
-    def json_schema(self) -> dict:
-        return _one_or_list(NAME_SCHEMA)
-
-
-@dataclass(frozen=True)
-class SensitiveColumn:
-    """A column listed under ``columns.sensitive``."""
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str) -> str:
-        return p.declared_sensitive(node, where)
-
-    def json_schema(self) -> dict:
-        return dict(NAME_SCHEMA, description="a column listed under columns.sensitive")
-
-
-@dataclass(frozen=True)
-class PerColumn:
-    """One value for every column, or a mapping ``{column: value}``."""
-
-    inner: Any
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str) -> Any:
-        if p.is_mapping(node):
-            return {key: self.inner(p, value, f"{where}.{key}") for key, (_, value) in p.mapping(node, where).items()}
-        return self.inner(p, node, where)
-
-    def json_schema(self) -> dict:
-        each = self.inner.json_schema()
-        return {"anyOf": [each, {"type": "object", "additionalProperties": each}]}
-
-
-@dataclass(frozen=True)
-class JsonOnly:
-    """A value the parser hands on unchecked to the object that takes it (which checks it), or
-    checks with a rule of its own; ``schema`` is what it accepts."""
-
-    schema: Mapping[str, Any]
-
-    def json_schema(self) -> dict:
-        return dict(self.schema)
-
-
-@dataclass(frozen=True)
-class PublicDomains:
-    """The αβ algorithm's ``domains``: per published column its public domain, a list of values,
-    the whole numbers ``{min: …, max: …}``, or ``data`` (the values found in the data, which makes
-    the view not fit for release)."""
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str) -> dict[str, Any]:
-        return p.public_domains(node, where)
-
-    def json_schema(self) -> dict:
-        values = {"type": "array", "minItems": 1, "items": NAME_SCHEMA, "description": "the values, in order"}
-        whole_numbers = {"type": "object", "properties": {
-                             "min": documented({"type": "integer"}, "the smallest whole number of the domain", 17),
-                             "max": documented({"type": "integer"}, "the largest whole number of the domain", 90)},
-                         "required": ["min", "max"], "additionalProperties": False,
-                         "description": "the whole numbers from min to max"}
-        data = {"const": "data", "description": "the values found in the data (not fit for release)"}
-        return {"type": ["object", "null"], "additionalProperties": {"anyOf": [values, whole_numbers, data]}}
-
-
-@dataclass(frozen=True)
-class File:
-    """The path of a file that exists (relative to the configuration's folder), read as text."""
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str) -> str:
-        path = p.path(node, where)
-        if not path.is_file():
-            raise p.error(node, f"{where}: file {str(path)!r} does not exist (a relative path is read from the "
-                                "folder of the configuration); check the path.")
-        return str(path)
-
-    def json_schema(self) -> dict:
-        return {"type": "string", "pattern": r"\S", "description": "a file path, relative to the configuration"}
-
-
-def _one_or_list(item: Mapping) -> dict:
-    """A list of items, one item on its own, or nothing (as the parser's ``items`` reads them)."""
-    return {"anyOf": [dict(item), {"type": "array", "items": dict(item)}, {"type": "null"}]}
-
-
-# --------------------------------------------------------------------------------------------
-# Options and mappings of options
-
-
-class _NoExample:
-    """No example given (``None`` is one: ``seed: null``)."""
-
-    def __repr__(self) -> str:
-        return "NO_EXAMPLE"
-
-
-NO_EXAMPLE: Any = _NoExample()
-
-
-@dataclass(frozen=True)
-class Option:
-    """One key of a mapping: its value type, whether it must be given, its default, what it means
-    and an example of it.
-
-    ``check`` is a value type above (or any function of the shape ``check(parser, node, where)``);
-    a :class:`JsonOnly` one is described, not called: the parser reads that key by a rule of its
-    own. ``about`` and ``example`` are the key's ``description`` and ``examples`` in the JSON
-    Schema, which the configuration reference of the documentation shows.
-    """
-
-    check: Callable[..., Any]
-    required: bool = False
-    default: Any = None
-    has_default: bool = False
-    about: str = ""
-    example: Any = NO_EXAMPLE
-
-
-def required(check: Callable[..., Any], about: str = "", *, example: Any = NO_EXAMPLE) -> Option:
-    """An option the mapping must have."""
-    return Option(check, required=True, about=about, example=example)
-
-
-def optional(check: Callable[..., Any], *default, about: str = "", example: Any = NO_EXAMPLE) -> Option:
-    """An option that may be left out; with a default, that value is filled in."""
-    return Option(check, default=default[0] if default else None, has_default=bool(default), about=about,
-                  example=example)
-
-
-def documented(schema: Mapping[str, Any], about: str, example: Any = NO_EXAMPLE) -> dict:
-    """``schema`` with its ``description`` and ``examples`` (when given)."""
-    out = dict(schema)
-    if about:
-        out["description"] = about
-    if example is not NO_EXAMPLE:
-        out["examples"] = [example]
-    return out
-
-
-def yaml_example(text: str) -> Any:
-    """An example written as YAML (``{k: 5}``), as a value."""
-    import yaml
-
-    return yaml.safe_load(text) if text else NO_EXAMPLE
-
-
-def options_schema(options: Mapping[str, Option], *, extra: Mapping[str, Any] | None = None) -> dict:
-    """The JSON Schema of a mapping of ``options`` (and no other key); ``extra`` adds required
-    properties (an algorithm's ``name``). Without a required key, ``null`` (read as an empty
-    mapping) is accepted too."""
-    properties = dict(extra or {})
-    for key, option in options.items():
-        schema = documented(option.check.json_schema(), option.about, option.example)
-        if option.has_default:
-            schema["default"] = option.default
-        properties[key] = schema
-    out: dict = {"type": "object", "properties": properties, "additionalProperties": False}
-    must = list(extra or {}) + [key for key, option in options.items() if option.required]
-    if must:
-        out["required"] = must
-    else:
-        out["type"] = ["object", "null"]
-    return out
-
-
-@dataclass(frozen=True)
-class Options:
-    """A mapping of named options (``output: {suppressed: remove, shuffle: true}``).
-
-    ``example`` is shown when the mapping is malformed or misses a required option.
-    """
-
-    options: Mapping[str, Option]
-    example: str = ""
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str, owner: yaml.Node | None = None) -> dict[str, Any]:
-        return p.options(node, where, self.options, node if owner is None else owner, self.example)
-
-    def json_schema(self) -> dict:
-        return options_schema(self.options)
-
 
 # --------------------------------------------------------------------------------------------
 # Privacy models, utility metrics, algorithms, hierarchy builders
-
-
-@dataclass(frozen=True)
-class ModelSchema:
-    """A privacy model of the ``models`` list: the :mod:`veil.models` class and its options."""
-
-    cls: str
-    options: Mapping[str, Option]
-    example: str = ""
-    about: str = ""
-    #: whether the model constrains a column of columns.sensitive (join k-anonymity may read one of
-    #: the earlier release instead)
-    needs_sensitive: bool = True
-
-
-@dataclass(frozen=True)
-class MetricSchema:
-    """A utility metric (a key of :func:`veil.metrics.make_metric`) and its options. Options that
-    name a column are checked by the parser; the others by the metric itself."""
-
-    options: Mapping[str, Option] = field(default_factory=dict)
-    about: str = ""
-
-
-@dataclass(frozen=True)
-class AlgorithmSchema:
-    """An anonymization algorithm: the :mod:`veil.anonymize` class, its options, whether it needs
-    a hierarchy for every quasi-identifier, the sections of the file that do not apply to it
-    (``excludes``: the αβ algorithm takes no privacy models, suppression, metric or output style),
-    and groups of options of which exactly one must be given (``exactly_one``: its d or k)."""
-
-    cls: str
-    options: Mapping[str, Option]
-    needs_hierarchies: bool
-    what: str
-    excludes: tuple[str, ...] = ()
-    exactly_one: tuple[tuple[str, ...], ...] = ()
-
-    @property
-    def named_alone(self) -> bool:
-        """Whether the bare name will do (``algorithm: fulldomain``): no option is required."""
-        return not self.exactly_one and not any(option.required for option in self.options.values())
-
-    def json_schema(self, name: str) -> dict:
-        """``{name: …, options}`` as JSON Schema."""
-        schema = dict(options_schema(self.options, extra={"name": {"const": name}}), description=self.what)
-        groups = [{"oneOf": [{"required": [key]} for key in group]} for group in self.exactly_one]
-        return {**schema, "allOf": groups} if groups else schema
-
-
-@dataclass(frozen=True)
-class BuilderSchema:
-    """A hierarchy builder of :mod:`veil.data.builders`, its options, and an example of them (YAML)."""
-
-    options: Mapping[str, Option]
-    about: str = ""
-    example: str = ""
-
 
 SENSITIVE = optional(SensitiveColumn(), about="the sensitive column the model constrains (default: every column of "
                                             "columns.sensitive, each class meeting the threshold for all)",
@@ -604,37 +280,6 @@ OUTPUT_OPTIONS: dict[str, Option] = {
                                         "release", example=True),
 }
 
-@dataclass(frozen=True)
-class Text:
-    """Some text that is not empty."""
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str) -> str:
-        value = p.text(node, where)
-        if not value.strip():
-            raise p.error(node, f"{where} is empty; give a value.")
-        return value
-
-    def json_schema(self) -> dict:
-        return {"type": "string", "pattern": r"\S"}
-
-
-@dataclass(frozen=True)
-class Settings:
-    """A mapping of setting names to values (text, a number or true/false), read as text."""
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str) -> dict[str, str]:
-        out = {}
-        for key, (_, value) in p.mapping(node, where, "{spark.executor.memory: 4g}").items():
-            scalar = p.scalar(value, f"{where}.{key}", "a value (text, a number or true/false)")
-            if scalar is None:
-                raise p.error(value, f"{where}.{key} has no value; give one.")
-            out[key] = str(scalar).lower() if isinstance(scalar, bool) else str(scalar)
-        return out
-
-    def json_schema(self) -> dict:
-        return {"type": ["object", "null"], "additionalProperties": {"type": ["string", "number", "boolean"]}}
-
-
 ENGINE_OPTIONS: dict[str, Option] = {
     "name": optional(Choice(("local", "spark")), "local",
                      about="local (in memory) or spark (Apache Spark; pip install \"veil[spark]\")", example="spark"),
@@ -747,8 +392,6 @@ CHECK_ABOUT: dict[str, tuple[str, str]] = {
                        "release", "{k: 5, max_share: 0.0}"),
 }
 COMPOSITIONS = ("sequential", "advanced", "temporal", "window")
-# Each composition rule's own option, and the rule it belongs to.
-_RULE_OPTIONS = {"delta_prime": "advanced", "discount": "temporal", "window": "window"}
 DISCOUNTS: dict[str, Option] = {
     "exponential": optional(Number(0, 1, lo_open=True), about="g(i) = base^i for a charge i steps back: the base",
                             example=0.9),
@@ -782,42 +425,6 @@ POPULATION_OPTIONS: dict[str, Option] = {
 }
 
 
-@dataclass(frozen=True)
-class PopulationMap:
-    """The value of ``policy.populations``: per population name, its key and its budget."""
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str) -> tuple[PopulationSpec, ...]:
-        out = []
-        for name, (key_node, value) in p.mapping(node, where, "{adult: {budget: {epsilon: 1.0}}}").items():
-            here = f"{where}.{name}"
-            o = p.options(value, here, POPULATION_OPTIONS, key_node, "{key: id, budget: {epsilon: 1.0}}")
-            for option, rule in _RULE_OPTIONS.items():
-                if o[option] is not None and o["composition"] != rule:
-                    raise p.error(key_node, f"{here}.{option} applies only to {rule} composition, and its "
-                                            f"composition is {o['composition']}.")
-            if o["composition"] != "sequential" and o["budget"] is None:
-                raise p.error(key_node, f"{here} has {o['composition']} composition but no budget; give its budget.")
-            if o["composition"] == "advanced" and o["budget"]["delta"] == 0:
-                raise p.error(key_node, f"{here} has advanced composition, which spends a δ' > 0, so its budget "
-                                        "needs a delta above 0.")
-            discount = None
-            if o["composition"] == "temporal":
-                given = [(k, v) for k, v in (o["discount"] or {}).items()]
-                if len(given) != 1:
-                    raise p.error(key_node, f"{here} has temporal composition and needs one discount, like "
-                                            "{exponential: 0.9} or {hyperbolic: 0.5}.")
-                discount = given[0]
-            if o["composition"] == "window" and o["window"] is None:
-                raise p.error(key_node, f"{here} has window composition and needs window, its length in time steps.")
-            budget = None if o["budget"] is None else (o["budget"]["epsilon"], o["budget"]["delta"])
-            out.append(PopulationSpec(name, o["key"], budget, o["composition"], o["delta_prime"], discount,
-                                      o["window"], o["relation"]))
-        return tuple(out)
-
-    def json_schema(self) -> dict:
-        return {"type": ["object", "null"], "additionalProperties": options_schema(POPULATION_OPTIONS)}
-
-
 #: The presence check of the release alone (:class:`veil.ledger.checks.PresenceCheck`): the
 #: population table and the thresholds (δ-presence's largest probability, k-map's k).
 PRESENCE_OPTIONS: dict[str, Option] = {
@@ -841,120 +448,13 @@ POLICY_OPTIONS: dict[str, Option] = {
         "{intersection: {confidence: 1.0, max_share: 0.0}}")), None,
         about="the thresholds of the gate's checks across releases; a check left out runs with its defaults",
         example={"intersection": {"confidence": 1.0, "max_share": 0.0}}),
-    "populations": optional(PopulationMap(), (),
+    "populations": optional(PopulationMap(POPULATION_OPTIONS), (),
                             about="the populations, by name, each with its key, privacy budget and composition rule",
                             example={"adult": {"budget": {"epsilon": 1.0}}}),
     "presence": optional(Nullable(Options(PRESENCE_OPTIONS, "{population: voters.csv, delta_max: 0.5}")), None,
                          about="the membership check of a release alone against a public population table "
                                "(δ-presence and k-map)", example={"population": "voters.csv", "delta_max": 0.5}),
 }
-
-
-@dataclass(frozen=True)
-class PolicyOptions:
-    """The value of ``policy``: the gate's checks with their thresholds, and the populations."""
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str) -> PolicySpec:
-        o = p.options(node, where, POLICY_OPTIONS, node, "{composition: {intersection: {max_share: 0.0}}}")
-        given = o["composition"] or {}
-        # a check the file leaves out runs with its defaults
-        checks = {name: given.get(name) or {key: option.default for key, option in options.items()}
-                  for name, options in CHECKS.items()}
-        presence = o["presence"]
-        if presence is not None and presence["delta_max"] is None and presence["k_map"] is None:
-            raise p.error(node, "policy.presence needs delta_max (δ-presence) or k_map (k-map), or both.")
-        single = {"presence": presence} if presence is not None else {}
-        return PolicySpec(o["recheck"], checks, o["populations"], p.origin(node), single)
-
-    def json_schema(self) -> dict:
-        return options_schema(POLICY_OPTIONS)
-
-
-# --------------------------------------------------------------------------------------------
-# The sections of a file
-
-
-@dataclass(frozen=True)
-class Section:
-    """One top-level key of a configuration file.
-
-    Attributes:
-        value: the value's type: its JSON Schema, and its check for a section the parser reads
-            by this table alone.
-        about: what the section is for (its description in the JSON Schema).
-        required: whether every file must have it.
-        hint: what to write when a required section is missing.
-        field: the :class:`~veil.config.specification.AnonymizationConfig` field the section
-            fills when the parser reads it by this table alone; ``None`` for a section the parser
-            reads with a reader of its own.
-        build: turns the checked value into the field's value (``OutputSpec(**options)``).
-        example: an example of the section's value (its ``examples`` in the JSON Schema).
-    """
-
-    value: Any
-    about: str
-    required: bool = False
-    hint: str = ""
-    field: str | None = None
-    build: Callable[[Any], Any] | None = None
-    example: Any = NO_EXAMPLE
-
-    def read(self, p: Parser, key_node: yaml.Node, node: yaml.Node, key: str) -> Any:
-        """Check a section the parser reads by the table alone, and build its field's value."""
-        if isinstance(self.value, Options):
-            value = self.value(p, node, key, owner=key_node)
-        else:
-            value = self.value(p, node, key)
-        return self.build(value) if self.build is not None else value
-
-
-@dataclass(frozen=True)
-class HierarchyMap:
-    """The value of ``hierarchies``: per column a file, ``{file: …, delimiter: …}``, or one builder."""
-
-    def json_schema(self) -> dict:
-        builders = [{"type": "object", "required": [kind], "additionalProperties": False,
-                     "description": builder.about,
-                     "properties": {kind: documented(options_schema(builder.options), builder.about,
-                                                     yaml_example(builder.example))}}
-                    for kind, builder in BUILDERS.items()]
-        path = dict(_PATH.json_schema(), description="an ARX hierarchy file")
-        file_entry = dict(options_schema(HIERARCHY_FILE_OPTIONS), description="an ARX hierarchy file")
-        return {"type": ["object", "null"], "additionalProperties": {"oneOf": [path, file_entry, *builders]}}
-
-
-@dataclass(frozen=True)
-class ModelList:
-    """The value of ``models``: a list of ``{model name: options}``."""
-
-    def json_schema(self) -> dict:
-        items = [{"type": "object", "required": [name], "additionalProperties": False,
-                  "properties": {name: documented(options_schema(model.options), model.about,
-                                                  yaml_example(model.example))}}
-                 for name, model in MODELS.items()]
-        return {"type": "array", "minItems": 1, "items": {"oneOf": items}}
-
-
-@dataclass(frozen=True)
-class MetricChoice:
-    """The value of ``metric``: a metric's name (or another name of it), or ``{name: …, options}``."""
-
-    def json_schema(self) -> dict:
-        names = list(METRICS) + [alias for alias, key in METRIC_ALIASES.items() if key in METRICS]
-        objects = [dict(options_schema(metric.options, extra={"name": {"const": name}}), description=metric.about)
-                   for name, metric in METRICS.items()]
-        return {"anyOf": [{"enum": names}, {"oneOf": objects}]}
-
-
-@dataclass(frozen=True)
-class AlgorithmChoice:
-    """The value of ``algorithm``: an algorithm's name (one that needs no option), or
-    ``{name: …, options}``."""
-
-    def json_schema(self) -> dict:
-        objects = [algorithm.json_schema(name) for name, algorithm in ALGORITHMS.items()]
-        alone = [name for name, algorithm in ALGORITHMS.items() if algorithm.named_alone]
-        return {"anyOf": [{"enum": alone}, {"oneOf": objects}]}
 
 
 # --------------------------------------------------------------------------------------------
@@ -1009,108 +509,9 @@ MAXENT_OPTIONS: dict[str, Option] = {
                                example=500),
 }
 
-_LEVELS = {"type": ["object", "null"], "additionalProperties": {"type": "integer", "minimum": 0}}
-_ATTRIBUTE_LEVELS = documented(_LEVELS, "each attribute's hierarchy level (0 when not given)", {"age": 1})
-_BASE_LEVELS = documented(_LEVELS, "each quasi-identifier's hierarchy level (0 when not given)", {"age": 2})
-
-
-@dataclass(frozen=True)
-class MarginalModelList:
-    """The value of ``marginals.privacy``: a list of ``{model name: options}``."""
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str) -> tuple:
-        example = "'- k_link: {k: 5}'"
-        items = p.items(node, where)
-        if not items or p.is_mapping(node):
-            raise p.error(node, f"{where} must list at least one privacy model of the marginals, like {example}.")
-        specs = []
-        for item in items:
-            entries = p.mapping(item, where, example)
-            if len(entries) != 1:
-                raise p.error(item, f"each entry of {where} is one model name with its options, like {example}.")
-            p.known_keys(entries, list(MARGINAL_MODELS), where)
-            name, (name_node, options_node) = next(iter(entries.items()))
-            schema = MARGINAL_MODELS[name]
-            options = p.options(options_node, f"{where}.{name}", schema.options, name_node, schema.example)
-            specs.append(MarginalModelSpec(name, options, p.origin(name_node)))
-        return tuple(specs)
-
-    def json_schema(self) -> dict:
-        items = [{"type": "object", "required": [name], "additionalProperties": False,
-                  "properties": {name: documented(options_schema(model.options), model.about,
-                                                  yaml_example(model.example))}}
-                 for name, model in MARGINAL_MODELS.items()]
-        return {"type": "array", "minItems": 1, "items": {"oneOf": items}}
-
-
-def _marginal_levels(p: Parser, node: yaml.Node, where: str, attributes: list[str]) -> dict[str, int]:
-    levels = {}
-    for key, (key_node, value) in p.mapping(node, where, "{age: 1}").items():
-        if key not in attributes:
-            raise p.error(key_node, f"{where} gives a level for '{key}', which the marginal does not hold; "
-                          f"it holds {', '.join(attributes)}.")
-        levels[key] = p.integer(value, f"{where}.{key}", 0)
-    return levels
-
-
-@dataclass(frozen=True)
-class MarginalList:
-    """The value of ``marginals.publish``: marginals as ``{attributes: [...], levels: {...}}``,
-    each attribute a quasi-identifier or a sensitive column."""
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str) -> tuple:
-        example = "'- {attributes: [age, sex], levels: {age: 1}}'"
-        specs = []
-        for item in p.items(node, where):
-            entries = p.mapping(item, where, example)
-            p.known_keys(entries, ["attributes", "levels"], where)
-            if "attributes" not in entries:
-                raise p.error(item, f"each marginal of {where} needs 'attributes', like {example}.")
-            attributes = []
-            for attribute in p.items(entries["attributes"][1], f"{where}.attributes"):
-                name = p.column(attribute, f"{where}.attributes")
-                if name not in p.quasi and name not in p.sensitive:
-                    raise p.error(attribute, f"{where}.attributes names '{name}', which is neither a "
-                                  "quasi-identifier nor a sensitive column; give it a role under columns.")
-                if name in attributes:
-                    raise p.error(attribute, f"{where}.attributes names '{name}' twice; name it once.")
-                attributes.append(name)
-            if not attributes:
-                raise p.error(item, f"a marginal of {where} needs at least one attribute, like {example}.")
-            levels = _marginal_levels(p, entries["levels"][1], f"{where}.levels", attributes) \
-                if "levels" in entries else {}
-            specs.append(GivenMarginalSpec(tuple(attributes), levels, p.origin(item)))
-        return tuple(specs)
-
-    def json_schema(self) -> dict:
-        attributes = documented(Columns().json_schema(), "the marginal's attributes: quasi-identifiers or sensitive "
-                                                         "columns", ["age", "sex"])
-        entry = {"type": "object", "required": ["attributes"], "additionalProperties": False,
-                 "properties": {"attributes": attributes, "levels": _ATTRIBUTE_LEVELS}}
-        return {"type": ["array", "null"], "items": entry}
-
-
-@dataclass(frozen=True)
-class BaseTable:
-    """The value of ``marginals.base``: ``optimal``, ``none``, or ``{levels: {column: level}}``
-    for the quasi-identifiers (0 when not given)."""
-
-    def __call__(self, p: Parser, node: yaml.Node, where: str) -> Any:
-        if not p.is_mapping(node):
-            return p.choice(node, where, ("optimal", "none"))
-        entries = p.mapping(node, where, "{levels: {age: 2}}")
-        p.known_keys(entries, ["levels"], where)
-        levels = _marginal_levels(p, entries["levels"][1], f"{where}.levels", list(p.quasi)) \
-            if "levels" in entries else {}
-        return GivenMarginalSpec(tuple(p.quasi), levels, p.origin(node))
-
-    def json_schema(self) -> dict:
-        return {"anyOf": [{"enum": ["optimal", "none"]}, {
-            "type": "object", "properties": {"levels": _BASE_LEVELS}, "additionalProperties": False}]}
-
-
 MARGINALS_OPTIONS: dict[str, Option] = {
-    "privacy": required(MarginalModelList(), "the privacy models every published collection must satisfy",
+    "privacy": required(MarginalModelList(MARGINAL_MODELS),
+                        "the privacy models every published collection must satisfy",
                         example=[{"k_link": {"k": 5}}, {"maxent_l_diversity": {"l": 3}}]),
     "sensitive": optional(SensitiveColumn(), about="the sensitive column the marginals hold (default: the one "
                                                    "columns.sensitive declares)", example="occupation"),
@@ -1133,6 +534,10 @@ def _marginals_spec(options: Mapping[str, Any]) -> MarginalsSpec:
     return MarginalsSpec(**options)
 
 
+
+# --------------------------------------------------------------------------------------------
+# The sections of a file
+
 SECTIONS: dict[str, Section] = {
     "data": Section(
         _PATH,
@@ -1143,30 +548,31 @@ SECTIONS: dict[str, Section] = {
                             "file's name without its extension)", field="name", example="Adult census extract"),
     "delimiter": Section(Nullable(_CHARACTER), "the CSV delimiter, one character (sniffed when absent)",
                          example=";"),
-    "missing_values": Section(JsonOnly(_one_or_list({"type": ["string", "number", "boolean", "null"]})),
+    "missing_values": Section(JsonOnly(one_or_list({"type": ["string", "number", "boolean", "null"]})),
                               "cell texts that mean a value is missing (default: the empty cell)",
                               example=["?", "unknown"]),
     "columns": Section(
         Options(COLUMN_ROLES), "the role of each column; every column not listed is released unchanged", required=True,
         hint="give the roles of the columns, like 'columns: {quasi_identifiers: [age, zip], sensitive: [disease]}'.",
         example={"quasi_identifiers": ["age", "zip", "sex"], "sensitive": ["disease"], "identifying": ["name"]}),
-    "hierarchies": Section(HierarchyMap(), "per column, an ARX hierarchy file or a builder",
+    "hierarchies": Section(HierarchyMap(BUILDERS, HIERARCHY_FILE_OPTIONS, _PATH),
+                           "per column, an ARX hierarchy file or a builder",
                            example={"age": {"intervals": {"widths": [5, 10, 20]}}, "zip": {"masking": {}},
                                     "occupation": {"file": "adult_hierarchy_occupation.csv"}}),
     "orders": Section(JsonOnly({"type": ["object", "null"], "additionalProperties": {"anyOf": [
-        _one_or_list(NAME_SCHEMA), options_schema(ORDER_FILE_OPTIONS)]}}),
+        one_or_list(NAME_SCHEMA), options_schema(ORDER_FILE_OPTIONS)]}}),
         "per text column, its values in order (or a file, one value a line)",
         example={"size": ["small", "medium", "large"], "education": {"file": "education-order.txt"}}),
-    "models": Section(ModelList(), "the privacy models the release must satisfy, every one",
+    "models": Section(ModelList(MODELS), "the privacy models the release must satisfy, every one",
                       required=True,
                       hint="list the privacy models the release must satisfy, like "
                            "'models: [{k_anonymity: {k: 5}}]'.",
                       example=[{"k_anonymity": {"k": 5}}, {"entropy_l_diversity": {"l": 3, "sensitive": "occupation"}}]),
     "suppression_limit": Section(Number(0, 1, hi_open=True), "the share of records that may be suppressed (default 0)",
                                  field="suppression_limit", build=float, example=0.02),
-    "metric": Section(MetricChoice(), "the utility metric the search optimizes (default: loss)",
+    "metric": Section(MetricChoice(METRICS), "the utility metric the search optimizes (default: loss)",
                       example={"name": "classification", "label": "salary-class"}),
-    "algorithm": Section(AlgorithmChoice(), "the anonymization algorithm (default: fulldomain)",
+    "algorithm": Section(AlgorithmChoice(ALGORITHMS), "the anonymization algorithm (default: fulldomain)",
                          example={"name": "mondrian", "mode": "strict"}),
     "output": Section(Options(OUTPUT_OPTIONS, "{suppressed: remove, shuffle: true}"), "how the release is written",
                       field="output", build=lambda options: OutputSpec(**options),
@@ -1176,7 +582,8 @@ SECTIONS: dict[str, Section] = {
                       "with the Spark settings in config)",
                       field="engine", build=lambda options: EngineSpec(**options),
                       example={"name": "spark", "master": "local[*]", "config": {"spark.executor.memory": "4g"}}),
-    "policy": Section(PolicyOptions(), "what the publishing gate enforces (veil publish --policy): the thresholds of "
+    "policy": Section(PolicyOptions(POLICY_OPTIONS, CHECKS),
+                      "what the publishing gate enforces (veil publish --policy): the thresholds of "
                       "its checks across releases, the presence check of a release alone against a population table, "
                       "and the populations with their privacy budgets; a file may hold this section alone",
                       field="policy",

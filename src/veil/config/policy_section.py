@@ -1,0 +1,91 @@
+"""The ``policy:`` section of a configuration file (``veil publish --policy``) read into a
+:class:`~veil.config.specification.PolicySpec`: the thresholds of the publishing gate's checks
+across releases, the presence check of a release alone, and the populations with their privacy
+budgets and composition rules.
+
+The keys and their types are tables of :mod:`veil.config.schema` (``POLICY_OPTIONS``, ``CHECKS``,
+``POPULATION_OPTIONS``), which the value types here are given; what they add are the rules that
+join several keys: an option of one composition rule only with that rule, a budget (with a δ for
+advanced composition) for every rule but sequential, one discount for temporal composition, and
+δ-presence or k-map (or both) for the presence check.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Mapping
+
+from veil.config.options import Option, options_schema
+from veil.config.specification import PolicySpec, PopulationSpec
+
+if TYPE_CHECKING:
+    import yaml
+
+# The parser (veil.config.parser.Parser), which imports the schema, so it is not named here.
+Parser = Any
+
+# Each composition rule's own option, and the rule it belongs to.
+_RULE_OPTIONS = {"delta_prime": "advanced", "discount": "temporal", "window": "window"}
+
+
+@dataclass(frozen=True)
+class PopulationMap:
+    """The value of ``policy.populations``: per population name, its key and its budget (the keys
+    of ``options``)."""
+
+    options: Mapping[str, Option]
+
+    def __call__(self, p: Parser, node: yaml.Node, where: str) -> tuple[PopulationSpec, ...]:
+        out = []
+        for name, (key_node, value) in p.mapping(node, where, "{adult: {budget: {epsilon: 1.0}}}").items():
+            here = f"{where}.{name}"
+            o = p.options(value, here, self.options, key_node, "{key: id, budget: {epsilon: 1.0}}")
+            for option, rule in _RULE_OPTIONS.items():
+                if o[option] is not None and o["composition"] != rule:
+                    raise p.error(key_node, f"{here}.{option} applies only to {rule} composition, and its "
+                                            f"composition is {o['composition']}.")
+            if o["composition"] != "sequential" and o["budget"] is None:
+                raise p.error(key_node, f"{here} has {o['composition']} composition but no budget; give its budget.")
+            if o["composition"] == "advanced" and o["budget"]["delta"] == 0:
+                raise p.error(key_node, f"{here} has advanced composition, which spends a δ' > 0, so its budget "
+                                        "needs a delta above 0.")
+            discount = None
+            if o["composition"] == "temporal":
+                given = [(k, v) for k, v in (o["discount"] or {}).items()]
+                if len(given) != 1:
+                    raise p.error(key_node, f"{here} has temporal composition and needs one discount, like "
+                                            "{exponential: 0.9} or {hyperbolic: 0.5}.")
+                discount = given[0]
+            if o["composition"] == "window" and o["window"] is None:
+                raise p.error(key_node, f"{here} has window composition and needs window, its length in time steps.")
+            budget = None if o["budget"] is None else (o["budget"]["epsilon"], o["budget"]["delta"])
+            out.append(PopulationSpec(name, o["key"], budget, o["composition"], o["delta_prime"], discount,
+                                      o["window"], o["relation"]))
+        return tuple(out)
+
+    def json_schema(self) -> dict:
+        return {"type": ["object", "null"], "additionalProperties": options_schema(self.options)}
+
+
+@dataclass(frozen=True)
+class PolicyOptions:
+    """The value of ``policy``: the gate's checks with their thresholds, and the populations (the
+    keys of ``options``; ``checks`` are the thresholds of each check, by its key)."""
+
+    options: Mapping[str, Option]
+    checks: Mapping[str, Mapping[str, Option]]
+
+    def __call__(self, p: Parser, node: yaml.Node, where: str) -> PolicySpec:
+        o = p.options(node, where, self.options, node, "{composition: {intersection: {max_share: 0.0}}}")
+        given = o["composition"] or {}
+        # a check the file leaves out runs with its defaults
+        checks = {name: given.get(name) or {key: option.default for key, option in options.items()}
+                  for name, options in self.checks.items()}
+        presence = o["presence"]
+        if presence is not None and presence["delta_max"] is None and presence["k_map"] is None:
+            raise p.error(node, "policy.presence needs delta_max (δ-presence) or k_map (k-map), or both.")
+        single = {"presence": presence} if presence is not None else {}
+        return PolicySpec(o["recheck"], checks, o["populations"], p.origin(node), single)
+
+    def json_schema(self) -> dict:
+        return options_schema(self.options)
