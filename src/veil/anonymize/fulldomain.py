@@ -28,7 +28,6 @@ from __future__ import annotations
 import heapq
 import math
 import time
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -36,16 +35,17 @@ import numpy as np
 
 from veil.anonymize.base import Anonymizer
 from veil.anonymize.lattice import Lattice
+from veil.anonymize.rollup import ClassStore
 from veil.classes import EquivalenceClasses
 from veil.data.dataset import Dataset
 from veil.errors import InfeasibleError, ParameterError
 from veil.models.base import PrivacyModel
-from veil.parallel import map_threads
 
 # Lattices larger than this are searched heuristically: tagging walks every node's level vector.
 MAX_EXACT_NODES = 2_000_000
-# Classes kept in memory for roll-ups (about 40 bytes each), oldest nodes dropped first.
-CACHE_CLASSES = 4_000_000
+# Bytes of classes (keys, sizes, count matrices) kept in memory for roll-ups, the least recently
+# used nodes dropped first.
+CACHE_BYTES = 256 * 2**20
 HEURISTIC_SECONDS = 30.0
 
 SEARCHES = ("optimal", "heuristic")
@@ -93,14 +93,15 @@ class SearchResult:
 
 
 def failing_classes(classes: EquivalenceClasses, models: Sequence[PrivacyModel]) -> np.ndarray:
-    """Mask of the classes that fail at least one model (their records would be suppressed)."""
-    passed = np.ones(classes.n_classes, dtype=bool)
+    """Mask of the classes that fail at least one model (their records would be suppressed).
+
+    Raises:
+        ParameterError: a model has no threshold.
+    """
+    failing = np.zeros(classes.n_classes, dtype=bool)
     for model in models:
-        verdict = model.evaluate(classes).class_passed
-        if verdict is None:
-            raise ParameterError(f"{model.name} needs a threshold to anonymize with.")
-        passed &= verdict
-    return ~passed
+        failing |= model.failing(classes)
+    return failing
 
 
 class FullDomain(Anonymizer):
@@ -229,6 +230,8 @@ class _Search:
         self.all_tagging = len(self.tagging_models) == len(self.models)
         track = [name for name in dataset.sensitive if any(m.needs_sensitive for m in self.models)]
         track += [name for name in getattr(metric, "track", ()) if name not in track]
+        self.track = track
+        self.metric_reads_counts = bool(getattr(metric, "track", ()))
         self.base = EquivalenceClasses.from_dataset(dataset, track=track)
         self.checked_nodes: set = set()
 
@@ -261,42 +264,33 @@ class _Search:
         lattice = Lattice(self.heights)
         self.lattice = lattice
         n_nodes = len(lattice)
-        cache: OrderedDict[int, EquivalenceClasses] = OrderedDict()
-        cache[0] = self.base
-        # Class counts of the cached nodes (a large number elsewhere), to pick the cheapest source.
-        cached_size = np.full(n_nodes, np.iinfo(np.int64).max, dtype=np.int64)
-        cached_size[0] = self.base.n_classes
-        held = [self.base.n_classes]
+        store = ClassStore(self.base, lattice, CACHE_BYTES)
         failing_of: dict[tuple[int, bool], np.ndarray] = {}
-
-        def classes_of(node: int) -> EquivalenceClasses:
-            if node in cache:
-                cache.move_to_end(node)
-                return cache[node]
-            candidates = np.where(lattice.below(node), cached_size, cached_size.max())
-            source = cache[int(np.argmin(candidates))]
-            classes = source.roll_up(lattice.levels[node])
-            cache[node] = classes
-            cached_size[node] = classes.n_classes
-            held[0] += classes.n_classes
-            while held[0] > CACHE_CLASSES and len(cache) > 1:
-                oldest = next(k for k in cache if k != 0)
-                held[0] -= cache.pop(oldest).n_classes
-                cached_size[oldest] = np.iinfo(np.int64).max
-            return classes
 
         def evaluate(node: int, every_model: bool) -> tuple[EquivalenceClasses, np.ndarray]:
             """Classes and failing mask under every model or the tagging ones (one cache entry
-            when they are the same)."""
-            classes = classes_of(node)
+            when they are the same). When the classes too small to pass hold more records than
+            the limit, the node is infeasible and the mask holds just them: the count matrices
+            are never summed."""
+            entry = store.sizes_of(node)
             key = (node, every_model or self.all_tagging)
             if key not in failing_of:
                 self.checked_nodes.add(node)
-                failing_of[key] = failing_classes(classes, self.models if key[1] else self.tagging_models)
-            return classes, failing_of[key]
+                small = entry.sizes < self.smallest[key[1]]
+                if int(entry.sizes[small].sum()) > self.max_suppressed:
+                    failing_of[key] = small
+                else:
+                    store.with_counts(entry)
+                    failing_of[key] = failing_classes(entry.classes, self.models if key[1] else self.tagging_models)
+            store.keep(node, entry)
+            return entry.classes, failing_of[key]
 
         best = _Best()
-        bounds = self._node_bounds(lattice)
+        bounds = self._node_bounds(lattice, store)
+        # The fewest records a class needs to pass every model (or the tagging ones): smaller
+        # classes are suppressed whatever their sensitive values.
+        self.smallest = {True: max(m.smallest_class(self.base) for m in self.models),
+                         False: max([m.smallest_class(self.base) for m in self.tagging_models], default=1)}
 
         def settled(node: int) -> bool:
             """Whether a node can be skipped: its known loss bound cannot beat the best found."""
@@ -304,6 +298,8 @@ class _Search:
 
         def consider(node: int, classes: EquivalenceClasses, failing: np.ndarray) -> None:
             """Score a node known to be feasible under every model."""
+            if self.metric_reads_counts:
+                classes = store.classes_of(node)
             best.offer(node, self.metric.loss(classes, failing), int(classes.sizes[failing].sum()))
 
         # Phase 1: feasibility tags from the monotonic models (+1 feasible, -1 infeasible). Nodes
@@ -326,34 +322,37 @@ class _Search:
                     self.progress(int(np.count_nonzero(tag)), n_nodes)
             if tag[lattice.top] == -1:
                 raise self.infeasible()
-        # Phase 2: branch and bound over the nodes not known to be infeasible.
-        candidates = order[tag[order] >= 0] if self.tagging_models else order
-        if bounds is None:
-            candidates = candidates[np.argsort(lattice.height[candidates], kind="stable")]
-        pruned = np.zeros(n_nodes, dtype=bool)
+        # Phase 2: branch and bound over the nodes not known to be infeasible. A node evaluated
+        # in full in phase 1 was scored there.
+        skip = np.zeros(n_nodes, dtype=bool)
+        if self.tagging_models:
+            skip |= tag < 0
+        for node, every_model in failing_of:
+            skip[node] |= every_model
         proven = not self.timed_out()
-        for done, node in enumerate(candidates):
-            node = int(node)
-            if pruned[node] or (node, True) in failing_of or (self.all_tagging and (node, False) in failing_of):
-                continue
-            if settled(node):
-                break  # candidates are in bound order: none after this one can do better
-            if self.timed_out():
-                proven = False
-                break
-            classes = classes_of(node)
-            if bounds is None and self.metric.loss_bound(classes) >= best.loss:
-                pruned |= lattice.above(node)
-                continue
-            if self.all_tagging and tag[node] == 1 and self.max_suppressed == 0:
-                failing = np.zeros(classes.n_classes, dtype=bool)
-            else:
-                classes, failing = evaluate(node, True)
-                if not self.feasible(failing, classes):
-                    continue
-            consider(node, classes, failing)
-            if self.progress and done % 64 == 0:
-                self.progress(n_nodes - len(candidates) + done, n_nodes)
+        if bounds is None:
+            proven = self._best_first(lattice, store, tag, skip, evaluate, best) and proven
+        else:
+            candidates = order[~skip[order]]
+            for done, node in enumerate(candidates):
+                node = int(node)
+                if settled(node):
+                    break  # candidates are in bound order: none after this one can do better
+                if self.timed_out():
+                    proven = False
+                    break
+                if self.all_tagging and tag[node] == 1 and self.max_suppressed == 0:
+                    classes = store.classes_of(node)
+                    failing = np.zeros(classes.n_classes, dtype=bool)
+                else:
+                    if self._hopeless(store.sizes_of(node), best.loss):
+                        continue
+                    classes, failing = evaluate(node, True)
+                    if not self.feasible(failing, classes):
+                        continue
+                consider(node, classes, failing)
+                if self.progress and done % 64 == 0:
+                    self.progress(n_nodes - len(candidates) + done, n_nodes)
         if self.progress:
             self.progress(n_nodes, n_nodes)
         if best.node is None:
@@ -362,25 +361,108 @@ class _Search:
             raise self.infeasible()
         return self.result(lattice.levels[best.node], best.loss, best.suppressed, proven)
 
-    def _node_bounds(self, lattice: Lattice) -> np.ndarray | None:
+    def _best_first(self, lattice: Lattice, store: ClassStore, tag: np.ndarray, skip: np.ndarray, evaluate,
+                    best: _Best) -> bool:
+        """Phase 2 for a metric without a separable bound: the nodes in order of their loss bound,
+        each bounded from its class sizes alone, until no node left can reach the best loss.
+
+        A node's priority is a lower bound on its own bound (its own, once its classes are
+        rolled up, or that of the node below it that put it in the queue; bounds never decrease
+        upwards), so every node whose bound is within the best loss is evaluated, and nothing
+        above a node whose bound exceeds it. Among the nodes of least loss the one returned is
+        the first in the order (height, node number), which is the order in which a sweep up the
+        lattice meets them; a node from phase 1 keeps its place before them on a tie.
+
+        Returns:
+            Whether the search ran to its end (``False`` when the time limit stopped it).
+        """
+        n_nodes = len(lattice)
+        height = lattice.height
+        # Each node's successors (one level up in one column), -1 where a column is at its top.
+        ups = np.where(lattice.levels < lattice.heights, np.arange(n_nodes)[:, None] + lattice.strides, -1)
+        tracked_bound = bool(getattr(self.metric, "track", ()))
+        # The best loss of this phase and its rank (loss, height, node), and its suppressed records.
+        found: tuple[float, int, int, int] | None = None
+        limit = best.loss
+        queue = [(-math.inf, 0, 0, False)]
+        queued = np.zeros(n_nodes, dtype=bool)
+        queued[0] = True
+        popped = 0
+        while queue:
+            priority, _, node, exact = heapq.heappop(queue)
+            if priority > limit + _TIE * max(abs(limit), 1.0):
+                break  # every node left is bounded above the best loss
+            if self.timed_out():
+                return False
+            if not exact and not (skip[node] and tag[node] < 0):
+                entry = store.sizes_of(node)
+                if tracked_bound:
+                    store.with_counts(entry)
+                bound = self.metric.loss_bound(entry.classes)
+                if bound > priority:
+                    heapq.heappush(queue, (bound, int(height[node]), node, True))
+                    continue
+                priority = max(priority, bound)
+                if priority > limit + _TIE * max(abs(limit), 1.0):
+                    continue
+            popped += 1
+            if not skip[node]:
+                if self.all_tagging and tag[node] == 1 and self.max_suppressed == 0:
+                    classes = store.classes_of(node)
+                    failing = np.zeros(classes.n_classes, dtype=bool)
+                    feasible = True
+                elif self._hopeless(store.sizes_of(node), limit):
+                    feasible = False
+                else:
+                    classes, failing = evaluate(node, True)
+                    feasible = self.feasible(failing, classes)
+                if feasible:
+                    if self.metric_reads_counts:
+                        classes = store.classes_of(node)
+                    rank = (self.metric.loss(classes, failing), int(height[node]), node,
+                            int(classes.sizes[failing].sum()))
+                    if found is None or rank[:3] < found[:3]:
+                        found = rank
+                        limit = min(limit, rank[0])
+            for up in ups[node].tolist():
+                if up >= 0 and not queued[up]:
+                    queued[up] = True
+                    heapq.heappush(queue, (priority, int(height[up]), up, False))
+            if self.progress and popped % 64 == 0:
+                self.progress(popped, n_nodes)
+        if found is not None and found[0] < best.loss:
+            best.node, best.loss, best.suppressed = found[2], found[0], found[3]
+        return True
+
+    def _hopeless(self, entry, limit: float) -> bool:
+        """Whether a node's loss exceeds ``limit`` with only the classes too small to pass
+        suppressed, for a metric whose loss more suppression never lowers: then no node of the
+        search's interest is lost by not evaluating it."""
+        if not getattr(self.metric, "suppression_never_helps", False) or self.metric_reads_counts:
+            return False
+        if not math.isfinite(limit):
+            return False
+        small = entry.sizes < self.smallest[True]
+        return self.metric.loss(entry.classes, small) > limit + _TIE * max(abs(limit), 1.0)
+
+    def _node_bounds(self, lattice: Lattice, store: ClassStore) -> np.ndarray | None:
         """The metric's loss bound at every node, for a separable metric, else ``None``.
 
         A separable bound is a sum of one term per quasi-identifier and level, each read off the
-        node that generalizes only that quasi-identifier.
+        node that generalizes only that quasi-identifier (its class sizes; the count matrices
+        too for a metric that reads some).
         """
         if not getattr(self.metric, "separable", False):
             return None
-        nodes = [(j, level) for j, height in enumerate(self.heights) for level in range(1, height + 1)]
-
-        def bound(node: tuple[int, int]) -> float:
-            levels = [0] * len(self.heights)
-            levels[node[0]] = node[1]
-            return self.metric.loss_bound(self.base.roll_up(levels))
-
-        # The nodes are independent: they are rolled up and bounded on every core.
         terms = [np.zeros(height + 1) for height in self.heights]
-        for (j, level), value in zip(nodes, map_threads(bound, nodes)):
-            terms[j][level] = value
+        for j, height in enumerate(self.heights):
+            for level in range(1, height + 1):
+                levels = [0] * len(self.heights)
+                levels[j] = level
+                entry = store.sizes_of(lattice.index(levels))
+                if getattr(self.metric, "track", ()):
+                    store.with_counts(entry)
+                terms[j][level] = self.metric.loss_bound(entry.classes)
         return sum(terms[j][lattice.levels[:, j]] for j in range(len(self.heights)))
 
     def _tag_chain(self, lattice: Lattice, chain: np.ndarray, tag: np.ndarray, evaluate, settled,

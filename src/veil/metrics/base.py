@@ -38,6 +38,8 @@ class UtilityMetric:
         separable: for full-domain generalization, :meth:`loss_bound` is a sum of one term per
             quasi-identifier that depends only on that quasi-identifier's level (and is 0 at
             level 0), so a search can bound every lattice node without building its classes.
+        suppression_never_helps: suppressing more classes of a node never lowers its loss, so
+            the loss with only the classes that must be suppressed is a lower bound on its loss.
     """
 
     name = "utility metric"
@@ -46,6 +48,7 @@ class UtilityMetric:
     needs_label = False
     needs_levels = False
     separable = False
+    suppression_never_helps = False
 
     def __init__(self) -> None:
         # id(dataset) -> (weak reference to the dataset, its cache); the weak reference tells a

@@ -58,6 +58,7 @@ class NormalizedCertaintyPenalty(UtilityMetric):
     name = "loss (normalized certainty penalty)"
     key = "loss"
     separable = True
+    suppression_never_helps = True  # a suppressed record costs 1, at least its own loss
 
     def value(self, classes: EquivalenceClasses, suppressed: np.ndarray | None = None) -> float:
         kept, n_supp = split_sizes(classes, suppressed)
@@ -92,6 +93,7 @@ class NonUniformEntropy(UtilityMetric):
     name = "non-uniform entropy"
     key = "entropy"
     separable = True
+    suppression_never_helps = True  # a suppressed record's cell is the whole column
 
     def _constant(self, classes: EquivalenceClasses) -> float:
         cache = self._cache(classes.dataset)

@@ -1,0 +1,303 @@
+"""The equivalence classes of lattice nodes during a full-domain search, rolled up and cached.
+
+A search visits thousands of nodes of one dataset's generalization lattice. Each node's classes
+are merged from those of a more specific node already held, never re-read from the rows, and the
+work is split so that a node costs only what the search asks of it:
+
+* its **class sizes**, which every metric's lower bound reads: each source class's key (its
+  codes in mixed radix) is rewritten in the digits of the columns that change, the keys are
+  sorted, and the sizes summed;
+* its **count matrices** (class × value counts of the columns the models and the metric read),
+  summed over the same grouping only when the node is evaluated, by a sparse 0/1 matrix product
+  in integers.
+
+The classes come out exactly as :meth:`veil.classes.EquivalenceClasses.roll_up` makes them (in
+the order of their keys, with the same sizes and counts), so models and metrics give the same
+answers on them.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Sequence
+
+import numpy as np
+
+from veil.anonymize.lattice import Lattice
+from veil.classes import _KEY_LIMIT, EquivalenceClasses, SensitiveCounts, group_rows
+
+# Bytes of class keys, sizes and count matrices kept for roll-ups; the least recently used nodes
+# are dropped first (the bottom node is always kept).
+CACHE_BYTES = 256 * 2**20
+# Above this many classes a source is grouped by veil.classes.group_rows (direct addressing or
+# hashing) rather than by sorting its keys.
+_SORT_CLASSES = 100_000
+_NONE = np.iinfo(np.int64).max
+
+
+def merge_rows(parent: np.ndarray, n_groups: int, matrix: np.ndarray) -> np.ndarray:
+    """``int64 [n_groups × columns]``: the rows of the integer ``matrix`` summed by ``parent`` id.
+
+    The sum is the product of a sparse 0/1 matrix (one entry per row of ``matrix``) with
+    ``matrix``, in integers: exact, with no conversion to floats.
+    """
+    matrix = np.ascontiguousarray(matrix, dtype=np.int64)
+    parent = np.ascontiguousarray(parent, dtype=np.int64)
+    rows, columns = matrix.shape
+    indptr = np.arange(rows + 1, dtype=np.int64)
+    ones = np.ones(rows, dtype=np.int64)
+    kernel = _sparse_kernel()
+    if kernel is not None:
+        out = np.zeros((n_groups, columns), dtype=np.int64)
+        kernel(n_groups, rows, columns, indptr, parent, ones, matrix.ravel(), out.ravel())
+        return out
+    from scipy.sparse import csc_matrix
+
+    return np.asarray(csc_matrix((ones, parent, indptr), shape=(n_groups, rows)) @ matrix, dtype=np.int64)
+
+
+_KERNEL: list = []
+
+
+def _sparse_kernel():
+    """SciPy's compiled kernel behind a compressed-column matrix times a dense one (``Y += A·X``),
+    which spares the checks of building a matrix object per node; ``None`` if this SciPy has none
+    (the public matrix product is used then)."""
+    if not _KERNEL:
+        try:
+            from scipy.sparse._sparsetools import csc_matvecs
+        except ImportError:  # pragma: no cover - a SciPy without the private module
+            csc_matvecs = None
+        _KERNEL.append(csc_matvecs)
+    return _KERNEL[0]
+
+
+def _span(radices) -> int:
+    span = 1
+    for radix in radices:
+        span *= max(int(radix), 1)
+    return span
+
+
+class NodeClasses:
+    """The classes of one node as a search holds them.
+
+    Attributes:
+        levels: the node's level per quasi-identifier.
+        classes: the :class:`~veil.classes.EquivalenceClasses` (count matrices filled in once
+            :meth:`ClassStore.with_counts` asked for them).
+        packed: each class's key, its codes in mixed radix over ``radices`` (sorted), or
+            ``None`` when the key does not fit an int64.
+        radices: the number of codes of each quasi-identifier at ``levels``.
+    """
+
+    __slots__ = ("levels", "classes", "packed", "radices", "_pending", "bytes")
+
+    def __init__(self, levels: tuple[int, ...], classes: EquivalenceClasses, packed: np.ndarray | None,
+                 radices: tuple[int, ...], pending: tuple[np.ndarray, "NodeClasses"] | None):
+        self.levels = levels
+        self.classes = classes
+        self.packed = packed
+        self.radices = radices
+        # (each source class's class here, the source) while the count matrices are not summed.
+        self._pending = pending
+        self.bytes = 0
+
+    @property
+    def sizes(self) -> np.ndarray:
+        return self.classes.sizes
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.classes.sizes)
+
+
+class ClassStore:
+    """Classes of the nodes of one dataset's lattice, each rolled up from a cached node below it
+    (a cached node just below, else the cached node below with the fewest classes).
+
+    Args:
+        base: the classes of the bottom node, with the count matrices of the columns the models
+            and the metric read.
+        lattice: the lattice searched.
+        cache_bytes: how much the cache may hold (keys, sizes and count matrices).
+    """
+
+    def __init__(self, base: EquivalenceClasses, lattice: Lattice, cache_bytes: int = CACHE_BYTES):
+        self.dataset = base.dataset
+        self.base = base
+        self.lattice = lattice
+        self.cache_bytes = cache_bytes
+        qis = self.dataset.quasi_identifiers
+        self.generalizations = [self.dataset.generalizations.get(q) for q in qis]
+        self.radix_at = [[self.dataset.radix(q, lv) for lv in range(int(h) + 1)]
+                         for q, h in zip(qis, lattice.heights)]
+        # Each sensitive column's distribution over the whole table, read once.
+        self.reference = {name: self.dataset.column(name).counts() for name in self.dataset.sensitive}
+        # Each node's predecessors (one level down in one column), -1 where a column is at 0.
+        self.below = np.where(lattice.levels > 0, np.arange(len(lattice))[:, None] - lattice.strides, -1)
+        levels = tuple(int(v) for v in lattice.levels[0])
+        radices = tuple(self.radix_at[j][0] for j in range(len(qis)))
+        packed = None
+        if _span(radices) < _KEY_LIMIT:
+            packed = np.zeros(base.n_classes, dtype=np.int64)
+            for j, radix in enumerate(radices):
+                packed *= radix
+                packed += base.keys[:, j]
+        bottom = NodeClasses(levels, base, packed, radices, None)
+        self._sensitive(bottom)
+        self.cache: OrderedDict[int, NodeClasses] = OrderedDict({0: bottom})
+        self.held = self._bytes(bottom)
+        # Class counts of the cached nodes (the largest int64 elsewhere), to pick a source fast.
+        self.cached_classes = np.full(len(lattice), _NONE, dtype=np.int64)
+        self.cached_classes[0] = bottom.n_classes
+        # Nodes rolled up but not (yet) cached: their sizes were asked for, not their counts.
+        self.probed: dict[int, NodeClasses] = {}
+
+    # ---------------------------------------------------------------------------------------
+
+    def sizes_of(self, node: int) -> NodeClasses:
+        """The classes of ``node`` with their sizes (count matrices summed on demand by
+        :meth:`with_counts`). Until :meth:`keep` caches it as a source for other nodes it is held
+        apart, so that asking again costs nothing."""
+        entry = self.cache.get(node)
+        if entry is not None:
+            self.cache.move_to_end(node)
+            return entry
+        entry = self.probed.get(node)
+        if entry is None:
+            source = self.cache[self._source(node)]
+            entry = self._roll_up(source, tuple(int(v) for v in self.lattice.levels[node]))
+            self.probed[node] = entry
+        return entry
+
+    def classes_of(self, node: int) -> EquivalenceClasses:
+        """The classes of ``node`` with every count matrix, cached."""
+        entry = self.sizes_of(node)
+        self.keep(node, entry)
+        return self.with_counts(entry)
+
+    def with_counts(self, entry: NodeClasses) -> EquivalenceClasses:
+        """``entry``'s classes, with the count matrices summed if they were not yet."""
+        if entry._pending is not None:
+            parent, source = entry._pending
+            self.with_counts(source)
+            n = entry.n_classes
+            entry.classes._counts.update((name, merge_rows(parent, n, matrix))
+                                         for name, matrix in source.classes._counts.items())
+            entry._pending = None
+            self._sensitive(entry)
+            if entry.bytes:  # cached already: count the matrices in
+                grown = self._bytes(entry)
+                self.held += grown - entry.bytes
+                entry.bytes = grown
+                self._evict()
+        return entry.classes
+
+    def keep(self, node: int, entry: NodeClasses) -> None:
+        """Cache ``entry`` as the classes of ``node`` (a source for later roll-ups; its count
+        matrices, if still pending, are summed when some node rolled up from it needs them)."""
+        self.probed.pop(node, None)
+        if node in self.cache:
+            return
+        entry.bytes = self._bytes(entry)
+        self.cache[node] = entry
+        self.cached_classes[node] = entry.n_classes
+        self.held += entry.bytes
+        self._evict()
+
+    def _evict(self) -> None:
+        """Drop the least recently used nodes (never the bottom) until the cache fits."""
+        while self.held > self.cache_bytes and len(self.cache) > 1:
+            oldest = next(k for k in self.cache if k != 0)
+            self.held -= self.cache.pop(oldest).bytes
+            self.cached_classes[oldest] = _NONE
+
+    # ---------------------------------------------------------------------------------------
+
+    def _source(self, node: int) -> int:
+        """A cached node below ``node``: of those just below, the one with the fewest classes;
+        when none is cached, of all below."""
+        below = self.below[node]
+        near = self.cached_classes[below[below >= 0]]
+        if len(near) and near.min() < _NONE:
+            return int(below[below >= 0][np.argmin(near)])
+        candidates = np.where(self.lattice.below(node), self.cached_classes, _NONE)
+        return int(np.argmin(candidates))
+
+    def _roll_up(self, source: NodeClasses, target: tuple[int, ...]) -> NodeClasses:
+        """The classes at ``target`` merged from those of ``source`` (sizes summed; count
+        matrices pending)."""
+        radices = tuple(self.radix_at[j][b] for j, b in enumerate(target))
+        src = source.classes
+        widest = _span(max(a, b) for a, b in zip(source.radices, radices))
+        if source.packed is None or src.n_classes > _SORT_CLASSES or widest >= _KEY_LIMIT:
+            return self._roll_up_grouped(source, target, radices)
+        # Each source class's key at the target levels, from its key at the source levels: only
+        # the digit of each column that changes is rewritten, and the radix of that digit.
+        key = source.packed
+        current = list(source.radices)
+        for j, (a, b) in enumerate(zip(source.levels, target)):
+            if a == b:
+                continue
+            stride = _span(current[j + 1:])
+            high = key // (stride * current[j])
+            code = (key // stride) % current[j] if stride > 1 else key % current[j]
+            step = self.generalizations[j].level_map(a, b).astype(np.int64) - np.arange(current[j])
+            key = key + high * ((radices[j] - current[j]) * stride) + step[code] * stride
+            current[j] = radices[j]
+        # Grouping by sorting: the classes end up in key order, as group_rows gives them.
+        order = np.argsort(key)
+        ordered = key[order]
+        new = np.empty(len(key), dtype=bool)
+        new[:1] = True
+        np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+        parent = np.empty(len(key), dtype=np.int64)
+        parent[order] = np.cumsum(new) - 1
+        packed = ordered[new]
+        sizes = np.bincount(parent, weights=src.sizes, minlength=len(packed)).astype(np.int64)
+        return self._entry(source, target, sizes, packed, radices, parent)
+
+    def _roll_up_grouped(self, source: NodeClasses, target: tuple[int, ...], radices: tuple[int, ...]) -> NodeClasses:
+        """:meth:`_roll_up` through :func:`veil.classes.group_rows` (many classes, or keys too wide
+        for an int64)."""
+        src = source.classes
+        keys = src.keys
+        columns = [keys[:, j] if a == b else self.generalizations[j].level_map(a, b)[keys[:, j]]
+                   for j, (a, b) in enumerate(zip(source.levels, target))]
+        parent, packed = group_rows(columns, radices, decode=False)
+        sizes = np.bincount(parent, weights=src.sizes, minlength=len(packed)).astype(np.int64)
+        return self._entry(source, target, sizes, packed, radices, parent)
+
+    def _entry(self, source: NodeClasses, target: tuple[int, ...], sizes: np.ndarray, packed: np.ndarray,
+               radices: tuple[int, ...], parent: np.ndarray) -> NodeClasses:
+        src = source.classes
+        root = self.base if src._root is None else src._root
+        if packed.ndim == 1:
+            classes = EquivalenceClasses(self.dataset, target, sizes, None, None, {}, root=root,
+                                         packed=(packed, list(radices)))
+        else:  # tuples wider than an int64 key come back decoded
+            classes = EquivalenceClasses(self.dataset, target, sizes, packed.astype(np.int32), None, {}, root=root)
+            packed = None
+        entry = NodeClasses(target, classes, packed, radices, (parent, source) if src._counts else None)
+        if not src._counts:
+            self._sensitive(entry)
+        return entry
+
+    def _sensitive(self, entry: NodeClasses) -> None:
+        """Give ``entry``'s classes their sensitive counts with the table's distribution read once
+        (what :attr:`EquivalenceClasses.sensitive` would build, without counting the rows again)."""
+        classes = entry.classes
+        if not all(name in classes._counts for name in self.reference):
+            return
+        classes._sensitive = {
+            name: SensitiveCounts(self.dataset.column(name), classes._counts[name], reference,
+                                  self.dataset.generalizations.get(name))
+            for name, reference in self.reference.items()}
+
+    @staticmethod
+    def _bytes(entry: NodeClasses) -> int:
+        classes = entry.classes
+        total = classes.sizes.nbytes + (entry.packed.nbytes if entry.packed is not None else 0)
+        total += classes._keys.nbytes if classes._keys is not None else 0
+        return total + sum(m.nbytes for m in classes._counts.values())
