@@ -281,7 +281,8 @@ class _Search:
                     failing_of[key] = small
                 else:
                     store.with_counts(entry)
-                    failing_of[key] = failing_classes(entry.classes, self.models if key[1] else self.tagging_models)
+                    models = self.models if key[1] else self.tagging_models
+                    failing_of[key] = self._failing(store, entry.classes, models, small)
             store.keep(node, entry)
             return entry.classes, failing_of[key]
 
@@ -377,33 +378,40 @@ class _Search:
             Whether the search ran to its end (``False`` when the time limit stopped it).
         """
         n_nodes = len(lattice)
-        height = lattice.height
-        # Each node's successors (one level up in one column), -1 where a column is at its top.
-        ups = np.where(lattice.levels < lattice.heights, np.arange(n_nodes)[:, None] + lattice.strides, -1)
+        height = lattice.height.tolist()
+        # Nodes known to be infeasible (by the monotonic models) are never visited: the queue
+        # starts from every other node all of whose predecessors are such (the bottom, without
+        # them), and each visited node queues its successors but those.
+        out = tag < 0 if self.tagging_models else np.zeros(n_nodes, dtype=bool)
+        below = store.below
+        seeds = np.flatnonzero(~out & np.all((below < 0) | out[np.maximum(below, 0)], axis=1))
+        ups = np.where(lattice.levels < lattice.heights, np.arange(n_nodes)[:, None] + lattice.strides, -1).tolist()
+        queued = out.tolist()
         tracked_bound = bool(getattr(self.metric, "track", ()))
         # The best loss of this phase and its rank (loss, height, node), and its suppressed records.
         found: tuple[float, int, int, int] | None = None
         limit = best.loss
-        queue = [(-math.inf, 0, 0, False)]
-        queued = np.zeros(n_nodes, dtype=bool)
-        queued[0] = True
+        stop = limit + _TIE * max(abs(limit), 1.0) if math.isfinite(limit) else math.inf
+        queue = [(-math.inf, height[node], node, False) for node in seeds.tolist()]
+        heapq.heapify(queue)
+        for node in seeds.tolist():
+            queued[node] = True
         popped = 0
         while queue:
             priority, _, node, exact = heapq.heappop(queue)
-            if priority > limit + _TIE * max(abs(limit), 1.0):
+            if priority > stop:
                 break  # every node left is bounded above the best loss
             if self.timed_out():
                 return False
-            if not exact and not (skip[node] and tag[node] < 0):
+            if not exact:
                 entry = store.sizes_of(node)
                 if tracked_bound:
                     store.with_counts(entry)
                 bound = self.metric.loss_bound(entry.classes)
                 if bound > priority:
-                    heapq.heappush(queue, (bound, int(height[node]), node, True))
+                    heapq.heappush(queue, (bound, height[node], node, True))
                     continue
-                priority = max(priority, bound)
-                if priority > limit + _TIE * max(abs(limit), 1.0):
+                if priority > stop:
                     continue
             popped += 1
             if not skip[node]:
@@ -419,20 +427,40 @@ class _Search:
                 if feasible:
                     if self.metric_reads_counts:
                         classes = store.classes_of(node)
-                    rank = (self.metric.loss(classes, failing), int(height[node]), node,
+                    rank = (self.metric.loss(classes, failing), height[node], node,
                             int(classes.sizes[failing].sum()))
                     if found is None or rank[:3] < found[:3]:
                         found = rank
-                        limit = min(limit, rank[0])
-            for up in ups[node].tolist():
+                        if rank[0] < limit:
+                            limit = rank[0]
+                            stop = limit + _TIE * max(abs(limit), 1.0)
+            for up in ups[node]:
                 if up >= 0 and not queued[up]:
                     queued[up] = True
-                    heapq.heappush(queue, (priority, int(height[up]), up, False))
+                    heapq.heappush(queue, (priority, height[up], up, False))
             if self.progress and popped % 64 == 0:
                 self.progress(popped, n_nodes)
         if found is not None and found[0] < best.loss:
             best.node, best.loss, best.suppressed = found[2], found[0], found[3]
         return True
+
+    @staticmethod
+    def _failing(store: ClassStore, classes: EquivalenceClasses, models, small: np.ndarray) -> np.ndarray:
+        """:func:`failing_classes`, the models' quick tests asked only about the classes large
+        enough to pass (``small`` fail whatever their values); in full where a test cannot tell."""
+        if small.any():
+            rows = np.flatnonzero(~small)
+            part = store.part(classes, rows)
+            found = np.zeros(len(rows), dtype=bool)
+            for model in models:
+                verdict = model.failing_quick(part)
+                if verdict is None:
+                    return failing_classes(classes, models)
+                found |= verdict
+            failing = small.copy()
+            failing[rows] = found
+            return failing
+        return failing_classes(classes, models)
 
     def _hopeless(self, entry, limit: float) -> bool:
         """Whether a node's loss exceeds ``limit`` with only the classes too small to pass

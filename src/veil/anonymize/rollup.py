@@ -29,31 +29,38 @@ from veil.classes import _KEY_LIMIT, EquivalenceClasses, SensitiveCounts, group_
 # Bytes of class keys, sizes and count matrices kept for roll-ups; the least recently used nodes
 # are dropped first (the bottom node is always kept).
 CACHE_BYTES = 256 * 2**20
-# Above this many classes a source is grouped by veil.classes.group_rows (direct addressing or
-# hashing) rather than by sorting its keys.
+# Above this many classes a source is grouped by veil.classes.group_rows (hashing) rather than
+# by its keys.
 _SORT_CLASSES = 100_000
+# Keys of at most _DIRECT_FACTOR × classes + _DIRECT_SPAN possible values are grouped in a table
+# indexed by key; larger key spaces by sorting.
+_DIRECT_FACTOR = 16
+_DIRECT_SPAN = 4096
 _NONE = np.iinfo(np.int64).max
 
 
 def merge_rows(parent: np.ndarray, n_groups: int, matrix: np.ndarray) -> np.ndarray:
-    """``int64 [n_groups × columns]``: the rows of the integer ``matrix`` summed by ``parent`` id.
+    """``[n_groups × columns]``: the rows of the integer ``matrix`` summed by ``parent`` id, in the
+    matrix's own integer type (int32 or int64; the caller makes sure the sums fit).
 
     The sum is the product of a sparse 0/1 matrix (one entry per row of ``matrix``) with
     ``matrix``, in integers: exact, with no conversion to floats.
     """
-    matrix = np.ascontiguousarray(matrix, dtype=np.int64)
+    matrix = np.ascontiguousarray(matrix)
+    if matrix.dtype not in (np.int32, np.int64):
+        matrix = matrix.astype(np.int64)
     parent = np.ascontiguousarray(parent, dtype=np.int64)
     rows, columns = matrix.shape
     indptr = np.arange(rows + 1, dtype=np.int64)
-    ones = np.ones(rows, dtype=np.int64)
+    ones = np.ones(rows, dtype=matrix.dtype)
     kernel = _sparse_kernel()
     if kernel is not None:
-        out = np.zeros((n_groups, columns), dtype=np.int64)
+        out = np.zeros((n_groups, columns), dtype=matrix.dtype)
         kernel(n_groups, rows, columns, indptr, parent, ones, matrix.ravel(), out.ravel())
         return out
     from scipy.sparse import csc_matrix
 
-    return np.asarray(csc_matrix((ones, parent, indptr), shape=(n_groups, rows)) @ matrix, dtype=np.int64)
+    return np.asarray(csc_matrix((ones, parent, indptr), shape=(n_groups, rows)) @ matrix, dtype=matrix.dtype)
 
 
 _KERNEL: list = []
@@ -128,6 +135,8 @@ class ClassStore:
         self.base = base
         self.lattice = lattice
         self.cache_bytes = cache_bytes
+        # Whether the classes carry count matrices (of the columns the models and metric read).
+        self.counted = bool(base._counts)
         qis = self.dataset.quasi_identifiers
         self.generalizations = [self.dataset.generalizations.get(q) for q in qis]
         self.radix_at = [[self.dataset.radix(q, lv) for lv in range(int(h) + 1)]
@@ -136,7 +145,8 @@ class ClassStore:
         self.reference = {name: self.dataset.column(name).counts() for name in self.dataset.sensitive}
         # Each node's predecessors (one level down in one column), -1 where a column is at 0.
         self.below = np.where(lattice.levels > 0, np.arange(len(lattice))[:, None] - lattice.strides, -1)
-        levels = tuple(int(v) for v in lattice.levels[0])
+        self.levels = [tuple(levels) for levels in lattice.levels.tolist()]
+        levels = self.levels[0]
         radices = tuple(self.radix_at[j][0] for j in range(len(qis)))
         packed = None
         if _span(radices) < _KEY_LIMIT:
@@ -144,8 +154,12 @@ class ClassStore:
             for j, radix in enumerate(radices):
                 packed *= radix
                 packed += base.keys[:, j]
-        bottom = NodeClasses(levels, base, packed, radices, None)
-        self._sensitive(bottom)
+        # The bottom's classes, with the count matrices in int32 when every count fits (half the
+        # memory to sum and to hold; the models read the same numbers).
+        counts = {name: self._compact(matrix) for name, matrix in base._counts.items()}
+        bottom_classes = SearchClasses(self.dataset, base.levels, base.sizes, base.keys, base._row_class, counts)
+        bottom_classes.reference = self.reference
+        bottom = NodeClasses(levels, bottom_classes, packed, radices, None)
         self.cache: OrderedDict[int, NodeClasses] = OrderedDict({0: bottom})
         self.held = self._bytes(bottom)
         # Class counts of the cached nodes (the largest int64 elsewhere), to pick a source fast.
@@ -153,6 +167,13 @@ class ClassStore:
         self.cached_classes[0] = bottom.n_classes
         # Nodes rolled up but not (yet) cached: their sizes were asked for, not their counts.
         self.probed: dict[int, NodeClasses] = {}
+        # Whether every node's key fits an int64 at any mix of levels (the keys are rewritten a
+        # column at a time), and the tables that group keys by direct addressing.
+        self.narrow = _span(max(r) for r in self.radix_at) < _KEY_LIMIT
+        self._step_cache: dict[tuple[int, int, int], np.ndarray] = {}
+        self._digit_cache: dict[tuple[int, int, int, int], np.ndarray] = {}
+        self._present = np.zeros(0, dtype=bool)
+        self._index = np.zeros(0, dtype=np.int64)
 
     # ---------------------------------------------------------------------------------------
 
@@ -167,7 +188,7 @@ class ClassStore:
         entry = self.probed.get(node)
         if entry is None:
             source = self.cache[self._source(node)]
-            entry = self._roll_up(source, tuple(int(v) for v in self.lattice.levels[node]))
+            entry = self._roll_up(source, self.levels[node])
             self.probed[node] = entry
         return entry
 
@@ -181,12 +202,15 @@ class ClassStore:
         """``entry``'s classes, with the count matrices summed if they were not yet."""
         if entry._pending is not None:
             parent, source = entry._pending
-            self.with_counts(source)
+            # A source that was never asked for its count matrices does not get them now: the
+            # merge runs from the nearest node below that has them, the groupings composed.
+            while source._pending is not None:
+                below, source = source._pending
+                parent = parent[below]
             n = entry.n_classes
             entry.classes._counts.update((name, merge_rows(parent, n, matrix))
                                          for name, matrix in source.classes._counts.items())
             entry._pending = None
-            self._sensitive(entry)
             if entry.bytes:  # cached already: count the matrices in
                 grown = self._bytes(entry)
                 self.held += grown - entry.bytes
@@ -205,6 +229,14 @@ class ClassStore:
         self.cached_classes[node] = entry.n_classes
         self.held += entry.bytes
         self._evict()
+
+    def part(self, classes: EquivalenceClasses, rows: np.ndarray) -> EquivalenceClasses:
+        """The classes ``rows`` of ``classes`` (their sizes and count matrices; no keys), for a
+        model whose verdict on a class reads that class alone."""
+        counts = {name: matrix[rows] for name, matrix in classes._counts.items()}
+        part = SearchClasses(self.dataset, classes.levels, classes.sizes[rows], None, None, counts)
+        part.reference = self.reference
+        return part
 
     def _evict(self) -> None:
         """Drop the least recently used nodes (never the bottom) until the cache fits."""
@@ -230,33 +262,74 @@ class ClassStore:
         matrices pending)."""
         radices = tuple(self.radix_at[j][b] for j, b in enumerate(target))
         src = source.classes
-        widest = _span(max(a, b) for a, b in zip(source.radices, radices))
-        if source.packed is None or src.n_classes > _SORT_CLASSES or widest >= _KEY_LIMIT:
+        if source.packed is None or src.n_classes > _SORT_CLASSES or not self.narrow:
             return self._roll_up_grouped(source, target, radices)
-        # Each source class's key at the target levels, from its key at the source levels: only
-        # the digit of each column that changes is rewritten, and the radix of that digit.
-        key = source.packed
-        current = list(source.radices)
-        for j, (a, b) in enumerate(zip(source.levels, target)):
-            if a == b:
-                continue
-            stride = _span(current[j + 1:])
-            high = key // (stride * current[j])
-            code = (key // stride) % current[j] if stride > 1 else key % current[j]
-            step = self.generalizations[j].level_map(a, b).astype(np.int64) - np.arange(current[j])
-            key = key + high * ((radices[j] - current[j]) * stride) + step[code] * stride
-            current[j] = radices[j]
-        # Grouping by sorting: the classes end up in key order, as group_rows gives them.
-        order = np.argsort(key)
-        ordered = key[order]
-        new = np.empty(len(key), dtype=bool)
-        new[:1] = True
-        np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
-        parent = np.empty(len(key), dtype=np.int64)
-        parent[order] = np.cumsum(new) - 1
-        packed = ordered[new]
+        changed = [j for j, (a, b) in enumerate(zip(source.levels, target)) if a != b]
+        if len(changed) == 1:
+            # Each source class's key at the target levels, from its key at the source levels:
+            # only the digit of the column that changes is rewritten, and its radix.
+            j = changed[0]
+            stride = _span(radices[j + 1:])
+            high, code = np.divmod(source.packed // stride, source.radices[j])
+            key = high * (radices[j] - source.radices[j])
+            key += np.take(self._steps(j, source.levels[j], target[j]), code)
+            key *= stride
+            key += source.packed
+        else:
+            # Several columns change: the key from each class's codes, a lookup per column.
+            codes = src.keys
+            key = np.zeros(src.n_classes, dtype=np.int64)
+            stride = 1
+            for j in range(len(radices) - 1, -1, -1):
+                key += np.take(self._digits(j, source.levels[j], target[j], stride), codes[:, j])
+                stride *= radices[j]
+        span = _span(radices)
+        n = len(key)
+        if span <= _DIRECT_FACTOR * n + _DIRECT_SPAN:
+            # Few possible keys: mark them in a table (kept between nodes, cleared after use).
+            present = self._scratch(span)
+            present[key] = True
+            packed = np.flatnonzero(present[:span])
+            present[packed] = False
+            index = self._index
+            index[packed] = np.arange(len(packed))
+            parent = np.take(index, key)
+        else:
+            # Grouping by sorting: the classes end up in key order, as group_rows gives them.
+            order = np.argsort(key)
+            ordered = key[order]
+            new = np.empty(n, dtype=bool)
+            new[:1] = True
+            np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+            parent = np.empty(n, dtype=np.int64)
+            parent[order] = np.cumsum(new) - 1
+            packed = ordered[new]
         sizes = np.bincount(parent, weights=src.sizes, minlength=len(packed)).astype(np.int64)
         return self._entry(source, target, sizes, packed, radices, parent)
+
+    def _steps(self, j: int, a: int, b: int) -> np.ndarray:
+        """For each code of column ``j`` at level ``a``, its code at level ``b`` minus itself."""
+        cached = self._step_cache.get((j, a, b))
+        if cached is None:
+            cached = self.generalizations[j].level_map(a, b).astype(np.int64) - np.arange(self.radix_at[j][a])
+            self._step_cache[(j, a, b)] = cached
+        return cached
+
+    def _digits(self, j: int, a: int, b: int, stride: int) -> np.ndarray:
+        """For each code of column ``j`` at level ``a``, its code at level ``b`` times ``stride``."""
+        cached = self._digit_cache.get((j, a, b, stride))
+        if cached is None:
+            cached = self.generalizations[j].level_map(a, b).astype(np.int64) * stride if a != b else \
+                np.arange(self.radix_at[j][a], dtype=np.int64) * stride
+            self._digit_cache[(j, a, b, stride)] = cached
+        return cached
+
+    def _scratch(self, span: int) -> np.ndarray:
+        """A cleared table of at least ``span`` flags, and an index table as long."""
+        if len(self._present) < span:
+            self._present = np.zeros(span, dtype=bool)
+            self._index = np.empty(span, dtype=np.int64)
+        return self._present
 
     def _roll_up_grouped(self, source: NodeClasses, target: tuple[int, ...], radices: tuple[int, ...]) -> NodeClasses:
         """:meth:`_roll_up` through :func:`veil.classes.group_rows` (many classes, or keys too wide
@@ -274,26 +347,17 @@ class ClassStore:
         src = source.classes
         root = self.base if src._root is None else src._root
         if packed.ndim == 1:
-            classes = EquivalenceClasses(self.dataset, target, sizes, None, None, {}, root=root,
-                                         packed=(packed, list(radices)))
+            classes = SearchClasses(self.dataset, target, sizes, None, None, {}, root=root, packed=(packed, list(radices)))
         else:  # tuples wider than an int64 key come back decoded
-            classes = EquivalenceClasses(self.dataset, target, sizes, packed.astype(np.int32), None, {}, root=root)
+            classes = SearchClasses(self.dataset, target, sizes, packed.astype(np.int32), None, {}, root=root)
             packed = None
-        entry = NodeClasses(target, classes, packed, radices, (parent, source) if src._counts else None)
-        if not src._counts:
-            self._sensitive(entry)
-        return entry
+        classes.reference = self.reference
+        return NodeClasses(target, classes, packed, radices, (parent, source) if self.counted else None)
 
-    def _sensitive(self, entry: NodeClasses) -> None:
-        """Give ``entry``'s classes their sensitive counts with the table's distribution read once
-        (what :attr:`EquivalenceClasses.sensitive` would build, without counting the rows again)."""
-        classes = entry.classes
-        if not all(name in classes._counts for name in self.reference):
-            return
-        classes._sensitive = {
-            name: SensitiveCounts(self.dataset.column(name), classes._counts[name], reference,
-                                  self.dataset.generalizations.get(name))
-            for name, reference in self.reference.items()}
+    @staticmethod
+    def _compact(matrix: np.ndarray) -> np.ndarray:
+        """A count matrix in int32 when its counts all fit (they sum to at most the records)."""
+        return matrix.astype(np.int32) if matrix.size and int(matrix.sum()) < 2**31 else matrix
 
     @staticmethod
     def _bytes(entry: NodeClasses) -> int:
@@ -301,3 +365,20 @@ class ClassStore:
         total = classes.sizes.nbytes + (entry.packed.nbytes if entry.packed is not None else 0)
         total += classes._keys.nbytes if classes._keys is not None else 0
         return total + sum(m.nbytes for m in classes._counts.values())
+
+
+class SearchClasses(EquivalenceClasses):
+    """The classes of a node in a search: their sensitive counts compare each class with the
+    table's distribution the store read once (``reference``), as
+    :attr:`EquivalenceClasses.sensitive` would after counting the rows again."""
+
+    reference: dict[str, np.ndarray] = {}
+
+    @property
+    def sensitive(self) -> dict[str, SensitiveCounts]:
+        if self._sensitive is None and all(name in self._counts for name in self.reference):
+            self._sensitive = {
+                name: SensitiveCounts(self.dataset.column(name), self._counts[name], reference,
+                                      self.dataset.generalizations.get(name))
+                for name, reference in self.reference.items()}
+        return super().sensitive

@@ -52,16 +52,17 @@ def _emd_steps(hierarchy: Generalization) -> list[tuple[np.ndarray, int]]:
     return steps
 
 
-def _deviation(counts: np.ndarray, sizes: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """Σ_v |counts[c, v] − sizes[c]·q[v]| for each class c."""
-    return np.abs(counts - np.multiply.outer(sizes, q)).sum(axis=1)
-
-
-def _sum_columns(counts: np.ndarray, parent: np.ndarray, width: int) -> np.ndarray:
-    """The columns of a count matrix summed into their parents' columns."""
-    onehot = np.zeros((len(parent), width), dtype=counts.dtype)
-    onehot[np.arange(len(parent)), parent] = 1
-    return counts @ onehot
+def _level_sums(hierarchy: Generalization) -> list[np.ndarray]:
+    """Per level between the leaves and the root (exclusive), the 0/1 matrix that sums the
+    previous level's columns into that level's (float, for the matrix products)."""
+    cache = hierarchy.__dict__.setdefault("_emd_level_sums", [])
+    if not cache:
+        for parent, width in _emd_steps(hierarchy)[:-1]:
+            onehot = np.zeros((len(parent), width))
+            onehot[np.arange(len(parent)), parent] = 1.0
+            onehot.setflags(write=False)
+            cache.append(onehot)
+    return cache
 
 
 def hierarchical_emd(p: np.ndarray, q: np.ndarray, hierarchy: Generalization) -> np.ndarray:
@@ -127,31 +128,30 @@ class TCloseness(PrivacyModel):
         return (f"hierarchical-distance t-closeness needs a hierarchy for column '{counts.name}'; "
                 "give one.")
 
-    def _failing_on(self, classes: EquivalenceClasses, counts: SensitiveCounts | None) -> np.ndarray:
-        """The verdict of :meth:`class_passed` from the EMD in closed form on the counts (equal
-        distance: the total variation; hierarchical: the mean of the total variations of the
-        distributions summed up to each level below the root). ``None`` should any class lie
+    def _failing_on(self, classes: EquivalenceClasses, counts: SensitiveCounts | None) -> np.ndarray | None:
+        """The verdict of :meth:`class_passed` from the EMD in closed form on the counts: with
+        the deviations c − s·q of a class of s records, the equal-distance EMD is Σ|c − s·q| / 2s
+        (the total variation), the hierarchical one the mean over the levels below the root of
+        the same sum with the deviations summed up to that level. ``None`` should any class lie
         within :data:`_NEAR` of the cut."""
         if self.distance == "ordered":
             return ~self.class_passed(classes, self.class_levels(classes, counts))
-        matrix = counts.counts
-        sizes = matrix @ np.ones(matrix.shape[1], dtype=matrix.dtype)
-        q = counts.table_distribution()
-        scale = np.maximum(sizes, 1).astype(float)
-        if self.distance == "equal":
-            emd = 0.5 * _deviation(matrix, sizes, q) / scale
-        else:
-            total, merged, height = _deviation(matrix, sizes, q), matrix, 0
-            for parent, width in _emd_steps(counts.generalization)[:-1]:
-                merged = _sum_columns(merged, parent, width)
-                q = np.bincount(parent, weights=q, minlength=width)
-                total += _deviation(merged, sizes, q)
-                height += 1
-            emd = total / (2.0 * (height + 1)) / scale
-        cut = self.threshold + TOLERANCE * max(abs(self.threshold), 1.0)
-        if np.any(np.abs(emd - cut) <= _NEAR):
+        matrix = np.asarray(counts.counts, dtype=float)
+        ones = np.ones(matrix.shape[1])
+        sizes = matrix @ ones
+        deviation = matrix - np.multiply.outer(sizes, counts.table_distribution())
+        total = np.abs(deviation) @ ones
+        levels = 1
+        if self.distance == "hierarchical":
+            for onehot in _level_sums(counts.generalization):
+                deviation = deviation @ onehot
+                total += np.abs(deviation) @ np.ones(onehot.shape[1])
+                levels += 1
+        over = total / (2.0 * levels * np.maximum(sizes, 1.0))
+        over -= self.threshold + TOLERANCE * max(abs(self.threshold), 1.0)
+        if len(over) and np.abs(over).min() <= _NEAR:
             return None
-        return emd > cut
+        return over > 0
 
     def _smallest_on(self, classes: EquivalenceClasses, counts: SensitiveCounts | None) -> int:
         """Two distinct values are at least 1/D apart (D = 1 for the equal distance, the
