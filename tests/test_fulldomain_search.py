@@ -154,14 +154,17 @@ def test_a_class_on_the_threshold_is_judged_as_the_full_evaluation_judges_it(mak
         assert np.array_equal(model.failing(classes), ~model.evaluate(classes).class_passed)
 
 
-def test_merging_rows_by_a_sparse_product_is_exact():
+@pytest.mark.parametrize("compiled", [True, False], ids=["scipy kernel", "numpy"])
+@pytest.mark.parametrize("dtype, top", [(np.int64, 2**40), (np.int32, 2**20)])
+def test_merging_rows_is_exact(compiled, dtype, top):
     rng = np.random.default_rng(5)
     for rows, columns, groups in [(0, 3, 0), (1, 1, 1), (60, 14, 9), (4000, 7, 2500)]:
-        matrix = rng.integers(0, 2**40, (rows, columns))
+        matrix = rng.integers(0, top, (rows, columns)).astype(dtype)
         parent = rng.integers(0, max(groups, 1), rows)
         expected = np.zeros((groups, columns), dtype=np.int64)
         np.add.at(expected, parent, matrix)
-        assert np.array_equal(merge_rows(parent, groups, matrix), expected)
+        merged = merge_rows(parent, groups, matrix, compiled)
+        assert merged.dtype == dtype and np.array_equal(merged, expected)
 
 
 # --------------------------------------------------------------------------------------------

@@ -66,3 +66,20 @@ def test_a_command_group_is_imported_when_it_runs_and_not_before():
     groups = ("veil.cli.dp", "veil.cli.ldp", "veil.cli.attack", "veil.cli.experiment", "veil.cli.config")
     assert loaded(veil_command("--help"), groups) == []
     assert loaded(veil_command("dp", "--help"), groups) == ["veil.cli.dp"]
+
+
+def test_a_full_domain_release_loads_nothing_heavy(tmp_path):
+    # The search, the release and its utility table (KL-divergence, workload) need neither pandas
+    # nor SciPy: the αβ algorithm and MDAV, which read with pandas, are not imported with it, and
+    # the max-ent estimator imports SciPy's solver only when it solves.
+    folder = adult_folder()
+    columns = list(ADULT_QUASI_IDENTIFIERS) + ["salary-class"]
+    hierarchies = "\n".join(f"  {c}: {{file: '{folder / f'adult_hierarchy_{c}.csv'}'}}" for c in columns)
+    config = tmp_path / "fulldomain.yaml"
+    config.write_text(f"data: '{folder / 'adult.csv'}'\ndelimiter: ';'\ncolumns:\n  quasi_identifiers: "
+                      f"[{', '.join(columns)}]\n  sensitive: [occupation]\nhierarchies:\n{hierarchies}\n"
+                      "models:\n  - k_anonymity: {k: 5}\nsuppression_limit: 0.02\nmetric: loss\n"
+                      "algorithm: {name: fulldomain}\n", encoding="utf-8")
+    out = tmp_path / "release.csv"
+    assert loaded(veil_command("anonymize", "--config", str(config), "--out", str(out))) == []
+    assert out.exists()

@@ -18,6 +18,7 @@ answers on them.
 
 from __future__ import annotations
 
+import sys
 from collections import OrderedDict
 from typing import Sequence
 
@@ -36,40 +37,42 @@ _SORT_CLASSES = 100_000
 # indexed by key; larger key spaces by sorting.
 _DIRECT_FACTOR = 16
 _DIRECT_SPAN = 4096
+# Count matrices merged with NumPy before SciPy's compiled kernel is imported and used.
+_MERGES_BEFORE_KERNEL = 64
 _NONE = np.iinfo(np.int64).max
 
 
-def merge_rows(parent: np.ndarray, n_groups: int, matrix: np.ndarray) -> np.ndarray:
+def merge_rows(parent: np.ndarray, n_groups: int, matrix: np.ndarray, compiled: bool = True) -> np.ndarray:
     """``[n_groups × columns]``: the rows of the integer ``matrix`` summed by ``parent`` id, in the
     matrix's own integer type (int32 or int64; the caller makes sure the sums fit).
 
-    The sum is the product of a sparse 0/1 matrix (one entry per row of ``matrix``) with
-    ``matrix``, in integers: exact, with no conversion to floats.
+    With ``compiled``, the sum is the product of a sparse 0/1 matrix (one entry per row of
+    ``matrix``) with ``matrix`` by SciPy's kernel, in integers; otherwise one ``bincount`` over
+    the cells (in float64, exact below 2**53), which spares importing SciPy.
     """
     matrix = np.ascontiguousarray(matrix)
     if matrix.dtype not in (np.int32, np.int64):
         matrix = matrix.astype(np.int64)
-    parent = np.ascontiguousarray(parent, dtype=np.int64)
     rows, columns = matrix.shape
-    indptr = np.arange(rows + 1, dtype=np.int64)
-    ones = np.ones(rows, dtype=matrix.dtype)
-    kernel = _sparse_kernel()
-    if kernel is not None:
-        out = np.zeros((n_groups, columns), dtype=matrix.dtype)
-        kernel(n_groups, rows, columns, indptr, parent, ones, matrix.ravel(), out.ravel())
-        return out
-    from scipy.sparse import csc_matrix
-
-    return np.asarray(csc_matrix((ones, parent, indptr), shape=(n_groups, rows)) @ matrix, dtype=matrix.dtype)
+    kernel = _sparse_kernel() if compiled else None
+    if kernel is None:
+        cells = (np.asarray(parent, dtype=np.int64) * columns)[:, None] + np.arange(columns)
+        flat = np.bincount(cells.ravel(), weights=matrix.ravel(), minlength=n_groups * columns)
+        return flat.astype(matrix.dtype).reshape(n_groups, columns)
+    parent = np.ascontiguousarray(parent, dtype=np.int64)
+    out = np.zeros((n_groups, columns), dtype=matrix.dtype)
+    kernel(n_groups, rows, columns, np.arange(rows + 1, dtype=np.int64), parent, np.ones(rows, dtype=matrix.dtype),
+           matrix.ravel(), out.ravel())
+    return out
 
 
 _KERNEL: list = []
 
 
 def _sparse_kernel():
-    """SciPy's compiled kernel behind a compressed-column matrix times a dense one (``Y += A·X``),
-    which spares the checks of building a matrix object per node; ``None`` if this SciPy has none
-    (the public matrix product is used then)."""
+    """SciPy's compiled kernel behind a compressed-column matrix times a dense one (``Y += A·X``,
+    called directly: building a matrix object per node costs more than the product), or ``None``
+    if this SciPy has none."""
     if not _KERNEL:
         try:
             from scipy.sparse._sparsetools import csc_matvecs
@@ -167,6 +170,7 @@ class ClassStore:
         self.cached_classes[0] = bottom.n_classes
         # Nodes rolled up but not (yet) cached: their sizes were asked for, not their counts.
         self.probed: dict[int, NodeClasses] = {}
+        self.merges = 0
         # Whether every node's key fits an int64 at any mix of levels (the keys are rewritten a
         # column at a time), and the tables that group keys by direct addressing.
         self.narrow = _span(max(r) for r in self.radix_at) < _KEY_LIMIT
@@ -208,7 +212,11 @@ class ClassStore:
                 below, source = source._pending
                 parent = parent[below]
             n = entry.n_classes
-            entry.classes._counts.update((name, merge_rows(parent, n, matrix))
+            # SciPy's kernel sums faster than NumPy, once a search is long enough to pay for
+            # importing it.
+            self.merges += 1
+            compiled = self.merges > _MERGES_BEFORE_KERNEL or "scipy.sparse" in sys.modules
+            entry.classes._counts.update((name, merge_rows(parent, n, matrix, compiled))
                                          for name, matrix in source.classes._counts.items())
             entry._pending = None
             if entry.bytes:  # cached already: count the matrices in

@@ -32,17 +32,17 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
-import pandas as pd
-import scipy.optimize
-import scipy.sparse
 
 from veil.classes import group_rows, sum_by_group
 from veil.data.dataset import Dataset
 from veil.data.hierarchy import Generalization
 from veil.errors import ColumnError, InfeasibleError, ParameterError
+
+if TYPE_CHECKING:  # pandas and SciPy are imported where they are used: a release's KL-divergence needs neither
+    import pandas as pd
 
 # Dense tables for iterative proportional fitting: 2**24 float64 cells is 128 MiB.
 MAX_DENSE_CELLS = 1 << 24
@@ -175,6 +175,8 @@ class ContingencyTable:
                 codes = domains[name].level_map(own, level)[codes]
             data[variable_column((name, level))] = codes.astype(np.int64)
         data["count"] = self.counts
+        import pandas as pd
+
         return pd.DataFrame(data)
 
 
@@ -191,6 +193,8 @@ def _row_keys(table: list[np.ndarray], rows: list[np.ndarray], radices: list[int
     if span < _KEY_LIMIT:
         return _mixed_radix(table, radices), _mixed_radix(rows, radices)
     # Tuples too wide for one int64: rank them among the table's tuples instead.
+    import pandas as pd
+
     here = pd.MultiIndex.from_arrays(table)
     wanted = here.get_indexer(pd.MultiIndex.from_arrays(rows))
     return np.arange(len(here), dtype=np.int64), np.where(wanted >= 0, wanted, -1).astype(np.int64)
@@ -588,6 +592,9 @@ class MaxEntEstimate:
         n = len(cells)
         if n > _SUPPORT_LP_CELLS:
             return None
+        import scipy.optimize
+        import scipy.sparse
+
         rows, cols, b, offset = [], [], [], 0
         coords = np.unravel_index(cells, shape)
         for axes, index, target in plans:
