@@ -39,6 +39,8 @@ _DIRECT_FACTOR = 16
 _DIRECT_SPAN = 4096
 # Count matrices merged with NumPy before SciPy's compiled kernel is imported and used.
 _MERGES_BEFORE_KERNEL = 64
+# Before that, a source of at least this many classes is merged from its nonzero cells.
+_SPARSE_CLASSES = 4096
 _NONE = np.iinfo(np.int64).max
 
 
@@ -47,8 +49,8 @@ def merge_rows(parent: np.ndarray, n_groups: int, matrix: np.ndarray, compiled: 
     matrix's own integer type (int32 or int64; the caller makes sure the sums fit).
 
     With ``compiled``, the sum is the product of a sparse 0/1 matrix (one entry per row of
-    ``matrix``) with ``matrix`` by SciPy's kernel, in integers; otherwise one ``bincount`` over
-    the cells (in float64, exact below 2**53), which spares importing SciPy.
+    ``matrix``) with ``matrix`` by SciPy's kernel, in integers; otherwise a ``bincount`` per
+    column (in float64, exact below 2**53), which spares importing SciPy.
     """
     matrix = np.ascontiguousarray(matrix)
     if matrix.dtype not in (np.int32, np.int64):
@@ -56,9 +58,10 @@ def merge_rows(parent: np.ndarray, n_groups: int, matrix: np.ndarray, compiled: 
     rows, columns = matrix.shape
     kernel = _sparse_kernel() if compiled else None
     if kernel is None:
-        cells = (np.asarray(parent, dtype=np.int64) * columns)[:, None] + np.arange(columns)
-        flat = np.bincount(cells.ravel(), weights=matrix.ravel(), minlength=n_groups * columns)
-        return flat.astype(matrix.dtype).reshape(n_groups, columns)
+        out = np.empty((n_groups, columns), dtype=matrix.dtype)
+        for j in range(columns):
+            out[:, j] = np.bincount(parent, weights=matrix[:, j], minlength=n_groups)
+        return out
     parent = np.ascontiguousarray(parent, dtype=np.int64)
     out = np.zeros((n_groups, columns), dtype=matrix.dtype)
     kernel(n_groups, rows, columns, np.arange(rows + 1, dtype=np.int64), parent, np.ones(rows, dtype=matrix.dtype),
@@ -101,7 +104,7 @@ class NodeClasses:
         radices: the number of codes of each quasi-identifier at ``levels``.
     """
 
-    __slots__ = ("levels", "classes", "packed", "radices", "_pending", "bytes")
+    __slots__ = ("levels", "classes", "packed", "radices", "_pending", "bytes", "columns", "cells")
 
     def __init__(self, levels: tuple[int, ...], classes: EquivalenceClasses, packed: np.ndarray | None,
                  radices: tuple[int, ...], pending: tuple[np.ndarray, "NodeClasses"] | None):
@@ -112,6 +115,10 @@ class NodeClasses:
         # (each source class's class here, the source) while the count matrices are not summed.
         self._pending = pending
         self.bytes = 0
+        # The classes' codes a row per quasi-identifier, once a roll-up needed them; the nonzero
+        # cells of the count matrices, once a merge from a large source needed them.
+        self.columns: np.ndarray | None = None
+        self.cells: dict | None = None
 
     @property
     def sizes(self) -> np.ndarray:
@@ -216,8 +223,11 @@ class ClassStore:
             # importing it.
             self.merges += 1
             compiled = self.merges > _MERGES_BEFORE_KERNEL or "scipy.sparse" in sys.modules
-            entry.classes._counts.update((name, merge_rows(parent, n, matrix, compiled))
-                                         for name, matrix in source.classes._counts.items())
+            if compiled or source.cells is None and source.n_classes < _SPARSE_CLASSES:
+                entry.classes._counts.update((name, merge_rows(parent, n, matrix, compiled))
+                                             for name, matrix in source.classes._counts.items())
+            else:
+                entry.classes._counts.update(self._merge_cells(source, parent, n))
             entry._pending = None
             if entry.bytes:  # cached already: count the matrices in
                 grown = self._bytes(entry)
@@ -225,6 +235,22 @@ class ClassStore:
                 entry.bytes = grown
                 self._evict()
         return entry.classes
+
+    @staticmethod
+    def _merge_cells(source: NodeClasses, parent: np.ndarray, n: int):
+        """The count matrices summed from the source's nonzero cells (kept from one merge to the
+        next): a source of many small classes holds far fewer nonzero cells than cells."""
+        if source.cells is None:
+            source.cells = {}
+            for name, matrix in source.classes._counts.items():
+                flat = np.flatnonzero(matrix)
+                rows, columns = np.divmod(flat, matrix.shape[1])
+                source.cells[name] = (rows, columns, matrix.ravel()[flat].astype(float), matrix.shape[1], matrix.dtype)
+        for name, (rows, columns, weights, width, dtype) in source.cells.items():
+            cell = np.take(parent, rows)
+            cell *= width
+            cell += columns
+            yield name, np.bincount(cell, weights=weights, minlength=n * width).astype(dtype).reshape(n, width)
 
     def keep(self, node: int, entry: NodeClasses) -> None:
         """Cache ``entry`` as the classes of ``node`` (a source for later roll-ups; its count
@@ -285,11 +311,12 @@ class ClassStore:
             key += source.packed
         else:
             # Several columns change: the key from each class's codes, a lookup per column.
-            codes = src.keys
+            if source.columns is None:
+                source.columns = np.ascontiguousarray(src.keys.T)
             key = np.zeros(src.n_classes, dtype=np.int64)
             stride = 1
             for j in range(len(radices) - 1, -1, -1):
-                key += np.take(self._digits(j, source.levels[j], target[j], stride), codes[:, j])
+                key += np.take(self._digits(j, source.levels[j], target[j], stride), source.columns[j])
                 stride *= radices[j]
         span = _span(radices)
         n = len(key)
