@@ -14,13 +14,27 @@ The search is exact, in two phases:
    paths from the lowest untagged node finds where each path becomes feasible; a feasible node
    tags everything above it feasible and an infeasible node everything below it infeasible, so
    most nodes are never evaluated. Models that are not monotonic are never used to tag.
-2. **Branch and bound** over the nodes not tagged infeasible, from the bottom up. Each utility
-   metric gives a lower bound on its loss at a node and every node above it, under any
-   suppression; a node whose bound reaches the best loss found prunes all nodes above it. The
-   remaining nodes are evaluated in full.
+2. **Branch and bound** over the nodes not tagged infeasible. Each utility metric gives a lower
+   bound on its loss at a node and every node above it, under any suppression; no node whose
+   bound exceeds the best loss found is evaluated. A metric with a separable bound (a sum of
+   one term per quasi-identifier and level) bounds every node at once, and the nodes go in the
+   order of their bounds; for any other metric (discernibility, AECS …) the bound of a node
+   needs its class sizes, and the nodes go in a best-first order on the bound known so far
+   (their own once rolled up, else that of the node below that queued them), so that exactly
+   the nodes bounded within the optimum are evaluated.
 
-Class statistics of a node are rolled up from the evaluated node below it with the fewest
-classes, never re-read from the rows.
+Two tests settle a node from its class sizes alone, before any count matrix is summed: a class
+smaller than the fewest records that can pass a model (``PrivacyModel.smallest_class``: k, ℓ
+distinct values, the records needed to come within t or δ of the table's distribution) fails
+whatever its sensitive values, so a node whose such classes hold more records than the limit is
+infeasible; and for a metric that more suppression never improves, a node whose loss with just
+those classes suppressed exceeds the best loss is not evaluated. The models judge the remaining
+classes by exact quick tests (``PrivacyModel.failing``).
+
+Neither changes the answer of the sweep by bounds it replaced: among nodes of equal least loss
+the first found in phase 1 wins, then the first in the order of the bounds (separable) or of
+(height, node number). Class statistics of a node are rolled up from a node below it that is
+held in memory (:mod:`veil.anonymize.rollup`), never re-read from the rows.
 """
 
 from __future__ import annotations
