@@ -92,7 +92,8 @@ class SearchResult:
         loss: the chosen node's loss under the objective metric.
         suppressed_records: records in classes that fail the models at that node.
         nodes_total: nodes in the lattice.
-        nodes_checked: nodes whose classes were computed and evaluated.
+        nodes_checked: nodes judged against the models (from their class sizes alone where the
+            classes too small to pass already exceed the limit).
         proven_optimal: whether the search proved that no node has a lower loss.
         seconds: wall-clock time of the search.
     """
