@@ -53,6 +53,7 @@ from veil.anonymize.rollup import ClassStore
 from veil.classes import EquivalenceClasses
 from veil.data.dataset import Dataset
 from veil.errors import InfeasibleError, ParameterError
+from veil.models.anonymity import KAnonymity
 from veil.models.base import PrivacyModel
 
 # Lattices larger than this are searched heuristically: tagging walks every node's level vector.
@@ -63,6 +64,9 @@ CACHE_BYTES = 256 * 2**20
 HEURISTIC_SECONDS = 30.0
 
 SEARCHES = ("optimal", "heuristic")
+# Classes judged first, the smallest of a node, when their failures may settle it infeasible.
+_PROBE = 256
+_SIZE_TAGGING = True
 
 
 # Relative slack when a bound is compared with the best loss: separable bounds are sums whose
@@ -105,6 +109,17 @@ class SearchResult:
     nodes_checked: int
     proven_optimal: bool
     seconds: float
+
+
+def _quick(models: Sequence[PrivacyModel], classes: EquivalenceClasses) -> np.ndarray | None:
+    """The classes failing some model by the models' quick tests, or ``None`` if one cannot tell."""
+    failing = np.zeros(classes.n_classes, dtype=bool)
+    for model in models:
+        found = model.failing_quick(classes)
+        if found is None:
+            return None
+        failing |= found
+    return failing
 
 
 def failing_classes(classes: EquivalenceClasses, models: Sequence[PrivacyModel]) -> np.ndarray:
@@ -291,13 +306,8 @@ class _Search:
             key = (node, every_model or self.all_tagging)
             if key not in failing_of:
                 self.checked_nodes.add(node)
-                small = entry.sizes < self.smallest[key[1]]
-                if int(entry.sizes[small].sum()) > self.max_suppressed:
-                    failing_of[key] = small
-                else:
-                    store.with_counts(entry)
-                    models = self.models if key[1] else self.tagging_models
-                    failing_of[key] = self._failing(store, entry.classes, models, small)
+                failing_of[key] = self._judge(store, entry, self.models if key[1] else self.tagging_models,
+                                              self.smallest[key[1]])
             store.keep(node, entry)
             return entry.classes, failing_of[key]
 
@@ -307,6 +317,12 @@ class _Search:
         # classes are suppressed whatever their sensitive values.
         self.smallest = {True: max(m.smallest_class(self.base) for m in self.models),
                          False: max([m.smallest_class(self.base) for m in self.tagging_models], default=1)}
+        if not self.tagging_models and self.smallest[True] > 1 and _SIZE_TAGGING:
+            # No model tags, but every class smaller than that fails: k-anonymity with k that
+            # size is necessary for feasibility, and it is monotonic (with suppression too), so
+            # it tags the nodes whose small classes alone exceed the limit, and all below them.
+            self.tagging_models = [KAnonymity(self.smallest[True])]
+            self.smallest[False] = self.smallest[True]
 
         def settled(node: int) -> bool:
             """Whether a node can be skipped: its known loss bound cannot beat the best found."""
@@ -458,6 +474,32 @@ class _Search:
         if found is not None and found[0] < best.loss:
             best.node, best.loss, best.suppressed = found[2], found[0], found[3]
         return True
+
+    def _judge(self, store: ClassStore, entry, models, smallest: int) -> np.ndarray:
+        """The classes of a node that fail ``models``, or, for a node found infeasible, enough of
+        them to show it (the count matrices are then not summed for the whole node).
+
+        Classes smaller than ``smallest`` fail whatever their values. When more records are left
+        than the limit allows to suppress, the smallest other classes, which fail most often,
+        are judged first from their own count matrices: if their failures already exceed the
+        limit, the rest is never judged.
+        """
+        sizes = entry.sizes
+        small = sizes < smallest
+        out = int(sizes[small].sum())
+        if out > self.max_suppressed:
+            return small
+        rows = np.flatnonzero(~small)
+        if store.counted and len(rows) > 2 * _PROBE and any(m.needs_sensitive for m in models):
+            probe = rows[np.argpartition(sizes[rows], _PROBE)[:_PROBE]]
+            found = _quick(models, store.part_of(entry, probe))
+            if found is not None and out + int(sizes[probe[found]].sum()) > self.max_suppressed:
+                small = small.copy()
+                small[probe[found]] = True
+                return small
+        if any(m.needs_sensitive for m in models):
+            store.with_counts(entry)
+        return self._failing(store, entry.classes, models, small)
 
     @staticmethod
     def _failing(store: ClassStore, classes: EquivalenceClasses, models, small: np.ndarray) -> np.ndarray:
