@@ -64,8 +64,6 @@ CACHE_BYTES = 256 * 2**20
 HEURISTIC_SECONDS = 30.0
 
 SEARCHES = ("optimal", "heuristic")
-# Classes judged first, the smallest of a node, when their failures may settle it infeasible.
-_PROBE = 256
 _SIZE_TAGGING = True
 
 
@@ -476,27 +474,15 @@ class _Search:
         return True
 
     def _judge(self, store: ClassStore, entry, models, smallest: int) -> np.ndarray:
-        """The classes of a node that fail ``models``, or, for a node found infeasible, enough of
-        them to show it (the count matrices are then not summed for the whole node).
-
-        Classes smaller than ``smallest`` fail whatever their values. When more records are left
-        than the limit allows to suppress, the smallest other classes, which fail most often,
-        are judged first from their own count matrices: if their failures already exceed the
-        limit, the rest is never judged.
+        """The classes of a node that fail ``models``, or, for a node whose classes smaller than
+        ``smallest`` (which fail whatever their values) already hold more records than the limit,
+        just those: its count matrices are then never summed.
         """
         sizes = entry.sizes
         small = sizes < smallest
         out = int(sizes[small].sum())
         if out > self.max_suppressed:
             return small
-        rows = np.flatnonzero(~small)
-        if store.counted and len(rows) > 2 * _PROBE and any(m.needs_sensitive for m in models):
-            probe = rows[np.argpartition(sizes[rows], _PROBE)[:_PROBE]]
-            found = _quick(models, store.part_of(entry, probe))
-            if found is not None and out + int(sizes[probe[found]].sum()) > self.max_suppressed:
-                small = small.copy()
-                small[probe[found]] = True
-                return small
         if any(m.needs_sensitive for m in models):
             store.with_counts(entry)
         return self._failing(store, entry.classes, models, small)
@@ -507,16 +493,11 @@ class _Search:
         enough to pass (``small`` fail whatever their values); in full where a test cannot tell."""
         if small.any():
             rows = np.flatnonzero(~small)
-            part = store.part(classes, rows)
-            found = np.zeros(len(rows), dtype=bool)
-            for model in models:
-                verdict = model.failing_quick(part)
-                if verdict is None:
-                    return failing_classes(classes, models)
-                found |= verdict
-            failing = small.copy()
-            failing[rows] = found
-            return failing
+            found = _quick(models, store.part(classes, rows))
+            if found is not None:
+                failing = small.copy()
+                failing[rows] = found
+                return failing
         return failing_classes(classes, models)
 
     def _hopeless(self, entry, limit: float) -> bool:

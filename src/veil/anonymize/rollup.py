@@ -272,27 +272,6 @@ class ClassStore:
         part.reference = self.reference
         return part
 
-    def part_of(self, entry: NodeClasses, rows: np.ndarray) -> EquivalenceClasses:
-        """:meth:`part` of ``entry``'s classes, summing the count matrices of those classes only
-        when the node's own are not summed yet."""
-        if entry._pending is None:
-            return self.part(entry.classes, rows)
-        parent, source = entry._pending
-        while source._pending is not None:
-            below, source = source._pending
-            parent = parent[below]
-        pick = np.full(entry.n_classes, -1, dtype=np.int64)
-        pick[rows] = np.arange(len(rows))
-        where = np.take(pick, parent)
-        chosen = np.flatnonzero(where >= 0)
-        where = where[chosen]
-        compiled = self.merges > _MERGES_BEFORE_KERNEL or "scipy.sparse" in sys.modules
-        counts = {name: merge_rows(where, len(rows), np.take(matrix, chosen, axis=0), compiled)
-                  for name, matrix in source.classes._counts.items()}
-        part = SearchClasses(self.dataset, entry.levels, entry.sizes[rows], None, None, counts)
-        part.reference = self.reference
-        return part
-
     def _evict(self) -> None:
         """Drop the least recently used nodes (never the bottom) until the cache fits."""
         while self.held > self.cache_bytes and len(self.cache) > 1:
