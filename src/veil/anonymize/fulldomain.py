@@ -525,10 +525,12 @@ class _Search:
             for level in range(1, height + 1):
                 levels = [0] * len(self.heights)
                 levels[j] = level
-                entry = store.sizes_of(lattice.index(levels))
+                node = lattice.index(levels)
+                entry = store.sizes_of(node)
                 if getattr(self.metric, "track", ()):
                     store.with_counts(entry)
                 terms[j][level] = self.metric.loss_bound(entry.classes)
+                store.keep(node, entry)  # a source with fewer classes than the bottom
         return sum(terms[j][lattice.levels[:, j]] for j in range(len(self.heights)))
 
     def _tag_chain(self, lattice: Lattice, chain: np.ndarray, tag: np.ndarray, evaluate, settled,

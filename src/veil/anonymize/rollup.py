@@ -155,8 +155,7 @@ class ClassStore:
         self.reference = {name: self.dataset.column(name).counts() for name in self.dataset.sensitive}
         # Each node's predecessors (one level down in one column), -1 where a column is at 0.
         self.below = np.where(lattice.levels > 0, np.arange(len(lattice))[:, None] - lattice.strides, -1)
-        self.levels = [tuple(levels) for levels in lattice.levels.tolist()]
-        levels = self.levels[0]
+        levels = tuple(lattice.levels[0].tolist())
         radices = tuple(self.radix_at[j][0] for j in range(len(qis)))
         packed = None
         if _span(radices) < _KEY_LIMIT:
@@ -199,7 +198,7 @@ class ClassStore:
         entry = self.probed.get(node)
         if entry is None:
             source = self.cache[self._source(node)]
-            entry = self._roll_up(source, self.levels[node])
+            entry = self._roll_up(source, tuple(self.lattice.levels[node].tolist()))
             self.probed[node] = entry
         return entry
 
@@ -331,8 +330,16 @@ class ClassStore:
             parent = np.take(index, key)
         else:
             # Grouping by sorting: the classes end up in key order, as group_rows gives them.
-            order = np.argsort(key)
-            ordered = key[order]
+            shift = max(int(n - 1).bit_length(), 1)
+            if span < 1 << (62 - shift):
+                # Each key with its position in the low bits: a plain sort of the pairs (much
+                # faster than an argsort) gives both the order and the sorted keys.
+                pairs = np.sort(key << shift | np.arange(n))
+                order = pairs & ((1 << shift) - 1)
+                ordered = pairs >> shift
+            else:
+                order = np.argsort(key)
+                ordered = key[order]
             new = np.empty(n, dtype=bool)
             new[:1] = True
             np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
@@ -340,7 +347,16 @@ class ClassStore:
             parent[order] = np.cumsum(new) - 1
             packed = ordered[new]
         sizes = np.bincount(parent, weights=src.sizes, minlength=len(packed)).astype(np.int64)
-        return self._entry(source, target, sizes, packed, radices, parent)
+        keys = None
+        if len(changed) == 1 and src._keys is not None:
+            # The source's codes are at hand (a metric read them): the classes' codes are those of
+            # one member each, the changed column generalized (a gather instead of a decoding).
+            first = np.empty(len(packed), dtype=np.int64)
+            first[parent] = np.arange(n)
+            keys = np.take(src._keys, first, axis=0)
+            j = changed[0]
+            keys[:, j] = np.take(self.generalizations[j].level_map(source.levels[j], target[j]), keys[:, j])
+        return self._entry(source, target, sizes, packed, radices, parent, keys)
 
     def _steps(self, j: int, a: int, b: int) -> np.ndarray:
         """For each code of column ``j`` at level ``a``, its code at level ``b`` minus itself."""
@@ -378,11 +394,11 @@ class ClassStore:
         return self._entry(source, target, sizes, packed, radices, parent)
 
     def _entry(self, source: NodeClasses, target: tuple[int, ...], sizes: np.ndarray, packed: np.ndarray,
-               radices: tuple[int, ...], parent: np.ndarray) -> NodeClasses:
+               radices: tuple[int, ...], parent: np.ndarray, keys: np.ndarray | None = None) -> NodeClasses:
         src = source.classes
         root = self.base if src._root is None else src._root
         if packed.ndim == 1:
-            classes = SearchClasses(self.dataset, target, sizes, None, None, {}, root=root, packed=(packed, list(radices)))
+            classes = SearchClasses(self.dataset, target, sizes, keys, None, {}, root=root, packed=(packed, list(radices)))
         else:  # tuples wider than an int64 key come back decoded
             classes = SearchClasses(self.dataset, target, sizes, packed.astype(np.int32), None, {}, root=root)
             packed = None

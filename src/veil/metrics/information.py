@@ -68,7 +68,7 @@ class NormalizedCertaintyPenalty(UtilityMetric):
         d = _n_qis(classes)
         per_class = np.zeros(classes.n_classes)
         for j in range(d):
-            per_class += self._per_cells(classes, j, "ncp", cell_penalty)[classes.keys[:, j]]
+            per_class += np.take(self._per_cells(classes, j, "ncp", cell_penalty), classes.keys[:, j])
         return float((dot(kept, per_class) / d + n_supp) / n)
 
     def loss_bound(self, classes: EquivalenceClasses) -> float:
@@ -109,7 +109,7 @@ class NonUniformEntropy(UtilityMetric):
         total = 0.0
         for j in range(_n_qis(classes)):
             log_counts = self._per_cells(classes, j, "nue", _log2_record_counts)
-            total += float(dot(kept, log_counts[classes.keys[:, j]]))
+            total += float(dot(kept, np.take(log_counts, classes.keys[:, j])))
         if n_supp:
             total += n_supp * _n_qis(classes) * np.log2(n)
         return _nonnegative(total, self._constant(classes))
@@ -204,7 +204,7 @@ class KLDivergence(UtilityMetric):
         neg_entropy_p, log_domain = self._constants(classes)
         log_box = np.zeros(classes.n_classes)
         for j in range(_n_qis(classes)):
-            log_box += self._per_cells(classes, j, "kl", _log_coverage)[classes.keys[:, j]]
+            log_box += np.take(self._per_cells(classes, j, "kl", _log_coverage), classes.keys[:, j])
         if self.sensitive:
             # Each published (class, value) pair is one group of tuples sharing q.
             matrix = classes.counts(self.sensitive) * (kept > 0)[:, None]
