@@ -176,6 +176,7 @@ class ClassStore:
         self.cached_classes[0] = bottom.n_classes
         # Nodes rolled up but not (yet) cached: their sizes were asked for, not their counts.
         self.probed: dict[int, NodeClasses] = {}
+        self.probed_bytes = 0
         self.merges = 0
         # Whether every node's key fits an int64 at any mix of levels (the keys are rewritten a
         # column at a time), and the tables that group keys by direct addressing.
@@ -200,6 +201,12 @@ class ClassStore:
             source = self.cache[self._source(node)]
             entry = self._roll_up(source, tuple(self.lattice.levels[node].tolist()))
             self.probed[node] = entry
+            entry.bytes = self._bytes(entry)
+            self.probed_bytes += entry.bytes
+            if self.probed_bytes > self.cache_bytes // 4:
+                # Held apart only to spare a second roll-up: dropped wholesale when they grow.
+                self.probed = {node: entry}
+                self.probed_bytes = entry.bytes
         return entry
 
     def classes_of(self, node: int) -> EquivalenceClasses:
@@ -254,9 +261,18 @@ class ClassStore:
     def keep(self, node: int, entry: NodeClasses) -> None:
         """Cache ``entry`` as the classes of ``node`` (a source for later roll-ups; its count
         matrices, if still pending, are summed when some node rolled up from it needs them)."""
-        self.probed.pop(node, None)
+        if self.probed.pop(node, None) is not None:
+            self.probed_bytes -= entry.bytes
         if node in self.cache:
             return
+        if entry._pending is not None and entry._pending[1]._pending is not None:
+            # Its source has no count matrices either: point it at the nearest node below that
+            # has them, so that a cached node never keeps a chain of uncounted nodes alive.
+            parent, source = entry._pending
+            while source._pending is not None:
+                below, source = source._pending
+                parent = parent[below]
+            entry._pending = (parent, source)
         entry.bytes = self._bytes(entry)
         self.cache[node] = entry
         self.cached_classes[node] = entry.n_classes
@@ -303,7 +319,11 @@ class ClassStore:
             # only the digit of the column that changes is rewritten, and its radix.
             j = changed[0]
             stride = _span(radices[j + 1:])
-            high, code = np.divmod(source.packed // stride, source.radices[j])
+            if src._keys is not None:  # the codes are at hand: one division instead of two
+                code = src._keys[:, j]
+                high = source.packed // (stride * source.radices[j])
+            else:
+                high, code = np.divmod(source.packed // stride, source.radices[j])
             key = high * (radices[j] - source.radices[j])
             key += np.take(self._steps(j, source.levels[j], target[j]), code)
             key *= stride
