@@ -195,3 +195,22 @@ def test_no_node_bounded_above_the_optimum_is_checked(adult_1500, models, limit)
     within = sum(dm.loss_bound(c) <= result.loss for c in classes)
     assert result.nodes_checked <= within
     assert math.isfinite(result.loss)
+
+
+@pytest.mark.parametrize("rows, span", [(0, 5), (1, 5), (2, 2), (100, 7), (30_000, 47_600_000), (5_000, 1 << 60)])
+def test_grouping_by_a_sort_of_keys_and_positions_is_numpys_unique(rows, span):
+    from veil.anonymize.rollup import sorted_groups
+
+    key = np.random.default_rng(rows).integers(0, span, rows).astype(np.int64)
+    uniques, group = sorted_groups(key, span)
+    expected_uniques, expected_group = np.unique(key, return_inverse=True)
+    assert np.array_equal(uniques, expected_uniques) and np.array_equal(group, expected_group)
+
+
+def test_a_columns_counts_are_counted_once_and_handed_out_as_copies():
+    from veil.data.encoding import encode_column
+
+    column = encode_column("x", np.array(["a", "b", "a"], dtype=object))
+    counts = column.counts()
+    counts[0] = 99
+    assert column.counts().tolist() == [2, 1]

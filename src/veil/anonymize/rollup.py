@@ -85,6 +85,28 @@ def _sparse_kernel():
     return _KERNEL[0]
 
 
+def sorted_groups(key: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(key, return_inverse=True)`` for non-negative int64 keys below ``span``.
+
+    When the keys leave room, each is sorted with its position in its low bits: a plain sort of
+    those pairs is several times faster than the argsort ``np.unique`` runs.
+    """
+    n = len(key)
+    shift = max(int(n - 1).bit_length(), 1)
+    if span < 1 << (62 - shift):
+        pairs = np.sort(key << shift | np.arange(n))
+        order, ordered = pairs & ((1 << shift) - 1), pairs >> shift
+    else:
+        order = np.argsort(key)
+        ordered = key[order]
+    new = np.empty(n, dtype=bool)
+    new[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    group = np.empty(n, dtype=np.int64)
+    group[order] = np.cumsum(new) - 1
+    return ordered[new], group
+
+
 def _span(radices) -> int:
     span = 1
     for radix in radices:
@@ -350,22 +372,7 @@ class ClassStore:
             parent = np.take(index, key)
         else:
             # Grouping by sorting: the classes end up in key order, as group_rows gives them.
-            shift = max(int(n - 1).bit_length(), 1)
-            if span < 1 << (62 - shift):
-                # Each key with its position in the low bits: a plain sort of the pairs (much
-                # faster than an argsort) gives both the order and the sorted keys.
-                pairs = np.sort(key << shift | np.arange(n))
-                order = pairs & ((1 << shift) - 1)
-                ordered = pairs >> shift
-            else:
-                order = np.argsort(key)
-                ordered = key[order]
-            new = np.empty(n, dtype=bool)
-            new[:1] = True
-            np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
-            parent = np.empty(n, dtype=np.int64)
-            parent[order] = np.cumsum(new) - 1
-            packed = ordered[new]
+            packed, parent = sorted_groups(key, span)
         sizes = np.bincount(parent, weights=src.sizes, minlength=len(packed)).astype(np.int64)
         keys = None
         if len(changed) == 1 and src._keys is not None:
