@@ -414,7 +414,8 @@ class _Search:
         out = tag < 0 if self.tagging_models else np.zeros(n_nodes, dtype=bool)
         below = store.below
         seeds = np.flatnonzero(~out & np.all((below < 0) | out[np.maximum(below, 0)], axis=1))
-        ups = np.where(lattice.levels < lattice.heights, np.arange(n_nodes)[:, None] + lattice.strides, -1).tolist()
+        levels, heights, strides = lattice.levels, lattice.heights.tolist(), lattice.strides.tolist()
+        columns = range(len(heights))
         queued = out.tolist()
         tracked_bound = bool(getattr(self.metric, "track", ()))
         # The best loss of this phase and its rank (loss, height, node), and its suppressed records.
@@ -463,10 +464,13 @@ class _Search:
                         if rank[0] < limit:
                             limit = rank[0]
                             stop = limit + _TIE * max(abs(limit), 1.0)
-            for up in ups[node]:
-                if up >= 0 and not queued[up]:
-                    queued[up] = True
-                    heapq.heappush(queue, (priority, height[up], up, False))
+            at = levels[node].tolist()
+            for j in columns:
+                if at[j] < heights[j]:
+                    up = node + strides[j]
+                    if not queued[up]:
+                        queued[up] = True
+                        heapq.heappush(queue, (priority, height[up], up, False))
             if self.progress and popped % 64 == 0:
                 self.progress(popped, n_nodes)
         if found is not None and found[0] < best.loss:
@@ -541,6 +545,7 @@ class _Search:
         above it are pruned anyway, so the search treats it as feasible without tagging it.
         ``consider``, when given, scores each checked node found feasible.
         """
+        grid = tag.reshape([int(h) + 1 for h in lattice.heights])  # a view: node numbers are C order
 
         def check(node) -> bool:
             node = int(node)
@@ -550,12 +555,15 @@ class _Search:
                 return True
             classes, failing = evaluate(node, False)
             ok = self.feasible(failing, classes)
+            # The nodes above (below) a node are a box of the lattice's grid of levels.
+            levels = lattice.levels[node].tolist()
             if ok:
-                tag[lattice.above(node) & (tag == 0)] = 1
+                above = grid[tuple(slice(level, None) for level in levels)]
+                above[above == 0] = 1
                 if consider is not None:
                     consider(node, classes, failing)
             else:
-                tag[lattice.below(node)] = -1
+                grid[tuple(slice(0, level + 1) for level in levels)] = -1
             return ok
 
         lo, hi = 0, len(chain) - 1

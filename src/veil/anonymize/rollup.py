@@ -325,8 +325,10 @@ class ClassStore:
         near = self.cached_classes[below[below >= 0]]
         if len(near) and near.min() < _NONE:
             return int(below[below >= 0][np.argmin(near)])
-        candidates = np.where(self.lattice.below(node), self.cached_classes, _NONE)
-        return int(np.argmin(candidates))
+        cached = np.fromiter(self.cache.keys(), dtype=np.int64, count=len(self.cache))
+        below = np.all(self.lattice.levels[cached] <= self.lattice.levels[node], axis=1)
+        cached = cached[below]
+        return int(cached[np.argmin(self.cached_classes[cached])])
 
     def _roll_up(self, source: NodeClasses, target: tuple[int, ...]) -> NodeClasses:
         """The classes at ``target`` merged from those of ``source`` (sizes summed; count
