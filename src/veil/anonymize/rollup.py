@@ -5,11 +5,13 @@ are merged from those of a more specific node already held, never re-read from t
 work is split so that a node costs only what the search asks of it:
 
 * its **class sizes**, which every metric's lower bound reads: each source class's key (its
-  codes in mixed radix) is rewritten in the digits of the columns that change, the keys are
-  sorted, and the sizes summed;
+  codes in mixed radix) is rewritten in the digit of the column that changes (or looked up
+  column by column), the keys are grouped through a table indexed by key or by sorting, and the
+  sizes summed;
 * its **count matrices** (class × value counts of the columns the models and the metric read),
-  summed over the same grouping only when the node is evaluated, by a sparse 0/1 matrix product
-  in integers.
+  summed over the same grouping only when the node is evaluated (a node settled from its sizes
+  never gets them), from the nearest node below that has them: a ``bincount`` per column, a
+  large source's nonzero cells, or, once a search is long, SciPy's sparse product in integers.
 
 The classes come out exactly as :meth:`veil.classes.EquivalenceClasses.roll_up` makes them (in
 the order of their keys, with the same sizes and counts), so models and metrics give the same
