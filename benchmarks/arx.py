@@ -20,8 +20,9 @@ lattice of 4,320 nodes) and occupation sensitive, both tools reading the very sa
 * **nodes checked** by each (veil's ``SearchResult.nodes_checked``; ARX's
   ``getTransformationsChecked``);
 * **the search**, in process and warm: veil's best of ``--repeat`` ``FullDomain.fit`` calls on the
-  encoded table after one untimed fit (class building included), ARX's best of ``--repeat``
-  ``ARXResult.getTime()`` after its first (cold) run in the same JVM;
+  encoded table after one untimed fit (class building included), in a fresh Python process per
+  task as ARX gets a fresh JVM per task; ARX's best of ``--repeat`` ``ARXResult.getTime()`` after
+  its first (cold) run in the same JVM;
 * **the whole process**, cold, best of ``--process-repeat``: ``veil anonymize --config`` (reading
   the CSV and the hierarchies, the search, writing the shuffled release and its manifest) against
   the ARX driver with one run (starting the JVM, reading, the search, writing the release), wall
@@ -273,10 +274,13 @@ def config_text(task: Task) -> str:
             f"suppression_limit: {task.limit!r}\nmetric: {task.metric}\nalgorithm: {{name: fulldomain}}\n")
 
 
-def measure_veil(dataset: Dataset, task: Task, repeat: int, process_repeat: int) -> dict:
-    """veil on one task: one untimed fit, ``repeat`` timed fits (wall and processor time), then
-    ``process_repeat`` runs of ``veil anonymize`` as a new process."""
-    progress(f"veil: {task.label}, in process")
+def search_in_process(key: str, repeat: int) -> dict:
+    """veil's search on one task in this process: read and encode Adult, one untimed fit, then
+    ``repeat`` timed ones (best wall and processor time), and what the search found."""
+    import gc
+
+    task = next(t for t in TASKS if t.key == key)
+    dataset = make_dataset()
 
     def fit() -> FullDomain:
         return FullDomain(veil_models(task), suppression_limit=task.limit, metric=task.metric).fit(dataset)
@@ -284,25 +288,35 @@ def measure_veil(dataset: Dataset, task: Task, repeat: int, process_repeat: int)
     fitted = fit()
     walls, cpus = [], []
     for _ in range(repeat):
-        import gc
-
         gc.collect()
         wall, cpu = time.perf_counter(), time.process_time()
         fitted = fit()
         walls.append(time.perf_counter() - wall)
         cpus.append(time.process_time() - cpu)
-    SAMPLES.append(walls)
     result = fitted.result_
+    return {"levels": list(result.levels), "value": result.loss, "suppressed": result.suppressed_records,
+            "nodes_checked": result.nodes_checked, "nodes_total": result.nodes_total, "rows": dataset.num_rows,
+            "proven_optimal": result.proven_optimal, "walls": walls, "search_s": min(walls), "search_cpu_s": min(cpus)}
+
+
+def measure_veil(task: Task, repeat: int, process_repeat: int) -> dict:
+    """veil on one task: the search in a fresh process of its own (as ARX gets a fresh JVM per
+    task, so that no task runs in the memory another left), then ``process_repeat`` runs of
+    ``veil anonymize`` as a new process."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    progress(f"veil: {task.label}, in process")
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        found = pool.submit(search_in_process, task.key, repeat).result()
+    SAMPLES.append(found.pop("walls"))
     progress(f"veil: {task.label}, whole process")
     with tempfile.TemporaryDirectory(prefix="veil-arx-config-") as folder:
         config = Path(folder) / "task.yaml"
         config.write_text(config_text(task), encoding="utf-8")
         process = whole_process(lambda out: veil_command("anonymize", "--config", str(config), "--out",
                                                          str(out / "release.csv")), process_repeat)
-    return {"levels": list(result.levels), "value": result.loss, "suppressed": result.suppressed_records,
-            "nodes_checked": result.nodes_checked, "nodes_total": result.nodes_total,
-            "proven_optimal": result.proven_optimal, "search_s": min(walls), "search_cpu_s": min(cpus),
-            "process": {k: v for k, v in process.items() if not k.startswith("_")}}
+    return {**found, "process": {k: v for k, v in process.items() if not k.startswith("_")}}
 
 
 # ----------------------------------------------------------------------------------- comparing
@@ -368,14 +382,13 @@ def run(repeat: int, process_repeat: int = PROCESS_REPEAT, arx: Path | None = No
     """Measure every task (or those in ``only``) with both tools and return the results
     (times in seconds)."""
     folder, why_not = find_arx(arx)
-    dataset = make_dataset()
     rows = []
     for task in TASKS:
         if only and task.key not in only:
             continue
         row = {"key": task.key, "label": task.label, "limit": task.limit, "metric": task.metric,
                "models": [[name, options] for name, options in task.models], "arx_models": list(task.arx_models),
-               "arx_metric": task.arx_metric, "veil": measure_veil(dataset, task, repeat, process_repeat)}
+               "arx_metric": task.arx_metric, "veil": measure_veil(task, repeat, process_repeat)}
         if folder is not None:
             try:
                 row["arx"] = measure_arx(folder, task, repeat, process_repeat)
@@ -391,7 +404,8 @@ def run(repeat: int, process_repeat: int = PROCESS_REPEAT, arx: Path | None = No
         versions["Java"] = java_version() or "unknown"
     meta = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "cpu": cpu_model(),
             "cores": os.cpu_count(), "python": platform.python_version(), "versions": versions, "repeat": repeat,
-            "process_repeat": process_repeat, "rows": dataset.num_rows, "quasi_identifiers": QUASI_IDENTIFIERS,
+            "process_repeat": process_repeat, "rows": rows[0]["veil"]["rows"] if rows else None,
+            "quasi_identifiers": QUASI_IDENTIFIERS,
             "sensitive": SENSITIVE, "arx_folder": str(folder) if folder else None}
     results = {"meta": meta, "tasks": rows, "goals": goals(rows)}
     if why_not:
