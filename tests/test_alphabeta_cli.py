@@ -179,7 +179,7 @@ def test_parameters_for_a_prior_and_for_a_target_error():
 @pytest.mark.parametrize("args, words", [
     (["--m", 1000, "--d", 0.6, "--gamma", 0.5], ["d = 0.6 is not below gamma = 0.5"]),
     (["--m", 1000, "--d", 0.1, "--gamma", 1.5], ["strictly between 0 and 1"]),
-    (["--m", 1000, "--d", 0.1], ["either --gamma, or --rho and --epsilon"]),
+    (["--m", 1000, "--d", 0.1], ["give the posterior bound with --gamma, or the error wanted with --rho"]),
     (["--m", 1000, "--k", 1, "--gamma", 0.5], ["needs the instance's size"]),
     (["--m", 1000, "--k", 1, "--n", 2000, "--gamma", 0.5], ["--n between 1 and --m"]),
     (["--m", 1000, "--d", 0.01, "--rho", 3, "--epsilon", 0.1], ["need --n"]),

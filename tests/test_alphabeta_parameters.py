@@ -122,7 +122,7 @@ def test_d_from_k_and_exact_decimals():
     ({"gamma": 0.3, "d": 0.3}, "not below gamma"),
     ({"gamma": 0.3, "d": 0.5}, "not below gamma"),
     ({"gamma": 0.3, "d": 0.0}, "positive"),
-    ({"gamma": 0.3}, "neither"),
+    ({"gamma": 0.3}, "give the adversary's prior bound, as d or as k"),
     ({"gamma": 0.3, "d": 0.1, "k": 1}, "both"),
     ({"gamma": 0.3, "k": 1}, "needs the instance's size"),
     ({"gamma": 0.3, "k": -1, "n": 5}, "k must be positive"),

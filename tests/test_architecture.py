@@ -23,10 +23,15 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 # their imports put them.
 LAYERS = {
     "errors": 0,        # the exceptions every part raises
+    "untrusted": 0,     # text from outside made safe to show (messages, the terminal, the report)
+    "inputs": 0.5,      # the reader of the files a user names, below the writer (which reads manifests)
     "randomness": 1,    # the random sources dp and ldp share
     "parallel": 1,      # the thread pool data, classes, anonymize and ldp spread work over
     "output": 1,        # the one writer: data writes hierarchy files through it
+    "spreadsheet": 1,   # the spreadsheet guard of released files (written by anonymize, read back by attacks, ledger)
     "data": 2,          # Dataset, Hierarchy, reading tables
+    "manifests": 2.5,   # a release's published manifest and the private file the curator keeps
+    "population": 2.7,  # a population generalized through a release's hierarchies (presence, k-map)
     "cells": 3,         # the published cells of a column (the classes and the metrics read them)
     "engines": 3,       # where records are read and counted: local, or Spark (a summary of distinct rows)
     "classes": 4,       # equivalence classes and count matrices
@@ -42,6 +47,7 @@ LAYERS = {
     "attacks": 9,       # attacks on releases
     "config": 9,        # configuration files, which build anonymizers
     "marginals": 9,     # anonymized marginals, whose base table is a full-domain release
+    "conformance": 9,   # the contract of every model, algorithm, mechanism and protocol, as checks
     "experiments": 10,  # reproductions of published experiments
     "ledger": 10,       # the release ledger and its gate: budgets, attacks across releases, checks
     "report": 10,       # a release's HTML report, which runs the checks and the attacks

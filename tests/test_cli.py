@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from veil.cli import app
+from veil.manifests import combined
 
 REQUIRED_KEYS = {"rows", "classes", "k", "alpha", "l_distinct", "l_entropy", "c_l_recursive", "t_equal",
                  "t_ordered", "t_hierarchical", "delta", "beta_basic", "beta_enhanced", "prosecutor_risk_max",
@@ -109,7 +110,10 @@ def test_demo_anonymizes_bundled_adult_and_writes_its_outputs(tmp_path: Path):
     out = tmp_path / "demo"
     result = invoke("demo", "--out", str(out), "--json")
     assert result.exit_code == 0, result.output
-    manifest = json.loads(result.stdout)
+    printed = json.loads(result.stdout)
+    assert json.loads((out / "manifest.json").read_text()) == printed  # the published manifest
+    assert "rows" not in printed["input"] and "attacks" not in printed
+    manifest = combined(printed, json.loads((out / "manifest.private.json").read_text()))
     assert manifest["input"]["rows"] == 30162
     assert manifest["roles"]["quasi_identifiers"] == ["sex", "age", "race", "marital-status", "education",
                                                       "native-country", "workclass"]
@@ -117,7 +121,6 @@ def test_demo_anonymizes_bundled_adult_and_writes_its_outputs(tmp_path: Path):
     assert all(row["passed"] for row in manifest["models"])
     assert {row["key"] for row in manifest["models"]} == {"k", "l_entropy"}
     assert manifest["search"]["proven_optimal"] is True
-    assert json.loads((out / "manifest.json").read_text()) == manifest
     lines = (out / "release.csv").read_text().splitlines()
     # Same delimiter and column order as the bundled input; suppressed records removed.
     assert lines[0] == "sex;age;race;marital-status;education;native-country;workclass;occupation;salary-class"
@@ -137,11 +140,12 @@ def test_demo_prints_a_summary(tmp_path: Path):
     assert "refused 'd/refused/release.csv (optimized for discernibility)'" in result.stdout
     assert ("intersected with release 1 ('d/release.csv', published " in result.stdout
             and "perfectly breaches 1 of 30,162 people (0.0033%) on 'occupation'" in result.stdout)
-    # Run again, the demo publishes the same release in another secure shuffle: the gate lets it
-    # through (joined with the first it discloses nothing more) and still refuses the second one.
+    # Run again into the same folder, the demo would publish a second release under the same name:
+    # it is refused, and nothing there changes.
+    before = {path: path.read_bytes() for path in (tmp_path / "d").rglob("*") if path.is_file()}
     again = invoke("demo", "--out", str(tmp_path / "d"))
-    assert "published 'd/release.csv' as release 2 of population 'adult'" in again.stdout
-    assert "perfectly breaches 0 of 30,162 people" in again.stdout and "refused 'd/refused" in again.stdout
+    assert again.exit_code == 2 and again.stdout == "" and "holds an earlier demo" in again.stderr
+    assert {path: path.read_bytes() for path in (tmp_path / "d").rglob("*") if path.is_file()} == before
 
 
 BAD_INPUTS = [

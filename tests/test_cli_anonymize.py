@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 from veil.cli import app
 from veil.config import load_config
 from veil.errors import ConfigError
+from veil.manifests import combined, private_path
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "adult-fulldomain.yaml"
@@ -65,9 +66,15 @@ def test_example_config_from_the_repository_root(tmp_path: Path, monkeypatch):
     result = invoke("anonymize", "--config", "examples/adult-fulldomain.yaml", "--out", out,
                     "--manifest", manifest_path)
     assert result.exit_code == 0, result.output
-    assert f"wrote {out} and {manifest_path}" in result.stdout.replace("\n", "")
+    private_file = private_path(manifest_path)
+    assert f"wrote {out}, {manifest_path} and {private_file} (private: keep it, do not publish it)" in \
+        result.stdout.replace("\n", "")
     assert "proven optimal" in result.stdout
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    published = json.loads(manifest_path.read_text(encoding="utf-8"))
+    private = json.loads(private_file.read_text(encoding="utf-8"))
+    assert private["release"] == published["release"]  # it names the release it belongs with
+    assert not {"metrics", "reference", "generalization"} & published.keys() and "rows" not in published["input"]
+    manifest = combined(published, private)
     # The release: the input's delimiter and column order, suppressed records removed.
     lines = out.read_text(encoding="utf-8").splitlines()
     assert lines[0] == ADULT_HEADER
@@ -87,7 +94,7 @@ def test_example_config_from_the_repository_root(tmp_path: Path, monkeypatch):
     assert all(row["passed"] for row in manifest["models"])
     assert manifest["search"]["proven_optimal"] is True
     assert digest(ADULT) == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["M.json", "OUT.csv"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["M.json", "M.private.json", "OUT.csv"]
     assert not list((REPO / "examples").glob(".*.tmp"))
 
 
@@ -101,12 +108,13 @@ def test_data_argument_overrides_the_config_and_json_prints_the_manifest(tmp_pat
     assert result.exit_code == 0, result.output
     printed = json.loads(result.stdout)
     assert printed == json.loads(manifest_path.read_text(encoding="utf-8"))
-    assert printed["input"]["rows"] == 2000
+    private = json.loads(private_path(manifest_path).read_text(encoding="utf-8"))
+    assert private["input"]["rows"] == 2000
     assert Path(printed["config"]["data"]).resolve() == adult_small.resolve()
     lines = out.read_text(encoding="utf-8").splitlines()
     assert lines[0] == ADULT_HEADER
-    assert len(lines) - 1 == 2000 - printed["suppression"]["records"]
-    assert printed["suppression"]["records"] <= 0.02 * 2000
+    assert len(lines) - 1 == 2000 - private["suppression"]["records"]
+    assert private["suppression"]["records"] <= 0.02 * 2000
     assert digest(adult_small) == before
 
 
@@ -115,7 +123,8 @@ def test_json_without_manifest_file(tmp_path: Path, adult_small: Path):
     result = invoke("anonymize", adult_small, "--config", EXAMPLE, "--out", out, "--json")
     assert result.exit_code == 0, result.output
     manifest = json.loads(result.stdout)
-    assert {"input", "output", "suppression", "models", "metrics", "node", "search", "config"} <= manifest.keys()
+    assert {"input", "output", "suppression", "models", "node", "search", "config"} <= manifest.keys()
+    assert "metrics" not in manifest  # the published manifest, which names nothing of the input
     assert manifest["output"]["rows"] == len(out.read_text(encoding="utf-8").splitlines()) - 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "out.csv"]
 
@@ -176,7 +185,8 @@ def test_heuristic_cut_short_says_not_proven_optimal(tmp_path: Path, monkeypatch
     result = invoke("anonymize", "--config", config, "--out", out, "--manifest", manifest_path)
     assert result.exit_code == 0, result.output
     assert "not proven optimal" in result.stdout
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    manifest = combined(json.loads(manifest_path.read_text(encoding="utf-8")),
+                        json.loads(private_path(manifest_path).read_text(encoding="utf-8")))
     assert manifest["search"]["proven_optimal"] is False
     assert manifest["config"]["algorithm"] == {"name": "fulldomain", "search": "heuristic", "time_limit": 1e-6}
     assert all(row["passed"] for row in manifest["models"])
@@ -209,7 +219,7 @@ def test_init_writes_a_config_that_runs_and_refuses_to_overwrite(tmp_path: Path,
     run = invoke("anonymize", "--config", config, "--out", out, "--json")
     assert run.exit_code == 0, run.output
     manifest = json.loads(run.stdout)
-    assert manifest["input"]["rows"] == 2000
+    assert manifest["output"]["rows"] <= 2000 and "rows" not in manifest["input"]
     assert all(row["passed"] for row in manifest["models"])
     assert out.read_text(encoding="utf-8").splitlines()[0] == ADULT_HEADER
     assert digest(adult_small) == before
@@ -232,10 +242,14 @@ def test_demo_writes_into_the_given_folder(tmp_path: Path):
     folder = tmp_path / "new" / "demo"
     result = invoke("demo", "--out", folder)
     assert result.exit_code == 0, result.output
-    assert sorted(p.name for p in folder.iterdir()) == [".ledger.db.lock", "ledger.db", "manifest.json", "refused",
-                                                         "release.csv", "report.html"]
-    assert sorted(p.name for p in (folder / "refused").iterdir()) == ["manifest.json", "release.csv"]
-    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    assert sorted(p.name for p in folder.iterdir()) == [".ledger.db.lock", "ledger.db", "manifest.json",
+                                                         "manifest.private.json", "refused", "release.csv",
+                                                         "report.html"]
+    assert sorted(p.name for p in (folder / "refused").iterdir()) == ["manifest.json", "manifest.private.json",
+                                                                      "release.csv"]
+    manifest = combined(json.loads((folder / "manifest.json").read_text(encoding="utf-8")),
+                        json.loads((folder / "manifest.private.json").read_text(encoding="utf-8")))
+    assert "attacks" in manifest  # the attacks' findings are the curator's
     lines = (folder / "release.csv").read_text(encoding="utf-8").splitlines()
     assert lines[0] == ADULT_HEADER
     assert len(lines) - 1 == manifest["output"]["rows"] == ADULT_ROWS - manifest["suppression"]["records"]
@@ -331,14 +345,16 @@ def test_output_in_a_missing_folder_writes_nothing(tmp_path: Path, adult_small: 
     assert digest(adult_small) == before
 
 
-def test_a_good_run_leaves_only_its_two_files(tmp_path: Path, adult_small: Path):
+def test_a_good_run_leaves_only_its_three_files(tmp_path: Path, adult_small: Path):
     config = tmp_path / "ok.yaml"
     config.write_text("\n".join(config_lines(adult_small)) + "\n", encoding="utf-8")
     before, files = digest(adult_small), listing(tmp_path)
     result = invoke("anonymize", "--config", config, "--out", tmp_path / "out.csv",
                     "--manifest", tmp_path / "manifest.json")
     assert result.exit_code == 0, result.output
-    assert listing(tmp_path) == sorted(files + ["manifest.json", "out.csv"])
+    assert listing(tmp_path) == sorted(files + ["manifest.json", "manifest.private.json", "out.csv"])
+    # the private file is its owner's alone
+    assert (tmp_path / "manifest.private.json").stat().st_mode & 0o777 == 0o600
     assert digest(adult_small) == before
 
 

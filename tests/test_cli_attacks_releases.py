@@ -23,11 +23,11 @@ def test_matching_join_and_presence_commands(tmp_path):
     second = write(tmp_path, "second.csv", pd.DataFrame({"race": ["*"] * 4, "zip": ["1", "2", "1", "2"],
                                                          "problem": ["flu", "cold", "flu", "cold"]}))
     result = runner.invoke(app, ["attack", "matching", first, second, "--qi", "race,zip", "--json"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output   # it exposes rows
     summary = json.loads(result.output)
     assert summary["linkable"] and summary["exposed"] == 4 and summary["unique"] == 4
     table = runner.invoke(app, ["attack", "matching", first, second, "--qi", "race,zip"])
-    assert table.exit_code == 0 and "linkable" in table.output
+    assert table.exit_code == 1 and "linkable" in table.output
 
     t1 = write(tmp_path, "t1.csv", pd.DataFrame({"sex": ["M", "M", "F", "F", "M", "F"],
                                                  "job": ["eng", "eng", "eng", "eng", "law", "law"]}))
@@ -43,7 +43,7 @@ def test_matching_join_and_presence_commands(tmp_path):
                                                                  "zip": ["*"] * 5}))
     presence = runner.invoke(app, ["attack", "presence", first, "--population", population, "--qi", "race,zip",
                                    "--json"])
-    assert presence.exit_code == 0, presence.output
+    assert presence.exit_code == 1, presence.output   # it exposes two people
     figures = json.loads(presence.output)
     assert figures["exposed"] == 2 and figures["max_probability"] == 1.0
     assert figures["expected_members"] == pytest.approx(4.0)

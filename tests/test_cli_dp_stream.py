@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from veil.cli import app
@@ -113,8 +115,9 @@ def test_each_level_bounds_what_a_user_contributes(tmp_path):
 
 
 @pytest.mark.parametrize("body, options, words", [
-    ("time,user\n1,a\n3,b\n2,a\n", [], ["out of time order", "row 3 has time 2 after time 3"]),
-    ("time,user\n1,a\nx,b\n", [], ["row 2", "not a whole number"]),
+    ("time,user\n1,a\n3,b\n2,a\n", ["--strict"], ["out of time order", "row 3 has time 2 after time 3"]),
+    ("time,user\n1,a\nx,b\n", ["--strict"], ["row 2", "not a whole number"]),
+    ("time,user\n1,a\n2\n", ["--strict"], ["line 3", "has 1 fields but the header has 2"]),
     ("time,user\n1,a\n", ["--level", "w-event", "--w", "0"], ["w must be a whole number >= 1"]),
     ("time,user\n1,a\n", ["--level", "w-event"], ["needs the window length w"]),
     ("time,user\n1,a\n", ["--backward", "{bad}"], ["row 1 of the backward transition matrix", "sums to 0.9"]),
@@ -131,6 +134,79 @@ def test_stream_bad_input_is_one_sentence_and_writes_nothing(tmp_path, body, opt
     out = tmp_path / "out"
     assert_one_sentence(invoke("dp", "stream", path, "--epsilon", "1", "--out", out, *base, *options), *words)
     assert not out.exists()
+
+
+MALFORMED = [b"unknown,u1,home", b",u2,home", b"2.5,u3,work", b"1e400,u4,home", b"3,u5", b"3,u6,home,extra",
+             b"2,u\xff,home", b'3,"u7,home']
+
+
+def stream_files(tmp_path: Path, clean: list[bytes], extra: list[bytes]) -> tuple[Path, Path]:
+    """The same events twice: in time order and well formed, then shuffled with malformed lines among them."""
+    tidy, messy = tmp_path / "tidy.csv", tmp_path / "messy.csv"
+    tidy.write_bytes(b"time,user,place\n" + b"".join(line + b"\n" for line in clean))
+    lines = list(reversed(clean)) + extra
+    np.random.default_rng(5).shuffle(lines)
+    messy.write_bytes(b"time,user,place\n" + b"".join(line + b"\n" for line in lines))
+    return tidy, messy
+
+
+@pytest.mark.parametrize("query", [["--query", "count"],
+                                   ["--query", "histogram", "--value-column", "place", "--categories", "home,work"]])
+@pytest.mark.parametrize("level", [["--level", "event"], ["--level", "w-event", "--w", "2"],
+                                   ["--level", "user", "--max-events", "2"]])
+def test_malformed_events_are_left_out_by_a_public_rule_and_never_named(tmp_path, query, level):
+    clean = [f"{t},u{u},{'home' if (t + u) % 3 else 'work'}".encode() for t in range(6) for u in range(t % 4 + 1)]
+    tidy, messy = stream_files(tmp_path, clean, MALFORMED)
+    runs = {}
+    for name, path in (("tidy", tidy), ("messy", messy)):
+        out = tmp_path / name
+        result = invoke("dp", "stream", path, "--epsilon", "1", "--start", "0", "--end", "5", "--out", out,
+                        "--seed", "4", *query, *level)
+        assert result.exit_code == 0, result.output
+        runs[name] = (result, out)
+    (tidy_result, tidy_out), (messy_result, messy_out) = runs["tidy"], runs["messy"]
+    # The same noisy releases as the tidy file's (same seed): each event counted at its own step,
+    # the malformed ones left out; and nothing that names a row or a value the analyst cannot see.
+    for name in ("releases.csv", "leakage.csv", "stream.json"):
+        assert (messy_out / name).read_text() == (tidy_out / name).read_text()
+    assert messy_result.stdout.replace("messy", "tidy") == tidy_result.stdout
+    assert messy_result.stderr == tidy_result.stderr
+    for secret in ("unknown", "2.5", "u7", "extra", "row", "line", "dropped", "left out"):
+        assert secret not in messy_result.output
+
+
+times = st.one_of(st.integers(-2, 8).map(str), st.sampled_from(["", "unknown", "2.5", "nan", "-inf", "1e300"]))
+event_lists = st.lists(st.tuples(times, st.sampled_from(["a", "b", "c", ""])), max_size=25)
+
+
+@settings(max_examples=150, deadline=None)
+@given(event_lists, st.tuples(times, st.sampled_from(["a", "b", "z"])), st.integers(0, 25))
+def test_one_event_more_changes_each_level_by_at_most_its_sensitivity(events, extra, where):
+    # The rule for malformed and out-of-order events looks at each event alone, so one added
+    # event (anywhere in the file, with any time) moves the counts by at most what the level
+    # allows: 1 event at event level, one event per step at w-event level, m events at user level.
+    from veil.dp.queries import _Columns
+    from veil.dp.stream import _bounded, _events
+
+    def counts(rows, level, **extra_settings) -> np.ndarray:
+        s = StreamSettings(query="count", level=level, epsilon=1.0, start=0, end=5, **extra_settings)
+        frame = pd.DataFrame(rows, columns=["time", "user"], dtype=object)
+        step, user, _ = _events(_Columns(frame), s, strict=False)
+        return np.bincount(step[_bounded(step, user, s)], minlength=s.steps)
+
+    more = events[:where] + [extra] + events[where:]
+    for level, options, bound in (("event", {}, 1), ("w-event", {"w": 2}, 2), ("user", {"max_events": 2}, 2)):
+        change = np.abs(counts(more, level, **options) - counts(events, level, **options))
+        assert change.sum() <= bound
+
+
+def test_strict_names_the_malformed_event_safely(tmp_path):
+    path = tmp_path / "e.csv"
+    path.write_bytes(b"time,user\n1,a\n\x1b[2J" + b"9" * 5000 + b".5,b\n")
+    result = invoke("dp", "stream", path, "--epsilon", "1", "--start", "0", "--end", "5", "--out", tmp_path / "o",
+                    "--strict")
+    assert_one_sentence(result, "row 2 of the events has time", "not a whole number")
+    assert "\x1b" not in result.stderr and len(result.stderr) < 400
 
 
 def test_stream_refuses_a_negative_epsilon(tmp_path, events):

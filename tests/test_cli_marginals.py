@@ -55,16 +55,20 @@ def test_the_example_publishes_every_marginal_with_its_hash(tmp_path):
     assert manifest["kind"] == "marginals" and manifest["algorithm"]["name"] == "greedy"
     roles = [m["role"] for m in manifest["marginals"]]
     assert roles[:2] == ["base", "given"] and set(roles[2:]) <= {"added"}
-    assert sorted(p.name for p in out.iterdir()) == ["manifest.json"] + [m["file"]["file"]
-                                                                           for m in manifest["marginals"]]
+    assert sorted(p.name for p in out.iterdir()) == ["manifest.json", "manifest.private.json"] + [
+        m["file"]["file"] for m in manifest["marginals"]]
+    private = json.loads((out / "manifest.private.json").read_text(encoding="utf-8"))
     for entry in manifest["marginals"]:
         data = (out / entry["file"]["file"]).read_bytes()
         assert hashlib.sha256(data).hexdigest() == entry["file"]["sha256"] and len(data) == entry["file"]["bytes"]
     assert [p["model"] for p in manifest["privacy"]] == ["k-link anonymity", "MaxEnt entropy ℓ-diversity"]
     assert all(p["passed"] for p in manifest["privacy"])
-    steps = manifest["algorithm"]["steps"]
-    assert manifest["utility"]["kl_divergence"] == steps[-1]["kl_divergence"] < \
-        manifest["algorithm"]["start_kl_divergence"]
+    # what was measured on the input table is the curator's
+    assert "utility" not in manifest and not {"steps", "start_kl_divergence"} & manifest["algorithm"].keys()
+    steps = private["algorithm"]["steps"]
+    assert private["utility"]["kl_divergence"] == steps[-1]["kl_divergence"] < \
+        private["algorithm"]["start_kl_divergence"]
+    assert [step["marginal"] for step in steps] == [m["name"] for m in manifest["marginals"] if m["role"] == "added"]
     assert manifest["base"]["optimal"] and manifest["config"]["marginals"]["base"] == "optimal"
     assert "KL-divergence" in result.stdout
 

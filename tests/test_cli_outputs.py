@@ -21,6 +21,7 @@ import pytest
 from typer.testing import CliRunner
 
 from veil.cli import app
+from veil.manifests import load_private
 from veil.output import _verified, load_manifest
 
 runner = CliRunner()
@@ -174,7 +175,7 @@ def test_a_failing_write_is_one_sentence_and_leaves_nothing(project, monkeypatch
 
 def test_a_disk_that_fills_while_the_release_is_written_leaves_the_old_pair(project, monkeypatch):
     assert anonymize(project).exit_code == 0
-    before = {name: (project / "out" / name).read_bytes() for name in ("r.csv", "m.json")}
+    before = {name: (project / "out" / name).read_bytes() for name in ("r.csv", "m.json", "m.private.json")}
     real_fsync, calls = os.fsync, []
 
     def fills_on_the_manifest(fd):
@@ -185,8 +186,8 @@ def test_a_disk_that_fills_while_the_release_is_written_leaves_the_old_pair(proj
 
     monkeypatch.setattr(os, "fsync", fills_on_the_manifest)
     assert_one_sentence(anonymize(project, k=4), "the disk is full")
-    assert {name: (project / "out" / name).read_bytes() for name in ("r.csv", "m.json")} == before
-    assert listing(project / "out") == ["m.json", "r.csv"]
+    assert {name: (project / "out" / name).read_bytes() for name in ("r.csv", "m.json", "m.private.json")} == before
+    assert listing(project / "out") == ["m.json", "m.private.json", "r.csv"]
 
 
 # --------------------------------------------------------------------------- the published pair
@@ -245,32 +246,36 @@ def k_of(doc: dict) -> int:
 
 
 def test_veil_killed_while_publishing_leaves_the_old_or_the_new_pair(project):
-    """Real ``veil anonymize`` processes SIGKILLed at the writer's file calls: 10 (committed,
-    nothing renamed), 13 (the release renamed, not the manifest), 16 (both renamed, the record
-    left) and 3 (a temporary file written, nothing committed). In a folder without leftovers the
-    writer's 16 calls are: lock the folder (1), two temporary files (2-5), the record (6-10),
-    the renames (11-13), removing the record (14-16)."""
+    """Real ``veil anonymize`` processes SIGKILLed at the writer's file calls: 12 (committed,
+    nothing renamed), 15 (the release renamed, not the private file nor the manifest), 16 (the
+    manifest alone not renamed), 19 (all renamed, the record left) and 3 (a temporary file written,
+    nothing committed). In a folder without leftovers the writer's 19 calls are: lock the folder
+    (1), three temporary files (2-7), the record (8-13), the renames (14-16), syncing the folder
+    and removing the record (17-19)."""
     out = project / "out"
     assert anonymize(project, k=3).exit_code == 0
-    for kill_at, k, published in ((10, 4, True), (13, 3, True), (16, 4, True), (3, 3, False)):
+    for kill_at, k, published in ((12, 4, True), (15, 3, True), (16, 4, True), (19, 3, True), (3, 4, False)):
         before = k_of(_verified(out / "m.json", None, "release"))
         proc = veil_process(project, k, kill_at)
         proc.wait(timeout=300)
         assert proc.returncode == -signal.SIGKILL, proc.stderr.read().decode()
         if published:
-            assert k_of(load_manifest(out / "m.json", out / "r.csv")) == k, f"killed at {kill_at}"
-            assert listing(out) == ["m.json", "r.csv"]
+            manifest = load_manifest(out / "m.json", out / "r.csv")
+            assert k_of(manifest) == k, f"killed at {kill_at}"
+            assert load_private(out / "m.json", manifest) is not None  # the private file of the same release
+            assert listing(out) == ["m.json", "m.private.json", "r.csv"]
     # Killed before the commit: the old pair stands, beside a temporary file that the next run
     # into the folder removes.
     assert k_of(_verified(out / "m.json", None, "release")) == before
     assert any(name.startswith(".veil-") for name in listing(out))
     assert anonymize(project, k=4).exit_code == 0
-    assert listing(out) == ["m.json", "r.csv"]
+    assert listing(out) == ["m.json", "m.private.json", "r.csv"]
 
 
 def test_two_runs_into_one_folder_leave_one_complete_pair(project):
     procs = [veil_process(project, k) for k in (3, 4)]
     for proc in procs:
         assert proc.wait(timeout=300) == 0, proc.stderr.read().decode()
-    assert k_of(load_manifest(project / "out" / "m.json", project / "out" / "r.csv")) in (3, 4)
-    assert listing(project / "out") == ["m.json", "r.csv"]
+    manifest = load_manifest(project / "out" / "m.json", project / "out" / "r.csv")
+    assert k_of(manifest) in (3, 4) and load_private(project / "out" / "m.json", manifest) is not None
+    assert listing(project / "out") == ["m.json", "m.private.json", "r.csv"]

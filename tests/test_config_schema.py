@@ -22,7 +22,7 @@ from veil.config.parser import Parser
 from veil.config.schema import (ALGORITHMS, BUILDERS, CHECKS, COLUMN_ROLES, HIERARCHY_FILE_OPTIONS, MARGINAL_MODELS,
                                 MARGINAL_SEARCH_OPTIONS, MAXENT_OPTIONS, METRICS, MODELS, ORDER_FILE_OPTIONS,
                                 OUTPUT_OPTIONS, POPULATION_OPTIONS, SECTIONS, SHIPPED_SCHEMA, Boolean, Choice, Column,
-                                Columns, File, JsonOnly, Name, Nullable, Number, PerColumn, PublicDomains,
+                                Columns, File, JsonOnly, Name, Nullable, Number, PerColumn, PerQuasiIdentifier, PublicDomains,
                                 SensitiveColumn, WholeNumber,
                                 configuration_schema, schema_text)
 from veil.data.bundled import adult_folder
@@ -84,6 +84,8 @@ def example(owner: str, key: str, check):
         return "disease"
     if isinstance(check, (Nullable, PerColumn)):
         return example(owner, key, check.inner)
+    if isinstance(check, PerQuasiIdentifier):
+        return {"zip": example(owner, key, check.inner)}
     if isinstance(check, PublicDomains):
         return {"age": {"min": 20, "max": 29}, "sex": ["F", "M"], "zip": "data", "disease": ["flu", "cold", "cancer"]}
     assert isinstance(check, JsonOnly), f"no example for {owner}.{key}"
@@ -168,7 +170,7 @@ def test_the_metric_table_is_veil_metrics():
 def test_the_schema_knows_every_key_the_parser_accepts(folder):
     """Every key of every table, with a value of its type, in a document both accept."""
     documents = [
-        {**BASE, "delimiter": ",", "missing_values": ["", "NA"], "suppression_limit": 0.1,
+        {**BASE, "name": "survey 2024", "delimiter": ",", "missing_values": ["", "NA"], "suppression_limit": 0.1,
          "orders": {"sex": ["F", "M"], "zip": examples_of("file", ORDER_FILE_OPTIONS)},
          "output": examples_of("output", OUTPUT_OPTIONS)},
         {**BASE, "hierarchies": {**BASE["hierarchies"], "sex": "sex.csv",

@@ -64,8 +64,8 @@ def after(function):
 
 if stage == "locked":        # in the charge's transaction: the ledger's write lock held, nothing written
     lock_head = chain.lock_head
-    def locked(conn, where, ledger_id, *, for_update=True):
-        out = lock_head(conn, where, ledger_id, for_update=for_update)
+    def locked(conn, where, ledger_id, *, for_update=True, **kwargs):
+        out = lock_head(conn, where, ledger_id, for_update=for_update, **kwargs)
         if for_update:
             pause()
         return out

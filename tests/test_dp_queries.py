@@ -20,8 +20,8 @@ from veil.dp import (
     NoiseSource,
 )
 from veil.cli.dp import dp_app
-from veil.dp.fingerprint import dataset_id
 from veil.ledger import Ledger, LedgerError
+from veil.dp.fingerprint import dataset_id
 from veil.dp.queries import (
     DEFAULT_GRID,
     QueryResult,
@@ -336,7 +336,7 @@ def test_cli_budget_file_create_charge_report(cli, csv, tmp_path):
     assert r.exit_code == 0 and json.loads(r.stdout)["budget"]["left"]["epsilon"] == 0.5
     r = cli("sum", csv, "--epsilon", "0.25", "--columns", "age", "--bounds", "0,120", "--budget-file", budget)
     assert r.exit_code == 0
-    acc = Ledger(budget).budget(dataset_id(csv))
+    acc = Ledger(budget).budget(csv.name)  # a budget file's population is named after the table's file
     assert [c.label for c in acc.charges] == ["count", "sum(age)"]
     r = cli("budget", budget)
     assert r.exit_code == 0 and "sum(age)" in r.stdout and "left ε = 0.25" in r.stdout
@@ -390,7 +390,7 @@ def test_cli_refuses_budget_file_of_another_dataset_and_corrupt_files(cli, csv, 
     assert cli("count", other, "--epsilon", "0.5", "--budget-file", budget, "--budget", "1").exit_code == 0
     before = budget.read_bytes()
     r = cli("count", csv, "--epsilon", "0.1", "--budget-file", budget)
-    assert r.exit_code == 2 and "belongs to dataset" in r.stderr and budget.read_bytes() == before
+    assert r.exit_code == 2 and "keeps the budget of another table" in r.stderr and budget.read_bytes() == before
     assert cli("budget", budget, "--data", csv).exit_code == 2
     bad = tmp_path / "bad.json"
     bad.write_text("{not json", encoding="utf-8")
@@ -398,8 +398,9 @@ def test_cli_refuses_budget_file_of_another_dataset_and_corrupt_files(cli, csv, 
         r = cli(*args)
         assert r.exit_code == 2 and len(r.stderr.strip().splitlines()) == 1
         assert bad.read_text(encoding="utf-8") == "{not json"
+    assert Ledger(budget).population_of(csv) is None and Ledger(budget).population_of(other).name == "other.csv"
     with pytest.raises(LedgerError):
-        Ledger(budget).budget(dataset_id(csv))
+        Ledger(budget).budget(csv.name)
 
 
 def test_library_errors_are_parameter_errors(frame):
@@ -574,3 +575,54 @@ def test_an_empty_table_is_still_refused_where_nothing_is_private(tmp_path):
     with pytest.raises(DataError, match="no records"):
         read_csv(empty)
     assert read_csv(empty, allow_empty=True).num_rows == 0
+
+
+def test_an_empty_frame_is_answered_like_any_other():
+    import polars as pl
+
+    frames = (pd.DataFrame({"age": pd.Series([], dtype=object)}), pl.DataFrame({"age": pl.Series([], dtype=pl.String)}))
+    for frame in frames:
+        assert dp_count(frame, 1.0, noise=1).value == dp_count(pd.DataFrame({"age": ["1"]}), 1.0, noise=1).value - 1
+        assert dp_histogram(frame, "age", 1.0, categories={"age": ["1", "2"]}, noise=1).value.shape == (2,)
+
+
+QUERIES = [
+    ["count"],
+    ["count", "--columns", "sex"],
+    ["sum", "--columns", "age", "--bounds", "0,100"],
+    ["mean", "--columns", "age", "--bounds", "0,100"],
+    ["quantile", "--columns", "age", "--bounds", "0,100", "--grid", "10", "--q", "0.5"],
+    ["histogram", "--columns", "sex,age", "--categories", "sex=F,M", "--categories", "age=30,41,52"],
+]
+TIDY = b"age,sex\n30,F\n41,M\n52,F\n41,M\n"
+MESSY = b'age,sex\n30,F\n41\n41,M\n"52,F\n52,F,x\n\xff9,M\n,,\n52,F\n41,M\n'
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_a_malformed_line_is_left_out_by_a_public_rule_and_never_named(tmp_path, query):
+    # A ragged line, a line that is not UTF-8 and an open quote are not records: the answer is the
+    # one the well-formed lines give (the same seeded noise), and nothing says which lines or how many.
+    tidy, messy = tmp_path / "tidy.csv", tmp_path / "messy.csv"
+    tidy.write_bytes(TIDY)
+    messy.write_bytes(MESSY)
+    answers = []
+    for path in (tidy, messy):
+        result = CliRunner().invoke(dp_app, [*query, str(path), "--epsilon", "1", "--seed", "3", "--json"])
+        assert result.exit_code == 0, result.output
+        answers.append(result)
+    assert json.loads(answers[0].stdout) == json.loads(answers[1].stdout)
+    assert answers[0].stderr == answers[1].stderr
+    assert "line" not in answers[1].output and "malformed" not in answers[1].output
+    assert dataset_id(messy) == dataset_id(tidy)
+    strict = CliRunner().invoke(dp_app, [*query, str(messy), "--epsilon", "1", "--seed", "3", "--strict"])
+    assert strict.exit_code == 2 and strict.stdout == ""
+    assert strict.stderr.startswith("error: ") and len(strict.stderr.strip().splitlines()) == 1
+
+
+def test_strict_refuses_the_first_malformed_line_and_names_it(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_bytes(b"age,sex\n30,F\n41\n52,F\n")
+    result = CliRunner().invoke(dp_app, ["count", str(path), "--epsilon", "1", "--strict"])
+    assert result.exit_code == 2
+    assert result.stderr == f"error: line 3 of {str(path)!r} has 1 fields but the header has 2 (delimiter ','); fix " \
+                            "that row or give --delimiter.\n"

@@ -536,7 +536,7 @@ def test_textbook_optimum_for_2_anonymity(toy, metric, levels, loss):
         return
     release = fitted.transform(toy)
     assert sorted(release.released_classes.sizes.tolist()) == [2, 2, 3]
-    metrics = release.manifest["metrics"]
+    metrics = release.private_manifest["metrics"]
     assert metrics["height"] == 4
     assert metrics["discernibility"] == 17
     assert metrics["precision"] == pytest.approx(1 - 1.9 / 3, rel=1e-12)

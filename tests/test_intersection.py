@@ -23,6 +23,7 @@ from veil.attacks.intersection import (ColumnValues, PublishedRelease, ReleaseMi
                                        parse_published_value)
 from veil.cli.attack import intersection_command, parse_levels
 from veil.errors import ParameterError, VeilError
+from veil.manifests import combined
 
 PROPERTY = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
@@ -315,17 +316,29 @@ def test_csv_releases_with_manifests_and_hierarchies_agree_with_release_objects(
         paths.append(name)
     frame.to_csv(tmp_path / "targets.csv", index=False)
     direct = intersection_attack([full, mondrian, mdav], frame)
-    files = [PublishedRelease(tmp_path / f"{n}.csv", manifest=tmp_path / f"{n}.json") for n in paths]
-    from_files = intersection_attack(files, tmp_path / "targets.csv",
-                                     hierarchies={"edu": EDU_HIERARCHY, "age": AGE_HIERARCHY, "sex": SEX_HIERARCHY})
+    hierarchies = {"edu": EDU_HIERARCHY, "age": AGE_HIERARCHY, "sex": SEX_HIERARCHY}
+    # The curator's view of the files (each manifest with its private file) is the release objects'.
+    curator = [PublishedRelease(tmp_path / f"{n}.csv", manifest=combined(
+        json.loads((tmp_path / f"{n}.json").read_text()), json.loads((tmp_path / f"{n}.private.json").read_text())))
+        for n in paths]
+    from_files = intersection_attack(curator, tmp_path / "targets.csv", hierarchies=hierarchies)
     for a, b in zip(direct.sets, from_files.sets):
         assert np.array_equal(a, b)
     assert from_files.releases[2].kind == "microaggregated"
+    # The published manifests with the public hierarchies: the generalized releases read alike; MDAV's
+    # standardization is the input's, kept in the private file, so it is taken from the release.
+    files = [PublishedRelease(tmp_path / f"{n}.csv", manifest=tmp_path / f"{n}.json") for n in paths]
+    public = intersection_attack(files, tmp_path / "targets.csv", hierarchies=hierarchies)
+    for a, b in zip(direct.sets[:2], public.sets[:2]):
+        assert np.array_equal(a, b)
+    assert public.releases[2].standardization == "release"
     # Without the hierarchy, the Mondrian manifest names nodes veil cannot read: refused.
     with pytest.raises(UnreadableValueError, match="column 'edu'"):
         intersection_attack(files, tmp_path / "targets.csv")
-    # A full-domain manifest's value map is enough without hierarchies.
-    pair = intersection_attack([files[0], files[2]], tmp_path / "targets.csv")
+    # The published full-domain manifest holds no value map (its levels are read through the
+    # hierarchies); the curator's, with the private file's, is enough without them.
+    assert "generalization" not in json.loads((tmp_path / "full.json").read_text())
+    pair = intersection_attack([curator[0], curator[2]], tmp_path / "targets.csv")
     assert np.array_equal(pair.sets[0], direct.sets[0])
 
 
@@ -501,7 +514,7 @@ def test_cli_summary_and_per_target_file(hospital_files):
     out = d / "per-target.csv"
     result = run([d / "a.csv", d / "b.csv", "--targets", d / "people.csv", "--qi", ",".join(HOSPITAL_QI),
                   "--sensitive", "Condition", "--id", "name", "--out", out])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output   # Alice is pinned
     assert "Intersection attack on Condition across 2 releases" in result.output
     assert "perfect breach" in result.output and "Anon_Drop" in result.output
     per = pd.read_csv(out)
@@ -513,7 +526,7 @@ def test_cli_json(hospital_files):
     d = hospital_files
     result = run([d / "a.csv", d / "b.csv", "--targets", d / "people.csv", "--qi", ",".join(HOSPITAL_QI),
                   "--sensitive", "Condition", "--confidence", "100%,1/2", "--json"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output   # Alice is pinned
     summary = json.loads(result.output)
     assert summary["targets"] == 2 and summary["vulnerable"] == 2
     assert [(p["confidence"], p["targets"]) for p in summary["pvp"]] == [(1.0, 1), (0.5, 2)]
@@ -535,12 +548,13 @@ def test_cli_manifests_and_microaggregated_releases(tmp_path):
     with_manifests = run([tmp_path / "m.csv", tmp_path / "v.csv", "--targets", tmp_path / "t.csv",
                           "--manifest", "1=" + str(tmp_path / "m.json"), "--manifest", f"v.csv={tmp_path / 'v.json'}",
                           "--hierarchy", f"edu={edu}", "--json"])
-    assert with_manifests.exit_code == 0, with_manifests.output
     got = json.loads(with_manifests.output)
+    perfect = next(p["targets"] for p in got["pvp"] if p["confidence"] == 1.0)
+    assert with_manifests.exit_code == (1 if perfect else 0), with_manifests.output
     assert got["pvp"] == expected["pvp"] and got["mean_ea_posterior"] == expected["mean_ea_posterior"]
     bare = run([tmp_path / "m.csv", tmp_path / "v.csv", "--targets", tmp_path / "t.csv", "--qi", ",".join(QI),
                 "--sensitive", "disease", "--microaggregated", "2", "--hierarchy", f"edu={edu}", "--json"])
-    assert bare.exit_code == 0, bare.output
+    assert bare.exit_code in (0, 1), bare.output
     assert json.loads(bare.output)["releases"][1]["standardization"] == "release"
 
 

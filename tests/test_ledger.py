@@ -64,7 +64,7 @@ def two_releases(tmp_path):
 @pytest.fixture
 def ledger(tmp_path) -> Ledger:
     made, applied = Ledger.init(tmp_path / "ledger.db", by="steward")
-    assert applied == [1]
+    assert applied == [1, 2]
     return made
 
 
@@ -83,7 +83,7 @@ def test_init_creates_a_ledger_once_and_says_who_made_it(ledger, tmp_path):
     again, applied = Ledger.init(tmp_path / "ledger.db")
     assert applied == []
     status = again.status()
-    assert status["schema_version"] == 1 and status["head"]["seq"] == 1 and status["populations"] == []
+    assert status["schema_version"] == 2 and status["head"]["seq"] == 1 and status["populations"] == []
     assert again.history()[0]["action"] == "init" and again.history()[0]["by"] == "steward"
     assert again.ledger_id == ledger.ledger_id
     assert ledger.verify().ok
@@ -253,8 +253,12 @@ EDITS = {
     "an entry edited": ("UPDATE log SET payload = replace(payload, '\"0.3\"', '\"0.1\"') WHERE seq = 4",
                         "entry 4", "was edited"),
     "an entry removed": ("DELETE FROM log WHERE seq = 3", "jumps from entry 2 to entry 4", "removed"),
-    "the newest entries cut": ("DELETE FROM log WHERE seq >= 4", "newest entry should be entry 5",
-                               "removed or added"),
+    "the newest entries cut": ("DELETE FROM log WHERE seq >= 4", "log ends at entry 3 but its anchor names entry 5",
+                               "the newest entries were deleted by hand"),
+    "the newest entry replaced": ("UPDATE log SET hash = (SELECT hash FROM log WHERE seq = 4) WHERE seq = 5",
+                                  "newest entry, entry 5, is not the one its anchor names", "replaced by hand"),
+    "an entry added after the newest": ("INSERT INTO log SELECT 6, at, by, action, population, payload, hash, hash "
+                                        "FROM log WHERE seq = 5", "goes on after entry 5", "added by hand"),
     "the anchor moved back": ("UPDATE anchor SET seq = 4, hash = (SELECT hash FROM log WHERE seq = 4)",
                               "anchor was changed by hand", "MAC"),
 }
@@ -459,7 +463,9 @@ def test_a_sealed_budget_file_is_imported_once_with_its_charges(ledger, tmp_path
     sealed_budget_file(tmp_path / "budget.json", old)
     before = (tmp_path / "budget.json").read_bytes()
     name = ledger.import_budget_file(tmp_path / "budget.json")
-    assert name == old.dataset_id and ledger.population(name).fingerprint == name
+    # named after the file; bound to its table by the keyed binding, never by the dataset id itself
+    assert name == "budget.json" and ledger.population(name).fingerprint.startswith("veil-table-1:")
+    assert old.dataset_id not in json.dumps(ledger.status()) + json.dumps(ledger.history())
     imported = ledger.budget(name)
     assert [c.label for c in imported.charges] == ["count", "sum(age)"] and imported.spent().epsilon == Fraction(3, 4)
     assert [c.at for c in imported.charges] == [c.at for c in old.charges]
@@ -482,7 +488,7 @@ def test_a_postgresql_ledger_keeps_the_same_promises(postgres_url, two_releases)
 
     data, a, b = two_releases
     ledger, applied = Ledger.init(postgres_url, by="steward")
-    assert applied == [1] and Ledger.init(postgres_url)[1] == []
+    assert applied == [1, 2] and Ledger.init(postgres_url)[1] == []
     with ledger.open_budget("survey", create=Budget(1)) as acc:
         acc.charge(0.6, label="count")
         one_sentence_error(BudgetExceededError, lambda: acc.charge(0.6, label="sum"), "asks for ε = 0.6")
@@ -508,3 +514,20 @@ def test_releases_the_gate_cannot_judge_are_named_and_refused(algorithm, words):
     with pytest.raises(LedgerError, match=words):
         kind_of({"algorithm": algorithm}, "manifest 'm.json'")
     assert kind_of({"algorithm": "mondrian"}, "manifest 'm.json'") == "local-recoding"
+
+
+def test_charges_commit_as_configured_and_decisions_always_durably(ledger, tmp_path, monkeypatch):
+    """synchronous=NORMAL for charges by default (a killed process loses nothing, a power loss may
+    lose the newest); FULL when asked, and always for the writes that decide or define something."""
+    def synchronous(store, durable):
+        with store.write(durable=durable) as conn:
+            return conn.exec_driver_sql("PRAGMA synchronous").scalar()
+
+    assert (synchronous(ledger.store, False), synchronous(ledger.store, True), synchronous(ledger.store, False)) \
+        == (1, 2, 1)
+    monkeypatch.setenv("VEIL_LEDGER_SYNCHRONOUS", "full")
+    assert synchronous(Ledger(tmp_path / "ledger.db").store, False) == 2
+    assert synchronous(Ledger(f"sqlite:///{tmp_path / 'ledger.db'}?synchronous=normal").store, False) == 1
+    monkeypatch.setenv("VEIL_LEDGER_SYNCHRONOUS", "sometimes")
+    one_sentence_error(LedgerError, lambda: Ledger(tmp_path / "ledger.db"), "VEIL_LEDGER_SYNCHRONOUS",
+                       "full or normal")

@@ -50,8 +50,8 @@ def pause():
 marker = Path(marker)
 if stage == "locked":
     lock_head = chain.lock_head
-    def hooked(conn, where, ledger_id, *, for_update=True):
-        out = lock_head(conn, where, ledger_id, for_update=for_update)
+    def hooked(conn, where, ledger_id, *, for_update=True, **kwargs):
+        out = lock_head(conn, where, ledger_id, for_update=for_update, **kwargs)
         if for_update:
             pause()
         return out

@@ -35,10 +35,16 @@ def test_a_release_writes_each_marginal_and_a_manifest_that_hashes_them(counter,
     release = MarginalRelease.from_collection(collection, [KLinkAnonymity(5), MaxEntLDiversity(3)],
                                               roles=["base", "given", "given"])
     written = release.write(tmp_path / "out")
-    assert [p.name for p in written] == ["marginal-01.csv", "marginal-02.csv", "marginal-03.csv", "manifest.json"]
+    assert [p.name for p in written] == ["marginal-01.csv", "marginal-02.csv", "marginal-03.csv",
+                                         "manifest.private.json", "manifest.json"]
     manifest = json.loads(written[-1].read_text())
+    private = json.loads(written[-2].read_text())
     assert manifest["kind"] == "marginals" and manifest["algorithm"]["name"] == "given"
-    assert manifest["utility"]["kl_divergence"] == pytest.approx(collection.kl_divergence())
+    # the divergence from the input table is the curator's
+    assert "utility" not in manifest
+    assert private["utility"]["kl_divergence"] == pytest.approx(collection.kl_divergence())
+    assert private["marginal-01"]["sha256"] == manifest["marginals"][0]["file"]["sha256"]
+    assert private["kind"] == "veil private manifest"
     assert [p["model"] for p in manifest["privacy"]] == ["k-link anonymity", "MaxEnt entropy ℓ-diversity"]
     for entry, path, table in zip(manifest["marginals"], written, collection.marginals):
         assert entry["file"]["file"] == path.name

@@ -35,6 +35,7 @@ from veil.anonymize import MDAV, InfeasibleError
 from veil.anonymize.mdav import _Space, mdav_groups
 from veil.cli import app
 from veil.config import load_config
+from veil.manifests import combined, private_path
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "adult-mdav.yaml"
@@ -372,7 +373,8 @@ def test_merging_lets_groups_grow_beyond_2k_minus_1():
     assert model.result_.merge_rounds >= 1 and sizes.max() > 3
     release = model.transform(ds)
     assert DistinctLDiversity(2).evaluate(release.released_classes).passed
-    assert release.manifest["recoding"]["merge_rounds"] == model.result_.merge_rounds
+    assert release.private_manifest["recoding"]["merge_rounds"] == model.result_.merge_rounds
+    assert "merge_rounds" not in release.manifest["recoding"]
 
 
 def test_failing_groups_are_suppressed_within_the_limit_fewest_records_first():
@@ -450,7 +452,7 @@ def test_nominal_option_publishes_the_mode_of_a_numeric_code():
     ds = Dataset(frame, quasi_identifiers=["zip"])
     out = MDAV(k=3, nominal=["zip"]).fit_transform(ds).data
     assert set(out["zip"]) <= {"13053", "14850"}
-    assert MDAV(k=3, nominal="zip").fit(ds).transform(ds).manifest["recoding"]["standardization"]["zip"] == \
+    assert MDAV(k=3, nominal="zip").fit(ds).transform(ds).private_manifest["recoding"]["standardization"]["zip"] == \
         {"kind": "nominal", "mismatch": 1.0}
 
 
@@ -465,7 +467,7 @@ def test_missing_numbers_are_imputed_for_distances_and_published_with_the_group_
     # The mean of 20 and 21 is 20.5 → 21.
     assert sorted(zip(out["sex"], out["age"])) == [("f", "61")] * 3 + [("m", "21")] * 3
     assert model.centroids_.loc[0, "age"] == 20.5
-    manifest = model.transform(ds).manifest["recoding"]
+    manifest = model.transform(ds).private_manifest["recoding"]
     assert manifest["standardization"]["age"]["missing"] == 1
     assert manifest["missing"] == "impute"
 
@@ -572,7 +574,7 @@ def test_adult_k5_groups_and_manifest():
     assert model.result_.classes == len(sizes) == len(raw) - model.result_.coincident < len(raw)
     release = model.transform(ds)
     assert release.data[ds.quasi_identifiers].drop_duplicates().shape[0] == len(sizes)
-    assert release.manifest["metrics"]["discernibility"] == int((sizes.astype(np.int64) ** 2).sum())
+    assert release.private_manifest["metrics"]["discernibility"] == int((sizes.astype(np.int64) ** 2).sum())
 
 
 def test_example_config_runs_through_veil_anonymize(tmp_path: Path, monkeypatch):
@@ -583,7 +585,10 @@ def test_example_config_runs_through_veil_anonymize(tmp_path: Path, monkeypatch)
     result = runner.invoke(app, ["anonymize", "--config", "examples/adult-mdav.yaml", "--out", str(out),
                                  "--manifest", str(manifest_path)])
     assert result.exit_code == 0, result.output
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    published = json.loads(manifest_path.read_text(encoding="utf-8"))
+    # the standardization is the input's: the curator's private file holds it, the manifest does not
+    assert "standardization" not in published["recoding"] and "metrics" not in published
+    manifest = combined(published, json.loads(private_path(manifest_path).read_text(encoding="utf-8")))
     assert manifest["algorithm"] == "mdav"
     assert manifest["output"]["rows"] == 30_162 and manifest["suppression"]["records"] == 0
     assert manifest["models"][0]["passed"] and manifest["models"][0]["level"] >= 5

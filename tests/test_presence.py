@@ -91,12 +91,15 @@ def test_membership_attack_by_hand():
 
     release = FullDomain([KAnonymity(1), KMap(population_dataset(), 2)]).fit_transform(sample_dataset())
     result = membership_attack(release, POPULATION)
-    # The release publishes its records through its value map; each person's probability is the
-    # released records over the population records of their published tuple.
+    # Each person is published through the hierarchies at the release's levels (a value no
+    # released record holds too); their probability is the released records over the population
+    # records of their published tuple.
     published = release.table.to_pandas()[["age", "zip"]].astype(str)
     mapped = POPULATION.copy()
-    for q, mapping in release.generalization_map().items():
-        mapped[q] = mapped[q].map(lambda v, m=mapping: m.get(v, v))
+    for q, hierarchy in (("age", AGE), ("zip", ZIP)):
+        level = release.manifest["node"][q]
+        rows = {row[0]: row[level] for row in hierarchy.rows()}
+        mapped[q] = mapped[q].map(rows)
     f = published.value_counts()
     big_f = mapped.value_counts()
     expected = [f.get(tuple(row), 0) / big_f[tuple(row)] for row in mapped.itertuples(index=False)]

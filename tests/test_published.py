@@ -30,6 +30,7 @@ import veil
 from veil import Dataset, DataError, Hierarchy, builders, load_adult
 from veil.anonymize import MDAV, Ace, FullDomain, InfeasibleError, Mondrian, Release
 from veil.cli import app
+from veil.manifests import combined, private_path
 from veil.models import (AlphaKAnonymity, BetaLikeness, DeltaDisclosure, DistinctLDiversity, EntropyLDiversity,
                          KAnonymity, RecursiveCLDiversity, TCloseness)
 
@@ -127,7 +128,9 @@ def check_release(release, hierarchy_path: Path, folder: Path) -> None:
     the command line, and compare with what the manifest reports."""
     csv_path, manifest_path = folder / "release.csv", folder / "manifest.json"
     release.write(csv_path, manifest_path)
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    # the curator's view: the published manifest with its private file (every model's level)
+    manifest = combined(json.loads(manifest_path.read_text(encoding="utf-8")),
+                        json.loads(private_path(manifest_path).read_text(encoding="utf-8")))
     recursive = [m for m in release.models if isinstance(m, RecursiveCLDiversity)]
     c = recursive[0].c if recursive else 2.0
     published = Dataset(csv_path, quasi_identifiers=QIS, sensitive=SENSITIVE,
@@ -236,7 +239,7 @@ def test_mdav_groups_printing_alike_are_one_class_repaired_when_it_fails_delta()
     assert release.manifest["classes"]["released"] == 2
     assert all(row["passed"] for row in release.manifest["models"])
     report = veil.check(Dataset(release.data, quasi_identifiers=["x"], sensitive=["s"]), delta=0.5,
-                        manifest=release.manifest)
+                        manifest=release.curator_manifest)
     assert report.classes.n_classes == 2 and report.passed
 
 
@@ -252,7 +255,8 @@ def test_missing_category_and_a_node_labelled_like_it_are_one_class():
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "release.csv"
         path.write_text(release.csv_text(), encoding="utf-8")
-        report = veil.check(Dataset(path, quasi_identifiers=["zip"], sensitive=["s"]), manifest=release.manifest)
+        report = veil.check(Dataset(path, quasi_identifiers=["zip"], sensitive=["s"]),
+                            manifest=release.curator_manifest)
     assert report.classes.n_classes == release.manifest["classes"]["released"]
 
 
@@ -302,7 +306,7 @@ def adult_t_release():
 def test_anonymize_and_check_agree_on_hierarchical_t_after_suppression(adult_t_release, style, tmp_path):
     ds, fitted = adult_t_release
     release = fitted.transform(ds, suppressed=style)
-    manifest = release.manifest
+    manifest = release.curator_manifest
     assert 0.04 < manifest["suppression"]["share"] <= 0.05
     level = manifest["models"][1]["level"]
     assert level <= 0.2
@@ -323,6 +327,9 @@ def test_anonymize_and_check_agree_on_hierarchical_t_after_suppression(adult_t_r
     if own is not None:
         assert own.results["t_hierarchical"].level > 0.2
         assert any("in this table; give the release's manifest" in note for note in own.notes)
+    # With the published manifest alone, the check says which file to give.
+    alone = veil.check(published, t=0.2, manifest=release.manifest)
+    assert any("give the release's private file (--private FILE)" in note for note in alone.notes)
     # The command line says the same.
     result = runner.invoke(app, ["check", str(csv_path), "--qi", ",".join(ADULT_QIS), "--sensitive", "occupation",
                                  "--hierarchy", f"occupation={hierarchy}", "--manifest", str(manifest_path),

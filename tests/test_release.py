@@ -164,7 +164,7 @@ def test_release_satisfies_its_models_and_accounts_for_every_record(seed, n, mod
         assert model.evaluate(reread).passed, model
     recursive = [m for m in local if isinstance(m, RecursiveCLDiversity)]
     report = veil.check(published, c=recursive[0].c if recursive else 2.0, classes=reread,
-                        manifest=release.manifest)
+                        manifest=release.curator_manifest)
     for model in models:
         if not isinstance(model, RecursiveCLDiversity) or model.c == report.c:
             check_level(report, model)
@@ -232,11 +232,19 @@ def test_manifest_is_complete_and_strict_json(seed, n, models, limit, style):
     if fitted is None:
         return
     release = fitted.transform(ds, suppressed=style)
-    manifest = release.manifest
-    text = json.dumps(manifest, allow_nan=False)  # raises on NaN or infinity
-    assert json.loads(text)["output"] == json.loads(release.manifest_text())["output"]
-    assert {"veil", "created", "algorithm", "input", "roles", "output", "suppression", "classes", "models",
-            "metrics", "node", "generalization", "search"} <= manifest.keys()
+    published, private = release.manifest, release.private_manifest
+    for doc in (published, private):
+        json.dumps(doc, allow_nan=False)  # raises on NaN or infinity
+    assert json.loads(release.manifest_text()) == json.loads(json.dumps(published))
+    # The published manifest describes the transformation; what the input holds is in the private file.
+    assert {"manifest_version", "veil", "created", "algorithm", "input", "roles", "output", "suppression", "classes",
+            "models", "node", "heights", "search"} <= published.keys()
+    assert not {"metrics", "generalization", "reference", "hierarchy_rows"} & published.keys()
+    assert "rows" not in published["input"] and set(published["search"]) == {"metric"}
+    assert set(published["suppression"]) == ({"limit", "records"} if style == "star" else {"limit"})
+    assert {"input", "suppression", "models", "metrics", "reference", "generalization", "hierarchy_rows",
+            "search"} <= private.keys()
+    manifest = release.curator_manifest
     assert manifest["algorithm"] == "fulldomain"
     assert manifest["input"]["rows"] == n and manifest["input"]["kind"] == "pandas"
     assert manifest["input"]["columns"] == list(frame.columns)
@@ -252,7 +260,10 @@ def test_manifest_is_complete_and_strict_json(seed, n, models, limit, style):
     assert manifest["classes"]["smallest"] == int(release.released_classes.sizes.min())
     assert [row["key"] for row in manifest["models"]] == [m.key for m in models]
     assert all(row["passed"] is True for row in manifest["models"])
+    assert [{k: v for k, v in row.items() if k != "level"} for row in manifest["models"]] == \
+        [{k: v for k, v in row.items() if k != "level"} for row in published["models"]]
     assert manifest["node"] == fitted.levels_
+    assert manifest["heights"] == {q: ds.generalizations[q].height for q in QIS}
     assert manifest["generalization"] == release.generalization_map()
     assert manifest["search"]["metric"] == "discernibility"
     assert manifest["search"]["loss"] == fitted.result_.loss
@@ -394,7 +405,7 @@ def test_files_are_written_atomically_and_refused_in_missing_folders(tmp_path, f
         release.to_csv(tmp_path / "missing" / "out.csv")
     with pytest.raises(DataError, match="does not exist"):
         release.write_manifest(tmp_path / "missing" / "manifest.json")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["manifest.json", "out.csv"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["manifest.json", "manifest.private.json", "out.csv"]
 
 
 @pytest.mark.parametrize("style, shuffle", [("remove", False), ("star", False), ("remove", True)])

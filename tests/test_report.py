@@ -35,6 +35,7 @@ from veil.check import check
 from veil.cli import app
 from veil.data.dataset import Dataset
 from veil.errors import DataError, ParameterError
+from veil.manifests import private_path
 from veil.models import EntropyLDiversity, KAnonymity
 from veil.report import read_release_manifest, release_file, release_report, release_report_of, render_html
 from veil.report.figures import GRID, INK, PALETTE, THRESHOLD, bar_chart, step_chart
@@ -136,13 +137,73 @@ def test_the_class_size_figure_accounts_for_every_record(published):
     assert f"{release.released_classes.n_classes:,} classes" in sizes.alt
 
 
-def test_the_report_compares_utility_with_the_ungeneralized_input(published):
-    report = release_report_of(published[0])
-    by_key = {key: (value, base) for key, value, base in report.metrics}
-    assert by_key["loss"][1] == 0 and by_key["loss"][0] > 0
-    assert by_key["height"][1] == 0
+def test_the_report_compares_utility_with_the_input_and_the_trivial_release_of_the_same_records(published):
+    release = published[0]
+    report = release_report_of(release)
+    rows = {row.key: row for row in report.metrics}
+    assert rows["loss"].input == 0 and rows["loss"].trivial == 1 and 0 < rows["loss"].release < 1
+    assert rows["loss"].kept == pytest.approx(1 - rows["loss"].release)
+    tops = sum(release.dataset.generalizations[q].height for q in QIS)
+    assert rows["height"].input == 0 and rows["height"].trivial == tops
+    assert rows["precision"].input == 1 and rows["precision"].trivial == 0 and rows["precision"].higher_is_better
+    n = release.dataset.num_rows
+    assert rows["discernibility"].trivial == n * n and rows["aecs"].trivial == n  # one class of every record
+    for row in report.metrics:  # every figure of the same records, so the release lies between its two ends
+        assert row.meaning.endswith(".") and ("better" in row.meaning)
+        assert row.kept is not None and -1e-9 <= row.kept <= 1 + 1e-9, row
     from_file = release_report(read_release_manifest(published[1]), published[2])
-    assert all(base is None for _, _, base in from_file.metrics)
+    assert all(row.input is None and row.trivial is None and row.kept is None for row in from_file.metrics)
+    assert "utility" not in from_file.figures  # no share kept to draw
+
+
+def test_an_original_of_other_records_is_refused(published, tmp_path):
+    _, manifest, release_csv, data = published
+    fewer = tmp_path / "fewer.csv"
+    fewer.write_bytes(b"".join(data.read_bytes().splitlines(keepends=True)[:1001]))
+    ds = Dataset(fewer, quasi_identifiers=QIS, sensitive=["occupation"])
+    with pytest.raises(ParameterError, match="holds 1,000 records and the release was made from 2,000"):
+        release_report(read_release_manifest(manifest), release_csv, original=ds)
+    result = invoke("report", manifest, "--out", tmp_path / "r.html", "--original", fewer)
+    assert result.exit_code == 2 and "give the table the release was made from" in result.stderr
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_the_summary_comes_first_with_the_verdicts_the_risk_and_the_columns(published, page):
+    release = published[0]
+    main = page[page.index("<main>"):]
+    assert main.index('<section id="summary">') < main.index("<section", main.index('<section id="summary">') + 1)
+    summary = main[:main.index("</section>")]
+    assert "<td><bdi>adult-2000</bdi></td>" in summary and "fulldomain" in summary  # the table's name, then the algorithm
+    assert "<h1>Release report: adult-2000</h1>" in page
+    for model in release.manifest["models"]:
+        assert f"<td>{model['model']}</td>" in summary
+    assert summary.count('class="pass">met</td>') == len(release.manifest["models"])
+    report = release_report_of(release)
+    sizes = release.released_classes.sizes
+    assert report.summary.at_risk == int(sizes[1 / sizes > 0.2].sum())
+    assert report.summary.suppressed == release.suppressed_records
+    assert f"{release.suppressed_records:,} (" in summary
+    assert report.summary.unchanged == [c.name for c in release.columns if c.disposition == "as is"]
+    assert "occupation" in report.summary.unchanged and "salary-class" in report.summary.unchanged
+
+
+def test_every_measure_says_what_it_means_and_which_way_is_better(page, published):
+    from veil.report.measures import DISCLOSURE_MEANINGS, METRIC_MEANINGS, MODEL_MEANINGS
+
+    assert all(text.endswith(".") for text in [*MODEL_MEANINGS.values(), *METRIC_MEANINGS.values(),
+                                               *DISCLOSURE_MEANINGS.values()])
+    assert all("better" in text for text in [*MODEL_MEANINGS.values(), *METRIC_MEANINGS.values()])
+    from veil.metrics import METRICS
+
+    assert set(METRICS) <= set(METRIC_MEANINGS)
+    report = release_report_of(published[0])
+    for levels in report.measured.values():
+        for key in levels:
+            assert key in MODEL_MEANINGS and MODEL_MEANINGS[key].split(";")[0] in page.replace("&#39;", "'")
+    for label in report.disclosure["occupation"]:
+        assert label in DISCLOSURE_MEANINGS
+    # the δ of the disclosure measures is named apart from the model's, which compares with the input
+    assert "δ (against the released table)" in page
 
 
 # --------------------------------------------------------------------------------------------- 3. the page
@@ -242,7 +303,7 @@ def test_veil_report_writes_the_page(published, tmp_path):
 def test_veil_report_writes_beside_the_manifest_by_default(published, tmp_path):
     folder = tmp_path / "copy"
     folder.mkdir()
-    for path in published[1:3]:
+    for path in [*published[1:3], private_path(published[1])]:
         (folder / path.name).write_bytes(path.read_bytes())
     result = invoke("report", folder / "manifest.json")
     assert result.exit_code == 0, result.output
@@ -251,7 +312,7 @@ def test_veil_report_writes_beside_the_manifest_by_default(published, tmp_path):
 
 def _copy(published, folder: Path, edit=None) -> Path:
     folder.mkdir(exist_ok=True)
-    for path in published[1:3]:
+    for path in [*published[1:3], private_path(published[1])]:
         (folder / path.name).write_bytes(path.read_bytes())
     if edit:
         doc = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
@@ -268,6 +329,8 @@ def _copy(published, folder: Path, edit=None) -> Path:
     ("over the release", "is an input of this run"),
     ("no roles", "no quasi-identifiers"),
     ("hierarchy of a quasi-identifier", "not a sensitive column"),
+    ("no private file", "is kept in the release's private file, which is not beside the manifest; give it "
+                        "(--private manifest.private.json"),
 ])
 def test_veil_report_refuses_bad_input_in_one_sentence(published, tmp_path, case, words):
     edit = {"version": lambda d: d.update(veil="9.0.0"),
@@ -283,6 +346,8 @@ def test_veil_report_refuses_bad_input_in_one_sentence(published, tmp_path, case
         out = manifest
     if case == "over the release":
         out = release
+    if case == "no private file":
+        private_path(manifest).unlink()
     before = {p: p.read_bytes() for p in manifest.parent.iterdir()}
     extra = ["--hierarchy", f"sex={ADULT_DIR / 'adult_hierarchy_sex.csv'}"] if case.startswith("hierarchy") else []
     result = invoke("report", manifest, "--out", out, *extra)
@@ -310,7 +375,8 @@ def test_veil_anonymize_writes_the_report_with_the_release(published, tmp_path):
     out, manifest, report = tmp_path / "o.csv", tmp_path / "m.json", tmp_path / "r.html"
     result = invoke("anonymize", "--config", config, "--out", out, "--manifest", manifest, "--report", report)
     assert result.exit_code == 0, result.output
-    assert f"wrote {out}, {manifest} and {report}" in result.stdout.replace("\n", "")
+    assert (f"wrote {out}, {manifest}, {private_path(manifest)} (private: keep it, do not publish it) and {report}"
+            in result.stdout.replace("\n", ""))
     page = report.read_text(encoding="utf-8")
     assert "k-anonymity at 5" in page and 'id="figure-risk"' in page
     # the report refuses to replace the configuration, and then nothing is written
@@ -402,6 +468,36 @@ def test_the_page_loads_in_a_browser_without_errors_and_its_figures_have_size(br
     assert found["resources"] == []
     assert len(found["figures"]) == page.count("<figure ") >= 6
     assert all(f["width"] > 100 and f["height"] > 20 for f in found["figures"]), found["figures"]
+
+
+@pytest.mark.service
+def test_the_summary_is_the_first_thing_the_browser_shows_and_it_loads_cleanly(browser, tmp_path):
+    """The audit's useless release (t = 0.01 on 200 records): the page opens on its summary, whose
+    warnings say that every quasi-identifier is at the top, without a console error."""
+    rng = np.random.default_rng(1)
+    frame = {"age": rng.integers(18, 90, 200).astype(str), "sex": rng.choice(["M", "F"], 200),
+             "admitted": [str(np.datetime64("2021-01-01") + int(d)) for d in rng.integers(0, 700, 200)],
+             "disease": rng.choice(["flu", "cold", "cancer", "hiv", "asthma"], 200)}
+    import pandas as pd
+    from veil.data import builders
+    from veil.models import TCloseness
+
+    ds = Dataset(pd.DataFrame(frame), quasi_identifiers=["age", "sex"], sensitive=["disease"],
+                 hierarchies={"age": builders.flat(sorted(set(frame["age"]))), "sex": builders.flat(["F", "M"])},
+                 name="ward 7")
+    release = FullDomain([TCloseness(0.01, sensitive="disease")]).fit_transform(ds)
+    html = render_html(release_report_of(release))
+    probe_page = html.replace("</body>", "<script>window.addEventListener('load', () => { const p = "
+                              "document.createElement('pre'); p.id = 'veil-first'; const s = document.querySelector"
+                              "('main > section'); p.textContent = s.id + '|' + s.innerText; "
+                              "document.body.appendChild(p); });</script></body>", 1)
+    found = probe(browser, probe_page, tmp_path)
+    assert found["errors"] == [] and found["resources"] == []
+    page = tmp_path / "probe.html"
+    shown = browser(page, "--dump-dom").stdout
+    first = re.search(r'<pre id="veil-first">(.*?)</pre>', shown, re.S)[1]
+    assert first.startswith("summary|") and "ward 7" in first
+    assert "the released records form a single class" in first and "holds exact dates" in first
 
 
 @pytest.mark.service
@@ -528,7 +624,9 @@ def test_a_seeded_shuffle_is_called_undoable_and_the_input_order_a_risk(publishe
     fitted = FullDomain([KAnonymity(5)], suppression_limit=0.02, metric="loss").fit(ds)
     notes = release_report_of(fitted.transform(ds, rng=3)).notes
     assert any("recover the input's row order" in n for n in notes)
-    kept = release_report_of(fitted.transform(ds, shuffle=False)).notes
-    assert any(n.startswith("risk: the rows keep the input's order") for n in kept)
-    secure = release_report_of(release).notes  # the default: the secure shuffle, nothing to note
-    assert not any("row order" in n or "input's order" in n for n in secure)
+    kept = release_report_of(fitted.transform(ds, shuffle=False))
+    # rows in the input's order are a warning of the summary, said once
+    assert sum(w.startswith("the rows keep the input's order") for w in kept.warnings) == 1
+    assert kept.summary.warnings == kept.warnings and not any("input's order" in n for n in kept.notes)
+    secure = release_report_of(release)  # the default: the secure shuffle, nothing to say
+    assert not any("row order" in n or "input's order" in n for n in secure.notes + secure.warnings)

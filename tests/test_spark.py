@@ -12,9 +12,10 @@ import json
 import os
 import shutil
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -334,3 +335,170 @@ def test_the_command_line_runs_on_spark(engine, adult_csv, adult_hierarchy_paths
     assert again.exit_code == 2 and "already exists" in again.stderr and len(again.stderr.splitlines()) == 1
     missing = runner.invoke(app, ["check", str(tmp_path / "none.csv"), "--qi", "age", "--engine", "spark"])
     assert missing.exit_code == 2 and missing.stderr.startswith("error: file")
+
+
+# --------------------------------------------------------------------------- the local engine's answers, refusals
+#                                                                              and silence, on any table
+
+def both_engines(args: list[str]) -> tuple:
+    """``veil ARGS`` on the local engine, then on Spark."""
+    from veil.cli import app
+
+    runner = CliRunner()
+    return runner.invoke(app, args), runner.invoke(app, args + ["--engine", "spark", "--master", "local[2]"])
+
+
+DP_QUERIES = [
+    ["count"],
+    ["count", "--columns", "sex"],
+    ["sum", "--columns", "age", "--bounds", "0,100"],
+    ["mean", "--columns", "age", "--bounds", "0,100"],
+    ["histogram", "--columns", "sex,age", "--categories", "sex=F,M", "--categories", "age=30,41,52"],
+]
+
+
+@pytest.fixture(scope="module")
+def empty_tables(tmp_path_factory) -> list[Path]:
+    folder = tmp_path_factory.mktemp("empty")
+    (folder / "empty.csv").write_text("age,sex\n", encoding="utf-8")
+    pq.write_table(pa.table({"age": pa.array([], pa.int64()), "sex": pa.array([], pa.string())}),
+                   folder / "empty.parquet")
+    return [folder / "empty.csv", folder / "empty.parquet"]
+
+
+@pytest.mark.parametrize("query", DP_QUERIES)
+def test_an_empty_table_is_answered_as_the_local_engine_answers_it(engine, empty_tables, query):
+    # Refusing a table because it has no records would tell the analyst that it is empty.
+    for path in empty_tables:
+        local, spark = both_engines(["dp", *query, str(path), "--epsilon", "1", "--seed", "3", "--json"])
+        assert local.exit_code == spark.exit_code == 0, spark.output
+        assert json.loads(spark.stdout) == json.loads(local.stdout)
+        assert spark.stderr == local.stderr
+
+
+def test_check_refuses_an_empty_table_in_the_local_engines_words(engine, empty_tables):
+    for path in empty_tables:
+        local, spark = both_engines(["check", str(path), "--qi", "age"])
+        assert local.exit_code == spark.exit_code == 2
+        assert spark.stderr == local.stderr and "no records" in spark.stderr
+
+
+MESSY = b'age,sex\n30,F\n41\n41,M\n"52,F\n52,F,x\n\xff9,M\n,,\n52,F\n41,M\n'
+
+
+@pytest.fixture(scope="module")
+def messy_table(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("messy") / "messy.csv"
+    path.write_bytes(MESSY)
+    return path
+
+
+@pytest.mark.parametrize("query", DP_QUERIES)
+def test_malformed_lines_are_left_out_as_the_local_engine_leaves_them_out(engine, messy_table, query):
+    local, spark = both_engines(["dp", *query, str(messy_table), "--epsilon", "1", "--seed", "3", "--json"])
+    assert local.exit_code == spark.exit_code == 0, spark.output
+    assert json.loads(spark.stdout) == json.loads(local.stdout)
+    assert spark.stderr == local.stderr and "line" not in spark.output
+    local, spark = both_engines(["dp", *query, str(messy_table), "--epsilon", "1", "--strict"])
+    assert local.exit_code == spark.exit_code == 2
+    assert spark.stderr == local.stderr and len(spark.stderr.splitlines()) == 1
+
+
+def test_check_names_a_ragged_line_as_the_local_engine_does(engine, tmp_path):
+    # Spark read only the columns a task needs, so a line with too few fields went unseen.
+    path = tmp_path / "ragged.csv"
+    path.write_text("a,b\n1,2\n3\n4,5\n", encoding="utf-8")
+    local, spark = both_engines(["check", str(path), "--qi", "a"])
+    assert local.exit_code == spark.exit_code == 2
+    assert spark.stderr == local.stderr == \
+        f"error: line 3 of {str(path)!r} has 1 fields but the header has 2 (delimiter ','); fix that row or give " \
+        "--delimiter.\n"
+
+
+def test_a_list_column_is_refused_in_the_local_engines_words(engine, tmp_path):
+    path = tmp_path / "lists.parquet"
+    pq.write_table(pa.table({"age": [30, 41], "tags": [[1], [2, 3]]}), path)
+    for args in (["check", str(path), "--qi", "age"], ["dp", "count", str(path), "--epsilon", "1"]):
+        local, spark = both_engines(args)
+        assert local.exit_code == spark.exit_code == 2
+        assert spark.stderr == local.stderr and "holds lists" in spark.stderr
+    frame = engine.session.createDataFrame(pd.DataFrame({"age": [30, 41]})).selectExpr("age", "array(age) AS tags")
+    with pytest.raises(DataError, match="column 'tags' of the spark table holds lists"):
+        engine.query_dataset(frame, [])
+
+
+@pytest.mark.parametrize("master, words", [("local[0]", "runs no thread"), ("local[2,0]", "allows no attempt"),
+                                           ("local[x]", "is not one of")])
+def test_a_bad_master_is_one_sentence_about_the_master(engine, adult_csv, master, words):
+    from veil.cli import app
+
+    result = CliRunner().invoke(app, ["dp", "count", str(adult_csv), "--epsilon", "1", "--engine", "spark",
+                                      "--master", master])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.startswith(f"error: the Spark master '{master}'") and words in result.stderr
+    assert len(result.stderr.splitlines()) == 1 and "Java" not in result.stderr
+
+
+def veil_process(*args: str, **environment: str) -> subprocess.CompletedProcess:
+    """``veil ARGS`` in a process of its own (so Spark's Java process is its own too), output captured."""
+    env = {**os.environ, **environment}
+    return subprocess.run([sys.executable, "-m", "veil", *args], capture_output=True, text=True, env=env,
+                          timeout=600)
+
+
+def test_nothing_spark_prints_reaches_the_terminal(engine, tmp_path, messy_table):
+    # A fresh Java process: its start-up notices, its warnings and, when the job fails on a ragged
+    # line, the Java stack traces of the failed task used to come before veil's own sentence.
+    ragged = tmp_path / "ragged.csv"
+    ragged.write_text("a,b\n1,2\n3\n4,5\n", encoding="utf-8")
+    refused = veil_process("check", str(ragged), "--qi", "a", "--engine", "spark", "--master", "local[1]")
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert refused.stderr == f"error: line 3 of {str(ragged)!r} has 1 fields but the header has 2 (delimiter ','); " \
+                             "fix that row or give --delimiter.\n"
+    answered = veil_process("dp", "count", str(messy_table), "--epsilon", "1", "--seed", "1", "--engine", "spark",
+                            "--master", "local[1]")
+    assert answered.returncode == 0 and answered.stdout.startswith("count: ")
+    assert answered.stderr == "warning: NOT fit for release: seeded noise: a reproducible experiment.\n"
+
+
+def test_a_missing_or_broken_java_is_one_sentence(engine, tmp_path, adult_csv):
+    args = ("dp", "count", str(adult_csv), "--epsilon", "1", "--engine", "spark", "--master", "local[1]")
+    missing = veil_process(*args, JAVA_HOME=str(tmp_path / "no-java"))
+    assert missing.returncode == 2 and missing.stderr == (
+        "error: Spark needs Java 17 or later, which was not found; install it, or set JAVA_HOME to the folder it is "
+        "installed in.\n")
+    broken = tmp_path / "broken-java"
+    (broken / "bin").mkdir(parents=True)
+    (broken / "bin" / "java").write_text("#!/bin/sh\necho 'Invalid maximum heap size: -Xmxlots' >&2\n"
+                                         "echo 'Error: Could not create the Java Virtual Machine.' >&2\nexit 1\n")
+    (broken / "bin" / "java").chmod(0o755)
+    stopped = veil_process(*args, JAVA_HOME=str(broken))
+    assert stopped.returncode == 2 and stopped.stderr == (
+        "error: Spark's Java process stopped while starting (Invalid maximum heap size: -Xmxlots); check the Spark "
+        "settings.\n")
+
+
+def test_a_failed_spark_job_is_one_sentence_without_its_stack_trace():
+    from pyspark.errors import PySparkException
+
+    from veil.engines.spark_session import java_message, shown, spark_errors
+
+    class JavaException:  # what Py4J hands over: the message, and a cause whose message may say more
+        def __init__(self, message, cause=None):
+            self.message, self.cause = message, cause
+
+        def getMessage(self):
+            return self.message
+
+        def getCause(self):
+            return self.cause
+
+    failure = Exception("An error occurred while calling o1.collect.\n\tat org.apache.spark.Foo(Foo.scala:1)")
+    failure.java_exception = JavaException(None, JavaException("Executor lost\n\tat org.apache.spark.Bar"))
+    assert java_message(failure) == "Executor lost"
+    with pytest.raises(DataError) as caught:
+        with spark_errors("running Mondrian's rounds"):
+            raise PySparkException(message="[JOB_ABORTED] the job was aborted\x1b[31m\nJVM stacktrace: …")
+    assert str(caught.value) == ("Spark failed while running Mondrian's rounds ([JOB_ABORTED] the job was aborted "
+                                 "[31m); check the Spark settings and the cluster.")
+    assert shown("x" * 500, 20) == "x" * 19 + "…"

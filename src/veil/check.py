@@ -4,9 +4,11 @@ The classes and count matrices are built once; every model then reads them.
 
 A released table is judged as ``veil anonymize`` judged it when its manifest is given: the
 models that compare each class with the whole table (t-closeness, δ-disclosure, β-likeness) use
-the input table's distribution recorded there (ARX's definition), and when the release shows its
-suppressed records as ``*``, the rows whose quasi-identifiers are all ``*`` are those records,
-exempt from the models and the risk.
+the input table's distribution (ARX's definition), which the release's private file keeps (see
+:mod:`veil.manifests`); when the release shows its suppressed records as ``*``, the rows whose
+quasi-identifiers are all ``*`` are those records, exempt from the models and the risk. Against a
+population, the population is generalized through the hierarchies to the levels the manifest
+names (:func:`veil.population.publish_population`).
 """
 
 from __future__ import annotations
@@ -18,12 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-import numpy as np
-import pyarrow as pa
 
 from veil.classes import STAR, EquivalenceClasses
 from veil.data.dataset import Dataset
+from veil.population import publish_population, release_levels
 from veil.errors import DataError, ParameterError
+from veil.inputs import MANIFEST_LIMIT, read_text
+from veil.manifests import combined, is_split, load_private
 from veil.models import (AlphaKAnonymity, BetaLikeness, DeltaDisclosure, DeltaPresence, DistinctLDiversity,
                          EntropyLDiversity, JoinKAnonymity, KAnonymity, KMap, ModelResult, PrivacyModel,
                          RecursiveCLDiversity, TCloseness)
@@ -109,7 +112,8 @@ def check(dataset: Dataset, *, c: float = 2.0, k: int | None = None, alpha: floa
           beta: float | None = None, risk_threshold: float = 0.2, population: Dataset | None = None,
           delta_presence: tuple[float, float] | None = None, k_map: int | None = None,
           classes: EquivalenceClasses | None = None, reference: Mapping[str, Mapping[str, int]] | None = None,
-          manifest: Mapping | str | os.PathLike | None = None, join: JoinKAnonymity | None = None) -> CheckReport:
+          manifest: Mapping | str | os.PathLike | None = None, join: JoinKAnonymity | None = None,
+          hierarchies: Mapping | None = None) -> CheckReport:
     """Measure every privacy model on a dataset and check the thresholds that are given.
 
     The models are k-anonymity, (α,k)-anonymity, distinct, entropy and recursive (c,ℓ)-diversity,
@@ -117,13 +121,14 @@ def check(dataset: Dataset, *, c: float = 2.0, k: int | None = None, alpha: floa
     basic and enhanced β-likeness; see each model's class for its definition. With several
     sensitive columns each model reports its worst level over them. Given a population, the
     presence models δ-presence and k-map are measured against it too; when the manifest of a
-    full-domain release is given, the population's values are first published through its value
-    map, so that they read as the release does. Given join k-anonymity
+    full-domain release is given, each quasi-identifier of the population is first generalized
+    through its hierarchy to the level the manifest names, so that every person reads as the
+    release would publish them (a value the release's records lack included). Given join k-anonymity
     (:class:`~veil.models.JoinKAnonymity`, which holds an earlier release of the same records),
     the table is measured as a second release joined with it too.
 
     t-closeness, δ-disclosure and β-likeness compare each class with a reference distribution
-    of the sensitive column: the one given by ``reference`` or the manifest (for a release, the
+    of the sensitive column: the one given by ``reference`` or the release's private file (the
     input table's, suppressed records included, as ARX and ``veil anonymize`` define them), else
     the column's distribution in ``dataset`` itself; a note says which.
 
@@ -145,16 +150,24 @@ def check(dataset: Dataset, *, c: float = 2.0, k: int | None = None, alpha: floa
         reference: per sensitive column, each value (as text) → its number of records in the
             reference table (overrides the manifest's).
         manifest: the veil manifest of the release ``dataset`` is (a dict, or the path of its
-            JSON file): its ``reference`` distributions, and, when it shows its suppressed records
-            as ``*``, that the rows whose quasi-identifiers are all ``*`` are those records, exempt
-            from the models and the risk.
+            JSON file, whose private file is read when it lies beside it): its levels per
+            quasi-identifier, the ``reference`` distributions its private file keeps, and, when it
+            shows its suppressed records as ``*``, that the rows whose quasi-identifiers are all
+            ``*`` are those records, exempt from the models and the risk. A dict may be the
+            curator's view (:func:`veil.manifests.combined`).
         join: a join k-anonymity model to measure (and check, at its own thresholds) beside the
             others.
+        hierarchies: per quasi-identifier, the hierarchy the release generalized it with (a
+            :class:`~veil.data.hierarchy.Hierarchy` or an ARX file), through which the population
+            is generalized; by default the file or builder the manifest's configuration names, else
+            the private file's.
 
     Raises:
         ParameterError: a threshold or ``c`` out of range; a presence threshold without a population.
-        DataError: the population does not contain the table's classes; the manifest cannot be
-            read; a value of a sensitive column is missing from its reference distribution; the
+        DataError: the population does not contain the table's classes, or cannot be generalized
+            as the release (the manifest names no levels, or a hierarchy is missing or does not
+            cover it); the manifest cannot be read; a value of a sensitive column is missing from
+            its reference distribution; the
             join model's earlier release shares no column with the table, or alone leaves records
             under its thresholds (see :class:`~veil.models.JoinKAnonymity`).
     """
@@ -187,7 +200,8 @@ def check(dataset: Dataset, *, c: float = 2.0, k: int | None = None, alpha: floa
     if reference is not None:
         classes = classes.with_reference(reference)
     if population is not None:
-        population = _published_population(population, (manifest or {}).get("generalization") or {})
+        if manifest is not None:
+            population = _published_population(population, manifest, dataset.quasi_identifiers, hierarchies)
         dmin, dmax = delta_presence if delta_presence is not None else (0.0, None)
         models += [DeltaPresence(population, dmax, dmin), KMap(population, k_map)]
     if join is not None:
@@ -207,25 +221,28 @@ def check(dataset: Dataset, *, c: float = 2.0, k: int | None = None, alpha: floa
                          f"distribution of '{name}' given ({int(sc.reference.sum()):,} records), as veil anonymize "
                          "does.")
         else:
+            give = ("the release's private file (--private FILE)" if manifest is not None and is_split(manifest)
+                    else "the release's manifest")
             notes.append(f"t-closeness, δ-disclosure and β-likeness compare each class with the distribution of "
-                         f"'{name}' in this table; give the release's manifest to compare with the input table's, "
-                         "as veil anonymize does.")
+                         f"'{name}' in this table; give {give} to compare with the input table's, as veil "
+                         "anonymize does.")
     if not dataset.sensitive:
         notes.append("no sensitive column was given, so only k-anonymity and the risk were measured.")
     return CheckReport(dataset.num_rows, classes, results, risk, float(c), notes, suppressed)
 
 
-def _published_population(population: Dataset, value_map: Mapping[str, Mapping[str, str]]) -> Dataset:
-    """The population with each quasi-identifier's values replaced by what the release publishes
-    for them (values the map does not name are kept: they match no published class)."""
-    table = population.table.data
-    for name, mapping in value_map.items():
-        if name not in table.column_names:
-            continue
-        # Each distinct value is mapped once; a missing cell stays missing.
-        encoded = table.column(name).cast(pa.string()).combine_chunks().dictionary_encode()
-        published = pa.array([mapping.get(t, t) for t in encoded.dictionary.to_pylist()], type=pa.string())
-        table = table.set_column(table.column_names.index(name), name, published.take(encoded.indices))
+def _published_population(population: Dataset, manifest: Mapping, columns, hierarchies: Mapping | None) -> Dataset:
+    """The population with each quasi-identifier generalized as the release generalized its records.
+
+    Raises:
+        DataError: the manifest names no level per quasi-identifier (a release by local recoding),
+            or the population cannot be generalized (see :func:`veil.population.publish_population`).
+    """
+    if release_levels(manifest) is None:
+        raise DataError(f"δ-presence and k-map generalize the population as a full-domain release generalizes its "
+                        f"records, and this manifest ({manifest.get('algorithm', 'unknown algorithm')}) names no "
+                        "level per quasi-identifier; measure them without --manifest, or on a full-domain release.")
+    table = publish_population(population.table.data, manifest, columns, hierarchies=hierarchies, private=manifest)
     if table is population.table.data:
         return population
     return Dataset(table, quasi_identifiers=population.quasi_identifiers, missing_values=population.missing_values)
@@ -237,11 +254,10 @@ def _read_manifest(manifest: Mapping | str | os.PathLike) -> Mapping:
         return manifest
     path = Path(manifest)
     try:
-        loaded = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DataError(f"the manifest {str(path)!r} does not exist; check the path.") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        # A regular file only (a pipe or a device never ends), of a manifest's size at most.
+        loaded = json.loads(read_text(path, "the manifest", MANIFEST_LIMIT))
+    except json.JSONDecodeError as exc:
         raise DataError(f"the manifest {str(path)!r} cannot be read as JSON ({exc}).") from None
     if not isinstance(loaded, dict):
         raise DataError(f"the manifest {str(path)!r} is not a JSON object; give the manifest veil anonymize wrote.")
-    return loaded
+    return combined(loaded, load_private(path, loaded))

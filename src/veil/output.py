@@ -66,6 +66,7 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None
 
 from veil.errors import DataError, ParameterError
+from veil.inputs import MANIFEST_LIMIT, open_regular_file
 
 PathLike = Union[str, os.PathLike]
 Content = Union[str, bytes]
@@ -490,13 +491,16 @@ class OutputSet:
         self._absolute[target] = absolute
         return absolute
 
-    def put(self, path: PathLike, content: Content | Iterable[Content]) -> dict:
+    def put(self, path: PathLike, content: Content | Iterable[Content], *, mode: int | None = None) -> dict:
         """Write ``content`` (text is written as UTF-8, line ends as given) to a temporary file
         beside the target ``path``; it appears at ``path`` on :meth:`commit`.
 
         ``content`` may also be an iterable of pieces (text or bytes-like), written and hashed
         one after the other, so that a large file is never held whole; an error raised while
         the pieces are made removes everything put, like a failed write.
+
+        The file gets the permissions of the file it replaces (a new one what ``open`` gives);
+        ``mode`` (``0o600`` for a file only its owner may read) sets them from its first byte.
 
         Returns:
             ``{"sha256": …, "bytes": …}`` of the content.
@@ -513,12 +517,13 @@ class OutputSet:
             self._drop(target)
             index = self.targets.index(target)
             temporary = absolute.parent / f"{PREFIX}{self._txid}.{index}.{absolute.name[:_NAME_CHARS]}.tmp"
-            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
+                         0o666 if mode is None else mode)
             self._temporary[target] = temporary
             with os.fdopen(fd, "wb") as fh:
                 try:
                     # An existing file keeps its permissions; a new one gets what open() would give.
-                    os.fchmod(fh.fileno(), os.stat(absolute).st_mode & 0o7777)
+                    os.fchmod(fh.fileno(), (os.stat(absolute).st_mode & 0o7777) if mode is None else mode)
                 except FileNotFoundError:
                     pass
                 for piece in pieces:
@@ -726,6 +731,15 @@ def write_files(files: Mapping[PathLike, Content | Iterable[Content]], *, reads:
         return outputs.commit()
 
 
+def scratch_path(target: PathLike) -> Path:
+    """A temporary path beside ``target``, for a file another library builds before veil links or
+    renames it into place (an SQLite ledger): named like this module's temporary files, so that
+    whatever a killed process left there (the file and its companions, ``-wal`` …) is removed by
+    the next :func:`settle` of the folder, and never while that process runs."""
+    target = Path(target)
+    return target.parent / f"{PREFIX}{_new_txid()}.0.{target.name[:_NAME_CHARS]}.tmp"
+
+
 def create_file(path: PathLike, content: Content, *, mode: int = 0o666, folder_mode: int | None = None) -> bool:
     """Publish a file that must never replace one already there: of several processes creating
     it at once, exactly one succeeds, and no process ever sees it half written.
@@ -777,7 +791,7 @@ def file_sha256(path: PathLike) -> str:
     if Path(path).is_dir():
         return folder_sha256(path)
     digest = hashlib.sha256()
-    with open(path, "rb") as fh:
+    with open_regular_file(path, keep_os_errors=True) as fh:  # a pipe or a device would never end
         for block in iter(lambda: fh.read(_HASH_BLOCK), b""):
             digest.update(block)
     return digest.hexdigest()
@@ -837,7 +851,13 @@ def _verified(path: Path, release: PathLike | None, key: str) -> dict:
     if path.is_dir():
         raise DataError(f"manifest {str(path)!r} is a folder, not a manifest file.")
     try:
-        text = path.read_text(encoding="utf-8")
+        # A regular file only (a pipe or a device never ends), of a manifest's size at most.
+        with open_regular_file(path, "manifest", keep_os_errors=True) as fh:
+            content = fh.read(MANIFEST_LIMIT + 1)
+        if len(content) > MANIFEST_LIMIT:
+            raise DataError(f"manifest {str(path)!r} holds more than {MANIFEST_LIMIT >> 20:,} MiB, more than a "
+                            "manifest can be; give the manifest written with the release.")
+        text = content.decode("utf-8")
     except FileNotFoundError:
         raise DataError(f"manifest {str(path)!r} does not exist; check the path.") from None
     except (OSError, UnicodeDecodeError) as exc:

@@ -80,6 +80,9 @@ from veil.errors import ColumnError, ParameterError
 from veil.models.base import PrivacyModel
 from veil.models.diversity import DistinctLDiversity, EntropyLDiversity
 
+# Entries of the manifest's recoding that count what Assign and the splits did on the input, beyond
+# what the published table shows: kept in the private file (veil.manifests).
+PRIVATE_RECODING = ("assign_rounds", "buckets", "split_rounds", "seconds")
 
 class Ace(Anonymizer):
     """Ace, the transparent ℓ-diversity algorithm (see the module notes).
@@ -276,7 +279,7 @@ class Ace(Anonymizer):
         return Release(dataset, classes, np.zeros(classes.n_classes, dtype=bool), algorithm=self.algorithm,
                        models=self.release_models_, suppression_limit=self.suppression_limit,
                        metric=self._metric(), search=None, suppressed=suppressed, shuffle=shuffle, rng=rng,
-                       recoding=self.recoding)
+                       recoding=self.recoding, private_recoding=PRIVATE_RECODING)
 
     def recoding(self) -> dict:
         """The manifest entry: the settings, Assign's rounds, and each released class's size and

@@ -73,7 +73,12 @@ _TIE = 1e-12
 
 
 class _Best:
-    """The best feasible node found so far (lowest loss; the first found wins ties)."""
+    """The best feasible node found so far (lowest loss; the first found wins ties).
+
+    The minimality attack (:mod:`veil.attacks.search_replay`) replays the search on candidate
+    inputs and depends on this: the search must stay deterministic, break ties by a fixed order,
+    and read the sensitive values only through which nodes pass which models (its cache key).
+    """
 
     def __init__(self) -> None:
         self.node: int | None = None

@@ -30,9 +30,11 @@ standardized:
   value v is p_v.
 
 Two records are thus at distance Σ Δz² + (number of nominal quasi-identifiers that differ). The
-manifest records the means, standard deviations and orders under ``recoding.standardization``, so
-an adversary can map a person's values into the same space and find the nearest published group
-(the nearest-centroid attack of Ganta, Kasiviswanathan and Smith, KDD 2008).
+means, standard deviations and orders are the input's (suppressed records included), so they are
+recorded under ``recoding.standardization`` in the release's private file only
+(:mod:`veil.manifests`); an adversary maps a person's values into the space of the published
+columns' own means and deviations to find the nearest published group (the nearest-centroid
+attack of Ganta, Kasiviswanathan and Smith, KDD 2008), and the curator's tools into the exact one.
 
 **What is published.** Each record's quasi-identifiers are replaced by its group's: the mean of a
 numeric one, rounded to ``decimals`` (default: to a whole number when every value of the column is
@@ -42,8 +44,8 @@ published values print the same text on every quasi-identifier (two groups of ag
 on average both show 37) are one class to a reader, so they are merged into one class; their
 published values do not change (a mean stays in the rounding interval both means share, and a mode
 of each part is a mode of the union). The manifest lists every released class's size and
-published values under ``recoding.groups``, in the order of the released classes, and counts the
-groups merged so under ``recoding.coincident``. Each class's cell for a quasi-identifier is the
+published values under ``recoding.groups``, in the order of the released classes; the private
+file counts the groups merged so under ``recoding.coincident``. Each class's cell for a quasi-identifier is the
 set of original values its records hold (:meth:`Cells.from_sets`), so the utility metrics read
 the span (numeric) or the number of values (other columns) each class covers.
 
@@ -101,6 +103,10 @@ PAIRWISE_LIMIT = 1024
 # Entries of one block of the failing-groups × groups distance matrix when merging.
 MERGE_BLOCK = 1 << 22
 DEFAULT_DECIMALS = 3
+# Entries of the manifest's recoding derived from the whole input (the standardization's means,
+# deviations and value orders, suppressed records included; the merges): kept in the private
+# file (veil.manifests).
+PRIVATE_RECODING = ("standardization", "merge_rounds", "coincident")
 
 
 @dataclass(frozen=True)
@@ -858,7 +864,8 @@ class MDAV(Anonymizer):
 
         return Release(dataset, classes, failing, algorithm="mdav", models=self.release_models,
                        suppression_limit=self.suppression_limit, metric=self._metric(), search=None,
-                       suppressed=suppressed, shuffle=shuffle, rng=rng, recoding=recoding)
+                       suppressed=suppressed, shuffle=shuffle, rng=rng, recoding=recoding,
+                       private_recoding=PRIVATE_RECODING)
 
     def _published(self, c: _Column, group: np.ndarray, n_groups: int):
         """Per group: its cell (codes held), the exact centroid or mode, its label and the

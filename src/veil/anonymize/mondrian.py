@@ -81,6 +81,9 @@ from veil.models.base import TOLERANCE, PrivacyModel
 
 MODES = ("strict", "relaxed")
 CATEGORICAL = ("hierarchy", "order")
+# Entries of the manifest's recoding that count what the search did on the input, beyond what the
+# published table shows: kept in the private file (veil.manifests).
+PRIVATE_RECODING = ("rounds", "partitions_found", "collapsed", "seconds")
 
 # How a quasi-identifier is split and published.
 _RANGE = "range"          # split on values, published as [min-max]
@@ -435,7 +438,8 @@ class Mondrian(Anonymizer):
         nothing = np.zeros(classes.n_classes, dtype=bool)
         return Release(dataset, classes, nothing, algorithm=self.algorithm, models=self.models,
                        suppression_limit=self.suppression_limit, metric=self._metric(), search=None,
-                       suppressed=suppressed, shuffle=shuffle, rng=rng, recoding=self.recoding)
+                       suppressed=suppressed, shuffle=shuffle, rng=rng, recoding=self.recoding,
+                       private_recoding=PRIVATE_RECODING)
 
     def recoding(self) -> dict:
         """The manifest entry: the settings, and each released class's size and box.

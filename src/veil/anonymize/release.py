@@ -1,9 +1,12 @@
 """What an anonymizer publishes: the table, and a manifest of how it was made.
 
 A :class:`Release` carries the anonymized table, the classes it consists of, which of them were
-suppressed, and a JSON-ready manifest (the transformation per quasi-identifier, the suppression,
-the privacy models' levels on the released records, every utility metric, the search, and the
-reference distribution of every sensitive column). Metrics, the checker and the attacks read
+suppressed, and two JSON-ready documents (see :mod:`veil.manifests`): the :attr:`~Release.manifest`
+published with the table, which describes the transformation (the level of each quasi-identifier,
+the models with their thresholds and verdicts, the published classes) and names no value of the
+private table; and the :attr:`~Release.private_manifest` its curator keeps (the input's size, the
+suppressed records, the value map, the reference distribution of every sensitive column, every
+model's level, the utility metrics, the search). Metrics, the checker and the attacks read
 releases from any algorithm the same way.
 
 **The published classes.** Whatever grouping an algorithm made, a reader of the table only sees
@@ -23,6 +26,14 @@ that two releases of one table cannot be joined by position (Sweeney's unsorted 
 (``shuffle=False``): the manifest's ``output.order`` then says ``"input order"`` and its
 ``warnings`` list says why it is a risk, and the ledger's gate checks the release against the
 earlier ones by position (:class:`veil.ledger.checks.MatchingCheck`).
+
+**Columns and warnings.** :attr:`Release.columns` gives every input column's role and what the
+release does with it (published as is, generalized, suppressed or dropped), and flags the
+columns published as is whose published values single people out (dates, free text, values few
+records share: :mod:`veil.anonymize.columns`); the manifest lists them under ``columns``. The
+manifest's ``warnings`` say, besides the row order, when the release keeps next to nothing
+(every quasi-identifier at the top, or suppression beyond the utility left:
+:mod:`veil.anonymize.useless`) and which columns published as is are risky.
 """
 
 from __future__ import annotations
@@ -40,17 +51,26 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from veil.anonymize.columns import ColumnDisposition, column_dispositions, profile_column, quasi_identifier_disposition
 from veil.classes import STAR, EquivalenceClasses
 from veil.data import arrays
 from veil.data.dataset import Dataset
 from veil.errors import ParameterError
+from veil.manifests import MANIFEST_VERSION, combined, hierarchy_files, private_path, put_private
 from veil.models.base import PrivacyModel
 from veil.output import OutputSet, write_file
 from veil.randomness import secure_permutation
+from veil.spreadsheet import guard_table, guard_text
 
 SUPPRESSED_STYLES = ("remove", "star")
 # Records per piece of a release written as CSV: a few tens of MB of text at a time.
 CSV_CHUNK_ROWS = 1 << 18
+# Models whose level reads the published classes alone (and a public population or earlier
+# release), so that anyone holding the table can measure it: published in the manifest. Every
+# other level (t-closeness, δ-disclosure, β-likeness compare each class with the input's
+# distribution) is kept in the private file.
+PUBLIC_LEVELS = frozenset({"k", "alpha", "l_distinct", "l_entropy", "c_l_recursive", "join", "delta_presence",
+                           "k_map"})
 INPUT_ORDER_WARNING = ("the rows keep the input's order: anyone holding another release of the same table in the "
                        "same order can join the two by position and intersect each person's classes (the unsorted "
                        "matching attack); publish it shuffled unless the order is public.")
@@ -81,20 +101,27 @@ class Release:
         recoding: algorithm-specific entries for the manifest (e.g. each partition's box or each
             group's centroid), or a function that returns them: it is called only when the
             manifest is read, since a large release has hundreds of thousands of boxes.
+        private_recoding: the entries of ``recoding`` derived from the input table beyond what
+            the published table shows (search statistics, a standardization): kept in the
+            private file only.
 
     Attributes:
         classes: the published classes, suppressed ones included.
         failing: bool per published class, the suppressed ones.
         released_classes: the published classes that are not suppressed.
+        spreadsheet_guard: whether the files are written with the spreadsheet guard (see
+            :meth:`guard_spreadsheets`; off unless asked).
 
     Raises:
         ParameterError: an unknown ``suppressed`` style.
     """
 
+    spreadsheet_guard: bool = False
+
     def __init__(self, dataset: Dataset, classes: EquivalenceClasses, failing: np.ndarray, *, algorithm: str,
                  models: Sequence[PrivacyModel], suppression_limit: float, metric=None, search=None,
                  suppressed: str = "remove", shuffle: bool = True, rng: np.random.Generator | int | None = None,
-                 recoding: dict | None = None):
+                 recoding: dict | None = None, private_recoding: Sequence[str] = ()):
         if suppressed not in SUPPRESSED_STYLES:
             raise ParameterError(f"suppressed records are 'remove'd or shown as 'star', not {suppressed!r}.")
         self.dataset = dataset
@@ -115,6 +142,7 @@ class Release:
         self._rng = rng if rng is None or isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         self.shuffled = shuffle
         self._recoding = recoding
+        self._private_recoding = tuple(private_recoding)
         self.released_classes = self.classes.subset(~self.failing)
         self._order = self._row_order()
 
@@ -131,6 +159,58 @@ class Release:
         if not self.shuffled:
             return "input order"
         return "secure shuffle" if self._rng is None else "seeded shuffle"
+
+    @functools.cached_property
+    def columns(self) -> list[ColumnDisposition]:
+        """Every input column, in order: its role, what the release does with it, and for a column
+        published as is (other than a quasi-identifier) what its published values show (see
+        :mod:`veil.anonymize.columns`; the records a release leaves out are not read)."""
+        ds, classes = self.dataset, self.classes
+        released = ~self.failing & (classes.sizes > 0)
+        qis = {q: quasi_identifier_disposition(classes.cells(j), np.unique(classes.keys[released, j]))
+               for j, q in enumerate(ds.quasi_identifiers)}
+        rows = None
+        if self.suppressed_style == "remove" and self.failing.any():
+            rows = ~self.failing[classes.row_class]
+        held = set(ds.table.data.column_names)
+        profiles = {name: profile_column(ds.table.data.column(name), rows=rows, weights=ds.row_weights,
+                                         missing=ds.missing_values) if name in held else None
+                    for name in self.column_names if name not in ds.quasi_identifiers}
+        roles = {"quasi_identifiers": ds.quasi_identifiers, "sensitive": ds.sensitive, "identifying": ds.identifying}
+        return column_dispositions(ds.columns, roles, qis, profiles)
+
+    @functools.cached_property
+    def warnings(self) -> list[str]:
+        """What a publisher must know before publishing, one sentence each: rows kept in the input
+        order, a release that keeps next to nothing (:mod:`veil.anonymize.useless`), and the
+        columns published as is that single people out (:mod:`veil.anonymize.columns`)."""
+        from veil.anonymize.useless import suppression_beyond_utility
+        from veil.metrics import NormalizedCertaintyPenalty
+
+        share = self.suppressed_records / self.dataset.num_rows if self.dataset.num_rows else 0.0
+        beyond = suppression_beyond_utility(share, NormalizedCertaintyPenalty().value(self.classes, self.failing))
+        public = self.public_warnings
+        return public[:len(public) - self._column_warning_count] + ([beyond] if beyond else []) + \
+            public[len(public) - self._column_warning_count:]
+
+    @property
+    def public_warnings(self) -> list[str]:
+        """The warnings a reader of the published table could make himself, which the published
+        manifest carries: rows in the input order, a single class or every quasi-identifier at the
+        top, and risky columns published as is. (Suppression beyond the utility left is judged on
+        the input's size and the suppressed records, so it stays in the private file.)"""
+        from veil.anonymize.useless import all_at_top
+
+        out = [] if self.shuffled else [INPUT_ORDER_WARNING]
+        qis = [c for c in self.columns if c.role == "quasi-identifying"]
+        top = all_at_top(qis, self.released_classes.n_classes)
+        out += [top] if top else []
+        out += [c.warning_sentence() for c in self.columns if c.warning]
+        return out
+
+    @property
+    def _column_warning_count(self) -> int:
+        return sum(1 for c in self.columns if c.warning)
 
     @property
     def suppressed_records(self) -> int:
@@ -238,7 +318,11 @@ class Release:
         return self.table.to_pandas()
 
     def generalization_map(self) -> dict[str, dict[str, str]]:
-        """For each quasi-identifier, each original value (as text) → its published value."""
+        """For each quasi-identifier, each original value (as text) → its published value.
+
+        Every value of the input is listed, those of suppressed records too: it names the private
+        table's values, so it goes to the private file, never the published manifest.
+        """
         out = {}
         for j, name in enumerate(self.dataset.quasi_identifiers):
             cells = self.classes.cells(j)
@@ -264,7 +348,9 @@ class Release:
 
     def reference(self) -> dict[str, dict[str, int]]:
         """Per sensitive column, each value of the input table (as text) → its number of records:
-        the distribution t-closeness, δ-disclosure and β-likeness compare every class with."""
+        the distribution t-closeness, δ-disclosure and β-likeness compare every class with.
+
+        It counts the suppressed records too: it goes to the private file only."""
         out = {}
         for name in self.dataset.sensitive:
             col = self.dataset.column(name)
@@ -278,42 +364,81 @@ class Release:
         return {k: _json_number(v) for k, v in evaluate_all(self.classes, self.failing).items()}
 
     @functools.cached_property
-    def manifest(self) -> dict:
-        """A JSON-ready description of how the release was made (computed once)."""
+    def _documents(self) -> tuple[dict, dict]:
+        """The published manifest and the private file's content (see :mod:`veil.manifests`)."""
         ds = self.dataset
+        created = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+        head = {"manifest_version": MANIFEST_VERSION, "veil": _version(), "created": created,
+                "algorithm": self.algorithm}
+        source = {"name": ds.name, "columns": ds.columns, "kind": ds.table.kind,
+                  "delimiter": ds.table.delimiter if ds.table.kind == "csv" else None}
+        suppression = {"limit": self.suppression_limit, "records": self.suppressed_records,
+                       "share": self.suppressed_records / ds.num_rows}
+        models = self.model_levels()
         manifest = {
-            "veil": _version(),
-            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            "algorithm": self.algorithm,
-            "input": {"rows": ds.num_rows, "columns": ds.columns, "kind": ds.table.kind,
-                      "delimiter": ds.table.delimiter if ds.table.kind == "csv" else None},
+            **head,
+            "input": source,
             "roles": {"quasi_identifiers": ds.quasi_identifiers, "sensitive": ds.sensitive,
                       "identifying": ds.identifying, "insensitive": ds.insensitive},
             "output": {"rows": self.num_rows, "columns": self.column_names,
                        "suppressed": self.suppressed_style, "shuffled": self.shuffled, "seed": self.seed,
-                       "order": self.row_order},
-            "suppression": {"limit": self.suppression_limit, "records": self.suppressed_records,
-                            "share": self.suppressed_records / ds.num_rows},
+                       "order": self.row_order, **({"spreadsheet_guard": True} if self.spreadsheet_guard else {})},
+            # Suppressed records shown as * are in the table, so their number is; removed, it is not.
+            "suppression": {"limit": self.suppression_limit,
+                            **({"records": self.suppressed_records} if self.suppressed_style == "star" else {})},
             "classes": {"released": self.released_classes.n_classes,
                         "smallest": int(self.released_classes.sizes.min()) if self.released_classes.n_classes else 0},
-            "models": self.model_levels(),
-            "metrics": self.metrics(),
-            "reference": self.reference(),
+            "models": [row if row["key"] in PUBLIC_LEVELS else {k: v for k, v in row.items() if k != "level"}
+                       for row in models],
         }
+        private = {**head, "input": {**source, "rows": ds.num_rows}, "suppression": suppression, "models": models,
+                   "metrics": self.metrics(), "reference": self.reference()}
         levels = {q: self.classes.cells(j).level for j, q in enumerate(ds.quasi_identifiers)}
         if all(v is not None for v in levels.values()):
             manifest["node"] = levels
-        manifest["generalization"] = self.generalization_map()
+            # 0 for a column published as it is, without a hierarchy
+            manifest["heights"] = {q: ds.generalizations[q].height if q in ds.generalizations else 0
+                                   for q in ds.quasi_identifiers}
+        described = {c: h for c, h in ds.hierarchies.items() if c in ds.quasi_identifiers or c in ds.sensitive}
+        if hierarchy_files(described):
+            manifest["hierarchy_files"] = hierarchy_files(described)
+        private["generalization"] = self.generalization_map()
+        private["hierarchy_rows"] = {c: h.rows() for c, h in described.items()}
         if self.recoding is not None:
-            manifest["recoding"] = self.recoding
+            manifest["recoding"] = {k: v for k, v in self.recoding.items() if k not in self._private_recoding}
+            private["recoding"] = self.recoding
         if self.search is not None:
-            manifest["search"] = {
-                "metric": getattr(self.metric, "key", None), "loss": _json_number(self.search.loss),
+            metric = getattr(self.metric, "key", None)
+            manifest["search"] = {"metric": metric}
+            private["search"] = {
+                "metric": metric, "loss": _json_number(self.search.loss),
                 "nodes_total": self.search.nodes_total, "nodes_checked": self.search.nodes_checked,
                 "proven_optimal": self.search.proven_optimal, "seconds": round(self.search.seconds, 4)}
-        if not self.shuffled:
-            manifest["warnings"] = [INPUT_ORDER_WARNING]
-        return manifest
+        manifest["columns"] = [c.to_manifest() for c in self.columns]
+        if self.public_warnings:
+            manifest["warnings"] = list(self.public_warnings)
+        if len(self.warnings) > len(self.public_warnings):
+            private["warnings"] = list(self.warnings)
+        return manifest, private
+
+    @property
+    def manifest(self) -> dict:
+        """The manifest published with the table (computed once): it describes the transformation
+        and names nothing of the private table (see :mod:`veil.manifests`, field by field)."""
+        return self._documents[0]
+
+    @property
+    def private_manifest(self) -> dict:
+        """What the curator keeps beside the manifest, in its private file (computed once): the
+        input's size and suppressed records, every model's level, the utility metrics, the
+        reference distributions, the value map, the hierarchies, the search's statistics and the
+        warnings that depend on them."""
+        return self._documents[1]
+
+    @property
+    def curator_manifest(self) -> dict:
+        """The manifest with its private file's sections: everything the curator's tools read."""
+        return combined(self.manifest, self.private_manifest)
 
     def csv_text(self, delimiter: str | None = None) -> str:
         """The released table as CSV text, with the input's delimiter by default."""
@@ -343,11 +468,13 @@ class Release:
         options = pacsv.WriteOptions(delimiter=delimiter, include_header=False,
                                      quoting_style="needed" if self._holds(special) else "none")
         header = io.StringIO()
-        csv.writer(header, delimiter=delimiter, lineterminator="\n").writerow(self.column_names)
+        names = [guard_text(name) for name in self.column_names] if self.spreadsheet_guard else self.column_names
+        csv.writer(header, delimiter=delimiter, lineterminator="\n").writerow(names)
         yield header.getvalue().encode("utf-8")
         for start in range(0, self.num_rows, rows):
             sink = pa.BufferOutputStream()
-            pacsv.write_csv(self._rows(start, min(start + rows, self.num_rows)), sink, write_options=options)
+            chunk = self._rows(start, min(start + rows, self.num_rows))
+            pacsv.write_csv(guard_table(chunk) if self.spreadsheet_guard else chunk, sink, write_options=options)
             yield sink.getvalue().to_pybytes()
 
     def _holds(self, pattern: str) -> bool:
@@ -379,6 +506,19 @@ class Release:
                 start += len(chunk)
         return False
 
+    def guard_spreadsheets(self, guard: bool = True) -> "Release":
+        """Write the release's files with the spreadsheet guard (:mod:`veil.spreadsheet`): ``'``
+        before every text cell a spreadsheet would run as a formula (``=``, ``+``, ``-``, ``@`` …,
+        numbers excepted). The manifest says so (``output.spreadsheet_guard``); the table in memory
+        (:attr:`table`, :attr:`data`) is not changed.
+
+        Returns:
+            The release itself.
+        """
+        self.spreadsheet_guard = bool(guard)
+        self.__dict__.pop("manifest", None)   # computed again, with the guard
+        return self
+
     def manifest_text(self, extra: dict | None = None) -> str:
         """:attr:`manifest` (with ``extra`` entries added) as indented JSON."""
         return json.dumps({**self.manifest, **(extra or {})}, indent=2, ensure_ascii=False) + "\n"
@@ -392,20 +532,27 @@ class Release:
         write_file(path, self.csv_chunks(delimiter))
 
     def write_manifest(self, path: str | os.PathLike) -> None:
-        """Write :attr:`manifest` as JSON, atomically (without the release's hash: see :meth:`write`)."""
-        write_file(path, self.manifest_text())
+        """Write :attr:`manifest` as JSON and its private file beside it (:func:`veil.manifests.private_path`),
+        as one set, atomically (without the release's hash: see :meth:`write`)."""
+        with OutputSet([path, private_path(path)]) as outputs:
+            put_private(outputs, private_path(path), self.private_manifest, describes={})
+            outputs.put_manifest(path, self.manifest, describes={})
+            outputs.commit()
 
     def write(self, path: str | os.PathLike, manifest: str | os.PathLike, *, extra: dict | None = None,
-              delimiter: str | None = None, reads=()) -> str:
-        """Write the released table and its manifest as one set: both appear or neither does.
+              private_extra: dict | None = None, delimiter: str | None = None, reads=()) -> str:
+        """Write the released table, its manifest and its private file as one set: all appear or
+        none does.
 
         The manifest names the release file and its SHA-256 (see :func:`veil.output.load_manifest`,
-        which readers use to reject an unmatched pair).
+        which readers use to reject an unmatched pair); the private file goes beside the manifest
+        (:func:`veil.manifests.private_path`), naming the release file and SHA-256 too.
 
         Args:
             path: where the released table (CSV) goes.
             manifest: where the manifest (JSON) goes.
             extra: entries added to the manifest.
+            private_extra: entries added to the private file.
             delimiter: the CSV delimiter; the input's by default.
             reads: files this run read, which no output may replace.
 
@@ -414,10 +561,13 @@ class Release:
 
         Raises:
             DataError: a folder is missing or unwritable, or the disk is full.
-            ParameterError: an output is an input, or both paths are one file.
+            ParameterError: an output is an input, or two paths are one file.
         """
-        with OutputSet([path, manifest], reads=reads) as outputs:
+        secret = private_path(manifest)
+        with OutputSet([path, manifest, secret], reads=reads) as outputs:
             outputs.put(path, self.csv_chunks(delimiter))
+            put_private(outputs, secret, {**self.private_manifest, **(private_extra or {})},
+                        describes={"release": path})
             text = outputs.put_manifest(manifest, {**self.manifest, **(extra or {})}, describes={"release": path})
             outputs.commit()
         return text

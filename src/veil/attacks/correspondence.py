@@ -48,9 +48,9 @@ them, and generalized (not microaggregated) ones.
 
 **Vectorized.** Targets are grouped by distinct x. Per quasi-identifier, each published cell is
 read once and tested against the distinct target values and against the other release's cells;
-classes that match a target and pairs of classes that are comparable come from blocks of
-``[rows × classes]`` boolean lookups (one gather per quasi-identifier), then nodes expand them by
-a merge on the sensitive values. The sums are sparse products: ``M1`` (x × R1 nodes, *matches*),
+classes that match a target and pairs of classes that are comparable come from bit sets (per
+quasi-identifier, each value's classes packed 64 to a word, gathered per row and AND-ed over the
+quasi-identifiers), then nodes expand them by a merge on the sensitive values. The sums are sparse products: ``M1`` (x × R1 nodes, *matches*),
 ``M2`` (x × R2 nodes) and ``A`` (R1 nodes × R2 nodes, *comparable*) give
 ``Σ_{v ∈ N(u), v matches x} |v| = (M2 · diag|v| · Aᵀ)[x, u]``, and ``N(N(v))`` is the pattern of
 ``Aᵀ · A``, built in blocks of R2 nodes.
@@ -70,8 +70,9 @@ import scipy.sparse as sp
 
 from veil.attacks.intersection import (ColumnValues, PublishedRelease, ReleaseMismatchError, TargetsError,
                                        _as_published, _check_boxes, _is_microaggregated, _load_hierarchies,
-                                       _load_manifest, _nodes_for, _read_targets, _release_name, _roles,
-                                       _text_column, parse_published_value, published_table)
+                                       _load_manifest, _named_hierarchies, _nodes_for, _pairs_from_bits, _read_targets,
+                                       _release_name, _roles, _text_column, hierarchy_nodes, parse_published_value,
+                                       published_table)
 from veil.classes import group_rows
 from veil.data.encoding import MISSING_LABEL, canonical_numeric_texts
 from veil.data.hierarchy import Hierarchy
@@ -278,8 +279,9 @@ def correspondence_attack(first, second, targets, *, quasi_identifiers: str | Se
 
     before1 = np.asarray(match1 @ n1).ravel()
     before2 = np.asarray(match2 @ n2).ravel()
-    forward = _left(match1, match2 @ sp.diags(n2) @ comparable.T, n1)
-    cross = _left(match2, match1 @ sp.diags(n1) @ comparable, n2)
+    # Counts stay whole numbers: the diagonal keeps the sizes' int64 (SciPy casts it to float64 unless told).
+    forward = _left(match1, match2 @ sp.diags(n2, dtype=np.int64) @ comparable.T, n1)
+    cross = _left(match2, match1 @ sp.diags(n1, dtype=np.int64) @ comparable, n2)
     backward = np.asarray(match2 @ (n2 - _need(comparable, n1, n2))).ravel()
 
     if new is None:
@@ -337,12 +339,12 @@ def _node_labels(published: Sequence[PublishedRelease], loaded: Sequence[tuple],
     with a hierarchy over more values, and the earlier release's labels stand for the same nodes."""
     out: dict[str, dict[str, set]] = {}
     for pub, (_, manifest, _) in zip(published, loaded):
-        own = _load_hierarchies(pub.hierarchies)
+        own = {**_named_hierarchies(pub, manifest, shared), **_load_hierarchies(pub.hierarchies)}
         for q in qis:
-            for hierarchies in ({}, {q: shared[q]} if q in shared else None, {q: own[q]} if q in own else None):
-                if hierarchies is None:
-                    continue
-                for label, members in (_nodes_for(q, hierarchies, manifest) or {}).items():
+            # the manifest's own labels, then each hierarchy's nodes
+            sources = [_nodes_for(q, {}, manifest)] + [hierarchy_nodes(h[q]) for h in (shared, own) if q in h]
+            for nodes in sources:
+                for label, members in (nodes or {}).items():
                     out.setdefault(q, {}).setdefault(label, set()).update(members)
     return {q: {label: frozenset(m) for label, m in labels.items()} for q, labels in out.items()}
 
@@ -371,19 +373,43 @@ def _version(pub: PublishedRelease, name: str, manifest, table: pa.Table, qis: S
 
 def _all_columns(tables: Sequence[np.ndarray], left: np.ndarray, right: np.ndarray) -> sp.csr_matrix:
     """``bool [len(left) × len(right)]``: the pairs ``(i, j)`` with ``tables[q][left[i, q], right[j, q]]``
-    for every column ``q``, computed in blocks of rows."""
+    for every column ``q``.
+
+    Bit sets: per column, each left value's allowed rows of ``right`` packed 64 to a word, gathered
+    for every row of ``left`` and AND-ed over the columns; the few pairs left are read off the set
+    bits. The rows of ``right`` go in blocks that keep each array near :data:`BLOCK` entries.
+    """
     n_left, n_right = left.shape[0], right.shape[0]
-    block = max(1, BLOCK // max(n_right, 1))
-    pieces = []
-    for start in range(0, n_left, block):
-        stop = min(start + block, n_left)
-        ok = np.ones((stop - start, n_right), dtype=bool)
+    if not tables:
+        return sp.csr_matrix(np.ones((n_left, n_right), dtype=bool))
+    widest = max(max(table.shape[0] for table in tables), n_left // 8, 1)
+    span = max(64, (BLOCK // widest) // 64 * 64)
+    rows_out, cols_out = [], []
+    for start in range(0, n_right, span):
+        stop = min(start + span, n_right)
+        acc = None
         for q, table in enumerate(tables):
-            ok &= table[left[start:stop, q]][:, right[:, q]]
-        pieces.append(sp.csr_matrix(ok))
-    if not pieces:
-        return sp.csr_matrix((n_left, n_right), dtype=bool)
-    return sp.vstack(pieces, format="csr")
+            bits = _packed(table[:, right[start:stop, q]])                # [left values × words]
+            gathered = bits[left[:, q]]
+            acc = gathered if acc is None else np.bitwise_and(acc, gathered, out=acc)
+        i, j = _pairs_from_bits(acc, stop - start)
+        rows_out.append(i)
+        cols_out.append(j + start)
+    i = np.concatenate(rows_out) if rows_out else np.zeros(0, dtype=np.int64)
+    j = np.concatenate(cols_out) if cols_out else np.zeros(0, dtype=np.int64)
+    out = sp.csr_matrix((np.ones(len(i), dtype=bool), (i, j)), shape=(n_left, n_right))
+    out.sort_indices()
+    return out
+
+
+def _packed(member: np.ndarray) -> np.ndarray:
+    """``bool [rows × n]`` as ``uint64 [rows × ⌈n/64⌉]`` bit sets (bit ``b`` of word ``w`` is column
+    ``64 w + b``)."""
+    words = max(1, -(-member.shape[1] // 64))
+    padded = np.zeros((member.shape[0], words * 8), dtype=np.uint8)
+    packed = np.packbits(member, axis=1, bitorder="little")
+    padded[:, :packed.shape[1]] = packed
+    return padded.view(np.uint64)
 
 
 def _matches(version: _Version, tg) -> sp.csr_matrix:

@@ -77,6 +77,7 @@ from veil.data.encoding import text_codes as _text_column
 from veil.data.hierarchy import MISSING_LEAVES, Hierarchy
 from veil.data.io import read_table
 from veil.errors import ColumnError, DataError, ParameterError
+from veil.inputs import MANIFEST_LIMIT, read_text
 
 # The paper's confidence levels: perfect breach (100 %) and partial breaches (Section 3.2).
 DEFAULT_CONFIDENCE = (1.0, 1 / 2, 1 / 3, 1 / 4, 1 / 5)
@@ -394,12 +395,18 @@ class PublishedRelease:
     @classmethod
     def from_release(cls, release, *, name: str | None = None,
                      target_rows: np.ndarray | None = None) -> "PublishedRelease":
-        """What a veil :class:`~veil.anonymize.Release` publishes: its table, the manifest's roles,
-        value map and recoding, and the hierarchies of its quasi-identifiers."""
+        """A veil :class:`~veil.anonymize.Release` as its curator attacks it in memory: its table,
+        the manifest's roles and levels, what its private file adds (the value map, the whole
+        recoding), and the hierarchies of its quasi-identifiers."""
         ds = release.dataset
         manifest = {"algorithm": release.algorithm,
                     "roles": {"quasi_identifiers": list(ds.quasi_identifiers), "sensitive": list(ds.sensitive)},
                     "generalization": release.generalization_map()}
+        levels = {q: release.classes.cells(j).level for j, q in enumerate(ds.quasi_identifiers)}
+        if all(level is not None for level in levels.values()):
+            manifest["node"] = levels
+            manifest["heights"] = {q: ds.generalizations[q].height if q in ds.generalizations else 0
+                                   for q in ds.quasi_identifiers}
         if release.recoding is not None:
             manifest["recoding"] = release.recoding
         hierarchies = {q: h for q, h in ds.hierarchies.items() if q in ds.quasi_identifiers}
@@ -424,14 +431,20 @@ def _as_published(source) -> PublishedRelease:
 
 
 def published_table(published: PublishedRelease, delimiter: str | None = None) -> pa.Table:
-    """The released table of ``published``, read when it is a path or a frame.
+    """The released table of ``published``, read when it is a path or a frame; a file its manifest
+    says was written with the spreadsheet guard is read as released (:func:`veil.spreadsheet.unguard_table`).
 
     Raises:
         DataError: the table cannot be read.
     """
+    from veil.spreadsheet import is_guarded, unguard_table
+
     if isinstance(published.table, pa.Table):
         return published.table
-    return read_table(published.table, published.delimiter or delimiter).data
+    table = read_table(published.table, published.delimiter or delimiter).data
+    if published.manifest is not None and is_guarded(_load_manifest(published.manifest, "the release")):
+        table = unguard_table(table)
+    return table
 
 
 def _release_name(published: PublishedRelease, position: int) -> str:
@@ -449,8 +462,8 @@ def _load_manifest(manifest, where: str) -> dict | None:
     if not path.is_file():
         raise DataError(f"the manifest {str(path)!r} of {where} does not exist; check the path.")
     try:
-        loaded = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        loaded = json.loads(read_text(path, "the manifest", MANIFEST_LIMIT))  # a regular file, of a manifest's size
+    except json.JSONDecodeError as exc:
         raise DataError(f"the manifest {str(path)!r} of {where} is not valid JSON ({exc}).") from None
     if not isinstance(loaded, dict):
         raise DataError(f"the manifest {str(path)!r} of {where} is not a JSON object; give a veil manifest.")
@@ -461,6 +474,29 @@ def _load_hierarchies(hierarchies) -> dict[str, Hierarchy]:
     out = {}
     for name, h in (hierarchies or {}).items():
         out[name] = h if isinstance(h, Hierarchy) else Hierarchy.read_csv(h)
+    return out
+
+
+def _named_hierarchies(published: PublishedRelease, manifest: dict | None, known=()) -> dict[str, Hierarchy]:
+    """The hierarchy files a release's manifest names (``hierarchy_files``) for the columns that
+    have none in ``known`` nor given with the release, each checked against its SHA-256 and looked
+    for where it was given, then in the manifest's folder (see :func:`veil.manifests.referenced_hierarchy`).
+
+    Raises:
+        DataError: a file found is not the one the release was made with.
+    """
+    from veil.manifests import referenced_hierarchy
+
+    named = (manifest or {}).get("hierarchy_files") or {}
+    folder = None if published.manifest is None or isinstance(published.manifest, Mapping) else \
+        Path(published.manifest).parent
+    out = {}
+    for column in named:
+        if column in known or column in (published.hierarchies or {}):
+            continue
+        found = referenced_hierarchy(manifest, column, folder)
+        if found is not None:
+            out[column] = found
     return out
 
 
@@ -1044,7 +1080,7 @@ def intersection_attack(releases: Sequence, targets, *, quasi_identifiers: str |
     reads = []
     for pub, (name, manifest, table) in zip(published, loaded):
         own = _load_hierarchies(pub.hierarchies)
-        merged = {**shared_hierarchies, **own}
+        merged = {**_named_hierarchies(pub, manifest, shared_hierarchies), **shared_hierarchies, **own}
         nodes = {q: n for q in qis if (n := _nodes_for(q, merged, manifest)) is not None}
         orders_here = dict(shared_orders)
         orders_here.update({k: [str(v) for v in o] for k, o in (pub.orders or {}).items()})

@@ -33,8 +33,8 @@ from typing import Sequence
 
 import numpy as np
 
-from veil.attacks.intersection import (_as_published, _load_hierarchies, _load_manifest, _release_name, _roles,
-                                      published_table)
+from veil.attacks.intersection import (_as_published, _load_hierarchies, _load_manifest, _named_hierarchies,
+                                      _release_name, _roles, published_table)
 from veil.classes import group_rows
 from veil.data.encoding import text_codes
 from veil.errors import ColumnError, ParameterError
@@ -163,8 +163,10 @@ def join_attack(first, second, *, quasi_identifiers: str | Sequence[str] | None 
 
     # One code space per shared column, so equal texts (or texts one level of its hierarchy apart,
     # lifted to the coarser) have equal codes in both releases.
-    trees = {**{c: h for p in reversed(published) for c, h in _load_hierarchies(p.hierarchies).items()},
-             **_load_hierarchies(hierarchies)}
+    given = _load_hierarchies(hierarchies)
+    trees = {**{c: h for p, m in zip(reversed(published), reversed(manifests))
+                for c, h in {**_named_hierarchies(p, m, given), **_load_hierarchies(p.hierarchies)}.items()},
+             **given}
     key_codes, shared_qi_codes = [[], []], []
     for c in shared:
         codes1, codes2 = shared_codes(text_codes(t1.column(c)), text_codes(t2.column(c)), trees.get(c))

@@ -18,9 +18,11 @@ cancer needed any generalization, so P[Cancer = yes | q1] = 1.
 **What the adversary knows of the algorithm** (a :class:`Publisher`):
 
 * :class:`OptimalFullDomain` — veil's optimal full-domain search (:class:`~veil.anonymize.FullDomain`):
-  the release's node N could have been returned from T iff N satisfies the models on T and no
-  node with a lower loss (the metric reads only the quasi-identifiers) does. Ties count as
-  "could have returned".
+  the release's node N is returned from T iff N satisfies the models on T, no node with a lower
+  loss (the metric reads only the quasi-identifiers) does, and, when other nodes tie with N on
+  loss, the search finds N first; that last part is replayed with the search's own code
+  (:mod:`veil.attacks.search_replay`). A heuristic or time-limited search cannot be replayed:
+  the attack then reports the bound below and says why.
 * :class:`MinimalFullDomain` — a minimal single-node generalization (Wong et al.'s setting): N
   satisfies the models on T and no node below N does.
 * :class:`MinimalRecoding` — a minimal record-level generalization (the seed's example): the
@@ -36,22 +38,25 @@ and strict Mondrian releases), otherwise every arrangement of all published valu
 that some matching of people to published rows allows (overlapping cells: relaxed Mondrian, Ace,
 record-level recoding). Posteriors are exact fractions of the weights.
 
-**A bound on large tables** (Adult): enumeration is out of reach, and the attack says so
-(``exact_`` is ``False``) and reports a *lower bound* on the number of people whose posterior
-exceeds the threshold τ (1/ℓ), from two arguments that hold whatever the adversary's reasoning:
+**A bound on large tables** (Adult): enumeration is out of reach (or the algorithm cannot be
+replayed), and the attack says so (``exact_`` is ``False``) and reports a *lower bound* on the
+number of people whose posterior exceeds the threshold τ (1/ℓ), from two arguments that hold
+whatever the adversary's reasoning:
 
 1. *Class averages.* In every input the adversary considers, the members of a class C hold its
    published values, so Σ_{p ∈ C} P[p has v] = a_v (the count of v in C) for any knowledge he
    adds. With each posterior at most 1, at least ⌈(a_v − |C|τ)/(1 − τ)⌉ members have a posterior
    of v above τ. This needs the class's members to be known exactly (everyone covered by one
    class).
-2. *Classes the algorithm's choice does not touch* (full-domain publishers). A node the publisher
-   must have rejected constrains the input only through its classes that can fail the models for
-   some assignment; a node with a class that fails for every assignment (at most the values its
-   parts hold can be distinct) constrains nothing. When no such constraint reaches a class of N,
-   the assignments inside it stay uniform and its members' posteriors are exactly a_v/|C|.
-   "Can fail" is decided soundly (from the most concentrated values a class of the rejected node
-   can receive, which has the fewest distinct values and the least entropy; models other than k-
+2. *Classes the algorithm's choice does not touch* (full-domain publishers). A node whose verdict
+   steers the publisher's choice (one it must have rejected; with ties on the loss, any node the
+   search's walk may read) constrains the input only through its classes that can fail the
+   models for some assignment; a node with a class that fails for every assignment (at most the
+   values its parts hold can be distinct) constrains nothing. When no such constraint reaches a
+   class of N, the assignments inside it stay uniform and its members' posteriors are exactly
+   a_v/|C|.
+   "Can fail" is decided soundly (from the most concentrated values a class of such a node can
+   receive, which has the fewest distinct values and the least entropy; models other than k-
    anonymity and distinct and entropy ℓ-diversity: any class may fail), so a class is called
    untouched only when it is.
 
@@ -64,20 +69,18 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from veil.anonymize.lattice import Lattice
+from veil.attacks.published_classes import PublishedClasses
 from veil.classes import EquivalenceClasses, SensitiveCounts, group_rows
 from veil.data.dataset import Dataset
-from veil.data.encoding import MISSING_LABEL, encode_column
-from veil.data.io import read_table
+from veil.data.encoding import encode_column
 from veil.errors import ColumnError, DataError, ParameterError
 from veil.models.base import PrivacyModel
 from veil.models.diversity import DistinctLDiversity, EntropyLDiversity
@@ -90,97 +93,6 @@ _LOCATE_CHUNK = 512
 
 # ---------------------------------------------------------------------------------------------
 # The release and the population as the adversary holds them
-
-
-def _texts(column: pa.ChunkedArray) -> np.ndarray:
-    """A column as text, nulls (and NaN) as ``""``, numbers in their canonical spelling."""
-    if pa.types.is_dictionary(column.type):
-        column = column.cast(column.type.value_type)
-    if pa.types.is_floating(column.type):
-        values = column.to_numpy(zero_copy_only=False).astype(float)
-        out = np.array([MISSING_LABEL if not np.isfinite(v) else (str(int(v)) if float(v).is_integer()
-                                                                   else repr(float(v))) for v in values],
-                       dtype=object)
-        return out
-    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
-        column = column.cast(pa.string())
-    return np.asarray(pc.fill_null(column, MISSING_LABEL).to_pylist(), dtype=object)
-
-
-@dataclass(eq=False)
-class PublishedClasses:
-    """A released table as the adversary reads it: its classes (rows with the same published
-    quasi-identifiers) and the sensitive values each holds.
-
-    Attributes:
-        qis: the quasi-identifiers.
-        sensitive: the sensitive column.
-        labels: per quasi-identifier, the distinct published texts.
-        keys: ``[classes × quasi-identifiers]``, each class's text (index into ``labels``).
-        values: the distinct sensitive values (text), in sorted order.
-        counts: ``[classes × values]``, each class's sensitive values.
-        row_class: the class of every published row; ``row_value``: its value (index).
-    """
-
-    qis: list[str]
-    sensitive: str
-    labels: list[np.ndarray]
-    keys: np.ndarray
-    values: np.ndarray
-    counts: np.ndarray
-    row_class: np.ndarray
-    row_value: np.ndarray
-
-    @property
-    def n_classes(self) -> int:
-        return len(self.keys)
-
-    @property
-    def sizes(self) -> np.ndarray:
-        return self.counts.sum(axis=1)
-
-    def multiset(self) -> Counter:
-        """The published table as a multiset of (quasi-identifier texts…, sensitive text) rows."""
-        rows = [tuple(str(self.labels[j][self.keys[c, j]]) for j in range(len(self.qis))) + (str(self.values[v]),)
-                for c, v in zip(self.row_class.tolist(), self.row_value.tolist())]
-        return Counter(rows)
-
-    @classmethod
-    def read(cls, table, qis: Sequence[str], sensitive: str, *, delimiter: str | None = None,
-             where: str = "the release") -> "PublishedClasses":
-        """Read a released table (a path, a frame, a pyarrow Table or a veil Release).
-
-        Raises:
-            ColumnError: the table lacks a quasi-identifier or the sensitive column.
-            DataError: the table cannot be read or has no rows.
-        """
-        from veil.anonymize.release import Release
-
-        if isinstance(table, Release):
-            data = table.table
-        elif isinstance(table, pa.Table):
-            data = table
-        else:
-            data = read_table(table, delimiter).data
-        for name in list(qis) + [sensitive]:
-            if name not in data.column_names:
-                role = "sensitive column" if name == sensitive else "quasi-identifier"
-                raise ColumnError(f"{where} has no column '{name}', which the configuration names as a {role}; "
-                                  f"its columns are {', '.join(data.column_names)}.")
-        if data.num_rows == 0:
-            raise DataError(f"{where} has no rows; there is nothing to attack.")
-        labels, codes = [], []
-        for name in qis:
-            texts = _texts(data.column(name))
-            uniq, code = np.unique(texts.astype(str), return_inverse=True)
-            labels.append(uniq.astype(object))
-            codes.append(code.astype(np.int64))
-        row_class, keys = group_rows(codes, [len(lab) for lab in labels])
-        values, row_value = np.unique(_texts(data.column(sensitive)).astype(str), return_inverse=True)
-        counts = np.zeros((len(keys), len(values)), dtype=np.int64)
-        np.add.at(counts, (row_class, row_value), 1)
-        return cls(list(qis), sensitive, labels, keys.astype(np.int64), values.astype(object), counts,
-                   row_class.astype(np.int64), row_value.astype(np.int64))
 
 
 def locate(published: PublishedClasses, population: Dataset) -> tuple[np.ndarray, np.ndarray]:
@@ -260,6 +172,8 @@ class Publisher:
 
     name = "publisher"
     located = False  # whether everyone's class must be known exactly (full-domain)
+    # Why the algorithm cannot be replayed exactly, if it cannot (then only a bound is reported).
+    unreplayable: str | None = None
 
     def prepare(self, published: PublishedClasses, population: Dataset, person_class: np.ndarray | None) -> None:
         self.published = published
@@ -288,13 +202,14 @@ class Publisher:
     # -- helpers -----------------------------------------------------------------------------
 
     def _candidate_dataset(self, codes: np.ndarray) -> Dataset:
-        """The population with the sensitive column of a candidate input."""
-        pop = self.population
-        frame = pop.table.data.select(self.published.qis).to_pandas()
-        frame[self.published.sensitive] = np.asarray(self.published.values, dtype=object)[codes]
-        return Dataset(frame, quasi_identifiers=self.published.qis, sensitive=self.published.sensitive,
-                       hierarchies={q: h for q, h in pop.hierarchies.items() if q in self.published.qis},
-                       orders={q: o for q, o in pop.orders.items() if q in self.published.qis})
+        """The population (its own columns, missing values and orders) with the sensitive column of a
+        candidate input."""
+        pop, qis = self.population, self.published.qis
+        values = pa.array(np.asarray(self.published.values, dtype=object)[codes].tolist(), pa.string())
+        data = pop.table.data.select(qis).append_column(self.published.sensitive, values)
+        return Dataset(data, quasi_identifiers=qis, sensitive=self.published.sensitive,
+                       hierarchies={q: h for q, h in pop.hierarchies.items() if q in qis},
+                       orders={q: o for q, o in pop.orders.items() if q in qis}, missing_values=pop.missing_values)
 
 
 def _model_threshold(models: Sequence[PrivacyModel]) -> float | None:
@@ -334,14 +249,19 @@ class _NodePublisher(Publisher):
         self._column = encode_column(published.sensitive, pd.Series(np.asarray(published.values, dtype=object)))
         self._node_classes: list[np.ndarray] | None = None
 
-    def node_classes(self):
-        """Each rejected node's class of every person (kept for the enumeration, which reads them
-        for every candidate; computed one at a time otherwise)."""
-        if self._node_classes is not None:
+    def node_classes(self, nodes: Sequence[int] | None = None):
+        """Each rejected node's (or each of ``nodes``') class of every person (the rejected
+        nodes' are kept for the enumeration, which reads them for every candidate; computed one
+        at a time otherwise)."""
+        if nodes is None and self._node_classes is not None:
             yield from self._node_classes
             return
-        for m in self.rejected:
+        for m in self.rejected if nodes is None else nodes:
             yield self.base.roll_up(self.lattice.levels[m]).row_class
+
+    def steering_nodes(self) -> list[int]:
+        """The nodes whose verdicts on an input decide whether the publisher returns the node."""
+        return self.rejected
 
     def _parts(self, row_class: np.ndarray, codes: np.ndarray, n_classes: int) -> _Parts:
         v = len(self.published.values)
@@ -363,26 +283,36 @@ class _NodePublisher(Publisher):
         return 0.0 if any(self._passes(rc, codes) for rc in self._node_classes) else 1.0
 
     def touched(self) -> np.ndarray | None:
-        return _touched_classes(self)
+        from veil.attacks.untouched import touched_classes
+
+        return touched_classes(self)
 
 
 class OptimalFullDomain(_NodePublisher):
     """veil's optimal full-domain search (:class:`~veil.anonymize.FullDomain`, ``search="optimal"``,
-    no suppression): any node of least loss among those satisfying the models could have been
-    returned.
+    no suppression), replayed: an input could have produced the release iff the search, run on
+    it, returns a node that publishes it; among nodes tied on loss, the one the search finds
+    first (see :mod:`veil.attacks.search_replay`).
 
     Args:
         models: the privacy models of the release.
         metric: the utility metric searched (a key of :func:`veil.metrics.make_metric` whose loss
             reads only the quasi-identifiers; default ``"loss"``).
+        search: the configuration's search, ``"optimal"`` or ``"heuristic"``.
+        time_limit: the configuration's time limit, if any.
+
+    A heuristic search, or one with a time limit, stops on a clock, so no replay can say which
+    node it returns: the attack then reports only what holds whatever the adversary reasons (a
+    lower bound), and says why.
 
     Raises:
-        ParameterError: no model, or a metric that needs a label column.
+        ParameterError: no model, a metric that needs a label column, an unknown search.
     """
 
     name = "optimal full-domain search"
 
-    def __init__(self, models: Sequence[PrivacyModel], metric="loss"):
+    def __init__(self, models: Sequence[PrivacyModel], metric="loss", search: str = "optimal",
+                 time_limit: float | None = None):
         super().__init__(models)
         from veil.metrics import make_metric
 
@@ -390,35 +320,44 @@ class OptimalFullDomain(_NodePublisher):
         if getattr(self.metric, "needs_label", False):
             raise ParameterError(f"the {self.metric.key} metric reads a label column the adversary does not hold; "
                                  "attack releases searched with a metric of the quasi-identifiers.")
+        if search not in ("optimal", "heuristic"):
+            raise ParameterError(f"unknown search {search!r}; use 'optimal' or 'heuristic'.")
+        self.search, self.time_limit = search, time_limit
+        if search == "heuristic":
+            self.name = "heuristic full-domain search"
+
+    @property
+    def unreplayable(self) -> str | None:
+        from veil.anonymize.fulldomain import MAX_EXACT_NODES
+
+        if self.search != "optimal":
+            return "veil's heuristic search stops on a clock, so no replay can say which node it returns"
+        if len(getattr(self, "lattice", ())) > MAX_EXACT_NODES:
+            return ("the lattice is too large for the optimal search, which then searches heuristically on a "
+                    "clock, so no replay can say which node it returns")
+        if self.time_limit is not None:
+            return "the search had a time limit, so which node it returns depends on the clock"
+        return None
 
     def rejected_nodes(self, lattice: Lattice, node: int) -> np.ndarray:
-        base = self.base
+        from veil.attacks.search_replay import SearchReplay, levels_showing, publishing_nodes, rank_nodes
 
-        def loss_at(m: int) -> float:
-            return self.metric.loss(base.roll_up(lattice.levels[m]))
+        if self.unreplayable:
+            return np.zeros(len(lattice), dtype=bool)  # only the class averages are reported
+        publishing = publishing_nodes(lattice, levels_showing(self.published, self.population, self.person_class))
+        self.replay = SearchReplay(self, rank_nodes(self.base, lattice, self.metric, publishing))
+        return self.replay.ranking.lower
 
-        target = loss_at(node)
-        tie = 1e-12 * max(abs(target), 1.0)
-        if getattr(self.metric, "separable", False):
-            # A separable bound (a sum of one term per column and level) rules out most nodes
-            # without building their classes, as the search does.
-            heights = lattice.heights
-            terms = []
-            for j, height in enumerate(heights):
-                column = [0.0]
-                for level in range(1, int(height) + 1):
-                    levels = [0] * len(heights)
-                    levels[j] = level
-                    column.append(self.metric.loss_bound(base.roll_up(levels)))
-                terms.append(np.asarray(column))
-            bound = sum(terms[j][lattice.levels[:, j]] for j in range(len(heights)))
-            candidates = np.flatnonzero(bound < target - tie)
-        else:
-            candidates = np.arange(len(lattice))
-        rejected = np.zeros(len(lattice), dtype=bool)
-        for m in candidates.tolist():
-            rejected[m] = loss_at(m) < target - tie
-        return rejected
+    def steering_nodes(self) -> list[int]:
+        return self.replay.steering_nodes().tolist()
+
+    def weight(self, codes: np.ndarray) -> float:
+        if super().weight(codes) == 0.0:
+            return 0.0
+        return 1.0 if self.replay.returns_release(codes) else 0.0
+
+    def touched(self) -> np.ndarray | None:
+        return None if self.unreplayable else super().touched()
 
 
 class MinimalFullDomain(_NodePublisher):
@@ -694,88 +633,15 @@ def _candidates(published: PublishedClasses, person_class: np.ndarray | None, in
 
 
 def _node_of(published: PublishedClasses, population: Dataset, person_class: np.ndarray) -> tuple[int, ...]:
-    """The hierarchy level of every quasi-identifier at which each person's generalized value is
-    the published text of their class (the lowest such level).
+    """The lowest hierarchy level of every quasi-identifier at which each person's generalized
+    value is the published text of their class.
 
     Raises:
         DataError: no level of some column's hierarchy gives the published values.
     """
-    levels = []
-    for j, name in enumerate(published.qis):
-        gen = population.generalizations[name]
-        shown = published.labels[j][published.keys[person_class, j]].astype(str)
-        found = None
-        for level in range(gen.levels):
-            labels = np.asarray(population.labels(name, level), dtype=object).astype(str)
-            if np.array_equal(labels[population.generalized_codes(name, level)], shown):
-                found = level
-                break
-        if found is None:
-            raise DataError(f"column '{name}' of the release is no level of its hierarchy for these people; the "
-                            "release is not a full-domain generalization of this population.")
-        levels.append(found)
-    return tuple(levels)
+    from veil.attacks.search_replay import levels_showing
 
-
-def _most_concentrated(available: np.ndarray, size: np.ndarray) -> np.ndarray:
-    """Per row, the value counts of ``size`` records taken from ``available`` (counts per value)
-    most frequent value first: every way to take them is majorized by this one, so it has the
-    fewest distinct values and the least entropy any of them can have."""
-    ranked = -np.sort(-available, axis=1)
-    before = np.cumsum(ranked, axis=1) - ranked
-    return np.clip(size[:, None] - before, 0, ranked)
-
-
-def _touched_classes(pub: _NodePublisher) -> np.ndarray | None:
-    """The classes of the release's node that some rejected node's possible failure reaches (see
-    the module notes); ``None`` when the models are not all understood here.
-
-    A class of a rejected node holds, from each class of N it meets, some of that class's values.
-    It cannot fail distinct ℓ-diversity when even its most concentrated filling (from the values of
-    the classes it meets, pooled, or from any one of them) holds ℓ values, nor entropy
-    ℓ-diversity when that filling's entropy reaches log ℓ (entropy is Schur-concave); and it fails
-    for every assignment when it is smaller than k or cannot hold ℓ distinct values at all.
-    """
-    published = pub.published
-    distinct = [m.threshold for m in pub.models if isinstance(m, DistinctLDiversity)]
-    entropy = [m.threshold for m in pub.models if isinstance(m, EntropyLDiversity)]
-    sizes_needed = [m.threshold for m in pub.models if m.key == "k"]
-    if len(distinct) + len(entropy) + len(sizes_needed) != len(pub.models):
-        return None
-    touched = np.zeros(published.n_classes, dtype=bool)
-    if not distinct and not entropy:
-        return touched  # k-anonymity alone never depends on the sensitive values
-    need = max(distinct + entropy)
-    k = max(sizes_needed) if sizes_needed else 0
-    counts = published.counts.astype(float)
-    held = (published.counts > 0).sum(axis=1)
-    for row_class in pub.node_classes():
-        pair, keys = group_rows([row_class, pub.person_class], [int(row_class.max()) + 1, published.n_classes])
-        size = np.bincount(pair, minlength=len(keys)).astype(float)
-        m_class, n_class = keys[:, 0], keys[:, 1]
-        n_m = int(m_class.max()) + 1
-        m_size = np.bincount(m_class, weights=size, minlength=n_m)
-        # A class that fails for every assignment makes the node's rejection certain.
-        if k and (m_size < k).any():
-            continue
-        most = np.bincount(m_class, weights=np.minimum(size, held[n_class]), minlength=n_m)
-        if (most < need - 1e-9).any():
-            continue
-        pooled = np.zeros((n_m, counts.shape[1]))
-        np.add.at(pooled, m_class, counts[n_class])
-        filled = _most_concentrated(pooled, m_size)
-        may_fail = np.zeros(n_m, dtype=bool)
-        if distinct:
-            fewest = np.count_nonzero(filled, axis=1)
-            per_part = np.count_nonzero(_most_concentrated(counts[n_class], size), axis=1)
-            np.maximum.at(fewest, m_class, per_part)
-            may_fail |= fewest < max(distinct) - 1e-9
-        if entropy:
-            share = filled / np.maximum(m_size[:, None], 1)
-            logs = np.log(share, where=share > 0, out=np.zeros_like(share))
-            may_fail |= -(share * logs).sum(axis=1) < np.log(max(entropy)) - 1e-9
-        touched[np.unique(n_class[may_fail[m_class]])] = True
-    return touched
+    return tuple(found[0] for found in levels_showing(published, population, person_class))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -795,7 +661,9 @@ class MinimalityAttack:
             only ``yes`` when learning that someone does *not* have cancer is acceptable.
 
     Attributes (after :meth:`fit`):
-        exact_: whether posteriors were computed exactly (enumeration).
+        exact_: whether posteriors were computed exactly (enumeration, the algorithm replayed).
+        unreplayable_: why the algorithm cannot be replayed exactly (then only the bound is
+            reported), or ``None``.
         values_: the sensitive values (text).
         posterior_: exact mode: ``[people × values]`` posteriors; else ``None``.
         tables_: exact mode: the candidate inputs enumerated, and ``consistent_``: those the
@@ -871,7 +739,9 @@ class MinimalityAttack:
         self.person_class_ = person_class
         self.published_ = published
         self.publisher.prepare(published, population, person_class if located else None)
-        if _count_tables(published, person_class if located else None) <= self.max_tables:
+        self.unreplayable_ = self.publisher.unreplayable
+        if (self.unreplayable_ is None
+                and _count_tables(published, person_class if located else None) <= self.max_tables):
             self._enumerate(published, person_class if located else None, indptr, covers)
         else:
             self._bound(published, person_class, located)
@@ -957,6 +827,8 @@ class MinimalityAttack:
             out.update({"inputs_enumerated": self.tables_, "inputs_consistent": self.consistent_})
         elif self.proven_ is not None:
             out["proven"] = self.proven_
+        if not self.exact_:
+            out["not_enumerated"] = self.unreplayable_ or "too many inputs to enumerate"
         return out
 
     def per_person(self, ids: Sequence | None = None) -> pd.DataFrame:

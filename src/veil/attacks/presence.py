@@ -8,16 +8,20 @@ quantity δ-presence bounds); a person whose tuple is not published is not in it
 A probability of 1 is a disclosed membership: every population record with that tuple is in the
 release.
 
-The population's values are published through the release's value map (its veil manifest's
-``generalization``), so a full-domain release is attacked from the raw population; a
-quasi-identifier the manifest does not map is compared as published. Tuples are matched as
-integer codes of one factorization over both tables.
+A full-domain release is attacked from the raw population: each quasi-identifier of the
+population is generalized through its hierarchy to the level the release's manifest names
+(:func:`veil.population.publish_population`), so that a person whose value no released
+record holds still reads as the release would publish them (the release's value map would leave
+them unmatched, and call them outside the release). A quasi-identifier the manifest gives no
+level (a release by local recoding, or no manifest) is compared as published. Tuples are matched
+as integer codes of one factorization over both tables.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from pathlib import Path
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -25,6 +29,7 @@ import pandas as pd
 from veil.attacks.intersection import (_as_published, _load_manifest, _release_name, _roles, published_table,
                                       published_texts)
 from veil.classes import STAR, group_rows
+from veil.population import publish_population, release_levels
 from veil.data.io import read_table
 from veil.errors import ColumnError, DataError, ParameterError
 
@@ -81,7 +86,8 @@ def membership_attack(release, population, *, quasi_identifiers: str | Sequence[
 
     Args:
         release: a veil ``Release``, a :class:`~veil.attacks.intersection.PublishedRelease`
-            (table with its manifest) or a released table (a path or a frame).
+            (table with its manifest, and the hierarchies of its quasi-identifiers, else those its
+            configuration names) or a released table (a path or a frame).
         population: the population table (a path or a frame) with every quasi-identifier, raw.
         quasi_identifiers: the columns the adversary matches on; default: the manifest's.
         exposed_at: the probability in (0, 1] at or above which a person counts as exposed.
@@ -92,7 +98,8 @@ def membership_attack(release, population, *, quasi_identifiers: str | Sequence[
         ColumnError: the release or the population lacks a quasi-identifier.
         PopulationMismatchError: a published tuple is held by more released records than
             population records (the population does not cover the release).
-        DataError: a table or manifest cannot be read.
+        DataError: a table or manifest cannot be read; a quasi-identifier the release generalizes
+            has no hierarchy, or one that does not cover the population.
     """
     if not 0 < exposed_at <= 1:
         raise ParameterError(f"the exposure probability must be in (0, 1], not {exposed_at}.")
@@ -110,16 +117,17 @@ def membership_attack(release, population, *, quasi_identifiers: str | Sequence[
         if missing:
             raise ColumnError(f"{where} has no column '{missing[0]}', named as a quasi-identifier; "
                               "both tables need every quasi-identifier.")
-    value_map = (manifest or {}).get("generalization") or {}
+    if release_levels(manifest):
+        # A curator's view of the manifest (the gate's) carries the private file's hierarchies too.
+        folder = None if published.manifest is None or isinstance(published.manifest, Mapping) else \
+            str(Path(published.manifest).parent)
+        pop = publish_population(pop, manifest, qis, hierarchies=published.hierarchies, private=manifest,
+                                 folder=folder, where=name)
     codes, radices = [], []
     n_rel = table.num_rows
     for q in qis:
         released = published_texts(table.column(q))
         people = published_texts(pop.column(q))
-        mapping = value_map.get(q)
-        if mapping:
-            distinct = pd.Index(pd.unique(people))
-            people = np.array([mapping.get(t, t) for t in distinct], dtype=object)[distinct.get_indexer(people)]
         code, labels = pd.factorize(np.concatenate([released, people]))
         codes.append(code.astype(np.int64))
         radices.append(max(len(labels), 1))

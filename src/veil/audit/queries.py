@@ -32,6 +32,7 @@ import numpy as np
 from veil.data.encoding import MISSING_LABEL, EncodedColumn, encode_column
 from veil.data.io import Table
 from veil.errors import ColumnError, DataError, ParameterError
+from veil.untrusted import quoted, shown
 
 AGGREGATES = ("max", "min", "sum")
 _OPERATORS = ("<=", ">=", "!=", "==", "=", "<", ">")
@@ -66,7 +67,12 @@ class Query:
         aggregate = str(aggregate).strip().lower()
         if aggregate not in AGGREGATES:
             raise QueryError(f"a query asks for max, min or sum, not {aggregate!r}.")
-        rows = np.asarray(rows, dtype=np.int64).ravel()
+        try:
+            rows = np.asarray(rows, dtype=np.int64).ravel()
+        except OverflowError:  # a number beyond int64, so beyond any table
+            bad = next(r for r in rows if not -2**63 <= int(r) < 2**63)
+            raise QueryError(f"the query {quoted(text or aggregate)} names record {shown(bad, 40)}, but records are "
+                             f"numbered 0 to {n_records - 1}.") from None
         if len(rows) > 1 and not (rows[1:] > rows[:-1]).all():
             rows = np.unique(rows)
         label = text or f"{aggregate} rows {', '.join(str(r) for r in rows[:5])}{', …' if len(rows) > 5 else ''}"
@@ -209,10 +215,13 @@ class QueryParser:
                 raise QueryError(f"in the query '{text}', the column '{name}' holds text, so it is compared with "
                                  "=, != or in (…), not by order.")
             bounds = [self._number(v, name, text) for v in values]
+            if op == "between" and bounds[0] > bounds[1]:
+                raise QueryError(f"in the query '{text}', 'between {values[0]} and {values[1]}' runs downwards; "
+                                 f"write the lower bound first: between {values[1]} and {values[0]}.")
             x = col.numeric
             with np.errstate(invalid="ignore"):
                 hit = {"<": x < bounds[0], "<=": x <= bounds[0], ">": x > bounds[0], ">=": x >= bounds[0],
-                       "between": (x >= min(bounds)) & (x <= max(bounds))}[op]
+                       "between": (x >= bounds[0]) & (x <= bounds[-1])}[op]
             hit = np.where(np.isnan(x), False, hit)
         else:
             hit = np.zeros(col.cardinality, dtype=bool)

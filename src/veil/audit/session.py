@@ -19,6 +19,7 @@ from veil.audit.queries import Query, QueryError, QueryParser, numeric_column
 from veil.data.encoding import encode_column
 from veil.data.io import Table, read_table
 from veil.errors import ColumnError, DataError
+from veil.inputs import read_text
 
 
 @dataclass(frozen=True)
@@ -184,9 +185,6 @@ def read_numbered_queries(path: str | os.PathLike) -> list[tuple[int, str]]:
     path = Path(path)
     if not path.is_file():
         raise DataError(f"the queries file {str(path)!r} does not exist; check the path.")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise DataError(f"the queries file {str(path)!r} is not UTF-8 text; save it as UTF-8.") from None
+    text = read_text(path, "the queries file")  # a regular file (a pipe never ends), of a document's size
     lines = [(number, line.strip()) for number, line in enumerate(text.splitlines(), start=1)]
     return [(number, line) for number, line in lines if line and not line.startswith("#")]

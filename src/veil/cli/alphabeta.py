@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table as RichTable
 
-from veil.cli.console import command_group, fails_cleanly, stage
+from veil.cli.console import Console, command_group, fails_cleanly, stage, terminal
 from veil.errors import ParameterError
 
 if TYPE_CHECKING:
@@ -58,7 +57,7 @@ def publish_view(cfg: AnonymizationConfig, ds: Dataset, outputs: OutputSet, out:
     if as_json:
         sys.stdout.write(text)
         return
-    console = Console(highlight=False)
+    console = terminal()
     render_view(anonymizer, view, console)
     console.print(f"wrote {out} and {manifest}", soft_wrap=True)
 
@@ -127,7 +126,7 @@ def estimate_command(
     if as_json:
         sys.stdout.write(json.dumps(_answers_json(published, answers), indent=2, ensure_ascii=False) + "\n")
         return
-    console = Console(highlight=False)
+    console = terminal()
     render_answers(published, answers, console)
     if out is not None:
         console.print(f"wrote {out}")
@@ -185,8 +184,15 @@ def parameters_command(
 
     if m < 1 or (n is not None and not 1 <= n <= m):
         raise ParameterError("--m must be at least 1 and --n between 1 and --m.")
-    if (gamma is None) == (rho is None or epsilon is None):
+    if d is None and k is None:
+        raise ParameterError("give the adversary's prior bound with --d, or with --k and --n (d = k·n/m).")
+    if d is not None and k is not None:
+        raise ParameterError("give the adversary's prior bound with --d or with --k, not both.")
+    if gamma is not None and (rho is not None or epsilon is not None):
         raise ParameterError("give either --gamma, or --rho and --epsilon (the error wanted), not both.")
+    if gamma is None and (rho is None or epsilon is None):
+        raise ParameterError("give the posterior bound with --gamma, or the error wanted with --rho and --epsilon "
+                             "(both).")
     if gamma is not None:
         params = choose_parameters(gamma, m=m, d=d, k=k, n=n)
     else:
@@ -201,7 +207,7 @@ def parameters_command(
     if as_json:
         sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
         return
-    console = Console(highlight=False)
+    console = terminal()
     console.print(_parameter_line(params))
     console.print(f"exactly: α = {params.alpha}, β = {params.beta}", soft_wrap=True)
     if n is not None:

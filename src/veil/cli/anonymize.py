@@ -1,8 +1,8 @@
 """``veil anonymize``, ``veil init`` and ``veil demo``: anonymize a table as a configuration says,
 write a starter configuration, and run the whole round (anonymize, attack, write) on Adult.
 
-The release and its manifest appear together or not at all, and no output replaces a file the
-run reads (see :mod:`veil.output`).
+The release, its manifest and the manifest's private file (see :mod:`veil.manifests`) appear
+together or not at all, and no output replaces a file the run reads (see :mod:`veil.output`).
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 import typer
-from rich.console import Console
+from rich.markup import escape
 from rich.table import Table as RichTable
 
-from veil.cli.console import fails_cleanly, progress_bar, stage
+from veil.cli.console import Console, fails_cleanly, progress_bar, reads_tables, stage, terminal
 from veil.errors import ParameterError
 
 if TYPE_CHECKING:
@@ -26,9 +26,13 @@ if TYPE_CHECKING:
 
 
 def render_release(release: Release, console: Console) -> None:
-    """Print what an anonymization did: the transformation, suppression, models and metrics."""
+    """Print what an anonymization did: the transformation, every column, the suppression, the
+    models, the metrics and the warnings (what its curator sees: the manifest with its private
+    file's sections)."""
+    from veil.metrics import METRICS
+
     ds = release.dataset
-    manifest = release.manifest
+    manifest = release.curator_manifest
     console.print(f"[bold]{release.algorithm}[/]: {ds.num_rows:,} records → {release.num_rows:,} released "
                   f"in {manifest['classes']['released']:,} classes")
     if "node" in manifest:
@@ -42,6 +46,7 @@ def render_release(release: Release, console: Console) -> None:
         proof = "proven optimal" if search["proven_optimal"] else "[yellow]not proven optimal[/]"
         console.print(f"search: {search['nodes_checked']:,} of {search['nodes_total']:,} nodes checked, "
                       f"{proof} for {search['metric']}, {search['seconds']:.3f} s")
+    render_columns(release, console)
     models = RichTable(title="Privacy models on the release", title_justify="left")
     for head in ("model", "sensitive", "level", "threshold", "verdict"):
         models.add_column(head, justify="right" if head in ("level", "threshold") else "left")
@@ -50,28 +55,62 @@ def render_release(release: Release, console: Console) -> None:
         level = row["level"] if isinstance(row["level"], str) else f"{row['level']:.4g}"
         models.add_row(row["model"], row["sensitive"] or "", level, f"{row['threshold']:g}", verdict)
     console.print(models)
-    metrics = RichTable(title="Utility (information loss unless noted)", title_justify="left")
+    metrics = RichTable(title="Utility", title_justify="left")
     metrics.add_column("metric")
     metrics.add_column("value", justify="right")
+    metrics.add_column("better")
     for key, value in manifest["metrics"].items():
-        metrics.add_row(key, value if isinstance(value, str) else f"{value:.6g}")
+        better = "higher" if key in METRICS and METRICS[key].higher_is_better else "lower"
+        metrics.add_row(key, value if isinstance(value, str) else f"{value:.6g}", better)
     console.print(metrics)
     for warning in manifest.get("warnings", ()):
         console.print(f"[yellow]warning[/]: {warning}", soft_wrap=True)
 
 
+WARNING_WORDS = {"date": "dates", "free_text": "free text", "rare_values": "rare values"}
+
+
+def render_columns(release: Release, console: Console) -> None:
+    """Print every input column with its role, how the release publishes it and the warning its
+    published values call for (the sentences follow with the release's warnings)."""
+    table = RichTable(title="Columns of the release", title_justify="left")
+    for head in ("column", "role", "published", "warning"):
+        table.add_column(head)
+    for column in release.columns:
+        published = column.describe()
+        if column.profile is not None:
+            published += f" ({column.profile.distinct:,} distinct values)"
+        warning = f"[yellow]{WARNING_WORDS[column.warning]}[/]" if column.warning else ""
+        table.add_row(escape(column.name), column.role, published, warning)
+    console.print(table)
+
+
 def files_read(cfg: AnonymizationConfig, config: Path) -> list[Path]:
-    """Every file an anonymization reads: the configuration, the table and each hierarchy file."""
-    return [config, cfg.data] + [spec.path for spec in cfg.hierarchies.values() if spec.path is not None]
+    """Every file an anonymization reads: the configuration, the table, each hierarchy file and
+    each population a presence model names."""
+    return ([config, cfg.data] + [spec.path for spec in cfg.hierarchies.values() if spec.path is not None]
+            + cfg.populations())
+
+
+def wrote(paths) -> str:
+    """``wrote A, B and C``, the private file of a manifest flagged as one to keep."""
+    from veil.manifests import PRIVATE_SUFFIX
+
+    names = [f"{p} (private: keep it, do not publish it)" if str(p).endswith(PRIVATE_SUFFIX) else str(p)
+             for p in paths]
+    return f"wrote {', '.join(names[:-1])} and {names[-1]}" if len(names) > 1 else f"wrote {names[0]}"
 
 
 @fails_cleanly
+@reads_tables
 def anonymize_command(
     data: Optional[Path] = typer.Argument(None, help="Table to anonymize; overrides the config's data path."),
     config: Path = typer.Option(..., "--config", help="YAML configuration (see `veil init`)."),
     out: Path = typer.Option(..., "--out", help="Where to write the released table (CSV)."),
     manifest: Optional[Path] = typer.Option(None, "--manifest", help="Where to write the manifest (JSON), which "
-                                                                     "names the release and its SHA-256."),
+                                                                     "names the release and its SHA-256; its "
+                                                                     "private file goes beside it "
+                                                                     "(NAME.private.json)."),
     report: Optional[Path] = typer.Option(None, "--report", help="Also write the release's report (one "
                                                                  "self-contained HTML page)."),
     as_json: bool = typer.Option(False, "--json", help="Print the manifest instead of tables."),
@@ -80,6 +119,10 @@ def anonymize_command(
                                                                 "manifest and the ledger's gate flag such a release, "
                                                                 "which another release of the table in the same order "
                                                                 "joins by position."),
+    spreadsheet_guard: bool = typer.Option(False, "--spreadsheet-guard",
+                                           help="Write ' before every text cell a spreadsheet would run as a formula "
+                                                "(=, +, -, @ …, numbers excepted), as output: {spreadsheet_guard: "
+                                                "true} does; the manifest says so."),
     engine: Optional[str] = typer.Option(None, "--engine", help="local or spark: where the records are read and "
                                                                 "counted (default: the configuration's engine)."),
     master: Optional[str] = typer.Option(None, "--master", help="The Spark master (default: the configuration's "
@@ -88,15 +131,19 @@ def anonymize_command(
 ) -> None:
     """Anonymize a table as a configuration says, writing the release and its manifest.
 
-    The rows are shuffled with the secure source unless --keep-order (or output: {shuffle: false})
-    keeps the input's order, which the manifest then warns about. The release, the manifest and
-    the report appear together or not at all; no output may replace a file the run reads (the
-    table, the configuration, a hierarchy file). With the Spark
+    The manifest is published with the release; its private file (beside it, NAME.private.json)
+    holds what was derived from the input table (its size, the value map, the reference
+    distributions, the metrics) and is kept by the curator: veil check, report and publish read
+    it. The rows are shuffled with the secure source unless --keep-order (or output: {shuffle:
+    false}) keeps the input's order, which the manifest then warns about. The release, the
+    manifest, its private file and the report appear together or not at all; no output may
+    replace a file the run reads (the table, the configuration, a hierarchy file). With the Spark
     engine (--engine spark, or 'engine:' in the configuration) the release is written by Spark as
     a new folder of Parquet (OUT ending in .parquet) or CSV part files.
     """
     from veil.config import load_config
     from veil.engines import make_engine
+    from veil.manifests import private_path, put_private
     from veil.output import OutputSet
 
     cfg = load_config(config, data=data)
@@ -106,6 +153,11 @@ def anonymize_command(
     if keep_order:
         # The manifest records the configuration the release was made with, this flag included.
         cfg = dataclasses.replace(cfg, output=dataclasses.replace(cfg.output, shuffle=False))
+    if spreadsheet_guard and cfg.algorithm.name == "alphabeta":
+        raise ParameterError("--spreadsheet-guard applies to generalized or partitioned releases; an αβ view publishes "
+                             "the values of public domains, so leave it out.")
+    if spreadsheet_guard:
+        cfg = dataclasses.replace(cfg, output=dataclasses.replace(cfg.output, spreadsheet_guard=True))
     name = engine or cfg.engine.name
     spark = name == "spark"
     if spark and cfg.algorithm.name == "alphabeta":
@@ -117,13 +169,17 @@ def anonymize_command(
     if report is not None and cfg.algorithm.name == "alphabeta":
         raise ParameterError("--report describes a generalized or partitioned release; the αβ algorithm publishes "
                              "a view, so leave --report out.")
+    if cfg.output.spreadsheet_guard and spark:
+        raise ParameterError("the spreadsheet guard is written by the local engine only; leave it out or use the "
+                             "local engine.")
     if report is not None and spark:
         # The report reads the published table in memory, which only the local engine holds.
         raise ParameterError("--report reads the published table in memory, which the Spark engine does not hold; "
                              "leave --report out or use the local engine.")
     reader = make_engine(name, master=master or cfg.engine.master, config=cfg.engine.config)
-    outputs = OutputSet([out] + ([manifest] if manifest else []) + ([report] if report else []),
-                        reads=files_read(cfg, config), folders=[out] if spark else ())
+    secret = private_path(manifest) if manifest and cfg.algorithm.name != "alphabeta" else None
+    outputs = OutputSet([out] + ([manifest] if manifest else []) + ([secret] if secret else [])
+                        + ([report] if report else []), reads=files_read(cfg, config), folders=[out] if spark else ())
     with stage(f"loading {cfg.data.name}"):
         ds = cfg.dataset(engine=reader) if spark else cfg.dataset()
     if cfg.algorithm.name == "alphabeta":
@@ -136,11 +192,13 @@ def anonymize_command(
         anonymizer.fit(ds, progress=progress)
     with stage("transforming"):
         release = anonymizer.transform(ds, suppressed=cfg.output.suppressed, shuffle=cfg.output.shuffle,
-                                       rng=cfg.output.seed)
+                                       rng=cfg.output.seed).guard_spreadsheets(cfg.output.spreadsheet_guard)
         # Full-domain generalization reads a column through its hierarchy only; the other
         # algorithms treat a text column as nominal, which a stray text value makes silently.
         notes = ds.stray_text_notes() if cfg.algorithm.name != "fulldomain" else []
-        document = {**release.manifest, "config": cfg.to_dict(), **({"notes": notes} if notes else {})}
+        document = {**release.manifest, "config": cfg.to_dict()}
+        # The notes name values of the input: the curator's, never published.
+        private = {**release.private_manifest, **({"notes": notes} if notes else {})}
     if report is not None:
         from veil.report import release_report_of, render_html
 
@@ -151,6 +209,7 @@ def anonymize_command(
         if report is not None:
             outputs.put(report, report_text)
         if manifest:
+            put_private(outputs, secret, private, describes={"release": out})
             manifest_text = outputs.put_manifest(manifest, document, describes={"release": out})
         else:
             manifest_text = json.dumps({**document, "release": outputs.describe(out)}, indent=2,
@@ -159,16 +218,16 @@ def anonymize_command(
     if as_json:
         sys.stdout.write(manifest_text)
     else:
-        console = Console(highlight=False)
+        console = terminal()
         render_release(release, console)
         for note in notes:
             console.print(f"note: {note}", markup=False)
-        written = [str(p) for p in (out, manifest, report) if p is not None]
-        console.print(f"wrote {', '.join(written[:-1])} and {written[-1]}" if len(written) > 1
-                      else f"wrote {out}", soft_wrap=True)
+        console.print(wrote([p for p in (out, manifest, secret, report) if p is not None]), soft_wrap=True,
+                      markup=False)
 
 
 @fails_cleanly
+@reads_tables
 def init_command(
     data: Path = typer.Argument(..., help="Table to write a starter configuration for."),
     out: Optional[Path] = typer.Option(None, "--out", help="Configuration file to write (default: DATA.yaml)."),
@@ -184,7 +243,7 @@ def init_command(
     target = out if out is not None else data.with_suffix(".yaml")
     with stage(f"reading {data.name}"):
         write_starter_config(data, target, delimiter=delimiter, overwrite=force)
-    Console(highlight=False).print(f"wrote {target}; every role and hierarchy marked '# guessed' is a guess: "
+    terminal().print(f"wrote {target}; every role and hierarchy marked '# guessed' is a guess: "
                                    "review them before anonymizing.")
 
 
@@ -203,11 +262,13 @@ def demo_command(
     sensitive: occupation. Optimal full-domain generalization for 5-anonymity and entropy
     3-diversity with at most 2 % of the records suppressed, then the homogeneity, background-
     knowledge, skewness and similarity attacks and the disclosure measures on the release;
-    writes OUT/release.csv (the input's delimiter and column order), OUT/manifest.json and the
-    release's report, OUT/report.html (one self-contained page to read or hand on). The
+    writes OUT/release.csv (the input's delimiter and column order), OUT/manifest.json, its
+    private file OUT/manifest.private.json (to keep, not to publish) and the release's report,
+    OUT/report.html (one self-contained page for the curator). The
     release is then published through the gate of the ledger OUT/ledger.db; a second release with
     the same models, optimized for discernibility instead of loss (OUT/refused/), is refused
-    there, because intersected with the first it pins a person's occupation.
+    there, because intersected with the first it pins a person's occupation. OUT must not hold an
+    earlier demo.
     """
     from veil.anonymize import FullDomain
     from veil.attacks import attack_release
@@ -215,6 +276,7 @@ def demo_command(
     from veil.cli.ledger import render_decision
     from veil.data.bundled import ADULT_QUASI_IDENTIFIERS, ADULT_SENSITIVE, adult_csv, load_adult
     from veil.ledger import Ledger
+    from veil.manifests import private_path, put_private
     from veil.models import EntropyLDiversity, KAnonymity
     from veil.output import OutputSet
     from veil.report import release_report_of, render_html
@@ -222,8 +284,13 @@ def demo_command(
     if out.exists() and not out.is_dir():
         raise ParameterError(f"{str(out)!r} is a file; give a folder for the demo's outputs.")
     release_path, manifest_path, report_path = out / "release.csv", out / "manifest.json", out / "report.html"
+    held = [path.name for path in (release_path, manifest_path, out / "ledger.db") if path.exists()]
+    if held:
+        raise ParameterError(f"{str(out)!r} holds an earlier demo ({', '.join(held)}), whose ledger would publish a "
+                             "second release under the same name; give --out a new folder, or remove that one.")
     second_path, second_manifest = out / "refused" / "release.csv", out / "refused" / "manifest.json"
-    outputs = OutputSet([release_path, manifest_path, report_path, second_path, second_manifest], make_folders=True)
+    outputs = OutputSet([release_path, manifest_path, private_path(manifest_path), report_path, second_path,
+                         second_manifest, private_path(second_manifest)], make_folders=True)
     with stage("loading the bundled Adult table"):
         ds = load_adult(ADULT_QUASI_IDENTIFIERS, ADULT_SENSITIVE)
 
@@ -243,10 +310,14 @@ def demo_command(
         report_text = render_html(release_report_of(release))
     with stage(f"writing {out}"), outputs:
         outputs.put(release_path, release.csv_chunks())
-        manifest_text = outputs.put_manifest(manifest_path, {**release.manifest, "attacks": attacks.to_dict()},
-                                             describes={"release": release_path})
+        # The attacks' findings read the input's distributions: the curator's, in the private file.
+        put_private(outputs, private_path(manifest_path), {**release.private_manifest, "attacks": attacks.to_dict()},
+                    describes={"release": release_path})
+        manifest_text = outputs.put_manifest(manifest_path, release.manifest, describes={"release": release_path})
         outputs.put(report_path, report_text)
         outputs.put(second_path, second.csv_text())
+        put_private(outputs, private_path(second_manifest), second.private_manifest,
+                    describes={"release": second_path})
         outputs.put_manifest(second_manifest, second.manifest, describes={"release": second_path})
         outputs.commit()
     ledger, _ = Ledger.init(out / "ledger.db")
@@ -261,13 +332,14 @@ def demo_command(
     if as_json:
         sys.stdout.write(manifest_text)
         return
-    console = Console(highlight=False)
+    console = terminal()
     console.print(f"veil demo: Adult, {DEMO_MODELS}\n")
     render_release(release, console)
     console.print("\n[bold]The adversary's view[/]: attacks on the release itself")
     render_single(attacks, console)
-    console.print(f"wrote {release_path}, {manifest_path} and {report_path}")
-    lines = Console(highlight=False, soft_wrap=True)
+    console.print(wrote([release_path, manifest_path, private_path(manifest_path), report_path]), soft_wrap=True,
+                  markup=False)
+    lines = terminal(soft_wrap=True)
     lines.print(f"\n[bold]The release ledger[/] {out / 'ledger.db'}: this release passes its gate; a second one of "
                 "the same people, with the same models optimized for discernibility, does not")
     render_decision(published, lines)

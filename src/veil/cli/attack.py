@@ -7,8 +7,9 @@ minimality`` reasons as an adversary who knows the algorithm (Wong et al., VLDB 
 attack matching`` joins two releases by row position (Sweeney 2002), ``veil attack join`` two
 projections on their shared columns (Wang and Fung 2006), ``veil attack correspondence`` matches
 the records of two versions of a growing table (Fung et al., EDBT 2008), and ``veil attack
-presence`` gives each person of a population the probability of being in a release. Errors a user
-can cause are one sentence on standard error with exit status 2, as everywhere in veil.
+presence`` gives each person of a population the probability of being in a release. Every attack
+exits 0 when it exposes no one and 1 when it does (each command's help says what counts). Errors a
+user can cause are one sentence on standard error with exit status 2, as everywhere in veil.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from typing import List, Optional
 
 import pandas as pd
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table as RichTable
 
@@ -29,8 +29,8 @@ from veil.attacks.intersection import (GENERALIZED, MICROAGGREGATED, Intersectio
                                        intersection_attack)
 from veil.attacks.single import (DEFAULT_LEVEL, DEFAULT_SKEW, DEFAULT_THRESHOLD, ColumnAttacks,
                                  SingleReleaseReport, attack_release)
-from veil.cli.console import (command_group, fails_cleanly, files_named, parse_orders, parse_pairs, split_names,
-                              stage)
+from veil.cli.console import (Console, EXIT_FAILED_CHECK, command_group, fails_cleanly, files_named, parse_orders, parse_pairs,
+                              reads_tables, split_names, stage, terminal)
 from veil.errors import ParameterError
 from veil.output import OutputSet
 
@@ -42,6 +42,7 @@ SHOWN = 3
 
 @attack_app.command("single")
 @fails_cleanly
+@reads_tables
 def single_command(
     data: Path = typer.Argument(..., help="Released table (CSV or Parquet) to attack."),
     qi: str = typer.Option(..., "--qi", help="Quasi-identifying columns, comma-separated."),
@@ -64,6 +65,9 @@ def single_command(
     Generalized quasi-identifier values are read as text: records with equal values form a class.
 
     A hierarchy on a sensitive column (--hierarchy) gives the similarity attack its groups.
+
+    Exits 1 when an attack exposes a record: its class gives away its sensitive value
+    (homogeneity) or, with --hierarchy, the group of that value (similarity).
     """
     qis, sens = split_names(qi), split_names(sensitive)
     if not sens:
@@ -86,7 +90,10 @@ def single_command(
     if as_json:
         sys.stdout.write(json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
-        render_single(report, Console(highlight=False))
+        render_single(report, terminal())
+    if any(len(col.homogeneity.records) or (col.similarity is not None and len(col.similarity.records))
+           for col in report.by_sensitive.values()):
+        raise typer.Exit(EXIT_FAILED_CHECK)
 
 
 def _names(tally: dict[str, int]) -> str:
@@ -185,7 +192,10 @@ def _positions(items: List[str], option: str, releases: List[Path]) -> dict[int,
     """``N=VALUE`` or ``RELEASE=VALUE`` items, keyed by the release's position (0-based)."""
     out = {}
     for key, value in parse_pairs(items, option).items():
-        out[_position(key, option, releases)] = value
+        position = _position(key, option, releases)
+        if position in out:
+            raise ParameterError(f"{option} is given twice for release {position + 1}; give it once.")
+        out[position] = value
     return out
 
 
@@ -205,6 +215,7 @@ def _position(key: str, option: str, releases: List[Path]) -> int:
 
 @attack_app.command("intersection")
 @fails_cleanly
+@reads_tables
 def intersection_command(
     releases: List[Path] = typer.Argument(..., help="Two or more released tables (CSV or Parquet)."),
     targets: Path = typer.Option(..., "--targets", help="The people attacked: their quasi-identifier values "
@@ -235,7 +246,8 @@ def intersection_command(
     microaggregated release. The sets of sensitive values of their classes are intersected;
     the summary gives the effective anonymity before and after (EA), its drop, the vulnerable
     population (drop > 0) and PVP_C, the share of targets whose confidence 1/|intersection| is at
-    least C.
+    least C. Exits 1 when the releases together breach a target perfectly (one sensitive value
+    left).
     """
     levels = parse_levels(confidence)
     if len(releases) < 2:
@@ -249,6 +261,9 @@ def intersection_command(
     micro = {_position(key, "--microaggregated", releases) for key in split_names(microaggregated)}
     hierarchies = parse_pairs(hierarchy, "--hierarchy")
     orders = parse_orders(order)
+    for position, path in manifests.items():
+        _belongs(path, releases[position])
+    _refuse_other_columns(qi, manifests, len(releases), hierarchy=list(hierarchies), order=list(orders))
     published = [PublishedRelease(path, manifest=manifests.get(i), kind=MICROAGGREGATED if i in micro else "auto",
                                   delimiter=delimiter)
                  for i, path in enumerate(releases)]
@@ -271,9 +286,11 @@ def intersection_command(
         sys.stdout.write(json.dumps({**result.summary(), "per_target": per_target}, indent=2,
                                     ensure_ascii=False) + "\n")
     else:
-        render_intersection(result, Console(highlight=False))
+        render_intersection(result, terminal())
         if out is not None:
-            Console(highlight=False).print(f"wrote {out}", markup=False)
+            terminal().print(f"wrote {out}", markup=False)
+    if result.breached(1.0).any():
+        raise typer.Exit(EXIT_FAILED_CHECK)
 
 
 def _pct(value: float) -> str:
@@ -380,7 +397,8 @@ def minimality_publisher(cfg, publisher: str):
                                  f"allows {cfg.suppression_limit:g} of the records; set suppression_limit: 0.")
         if publisher == "minimal":
             return MinimalFullDomain(models)
-        return OptimalFullDomain(models, metric=cfg.metric())
+        return OptimalFullDomain(models, metric=cfg.metric(), search=spec.options.get("search", "optimal"),
+                                 time_limit=spec.options.get("time_limit"))
     if publisher == "minimal":
         raise ParameterError(f"--publisher minimal describes a full-domain release, and this configuration uses "
                              f"{spec.name}; leave --publisher out.")
@@ -430,7 +448,7 @@ def _population(cfg, path: Path, delimiter: Optional[str]):
     if missing:
         raise ParameterError(f"the population table has no column '{missing[0]}'; it needs every quasi-identifier "
                              f"({', '.join(cfg.quasi_identifiers)}).")
-    hierarchies = {name: spec.build(None if spec.kind == "file" else table.data.column(name))
+    hierarchies = {name: spec.build(None if spec.kind == "file" else table.data.column(name), cfg.missing_values)
                    for name, spec in cfg.hierarchies.items() if name in cfg.quasi_identifiers}
     return Dataset(table, quasi_identifiers=list(cfg.quasi_identifiers), hierarchies=hierarchies,
                    orders={k: list(v) for k, v in cfg.orders.items() if k in cfg.quasi_identifiers},
@@ -439,6 +457,7 @@ def _population(cfg, path: Path, delimiter: Optional[str]):
 
 @attack_app.command("minimality")
 @fails_cleanly
+@reads_tables
 def minimality_command(
     release: Path = typer.Argument(..., help="The released table (CSV or Parquet)."),
     config: Path = typer.Option(..., "--config", help="The configuration the release was made with: roles, "
@@ -464,7 +483,8 @@ def minimality_command(
     table that could have produced it, and reads each person's posterior of every sensitive value
     off them. On small tables the inputs are enumerated and the posteriors are exact; on large
     ones the attack reports a lower bound on the people whose posterior exceeds the threshold,
-    exact where it can prove it, and says which.
+    exact where it can prove it, and says which. Exits 1 when someone's posterior exceeds the
+    threshold.
     """
     from veil.attacks.minimality import MinimalityAttack
     from veil.config import load_config
@@ -491,10 +511,12 @@ def minimality_command(
     if as_json:
         summary["per_person"] = json.loads(per_person.to_json(orient="records"))
         sys.stdout.write(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
-        return
-    render_minimality(summary, Console(highlight=False))
-    if out is not None:
-        Console(highlight=False).print(f"wrote {out}", markup=False)
+    else:
+        render_minimality(summary, terminal())
+        if out is not None:
+            terminal().print(f"wrote {out}", markup=False)
+    if attack.exceeding_ > 0:
+        raise typer.Exit(EXIT_FAILED_CHECK)
 
 
 def render_minimality(summary: dict, console: Console) -> None:
@@ -508,9 +530,9 @@ def render_minimality(summary: dict, console: Console) -> None:
         console.print(f"inputs that could have produced the release: {summary['inputs_consistent']:,} of the "
                       f"{summary['inputs_enumerated']:,} the classes allow; posteriors exact")
     elif summary.get("proven"):
-        console.print(f"too many inputs to enumerate; {escape(summary['proven'])}")
+        console.print(f"{escape(summary['not_enumerated'])}; {escape(summary['proven'])}")
     else:
-        console.print(f"too many inputs to enumerate: posteriors known exactly for "
+        console.print(f"{escape(summary['not_enumerated'])}: posteriors known exactly for "
                       f"{summary['people_known_exactly']:,} people; the count below is "
                       f"{'exact' if exact else 'a lower bound'}")
     console.print(f"people whose posterior exceeds {summary['threshold']:.4g}: [bold]{'' if exact else 'at least '}"
@@ -518,7 +540,53 @@ def render_minimality(summary: dict, console: Console) -> None:
 
 
 def _release(path: Path, manifest: Optional[Path], delimiter: Optional[str]) -> PublishedRelease:
+    """A release file with its manifest, which must be the one written with it."""
+    if manifest is not None:
+        _belongs(manifest, path)
     return PublishedRelease(path, manifest=manifest, delimiter=delimiter)
+
+
+def _belongs(manifest, release: Path) -> None:
+    """Refuse a manifest written with another release than ``release`` (e.g. two swapped). A
+    manifest that names no release file (one written alone, by ``Release.write_manifest``)
+    cannot be checked, and is read as it is.
+
+    Raises:
+        DataError: the manifest names another file, or the file's SHA-256 is not the one it gives.
+    """
+    from veil.output import load_manifest
+
+    try:
+        named = json.loads(Path(manifest).read_text(encoding="utf-8")).get("release")
+    except (OSError, ValueError, AttributeError):
+        return  # the attack says what is wrong with the manifest
+    if named is not None:
+        load_manifest(manifest, release=release)
+
+
+def _refuse_other_columns(qi: Optional[str], manifests: dict[int, str], count: int, **named: List[str]) -> None:
+    """Refuse a ``--hierarchy`` or ``--order`` column that is not one of the quasi-identifiers the
+    attack reads (``--qi``, else the first manifest's, as the attack takes them).
+
+    Raises:
+        ParameterError: such a column, named with the option.
+    """
+    qis = split_names(qi)
+    for position in range(count):
+        if qis or position not in manifests:
+            continue
+        try:
+            roles = json.loads(Path(manifests[position]).read_text(encoding="utf-8")).get("roles") or {}
+        except (OSError, ValueError, AttributeError):
+            return  # the attack reports what is wrong with that manifest
+        qis = [str(name) for name in roles.get("quasi_identifiers") or []]
+    if not qis:
+        return  # the attack says the quasi-identifiers are missing
+    for option, columns in named.items():
+        for column in columns:
+            if column not in qis:
+                raise ParameterError(f"--{option} names '{column}', which is not a quasi-identifier of the attack "
+                                     f"({', '.join(qis)}); name one of those or leave it out.")
 
 
 def _print_summary(title: str, summary: dict, as_json: bool) -> None:
@@ -526,7 +594,7 @@ def _print_summary(title: str, summary: dict, as_json: bool) -> None:
     if as_json:
         sys.stdout.write(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
         return
-    console = Console(highlight=False)
+    console = terminal()
     table = RichTable(title=title, title_justify="left")
     table.add_column("figure")
     table.add_column("value", justify="right")
@@ -543,6 +611,7 @@ def _print_summary(title: str, summary: dict, as_json: bool) -> None:
 
 @attack_app.command("matching")
 @fails_cleanly
+@reads_tables
 def matching_command(
     first: Path = typer.Argument(..., help="The earlier released table (CSV or Parquet)."),
     second: Path = typer.Argument(..., help="The later released table of the same records."),
@@ -559,7 +628,7 @@ def matching_command(
 
     Releases in the same row order are seen to be (their common columns agree on every row); each
     row's classes are then intersected. Reports the rows whose candidate set narrows and those
-    left in a class smaller than k.
+    left in a class smaller than k; exits 1 when a row is so exposed.
     """
     from veil.attacks.matching import matching_attack
 
@@ -568,10 +637,13 @@ def matching_command(
                                  _release(second, second_manifest, delimiter),
                                  quasi_identifiers=split_names(qi) or None, k=k, delimiter=delimiter)
     _print_summary("Unsorted matching", result.summary(), as_json)
+    if result.linkable and len(result.exposed):
+        raise typer.Exit(EXIT_FAILED_CHECK)
 
 
 @attack_app.command("join")
 @fails_cleanly
+@reads_tables
 def join_command(
     first: Path = typer.Argument(..., help="The earlier released table T1 (its records are the people)."),
     second: Path = typer.Argument(..., help="The later released table T2, another projection of the same records."),
@@ -603,11 +675,12 @@ def join_command(
                              hierarchies=parse_pairs(hierarchy, "--hierarchy"), delimiter=delimiter)
     _print_summary("Join attack", result.summary(), as_json)
     if not result.passed:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_FAILED_CHECK)
 
 
 @attack_app.command("correspondence")
 @fails_cleanly
+@reads_tables
 def correspondence_command(
     first: Path = typer.Argument(..., help="The earlier release R1 (CSV or Parquet)."),
     second: Path = typer.Argument(..., help="The later release R2, of the earlier table grown by new records."),
@@ -655,19 +728,24 @@ def correspondence_command(
             outputs.commit()
     _print_summary("Tuple-correspondence attacks", result.summary(), as_json)
     if out is not None and not as_json:
-        Console(highlight=False).print(f"wrote {out}", markup=False)
+        terminal().print(f"wrote {out}", markup=False)
     if not result.passed:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_FAILED_CHECK)
 
 
 @attack_app.command("presence")
 @fails_cleanly
+@reads_tables
 def presence_command(
     release: Path = typer.Argument(..., help="The released table (CSV or Parquet)."),
     population: Path = typer.Option(..., "--population", help="The population table the release was drawn from."),
     qi: Optional[str] = typer.Option(None, "--qi", help="Quasi-identifying columns (default: the manifest's)."),
-    manifest: Optional[Path] = typer.Option(None, "--manifest", help="The release's veil manifest (its value map "
-                                                                     "publishes the population's values)."),
+    manifest: Optional[Path] = typer.Option(None, "--manifest", help="The release's veil manifest (the level of "
+                                                                     "each quasi-identifier, and the hierarchy files "
+                                                                     "that publish the population's values)."),
+    hierarchy: List[str] = typer.Option([], "--hierarchy", help="COL=FILE: the ARX hierarchy the release generalized "
+                                                                "a quasi-identifier with (default: the file its "
+                                                                "manifest names); repeatable."),
     exposed_at: float = typer.Option(1.0, "--exposed-at", help="Membership probability at which a person counts "
                                                               "as exposed."),
     delimiter: Optional[str] = typer.Option(None, "--delimiter", help="CSV delimiter (default: sniffed)."),
@@ -676,12 +754,18 @@ def presence_command(
     """The probability that each person of a population is in a release (membership disclosure).
 
     A person whose published tuple is shared by f released and F population records is in the
-    release with probability f / F (what δ-presence bounds).
+    release with probability f / F (what δ-presence bounds). The population is generalized through
+    the hierarchies to the levels the manifest names. Exits 1 when someone's probability reaches
+    --exposed-at.
     """
     from veil.attacks.presence import membership_attack
 
     with stage("matching the population with the release"):
-        result = membership_attack(_release(release, manifest, delimiter), population,
+        target = PublishedRelease(release, manifest=manifest, delimiter=delimiter,
+                                  hierarchies=parse_pairs(hierarchy, "--hierarchy"))
+        result = membership_attack(target, population,
                                    quasi_identifiers=split_names(qi) or None, exposed_at=exposed_at,
                                    delimiter=delimiter)
     _print_summary("Membership attack", result.summary(), as_json)
+    if len(result.exposed):
+        raise typer.Exit(EXIT_FAILED_CHECK)

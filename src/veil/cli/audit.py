@@ -16,11 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table as RichTable
 
-from veil.cli.console import fails_cleanly, print_error, stage
+from veil.cli.console import Console, fails_cleanly, print_error, reads_tables, stage, terminal
 from veil.errors import ParameterError, VeilError
 from veil.output import OutputSet
 
@@ -81,6 +80,7 @@ def _report(session: AuditSession, attack: DenialAttack | None) -> dict:
 
 
 @fails_cleanly
+@reads_tables
 def audit_command(
     data: Path = typer.Argument(..., help="The table (CSV or Parquet)."),
     column: str = typer.Option(..., "--column", help="The numeric column the queries aggregate."),
@@ -112,7 +112,7 @@ def audit_command(
 
     outputs = OutputSet([log], reads=[data, queries]) if log is not None else None
     session = AuditSession(data, column, auditor=auditor, id_column=id_column, delimiter=delimiter)
-    console = Console(highlight=False)
+    console = terminal()
     if queries is not None:
         parsed = session.parse_file(queries)
         if not parsed:

@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, List, Optional
 
 import typer
-from rich.console import Console
+from rich.markup import escape
 from rich.table import Table as RichTable
 
-from veil.cli.console import (ENGINE, EXIT_FAILED_CHECK, MASTER, engine_named, fails_cleanly, parse_orders, parse_pairs,
-                              split_names, stage)
+from veil.cli.console import (Console, ENGINE, EXIT_FAILED_CHECK, MASTER, engine_named, fails_cleanly, parse_orders,
+                              parse_pairs, reads_tables, split_names, stage, terminal)
+from veil.errors import ParameterError
 
 if TYPE_CHECKING:
     from veil.check import CheckReport
@@ -41,9 +42,10 @@ def render(report: CheckReport, console: Console) -> None:
     from veil.check import SUMMARY_KEYS
 
     ds = report.classes.dataset
+    # Column names are the table's text: shown as written, never read as markup.
     console.print(f"[bold]{report.rows:,}[/] records in [bold]{report.classes.n_classes:,}[/] equivalence classes; "
-                  f"quasi-identifiers: {', '.join(ds.quasi_identifiers)}; "
-                  f"sensitive: {', '.join(ds.sensitive) or 'none'}")
+                  f"quasi-identifiers: {escape(', '.join(ds.quasi_identifiers))}; "
+                  f"sensitive: {escape(', '.join(ds.sensitive)) or 'none'}")
     table = RichTable(title="Privacy models", title_justify="left")
     table.add_column("key", no_wrap=True)
     table.add_column("model", no_wrap=True)
@@ -80,12 +82,17 @@ def render(report: CheckReport, console: Console) -> None:
 
 
 @fails_cleanly
+@reads_tables
 def check_command(
     data: Path = typer.Argument(..., help="CSV or Parquet table to check."),
-    qi: str = typer.Option(..., "--qi", help="Quasi-identifying columns, comma-separated."),
+    qi: Optional[str] = typer.Option(None, "--qi", help="Quasi-identifying columns, comma-separated (default with "
+                                                        "--manifest: the roles it names)."),
     sensitive: Optional[str] = typer.Option(None, "--sensitive", help="Sensitive columns, comma-separated."),
     identifying: Optional[str] = typer.Option(None, "--identifying", help="Identifying columns (ignored)."),
-    hierarchy: List[str] = typer.Option([], "--hierarchy", help="COL=FILE: an ARX hierarchy CSV; repeatable."),
+    hierarchy: List[str] = typer.Option([], "--hierarchy", help="COL=FILE: an ARX hierarchy CSV; repeatable. With "
+                                                                "--manifest, a quasi-identifier's hierarchy "
+                                                                "generalizes the population (default: the file the "
+                                                                "manifest names)."),
     order: List[str] = typer.Option([], "--order", help="COL=v1,v2,… or COL=FILE: value order of an ordinal column."),
     delimiter: Optional[str] = typer.Option(None, "--delimiter", help="CSV delimiter (default: sniffed)."),
     c: float = typer.Option(2.0, "--c", help="c of recursive (c,ℓ)-diversity."),
@@ -102,8 +109,12 @@ def check_command(
         None, "--delta-presence", help="DMIN,DMAX: check δ-presence against the population (e.g. 0,0.5)."),
     k_map: Optional[int] = typer.Option(None, "--k-map", help="Check k-map against the population at this k."),
     manifest: Optional[Path] = typer.Option(
-        None, "--manifest", help="The release's manifest: judge it as veil anonymize did (the input's reference "
-                                 "distributions; rows all * are its suppressed records when it shows them)."),
+        None, "--manifest", help="The release's manifest: judge it as veil anonymize did (rows all * are its "
+                                 "suppressed records when it shows them; a population is generalized to its "
+                                 "levels through the hierarchies)."),
+    private: Optional[Path] = typer.Option(
+        None, "--private", help="The release's private file, with the input's reference distributions (default: "
+                                "the one beside the manifest, when it is there)."),
     earlier: Optional[Path] = typer.Option(
         None, "--earlier", help="An earlier release of the same records (its manifest, or its table): measure join "
                                 "k-anonymity of this table as a second release given it, at --k and --l."),
@@ -118,28 +129,81 @@ def check_command(
     Exits 1 when a threshold given with --k, --alpha, --l, --t, --delta, --beta, --delta-presence or
     --k-map is not met, or, with --earlier, join k-anonymity at --k and --l. With --engine spark the
     class × sensitive-value counts are aggregated by Spark and measured here.
+
+    With --manifest, the quasi-identifiers and sensitive columns are those the manifest names,
+    unless --qi and --sensitive are given.
     """
     from veil.check import check
     from veil.data.dataset import Dataset
+    from veil.data.io import read_table
+    from veil.manifests import combined, load_private, referenced_hierarchy
     from veil.models import JoinKAnonymity
     from veil.output import load_manifest
+    from veil.spreadsheet import is_guarded, unguard_table
 
+    if private is not None and manifest is None:
+        raise ParameterError("--private is the private file of a release's manifest; give --manifest too.")
+    if earlier_manifest is not None and earlier is None:
+        raise ParameterError("--earlier-manifest describes the table given with --earlier; give --earlier too, or "
+                             "leave --earlier-manifest out.")
+    hierarchies = parse_pairs(hierarchy, "--hierarchy")
+    doc = load_manifest(manifest, release=data) if manifest else None
+    quasi, sensitive_columns = roles_of(qi, sensitive, doc)
+    # A released table publishes its quasi-identifiers generalized: their hierarchies generalize the
+    # population to the manifest's levels, not the published cells.
+    given = {q: h for q, h in hierarchies.items() if q in quasi} if manifest else {}
+    if manifest:
+        doc = combined(doc, load_private(manifest, doc, private))
+        if population is not None:
+            # the hierarchy files the manifest names (checked by their SHA-256), for those not given
+            for q in quasi:
+                named = None if q in given else referenced_hierarchy(doc, q, manifest.parent)
+                if named is not None:
+                    given[q] = named
     reader = engine_named(engine, master)
+    source = data
+    if is_guarded(doc):
+        # written with the spreadsheet guard: read it as it was released
+        if engine != "local":
+            raise ParameterError("a release written with the spreadsheet guard is read by the local engine; leave "
+                                 "--engine out.")
+        source = unguard_table(read_table(data, delimiter).data)
     with stage(f"loading {data.name}"):
-        ds = reader.dataset(data, quasi_identifiers=split_names(qi), sensitive=split_names(sensitive),
-                            identifying=split_names(identifying), hierarchies=parse_pairs(hierarchy, "--hierarchy"),
+        ds = reader.dataset(source, quasi_identifiers=quasi, sensitive=sensitive_columns,
+                            identifying=split_names(identifying),
+                            hierarchies={c: h for c, h in hierarchies.items() if c not in given},
                             orders=parse_orders(order), delimiter=delimiter)
         pop = Dataset(population, quasi_identifiers=ds.quasi_identifiers, delimiter=delimiter) if population else None
     with stage("measuring the models and the risk"):
         report = check(ds, c=c, k=k, alpha=alpha, l=l, t=t, delta=delta, beta=beta,
                        risk_threshold=risk_threshold, population=pop,
-                       delta_presence=parse_bounds(delta_presence), k_map=k_map,
-                       manifest=load_manifest(manifest, release=data) if manifest else None,
+                       delta_presence=parse_bounds(delta_presence), k_map=k_map, manifest=doc, hierarchies=given,
                        join=JoinKAnonymity(earlier, k, l, manifest=earlier_manifest) if earlier else None)
     report.notes.extend(ds.stray_text_notes())
     emit(report, as_json)
     if report.passed is False:
         raise typer.Exit(EXIT_FAILED_CHECK)
+
+
+def roles_of(qi: Optional[str], sensitive: Optional[str], manifest: Optional[dict]) -> tuple[list[str], list[str]]:
+    """The quasi-identifiers and sensitive columns to check: those given, else the manifest's roles.
+
+    Raises:
+        ParameterError: no --qi and no manifest, or a manifest that names no quasi-identifier.
+    """
+    roles = (manifest or {}).get("roles") or {}
+    if qi is None:
+        if manifest is None:
+            raise ParameterError("give the quasi-identifying columns with --qi, or the release's manifest with "
+                                 "--manifest, which names them.")
+        quasi = [str(name) for name in roles.get("quasi_identifiers") or []]
+        if not quasi:
+            raise ParameterError("the manifest names no quasi-identifier; give them with --qi.")
+    else:
+        quasi = split_names(qi)
+    if sensitive is None:
+        return quasi, [str(name) for name in roles.get("sensitive") or []]
+    return quasi, split_names(sensitive)
 
 
 def parse_bounds(text: str | None) -> tuple[float, float] | None:
@@ -148,8 +212,6 @@ def parse_bounds(text: str | None) -> tuple[float, float] | None:
     Raises:
         ParameterError: the text is not two comma-separated numbers.
     """
-    from veil.errors import ParameterError
-
     if text is None:
         return None
     parts = text.split(",")
@@ -164,4 +226,4 @@ def emit(report: CheckReport, as_json: bool) -> None:
     if as_json:
         sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
     else:
-        render(report, Console(highlight=False))
+        render(report, terminal())

@@ -10,18 +10,24 @@ events over time (:mod:`veil.dp.stream`).
 The budget is kept in a release ledger (:mod:`veil.ledger`), the one record of what was spent:
 
 * ``--budget-file B`` is a ledger in the SQLite file ``B`` that keeps one table's budget: its
-  population is the queried table, named by its **dataset id**, a fingerprint of the table's
-  content as parsed (:func:`veil.dp.fingerprint.dataset_id`: line ends, quoting, the order of rows
-  and of columns do not change it; any changed value, row or column does, and then the file is
-  refused as another dataset's). A missing file is created when ``--budget E[,D]`` says how much
-  may be spent (sequential composition). A JSON budget file of an earlier veil is refused with one
-  sentence saying how to import it (``veil ledger import``).
-* ``--ledger L`` charges a shared ledger (an SQLite file or a PostgreSQL URL): the table's own
-  population, or ``--population P``, under which the table is registered first (a population
-  that is one table refuses any other).
+  population is named after the table's file and bound to the table's content as parsed (line
+  ends, quoting, the order of rows and of columns do not change it; any changed value, row or
+  column does, and then the file is refused as another table's). The binding is a fingerprint
+  keyed with the curator's key (:mod:`veil.ledger.binding`), never shown. A missing file is
+  created, whole or not at all, when ``--budget E[,D]`` says how much may be spent (sequential
+  composition). A JSON budget file of an earlier veil is refused with one sentence saying how to
+  import it (``veil ledger import``).
+* ``--ledger L`` charges a shared ledger (an SQLite file or a PostgreSQL URL): ``--population P``,
+  or the population the table belongs to (with ``--budget``, one named after the file is made).
+  A table not yet registered under the population is registered with the query's charge, in its
+  transaction; a refused query registers nothing.
 
-``--out DIR`` writes the answer and a manifest that names its charge (``answer.json``,
+``--out DIR`` writes the answer and a sealed manifest that names its charge (``answer.json``,
 ``manifest.json``), for ``veil publish``.
+
+**What an analyst sees depends on the data only through the noisy answers.** The answer, its
+manifest, ``--json``, the budget lines, every refusal and ``veil ledger status``/``history``
+name a population by the name the curator gave it, never by anything computed from the table.
 
 Order of work, so that a failing query charges nothing and every answer shown is paid for: every
 option is checked and the data read; the ledger's history and the population's charges are
@@ -31,6 +37,12 @@ drawn; then the answer is written and printed. A query refused before its charge
 as it was; if the noise draw fails after it, the budget stays spent (the safe side).
 
 ``--seed N`` makes a reproducible experiment, labelled NOT fit for release; it is still charged.
+
+A CSV line that is not a well-formed record (the wrong number of fields, bytes that are not UTF-8)
+is left out by a public rule that reads each line on its own (:mod:`veil.data.lenient`), and how
+many were left out is shown nowhere: one malformed record never decides whether anything is
+answered. ``--strict`` refuses the file at its first such line instead, naming it, for the
+curator checking a file.
 
 ``--engine spark [--master M]`` answers count, sum, mean and histogram on Apache Spark, which
 collects the distinct values of the columns read with their counts (:mod:`veil.engines.spark`);
@@ -49,14 +61,12 @@ from typing import Iterator, List, Optional
 
 import numpy as np
 import typer
-from rich.console import Console
 
-from veil.cli.console import (ENGINE, MASTER, command_group, engine_named, fails_cleanly, parse_pairs, split_names,
-                              stage)
+from veil.cli.console import (Console, ENGINE, MASTER, command_group, engine_named, fails_cleanly, parse_pairs, reads_tables,
+                              split_names, stage, terminal)
 from veil.cli.report import dp_report_command
 from veil.data.hierarchy import Hierarchy
 from veil.dp.accountant import Accountant, Budget, _show, step_epsilons
-from veil.dp.fingerprint import dataset_id
 from veil.dp.noise import NoiseSource
 from veil.dp.queries import (
     DEFAULT_GRID,
@@ -73,8 +83,10 @@ from veil.dp.stream import FILES as STREAM_FILES
 from veil.dp.stream import StreamSettings, read_transition_matrix, release_stream
 from veil.dp.temporal import TemporalCorrelation
 from veil.errors import DataError, ParameterError
+from veil.inputs import read_text
 from veil.ledger import Ledger, LedgerError
 from veil.ledger.answers import write_answer
+from veil.ledger.binding import TableRef
 from veil.output import check_targets
 
 dp_app = command_group(no_args_is_help=True, help="Differentially private queries, charged to a release ledger.")
@@ -96,6 +108,9 @@ SEED = typer.Option(None, "--seed", help="Seeded noise for experiments (a whole 
 JSON = typer.Option(False, "--json", help="Print one JSON object.")
 DELIMITER = typer.Option(None, "--delimiter", help="CSV delimiter (default: sniffed).")
 BOUNDS = typer.Option(None, "--bounds", help="LO,HI: the public clamping range (never from the data).")
+STRICT = typer.Option(False, "--strict", help="Refuse the table at its first malformed CSV line (wrong number of "
+                                              "fields, not UTF-8), naming it, instead of leaving such lines out: "
+                                              "for the curator checking a file.")
 BACKWARD = typer.Option(None, "--backward", help="Backward transition matrix P^B (text, one row a line): "
                                                  "P^B[i,j] = Pr(value j at t-1 | value i at t).")
 FORWARD = typer.Option(None, "--forward", help="Forward transition matrix P^F (text, one row a line): "
@@ -143,10 +158,8 @@ def _category_list(name: str, value: str) -> list[str]:
     if "," not in value and path.is_dir():
         raise DataError(f"the categories of '{name}' name {value!r}, a folder; give a file with one value a line.")
     if "," not in value and path.is_file():
-        try:
-            return [line.strip() for line in path.read_text(encoding="utf-8-sig").splitlines() if line.strip()]
-        except (OSError, UnicodeDecodeError) as exc:
-            raise DataError(f"the categories file {value!r} cannot be read as UTF-8 text ({exc}).") from None
+        text = read_text(path, "the categories file", encoding="utf-8-sig")  # a regular file, of a document's size
+        return [line.strip() for line in text.splitlines() if line.strip()]
     if "," not in value and ("/" in value or path.suffix.lower() in (".txt", ".csv")):
         raise DataError(f"the categories file {value!r} of '{name}' does not exist; check the path, or list the "
                         f"values as {name}=v1,v2,….")
@@ -169,7 +182,8 @@ class _Run:
     def __init__(self, data: Path, epsilon: float, delta: float, budget_file: Optional[Path],
                  budget: Optional[str], seed: Optional[int], delimiter: Optional[str], ledger: Optional[str] = None,
                  population: Optional[str] = None, out: Optional[Path] = None, by: Optional[str] = None,
-                 engine: str = "local", master: Optional[str] = None, reads: tuple[str, ...] = ()):
+                 engine: str = "local", master: Optional[str] = None, reads: tuple[str, ...] = (),
+                 strict: bool = False):
         if not epsilon > 0 or not math.isfinite(epsilon):
             raise ParameterError(f"--epsilon must be a positive finite number, got {epsilon:g}.")
         if not 0.0 <= delta < 1.0:
@@ -203,11 +217,14 @@ class _Run:
             check_targets([out / "answer.json", out / "manifest.json"], reads=[data, budget_file], make_folders=True)
         if engine == "spark":
             # The true aggregate on Spark: the distinct values of the columns read, with counts.
-            self.columns = _Columns(reader.query_dataset(data, list(reads), delimiter))
+            self.columns = _Columns(reader.query_dataset(data, list(reads), delimiter, strict=strict))
         else:
-            self.columns = _Columns(data, delimiter)
-        self.dataset_id = None if self.ledger is None else dataset_id(self.columns.table)
-        self.population = population or self.dataset_id
+            self.columns = _Columns(data, delimiter, strict=strict)
+        # The table's fingerprint binds it to its budget (keyed before it is stored) and names it, as a
+        # tag, in the manifest; it is never shown.
+        self.table = None if self.ledger is None and out is None else \
+            TableRef(_fingerprint(self.columns.table), self.columns.table, data.name)
+        self.population = population
         self.accountant: Optional[Accountant] = None
         self.charge: Optional[dict] = None  # the ledger's charge of this answer, which its manifest names
 
@@ -220,20 +237,13 @@ class _Run:
         try:
             if self.fresh:
                 self.ledger = Ledger.init(self.location, by=self.ledger.by)[0]
-            if self.single:
-                kept = [p.name for p in self.ledger.populations()]
-                if kept and self.dataset_id not in kept:
-                    raise LedgerError(f"budget file {self.location!r} belongs to dataset {kept[0]!r}, not "
-                                      f"{self.dataset_id!r}; use the budget file of this dataset.")
-            elif self.population != self.dataset_id:
-                if self.new_budget is not None:
-                    self.ledger.add_population(self.population, budget=self.new_budget)
-                self.ledger.register_dataset(self.population, self.columns.table)
-            with self.ledger.budget_session(self.population, create=self.new_budget) as session:
+            with self.ledger.budget_session(self.population, create=self.new_budget, table=self.table,
+                                            alone=self.single) as session:
                 self.accountant = session.accountant
                 yield session.accountant
+            self.population = session.population
             if session.made:
-                self.charge = {"ledger_id": self.ledger.ledger_id, "population": self.population,
+                self.charge = {"ledger_id": self.ledger.ledger_id, "population": session.population,
                                "seq": session.made[-1]}
         finally:
             self.ledger.close()
@@ -242,17 +252,16 @@ class _Run:
         """Write (with --out) and print the answer, charged (when a ledger is given) before its noise was drawn."""
         charge = self.charge
         if self.out is not None:
-            drawn_from = self.dataset_id or dataset_id(self.columns.table)
-            write_answer(result, self.out / "answer.json", self.out / "manifest.json", dataset_id=drawn_from,
-                         charge=charge, make_folders=True)
+            write_answer(result, self.out / "answer.json", self.out / "manifest.json",
+                         fingerprint=self.table.fingerprint, charge=charge, make_folders=True)
         if not result.fit_for_release:
-            Console(stderr=True, highlight=False, soft_wrap=True).print(f"warning: {result.label}.", markup=False)
+            terminal(stderr=True, soft_wrap=True).print(f"warning: {result.label}.", markup=False)
         if as_json:
             doc = result.to_dict()
             if self.accountant is not None:
                 spent = self.accountant.spent()
                 left = self.accountant.remaining()
-                doc["budget"] = {"file": self.location, "population": self.population, "dataset_id": self.dataset_id,
+                doc["budget"] = {"file": self.location, "population": self.population,
                                  "charge": None if charge is None else charge["seq"],
                                  "total": {"epsilon": float(self.accountant.budget.epsilon),
                                            "delta": float(self.accountant.budget.delta)},
@@ -260,7 +269,7 @@ class _Run:
                                  "left": {"epsilon": float(left[0]), "delta": float(left[1])}}
             sys.stdout.write(json.dumps(doc, indent=2) + "\n")
             return
-        console = Console(highlight=False, soft_wrap=True)
+        console = terminal(soft_wrap=True)
         _render(result, console)
         if self.accountant is not None:
             eps, dlt = self.accountant.remaining()
@@ -322,13 +331,15 @@ class _Budget:
     by: Optional[str]
 
     def run(self, data: Path, epsilon: float, delta: float, seed: Optional[int], delimiter: Optional[str],
-            engine: str = "local", master: Optional[str] = None, reads: tuple[str, ...] = ()) -> _Run:
+            engine: str = "local", master: Optional[str] = None, reads: tuple[str, ...] = (),
+            strict: bool = False) -> _Run:
         return _Run(data, epsilon, delta, self.budget_file, self.budget, seed, delimiter, self.ledger,
-                    self.population, self.out, self.by, engine, master, reads)
+                    self.population, self.out, self.by, engine, master, reads, strict)
 
 
 @dp_app.command("count")
 @fails_cleanly
+@reads_tables
 def count_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DELTA,
                   columns: Optional[str] = typer.Option(None, "--columns",
                                                         help="Count non-missing values of this column."),
@@ -336,13 +347,17 @@ def count_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DE
                   ledger: Optional[str] = LEDGER, population: Optional[str] = POPULATION,
                   out: Optional[Path] = OUT, by: Optional[str] = BY,
                   seed: Optional[int] = SEED, delimiter: Optional[str] = DELIMITER, as_json: bool = JSON,
-                  engine: str = ENGINE, master: Optional[str] = MASTER) -> None:
-    """The noisy number of records (sensitivity 1)."""
+                  engine: str = ENGINE, master: Optional[str] = MASTER, strict: bool = STRICT) -> None:
+    """The noisy number of records (sensitivity 1).
+
+    A CSV line with the wrong number of fields or bytes that are not UTF-8 is not a record and is
+    left out (never reported); --strict refuses it instead.
+    """
     names = split_names(columns)
     if len(names) > 1:
         raise ParameterError("count reads at most one column; give one name with --columns.")
     run = _Budget(budget_file, budget, ledger, population, out, by).run(data, epsilon, delta, seed, delimiter,
-                                                                        engine, master, tuple(names))
+                                                                        engine, master, tuple(names), strict)
     with run.charging() as accountant:
         result = dp_count(run.columns, epsilon, delta, column=names[0] if names else None,
                           accountant=accountant, noise=run.noise)
@@ -351,11 +366,11 @@ def count_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DE
 
 def _clamped(query: str, answer, data: Path, epsilon: float, delta: float, columns: Optional[str],
              bounds: Optional[str], where: _Budget, seed: Optional[int], delimiter: Optional[str],
-             as_json: bool, engine: str, master: Optional[str]) -> None:
+             as_json: bool, engine: str, master: Optional[str], strict: bool) -> None:
     """``sum`` and ``mean``: one numeric column clamped to public bounds, answered by ``answer``."""
     column = _one_column(columns, query)
     lohi = _bounds(bounds, query)
-    run = where.run(data, epsilon, delta, seed, delimiter, engine, master, (column,))
+    run = where.run(data, epsilon, delta, seed, delimiter, engine, master, (column,), strict)
     with run.charging() as accountant:
         result = answer(run.columns, column, lohi, epsilon, delta, accountant=accountant, noise=run.noise)
     run.finish(result, as_json)
@@ -363,40 +378,47 @@ def _clamped(query: str, answer, data: Path, epsilon: float, delta: float, colum
 
 @dp_app.command("sum")
 @fails_cleanly
+@reads_tables
 def sum_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DELTA,
                 columns: Optional[str] = typer.Option(None, "--columns", help="The numeric column to sum."),
                 bounds: Optional[str] = BOUNDS, budget_file: Optional[Path] = BUDGET_FILE,
                 budget: Optional[str] = BUDGET, ledger: Optional[str] = LEDGER,
                 population: Optional[str] = POPULATION, out: Optional[Path] = OUT, by: Optional[str] = BY,
                 seed: Optional[int] = SEED, delimiter: Optional[str] = DELIMITER, as_json: bool = JSON,
-                engine: str = ENGINE, master: Optional[str] = MASTER) -> None:
+                engine: str = ENGINE, master: Optional[str] = MASTER, strict: bool = STRICT) -> None:
     """The noisy sum of a column clamped to --bounds (sensitivity max(|LO|, |HI|)).
 
-    Cells that are not finite numbers (empty, text such as 'unknown') are left out.
+    Cells that are not finite numbers (empty, text such as 'unknown') are left out, and so are
+    malformed CSV lines (--strict refuses them).
     """
     _clamped("sum", dp_sum, data, epsilon, delta, columns, bounds,
-             _Budget(budget_file, budget, ledger, population, out, by), seed, delimiter, as_json, engine, master)
+             _Budget(budget_file, budget, ledger, population, out, by), seed, delimiter, as_json, engine, master,
+             strict)
 
 
 @dp_app.command("mean")
 @fails_cleanly
+@reads_tables
 def mean_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DELTA,
                  columns: Optional[str] = typer.Option(None, "--columns", help="The numeric column."),
                  bounds: Optional[str] = BOUNDS, budget_file: Optional[Path] = BUDGET_FILE,
                  budget: Optional[str] = BUDGET, ledger: Optional[str] = LEDGER,
                  population: Optional[str] = POPULATION, out: Optional[Path] = OUT, by: Optional[str] = BY,
                  seed: Optional[int] = SEED, delimiter: Optional[str] = DELIMITER, as_json: bool = JSON,
-                 engine: str = ENGINE, master: Optional[str] = MASTER) -> None:
+                 engine: str = ENGINE, master: Optional[str] = MASTER, strict: bool = STRICT) -> None:
     """The noisy mean of a column clamped to --bounds: noisy sum / noisy count, ε split in half.
 
-    Cells that are not finite numbers (empty, text such as 'unknown') are left out.
+    Cells that are not finite numbers (empty, text such as 'unknown') are left out, and so are
+    malformed CSV lines (--strict refuses them).
     """
     _clamped("mean", dp_mean, data, epsilon, delta, columns, bounds,
-             _Budget(budget_file, budget, ledger, population, out, by), seed, delimiter, as_json, engine, master)
+             _Budget(budget_file, budget, ledger, population, out, by), seed, delimiter, as_json, engine, master,
+             strict)
 
 
 @dp_app.command("quantile")
 @fails_cleanly
+@reads_tables
 def quantile_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DELTA,
                      columns: Optional[str] = typer.Option(None, "--columns", help="The numeric column."),
                      q: str = typer.Option("0.5", "--q", help="Quantile(s) in [0, 1], comma-separated; ε is split."),
@@ -406,18 +428,19 @@ def quantile_command(data: Path = DATA, epsilon: float = EPSILON, delta: float =
                      budget_file: Optional[Path] = BUDGET_FILE, budget: Optional[str] = BUDGET,
                      ledger: Optional[str] = LEDGER, population: Optional[str] = POPULATION,
                      out: Optional[Path] = OUT, by: Optional[str] = BY, seed: Optional[int] = SEED,
-                     delimiter: Optional[str] = DELIMITER, as_json: bool = JSON) -> None:
+                     delimiter: Optional[str] = DELIMITER, as_json: bool = JSON, strict: bool = STRICT) -> None:
     """Noisy quantile(s) of a column clamped to --bounds, by the exponential mechanism (pure ε-DP).
 
     The answer is a point of a public grid: LO + i·(HI − LO)/GRID, i = 0 … GRID. Cells that are not
-    finite numbers are left out.
+    finite numbers are left out, and so are malformed CSV lines (--strict refuses them).
     """
     column = _one_column(columns, "quantile")
     lohi = _bounds(bounds, "quantile")
     qs = [_number(part, "--q") for part in split_names(q)]
     if delta != 0.0:
         raise ParameterError("quantiles are pure epsilon-DP (exponential mechanism); leave --delta out.")
-    run = _Budget(budget_file, budget, ledger, population, out, by).run(data, epsilon, delta, seed, delimiter)
+    run = _Budget(budget_file, budget, ledger, population, out, by).run(data, epsilon, delta, seed, delimiter,
+                                                                        strict=strict)
     with run.charging() as accountant:
         result = dp_quantile(run.columns, column, qs if len(qs) != 1 else qs[0], lohi, epsilon, grid=grid,
                              accountant=accountant, noise=run.noise)
@@ -426,6 +449,7 @@ def quantile_command(data: Path = DATA, epsilon: float = EPSILON, delta: float =
 
 @dp_app.command("histogram")
 @fails_cleanly
+@reads_tables
 def histogram_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DELTA,
                       columns: Optional[str] = typer.Option(None, "--columns",
                                                             help="Column(s), comma-separated: a contingency table."),
@@ -443,13 +467,14 @@ def histogram_command(data: Path = DATA, epsilon: float = EPSILON, delta: float 
                       out: Optional[Path] = OUT, by: Optional[str] = BY,
                       seed: Optional[int] = SEED, delimiter: Optional[str] = DELIMITER,
                       raw: bool = typer.Option(False, "--raw", help="No post-processing: noisy cells as drawn."),
-                      as_json: bool = JSON, engine: str = ENGINE, master: Optional[str] = MASTER) -> None:
+                      as_json: bool = JSON, engine: str = ENGINE, master: Optional[str] = MASTER,
+                      strict: bool = STRICT) -> None:
     """Noisy counts over every combination of the columns' public categories (sensitivity 1).
 
     Each column's categories come from --categories or --hierarchy, never from the data (which
-    categories occur is itself a disclosure); rows with any other value are left out. By default
-    the cells are post-processed for free: clipped at 0, rounded, and made to add up to their own
-    noisy total.
+    categories occur is itself a disclosure); rows with any other value are left out, and so are
+    malformed CSV lines (--strict refuses them). By default the cells are post-processed for
+    free: clipped at 0, rounded, and made to add up to their own noisy total.
     """
     names = split_names(columns)
     if not names:
@@ -463,7 +488,7 @@ def histogram_command(data: Path = DATA, epsilon: float = EPSILON, delta: float 
                              f"or --hierarchy {first}=FILE, or pass --data-categories, which makes the answer not "
                              "fit for release.")
     run = _Budget(budget_file, budget, ledger, population, out, by).run(data, epsilon, delta, seed, delimiter,
-                                                                        engine, master, tuple(names))
+                                                                        engine, master, tuple(names), strict)
     with run.charging() as accountant:
         result = dp_histogram(run.columns, names, epsilon, delta, categories=given, data_categories=data_categories,
                               accountant=accountant, noise=run.noise)
@@ -498,7 +523,7 @@ def budget_command(budget_file: str = typer.Argument(..., help="The budget file 
     ledger = Ledger(budget_file)
     try:
         name = population or _shown_population(ledger, budget_file,
-                                               None if data is None else dataset_id(data, delimiter))
+                                               None if data is None else TableRef.of(data, delimiter=delimiter))
         acc = ledger.budget(name)
     finally:
         ledger.close()
@@ -523,7 +548,7 @@ def budget_command(budget_file: str = typer.Argument(..., help="The budget file 
                                           for k in ("epsilon", "backward", "forward", "temporal", "window")}}
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
         return
-    console = Console(highlight=False, soft_wrap=True)
+    console = terminal(soft_wrap=True)
     console.print(acc.format_report(), markup=False)
     if leakage is not None:
         what = "temporal privacy leakage (TPL)" if w == 1 else f"leakage of {w} consecutive steps"
@@ -533,14 +558,21 @@ def budget_command(budget_file: str = typer.Argument(..., help="The budget file 
             console.print(line, markup=False)
 
 
-def _shown_population(ledger: Ledger, where: str, table: Optional[str]) -> str:
+def _fingerprint(table) -> str:
+    from veil.dp.fingerprint import dataset_id
+
+    return dataset_id(table)
+
+
+def _shown_population(ledger: Ledger, where: str, table: Optional[TableRef]) -> str:
     """The population whose budget ``veil dp budget`` shows: the table's, or the ledger's only budget."""
     kept = [p.name for p in ledger.populations() if p.budget is not None]
     if table is not None:
-        if table not in kept and len(kept) == 1:
-            raise LedgerError(f"budget file {where!r} belongs to dataset {kept[0]!r}, not {table!r}; use the budget "
-                              "file of this dataset.")
-        return table
+        found = ledger.population_of(table)
+        if found is None:
+            raise LedgerError(f"{where!r} keeps the budget of another table; use the budget file of this table."
+                              if kept else f"{where!r} keeps no budget yet; charge it first.")
+        return found.name
     if len(kept) != 1:
         listed = ", ".join(repr(name) for name in kept[:5]) + (", …" if len(kept) > 5 else "")
         raise LedgerError(f"{where!r} keeps no budget yet; charge it first." if not kept else
@@ -562,6 +594,7 @@ def _matrices(backward: Optional[Path], forward: Optional[Path]) -> Optional[Tem
 
 @dp_app.command("stream")
 @fails_cleanly
+@reads_tables
 def stream_command(
     events: Path = typer.Argument(..., help="CSV or Parquet table of events, one row each, in time order."),
     epsilon: float = typer.Option(..., "--epsilon", help="ε at the chosen level (per step, per user or per window)."),
@@ -585,13 +618,19 @@ def stream_command(
     user_column: str = typer.Option("user", "--user-column", help="The column of user ids."),
     value_column: str = typer.Option("value", "--value-column", help="The column of values (histogram, sum)."),
     seed: Optional[int] = SEED, delimiter: Optional[str] = DELIMITER, as_json: bool = JSON,
+    strict: bool = typer.Option(False, "--strict", help="Refuse the events at the first malformed one (a time that "
+                                                        "is not a whole number, an event out of time order, a "
+                                                        "malformed CSV line), naming its row, instead of the public "
+                                                        "rule: for the curator checking a file."),
 ) -> None:
     """Release a stream of (time, user, value) events over time, with the privacy loss of every step.
 
     Writes the noisy count, histogram or sum of every step at event, user or w-event level, the
     privacy spent per step and, given --backward and/or --forward transition matrices, the
-    temporal privacy leakage of every step (Cao et al.), and a figure of it. The events must be in
-    time order; the horizon, categories and bounds are public, never read from the data.
+    temporal privacy leakage of every step (Cao et al.), and a figure of it. The horizon, categories
+    and bounds are public, never read from the data. An event whose time is not a whole number, and
+    a malformed CSV line, is left out; an event out of time order counts at its own time step
+    (never reported; --strict refuses them instead).
     """
     if not events.is_file():
         raise DataError(f"events file {str(events)!r} does not exist; check the path.")
@@ -609,14 +648,15 @@ def stream_command(
     check_targets([out / name for name in STREAM_FILES], reads=reads, make_folders=True)
     noise = NoiseSource.seeded(seed) if seed is not None else NoiseSource.secure()
     with stage("releasing the stream"):
-        result = release_stream(events, settings, correlation=correlation, delimiter=delimiter, noise=noise)
+        result = release_stream(events, settings, correlation=correlation, delimiter=delimiter, noise=noise,
+                                strict=strict)
         written = result.write(out, reads=reads)
     if not result.release.fit_for_release:
-        Console(stderr=True, highlight=False, soft_wrap=True).print(f"warning: {result.release.label}.", markup=False)
+        terminal(stderr=True, soft_wrap=True).print(f"warning: {result.release.label}.", markup=False)
     if as_json:
         sys.stdout.write(json.dumps({**result.summary(), "files": [str(p) for p in written]}, indent=2) + "\n")
         return
-    console = Console(highlight=False, soft_wrap=True)
+    console = terminal(soft_wrap=True)
     console.print(result.release.guarantee["statement"], markup=False)
     console.print(f"steps {start}..{end}: the most ε spent in {result.release.w} consecutive step(s) is "
                   f"{_show(float(result.release.epsilon_window.max()))}", markup=False)

@@ -22,10 +22,9 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 
 from veil.cli.attack import parse_levels
-from veil.cli.console import command_group, fails_cleanly, progress_bar, split_names, stage
+from veil.cli.console import command_group, fails_cleanly, progress_bar, split_names, stage, terminal
 from veil.errors import DataError, ParameterError
 from veil.experiments import alphabeta, composition, marginals, releases, tradeoff, transparency
 from veil.output import check_targets
@@ -62,8 +61,10 @@ def composition_command(
     seed: int = typer.Option(0, "--seed", help="Seed of the generator that draws the subsets (recorded)."),
     variants: str = typer.Option("k", "--variants", help="k (k-anonymity), l (plus entropy ℓ-diversity), "
                                                          "t (plus t-closeness), comma-separated."),
-    l: float = typer.Option(3.0, "--l", help="ℓ of the ℓ-diversity variant."),
-    t: float = typer.Option(0.2, "--t", help="t of the t-closeness variant."),
+    l: Optional[float] = typer.Option(None, "--l", help="ℓ of the ℓ-diversity variant (default 3; needs l in "
+                                                         "--variants)."),
+    t: Optional[float] = typer.Option(None, "--t", help="t of the t-closeness variant (default 0.2; needs t in "
+                                                         "--variants)."),
     confidence: str = typer.Option("1,1/2,1/3,1/4,1/5", "--confidence",
                                    help="Confidence levels C in (0, 1] for PVP_C (1, the perfect breach, always)."),
     as_json: bool = typer.Option(False, "--json", help="Print the rows as JSON instead of the table."),
@@ -79,9 +80,14 @@ def composition_command(
 
     if out.exists() and not out.is_dir():
         raise ParameterError(f"{str(out)!r} is a file; give a folder for the experiment's outputs.")
+    chosen = tuple(split_names(variants))
+    for option, value, variant in (("--l", l, "l"), ("--t", t, "t")):
+        if value is not None and variant not in chosen:
+            raise ParameterError(f"{option} sets the {variant} variant, which --variants does not run; add {variant} "
+                                 f"to --variants or leave {option} out.")
     settings = composition.CompositionSettings(
         k=_integers(k, "--k"), releases=_integers(releases, "--releases"), pairs=tuple(split_names(pairs)),
-        overlap=overlap, size=size, seed=seed, variants=tuple(split_names(variants)), l=l, t=t,
+        overlap=overlap, size=size, seed=seed, variants=chosen, l=3.0 if l is None else l, t=0.2 if t is None else t,
         confidence=tuple(parse_levels(confidence)))
     check_targets([out / name for name in composition.FILES], make_folders=True)
     dataset = load_adult(ADULT_QUASI_IDENTIFIERS, ADULT_SENSITIVE)
@@ -94,7 +100,7 @@ def composition_command(
         sys.stdout.write(json.dumps({"info": result.info, "rows": result.rows}, indent=2, ensure_ascii=False) + "\n")
         return
     sys.stdout.write(result.markdown())
-    console = Console(highlight=False)
+    console = terminal()
     console.print(f"wrote {', '.join(str(p) for p in paths)} in {result.info['seconds']['total']:.1f} s",
                   markup=False)
 
@@ -141,8 +147,9 @@ def tradeoff_command(
     classifiers: str = typer.Option("tree,bayes,logistic", "--classifiers",
                                     help="Classifiers of the workload, comma-separated: tree, bayes, logistic."),
     algorithm: str = typer.Option("fulldomain", "--algorithm", help="fulldomain (as in the paper) or mondrian."),
-    suppression: float = typer.Option(tradeoff.DEFAULT_SUPPRESSION, "--suppression",
-                                      help="Share of records full-domain generalization may suppress, in [0, 1)."),
+    suppression: Optional[float] = typer.Option(None, "--suppression",
+                                                help="Share of records full-domain generalization may suppress, in "
+                                                     f"[0, 1) (default {tradeoff.DEFAULT_SUPPRESSION:g})."),
     sample: Optional[int] = typer.Option(None, "--sample", help="Use this many Adult records, drawn with the "
                                                                 "seed (default: all 30,162)."),
 ) -> None:
@@ -164,6 +171,10 @@ def tradeoff_command(
     ks = parse_values(k, "--k", whole=True)
     ls = parse_values(l, "--l", whole=False)
     ts = parse_values(t, "--t", whole=False)
+    if suppression is not None and algorithm.strip().lower() == "mondrian":
+        raise ParameterError("--suppression applies to full-domain generalization; Mondrian suppresses nothing, so "
+                             "leave it out.")
+    suppression = tradeoff.DEFAULT_SUPPRESSION if suppression is None else suppression
     started = time.perf_counter()
     with progress_bar("anonymizing and classifying") as progress:
         run = tradeoff.run_tradeoff(k=ks, l=ls, t=ts, seed=seed, classifiers=split_names(classifiers) or [""],
@@ -171,7 +182,7 @@ def tradeoff_command(
                            progress=progress)
     with stage(f"writing {out}"):
         written = tradeoff.write_tradeoff(run, out)
-    console = Console(highlight=False)
+    console = terminal()
     families = ", ".join(f"{len(run.config[p])} {tradeoff.SYMBOLS[p]}" for p in ("k", "l", "t") if run.config[p])
     console.print(f"tradeoff: {run.config['records']:,} Adult records, {families}, seed {run.config['seed']}: "
                   f"{run.releases} releases measured in {time.perf_counter() - started:.1f} s")
@@ -185,8 +196,8 @@ def transparency_command(
                              help="Folder for transparency.csv, .md and .png (created if missing)."),
     l: str = typer.Option(_joined(transparency.DEFAULT_L), "--l", help="Values of ℓ (whole numbers ≥ 2), "
                                                                         "comma-separated."),
-    model: str = typer.Option("distinct", "--model", help="ℓ-diversity of full-domain and Mondrian: distinct or "
-                                                          "entropy."),
+    model: Optional[str] = typer.Option(None, "--model", help="ℓ-diversity of full-domain and Mondrian: distinct "
+                                                              "(default) or entropy."),
     algorithms: str = typer.Option(",".join(transparency.ALGORITHMS), "--algorithms",
                                    help="fulldomain, mondrian, ace, comma-separated."),
     seed: int = typer.Option(transparency.DEFAULT_SEED, "--seed", help="Seed of Ace's Assign and of the sample "
@@ -206,13 +217,17 @@ def transparency_command(
         raise DataError(f"{str(out)!r} is a file; give a folder for the experiment's outputs.")
     check_targets([out / name for name in transparency.FILES], make_folders=True)
     ls = parse_values(l, "--l", whole=True)
+    chosen = split_names(algorithms)
+    if model is not None and not {"fulldomain", "mondrian"} & set(chosen):
+        raise ParameterError("--model sets the ℓ-diversity of full-domain and Mondrian, which --algorithms does not "
+                             "run; leave --model out.")
     with progress_bar("anonymizing and attacking") as progress:
-        run = transparency.run_transparency(l=ls, model=model.strip().lower(), seed=seed, sample=sample,
-                                            algorithms=split_names(algorithms), progress=progress)
+        run = transparency.run_transparency(l=ls, model=(model or "distinct").strip().lower(), seed=seed,
+                                            sample=sample, algorithms=chosen, progress=progress)
     with stage(f"writing {out}"):
         written = transparency.write_transparency(run, out)
     sys.stdout.write(transparency.markdown_text(run))
-    Console(highlight=False).print("wrote " + ", ".join(str(p) for p in written), markup=False)
+    terminal().print("wrote " + ", ".join(str(p) for p in written), markup=False)
 
 
 @experiment_app.command("alphabeta")
@@ -249,7 +264,7 @@ def alphabeta_command(
         run = alphabeta.run_alphabeta(gammas=gammas, k=k, queries=queries, views=views, seed=seed, progress=progress)
     with stage(f"writing {out}"):
         written = alphabeta.write_alphabeta(run, out)
-    console = Console(highlight=False)
+    console = terminal()
     console.print(f"alphabeta: Adult, m = {run.config['m']:,}, n = {run.config['n']:,}, {len(run.rows)} values of γ "
                   f"× {views} views, {queries:,} queries, seed {seed}, in {time.perf_counter() - started:.1f} s")
     for row in run.rows:
@@ -293,7 +308,7 @@ def marginals_command(
                                       max_attributes=max_attributes, max_cells=max_cells, progress=progress)
     with stage(f"writing {out}"):
         written = marginals.write_marginals(run, out)
-    console = Console(highlight=False)
+    console = terminal()
     for value, single, added in run.summary():
         console.print(f"k = {value}, ℓ = {l:g}: KL-divergence {single:.4f} nats for the table alone, {added:.4f} with "
                       "its marginals", markup=False)
@@ -328,4 +343,4 @@ def releases_command(
         sys.stdout.write(json.dumps({"seed": result.seed, "rows": result.rows}, indent=2, ensure_ascii=False) + "\n")
         return
     sys.stdout.write(result.frame.to_string(index=False) + "\n")
-    Console(highlight=False).print(f"wrote {', '.join(str(p) for p in paths)} in {result.seconds:.1f} s", markup=False)
+    terminal().print(f"wrote {', '.join(str(p) for p in paths)} in {result.seconds:.1f} s", markup=False)

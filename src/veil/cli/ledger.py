@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Iterator, List, Optional
 
 import typer
-from rich.console import Console
 
-from veil.cli.console import EXIT_FAILED_CHECK, command_group, fails_cleanly, parse_orders, parse_pairs, stage
+from veil.cli.console import (Console, EXIT_FAILED_CHECK, command_group, fails_cleanly, parse_orders, parse_pairs, reads_tables,
+                              stage, terminal)
 
 #: The ledger the commands use when neither --ledger nor $VEIL_LEDGER names one.
 DEFAULT_LEDGER = "veil-ledger.db"
@@ -39,7 +39,7 @@ def _print_json(doc: dict) -> None:
 
 
 def _console() -> Console:
-    return Console(highlight=False, soft_wrap=True)
+    return terminal(soft_wrap=True)
 
 
 @contextmanager
@@ -112,8 +112,7 @@ def status_command(ledger: str = LEDGER, as_json: bool = JSON) -> None:
     if not status["populations"]:
         console.print("no population yet", markup=False)
     for pop in status["populations"]:
-        who = (f"key column {pop['key_column']!r}" if pop["key_column"] else
-               f"table {pop['fingerprint']}" if pop["fingerprint"] else "one table")
+        who = f"key column {pop['key_column']!r}" if pop["key_column"] else "one table"
         console.print(f"population {pop['name']!r} ({who}): tables {pop['datasets']}, releases "
                       f"{len(pop['releases'])}, charges {pop['charges']}", markup=False)
         budget = pop["budget"]
@@ -134,7 +133,7 @@ def history_command(ledger: str = LEDGER,
                                                              help="Only the entries about this population."),
                     limit: Optional[int] = typer.Option(None, "--limit", help="Only the newest N entries."),
                     as_json: bool = JSON) -> None:
-    """The decision log, oldest first: who did what, when, and why."""
+    """The decision log, oldest first: who did what, when, and why (with the warnings of each release decided on)."""
     with opened(ledger) as made:
         entries = made.history(population, limit=limit)
     if as_json:
@@ -144,6 +143,8 @@ def history_command(ledger: str = LEDGER,
     for e in entries:
         console.print(f"{e['seq']:>5}  {e['at'][:19].replace('T', ' ')}  {e['by']}  {e['action']}: {e['summary']}",
                       markup=False)
+        for warning in e.get("warnings") or ():
+            console.print(f"       warning: {warning}", markup=False)
 
 
 @ledger_app.command("verify")
@@ -168,10 +169,14 @@ def verify_command(ledger: str = LEDGER, as_json: bool = JSON) -> None:
 @ledger_app.command("import")
 @fails_cleanly
 def import_command(budget_file: Path = typer.Argument(..., help="A JSON budget file of an earlier veil."),
-                   ledger: str = LEDGER, by: Optional[str] = BY) -> None:
+                   ledger: str = LEDGER,
+                   population: Optional[str] = typer.Option(None, "--population",
+                                                            help="The population to keep it as (default: the "
+                                                                 "file's name)."),
+                   by: Optional[str] = BY) -> None:
     """Move a budget file of an earlier veil, its budget and every charge, into the ledger (once)."""
     with opened(ledger, by) as made:
-        name = made.import_budget_file(budget_file)
+        name = made.import_budget_file(budget_file, population=population)
     _console().print(f"imported {budget_file} into {ledger} as population {name}; the file is left as it was, "
                      "charge the ledger from now on", markup=False)
 
@@ -179,6 +184,7 @@ def import_command(budget_file: Path = typer.Argument(..., help="A JSON budget f
 # ------------------------------------------------------------------------------ veil publish
 
 @fails_cleanly
+@reads_tables
 def publish_command(
     manifest: Path = typer.Argument(..., help="The manifest veil anonymize or veil dp --out wrote with the release."),
     population: str = typer.Option(..., "--population", help="The population the release is about."),
@@ -194,6 +200,9 @@ def publish_command(
     name: Optional[str] = typer.Option(None, "--name", help="What to call the release (default: folder/file)."),
     delimiter: Optional[str] = typer.Option(None, "--delimiter", help="The CSV delimiter of --data (default: "
                                                                       "sniffed)."),
+    private: Optional[Path] = typer.Option(None, "--private", help="The manifest's private file, with the levels "
+                                                                   "its models are re-checked at (default: the one "
+                                                                   "beside the manifest)."),
     by: Optional[str] = BY, as_json: bool = JSON,
 ) -> None:
     """Pass a release through the publishing gate and record the decision; exit 1 when it is refused.
@@ -208,7 +217,7 @@ def publish_command(
     with opened(ledger, by) as made, stage("checking the release against the ledger"):
         decision = made.publish(manifest, population=population, data=data, policy=rules,
                                 hierarchies=parse_pairs(hierarchy, "--hierarchy"), orders=parse_orders(order),
-                                delimiter=delimiter, name=name)
+                                delimiter=delimiter, name=name, private=private)
     if as_json:
         _print_json(decision.to_dict())
     else:
@@ -223,6 +232,8 @@ def render_decision(decision, console: Console) -> None:
         console.print(f"{decision.name!r} was published already, as release {decision.release_id} of population "
                       f"{decision.population!r} (log entry {decision.entry}); nothing was recorded again",
                       markup=False)
+        for warning in decision.warnings:
+            console.print(f"  warning: {warning}", markup=False)
         return
     if decision.published:
         charged = f", paid by charge {decision.charge}" if decision.charge else ""

@@ -17,11 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table as RichTable
 
 from veil.cli.anonymize import files_read
-from veil.cli.console import fails_cleanly, progress_bar, stage
+from veil.cli.console import Console, fails_cleanly, progress_bar, reads_tables, stage, terminal
 from veil.errors import ColumnError, ConfigError, DataError, ParameterError, lower_first
 
 if TYPE_CHECKING:
@@ -96,7 +95,7 @@ def render_marginals(release: MarginalRelease, console: Console) -> None:
     for result in release.results:
         if result.note:
             console.print(f"note: {result.note}", markup=False)
-    algorithm = manifest["algorithm"]
+    algorithm = release.private_manifest()["algorithm"]  # the curator's terminal: the search's steps too
     for step in algorithm.get("steps", []):
         console.print(f"added {step['marginal']}: KL-divergence {step['kl_divergence']:.4f}", markup=False)
     maxent = algorithm["maxent"]
@@ -104,6 +103,7 @@ def render_marginals(release: MarginalRelease, console: Console) -> None:
 
 
 @fails_cleanly
+@reads_tables
 def marginals_command(
     data: Optional[Path] = typer.Argument(None, help="Table; overrides the config's data path."),
     config: Path = typer.Option(..., "--config", help="YAML configuration with a marginals section."),
@@ -181,6 +181,7 @@ def marginals_command(
     if as_json:
         sys.stdout.write(written[-1].read_text(encoding="utf-8"))
         return
-    console = Console(highlight=False)
+    console = terminal()
     render_marginals(release, console)
-    console.print(f"wrote {len(written) - 1} marginals and {written[-1]}", soft_wrap=True)
+    console.print(f"wrote {len(written) - 2} marginals, {written[-1]} and {written[-2]} (private: keep it, do not "
+                  "publish it)", soft_wrap=True, markup=False)

@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from rich.console import Console
 
-from veil.cli.console import fails_cleanly, files_named, parse_pairs, stage
+from veil.cli.console import fails_cleanly, files_named, parse_pairs, reads_tables, stage, terminal
 
 
 @fails_cleanly
+@reads_tables
 def report_command(
     manifest: Path = typer.Argument(..., help="The release's manifest (JSON), written with it by veil anonymize."),
     out: Optional[Path] = typer.Option(None, "--out", help="The HTML report to write (default: report.html beside "
@@ -33,22 +33,26 @@ def report_command(
                                                                    "quasi-identifiers; default: --original)."),
     hierarchy: List[str] = typer.Option([], "--hierarchy", help="COL=FILE: the ARX hierarchy of a sensitive column "
                                                                 "(the similarity attack's groups); repeatable."),
+    private: Optional[Path] = typer.Option(None, "--private", help="The manifest's private file (default: the one "
+                                                                   "beside the manifest)."),
 ) -> None:
     """Write a release's report: one self-contained HTML page with its configuration, models,
     risk, the attacks on it and its utility, with figures, readable printed on A4.
 
-    The release is the file the manifest names, checked against the SHA-256 it records. With
+    The release is the file the manifest names, checked against the SHA-256 it records; what the
+    report says of the input table comes from the manifest's private file. With
     --earlier, the intersection attack locates the targets (--targets, or the --original table) in
     this release and the earlier ones together.
     """
     from veil.attacks.intersection import PublishedRelease
     from veil.data.dataset import Dataset
     from veil.errors import ParameterError
-    from veil.output import check_targets, write_file
+    from veil.manifests import private_path
+    from veil.output import check_targets, load_manifest, write_file
     from veil.report import read_release_manifest, release_file, report_html
 
     target = out if out is not None else manifest.parent / "report.html"
-    doc = read_release_manifest(manifest)
+    doc = read_release_manifest(manifest, private=private)
     release = release_file(manifest, doc)
     people = targets if targets is not None else original
     if earlier and people is None:
@@ -56,11 +60,12 @@ def report_command(
                              "--targets FILE or --original FILE.")
     previous = []
     for path in earlier:
-        earlier_doc = read_release_manifest(path)
-        previous.append(PublishedRelease(release_file(path, earlier_doc), manifest=earlier_doc, name=path.name,
+        # an earlier release is read as the adversary holds it: its published manifest
+        earlier_doc = load_manifest(path)
+        previous.append(PublishedRelease(release_file(path, earlier_doc), manifest=path, name=path.name,
                                          delimiter=(earlier_doc.get("input") or {}).get("delimiter") or ","))
-    reads = [manifest, release, original, targets, *earlier, *(p.table for p in previous),
-             *files_named(hierarchy, "--hierarchy")]
+    reads = [manifest, private or private_path(manifest), release, original, targets, *earlier,
+             *(p.table for p in previous), *files_named(hierarchy, "--hierarchy")]
     check_targets([target], reads=reads)
     roles = doc["roles"]
     with stage("reading the release and attacking it"):
@@ -73,7 +78,7 @@ def report_command(
                            sensitive_hierarchies=parse_pairs(hierarchy, "--hierarchy"))
     with stage(f"writing {target}"):
         write_file(target, html, reads=reads)
-    Console(highlight=False).print(f"wrote {target}", soft_wrap=True)
+    terminal().print(f"wrote {target}", soft_wrap=True)
 
 
 @fails_cleanly
@@ -97,7 +102,7 @@ def dp_report_command(
     parsed = [check_answer(_json(path, "answer file"), repr(str(path))) for path in answers]
     shown = check_budget(_json(budget, "budget file"), repr(str(budget))) if budget is not None else None
     write_file(out, render_dp_html(dp_report(parsed, shown)), reads=reads)
-    Console(highlight=False).print(f"wrote {out}", soft_wrap=True)
+    terminal().print(f"wrote {out}", soft_wrap=True)
 
 
 def _json(path: Path, what: str):
@@ -105,9 +110,11 @@ def _json(path: Path, what: str):
 
     from veil.errors import DataError
 
+    from veil.inputs import read_text
+
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DataError(f"{what} {str(path)!r} does not exist; check the path.") from None
-    except (UnicodeDecodeError, json.JSONDecodeError):
+        return json.loads(read_text(path, what))  # a regular file (a pipe never ends), of a document's size
+    except (DataError, json.JSONDecodeError) as exc:
+        if isinstance(exc, DataError) and "not UTF-8" not in str(exc):
+            raise
         raise DataError(f"{what} {str(path)!r} is not JSON; give what veil dp … --json printed.") from None

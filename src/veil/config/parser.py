@@ -23,6 +23,8 @@ the tables of :mod:`veil.config.schema`; what it becomes is an
     models:                    # every model listed must hold
       - k_anonymity: {k: 5}
       - entropy_l_diversity: {l: 3, sensitive: occupation}
+      - k_map: {population: census.csv, k: 5}   # against a public population the table is a
+                                                #   sample of; delta_presence {population, delta_max}
     suppression_limit: 0.02    # share of records that may be removed, 0 <= s < 1 (default 0)
     metric: loss               # or {name: classification, label: salary-class}
     algorithm: fulldomain      # or {name: fulldomain, search: optimal|heuristic, time_limit: 10},
@@ -35,9 +37,7 @@ the tables of :mod:`veil.config.schema`; what it becomes is an
 
 from __future__ import annotations
 
-import csv
 import difflib
-import io
 import math
 import os
 from pathlib import Path
@@ -51,6 +51,7 @@ from veil.config.specification import (AlgorithmSpec, AnonymizationConfig, Hiera
                                        PolicySpec)
 from veil.data.builders import DATE_GRANULARITIES
 from veil.errors import ConfigError, ParameterError, lower_first
+from veil.inputs import read_text
 from veil.metrics import ALIASES as METRIC_ALIASES
 from veil.metrics import make_metric
 
@@ -104,14 +105,10 @@ def load_policy(path: str | os.PathLike) -> PolicySpec:
 def _compose(path: Path) -> yaml.Node | None:
     """The YAML tree of a configuration file (nodes keep their line numbers)."""
     name = str(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise ConfigError(f"configuration file {name!r} does not exist; check the path.") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{name!r} is a folder, not a configuration file.") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"configuration file {name!r} cannot be read as UTF-8 text ({exc}).") from None
+    if path.is_dir():
+        raise ConfigError(f"{name!r} is a folder, not a configuration file.")
+    # A regular file only (a pipe or /dev/zero would never end), of a configuration's size.
+    text = read_text(path, "configuration file", error=ConfigError, encoding="utf-8-sig")
     try:
         return yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as exc:
@@ -384,18 +381,16 @@ class Parser:
         if override is not None:
             path = Path(os.path.expanduser(str(override)))
             if not path.is_file():
-                what = "is a folder, not a table" if path.is_dir() else "does not exist"
                 raise ConfigError(f"the data file {str(path)!r} given in place of the data of {self.name} "
-                                  f"{what}; check the path.")
+                                  f"{_not_a_file(path, 'table')}; check the path.")
             self.data_name = repr(str(path))
             self.data = path
             return {"data": path}
         key_node, node = entry
         path = self.path(node, "data")
         if not path.is_file():
-            what = "is a folder, not a table" if path.is_dir() else "does not exist"
-            raise self.error(node, f"data file {str(path)!r} {what} (a relative path is read from the "
-                             f"folder of {self.name}); check the path.")
+            raise self.error(node, f"data file {str(path)!r} {_not_a_file(path, 'table')} (a relative path is "
+                             f"read from the folder of {self.name}); check the path.")
         self.data_name = repr(node.value)
         self.data = path
         return {"data": path}
@@ -497,8 +492,8 @@ class Parser:
             raise self.error(node, f"hierarchy {str(path)!r} ({where}) is a folder, not a hierarchy file; give the "
                              "CSV file inside it.")
         if not path.is_file():
-            raise self.error(node, f"hierarchy file {str(path)!r} ({where}) does not exist (a relative path is "
-                             f"read from the folder of {self.name}); check the path.")
+            raise self.error(node, f"hierarchy file {str(path)!r} ({where}) {_not_a_file(path, 'hierarchy')} "
+                             f"(a relative path is read from the folder of {self.name}); check the path.")
         return path
 
     def builder_options(self, kind: str, node: yaml.Node, where: str, key_node: yaml.Node) -> dict[str, Any]:
@@ -567,7 +562,11 @@ class Parser:
                 if not path.is_file():
                     raise self.error(entries["file"][1], f"order file {str(path)!r} ({where}.file) does not "
                                      f"exist (a relative path is read from the folder of {self.name}).")
-                values = [line for line in path.read_text(encoding="utf-8-sig").splitlines() if line]
+                try:
+                    text = read_text(path, "order file", error=ConfigError, encoding="utf-8-sig")
+                except ConfigError as exc:
+                    raise self.error(entries["file"][1], f"{exc} ({where}.file)") from None
+                values = [line for line in text.splitlines() if line]
             else:
                 values = [self.name_of(item, where) for item in self.items(node, where)]
             if not values:
@@ -697,9 +696,9 @@ class Parser:
         for group in schema.exactly_one:
             given = [key for key in group if key in options]
             if len(given) != 1:
-                raise self.error(line_node or 1, f"algorithm {name} takes exactly one of "
-                                 f"{' and '.join('algorithm.' + key for key in group)}, not "
-                                 + ("both." if given else "neither."))
+                keys = [f"algorithm.{key}" for key in group]
+                raise self.error(line_node or 1, f"algorithm {name} takes exactly one of {' and '.join(keys)}, "
+                                 "not both." if given else f"algorithm {name} needs {' or '.join(keys)}; give one.")
         if name == "mdav" and options.get("k") is None:
             if not any(m.name == "k_anonymity" or (m.name == "alpha_k_anonymity" and m.options.get("k"))
                        for m in self.models):
@@ -795,22 +794,28 @@ class Parser:
         return roles_node
 
 
+def _not_a_file(path: Path, what: str) -> str:
+    """Why ``path`` is not a file to read, in words that follow its name."""
+    if path.is_dir():
+        return f"is a folder, not a {what}"
+    if path.exists():
+        return "is not a regular file (a pipe or a device never ends)"
+    return "does not exist"
+
+
 def _read_header(path: Path, delimiter: str | None) -> list[str] | None:
     """The column names of a table, read cheaply; ``None`` when they cannot be read here (reading
     the whole table later gives the precise error)."""
-    from veil.data.io import SNIFF_BYTES, sniff_delimiter
+    from veil.data.io import read_csv_header
+    from veil.inputs import check_regular_file
 
     try:
         if path.suffix.lower() in (".parquet", ".pq"):
             import pyarrow.parquet as pq
 
-            return list(pq.read_schema(path).names)
-        with open(path, "rb") as fh:
-            head = fh.read(SNIFF_BYTES)
-        sample = head.decode("utf-8-sig", errors="ignore")
-        if not sample.strip():
-            return None
-        delimiter = delimiter or sniff_delimiter(sample)
-        return next(csv.reader(io.StringIO(sample, newline=""), delimiter=delimiter))
+            return list(pq.read_schema(check_regular_file(path)).names)
+        # The whole header row (in the encoding in effect), or None for a file that its encoding does not
+        # decode (the real read says so).
+        return read_csv_header(path, delimiter)
     except Exception:  # noqa: BLE001 - any failure here is reported by the real read
         return None

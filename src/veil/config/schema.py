@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
+from veil.config.per_quasi_identifier import PerQuasiIdentifier
 from veil.config.specification import (EngineSpec, GivenMarginalSpec, MarginalModelSpec, MarginalsSpec, OutputSpec,
                                        PolicySpec, PopulationSpec)
 from veil.data.builders import DATE_GRANULARITIES
@@ -392,6 +393,16 @@ MODELS: dict[str, ModelSchema] = {
         "{earlier: first/manifest.json, k: 5}",
         "joined with an earlier release of the same records on their shared columns, every person is among at "
         "least k records (and l sensitive values): Wang and Fung's sequential releases", needs_sensitive=False),
+    "delta_presence": ModelSchema("DeltaPresence", {
+        "population": required(File()), "delta_max": required(Number(0, 1)), "delta_min": optional(Number(0, 1))},
+        "{population: adult.csv, delta_max: 0.5}",
+        "the table is a sample of a public population (a file with every quasi-identifier, raw); no person of it "
+        "is in the release with a probability above delta_max (or below delta_min): Nergiz et al.'s δ-presence",
+        needs_sensitive=False),
+    "k_map": ModelSchema("KMap", {"population": required(File()), "k": required(WholeNumber(1))},
+                         "{population: adult.csv, k: 5}",
+                         "every released class matches at least k people of the public population the table is a "
+                         "sample of (a file with every quasi-identifier, raw): Sweeney's k-map", needs_sensitive=False),
 }
 
 LABEL = required(Column())
@@ -425,7 +436,7 @@ ALGORITHMS: dict[str, AlgorithmSchema] = {
     "mondrian": AlgorithmSchema("Mondrian", {
         "mode": optional(Choice(("strict", "relaxed")), "strict"),
         # No defaults here: Mondrian's own (hierarchy, false) apply when these are left out.
-        "categorical": optional(Choice(("hierarchy", "order"))),
+        "categorical": optional(PerQuasiIdentifier(Choice(("hierarchy", "order")))),
         "allow_single_class": optional(Boolean()),
     }, needs_hierarchies=False, what="Mondrian"),
     "mdav": AlgorithmSchema("MDAV", {
@@ -440,7 +451,7 @@ ALGORITHMS: dict[str, AlgorithmSchema] = {
         # draws from the operating system's secure source.
         "l": optional(WholeNumber(1)),
         "sensitive": SENSITIVE,
-        "categorical": optional(Choice(("hierarchy", "order"))),
+        "categorical": optional(PerQuasiIdentifier(Choice(("hierarchy", "order")))),
         "rng": optional(Nullable(WholeNumber(0))),
     }, needs_hierarchies=False, what="Ace, transparent ℓ-diversity"),
     "alphabeta": AlgorithmSchema("AlphaBeta", {
@@ -459,6 +470,8 @@ OUTPUT_OPTIONS: dict[str, Option] = {
     "suppressed": optional(Choice(("remove", "star")), "remove"),
     "shuffle": optional(Boolean(), True),
     "seed": optional(Nullable(WholeNumber(0)), None),
+    # ' before every text cell a spreadsheet would run as a formula (veil.spreadsheet)
+    "spreadsheet_guard": optional(Boolean(), False),
 }
 
 @dataclass(frozen=True)
@@ -874,6 +887,8 @@ SECTIONS: dict[str, Section] = {
         "the table (CSV or Parquet); a relative path is read from the configuration's folder, and a DATA "
         "argument on the command line takes its place",
         hint="give the table to anonymize, like 'data: adult.csv' (relative to this file)."),
+    "name": Section(Text(), "the table's name, which the release's manifest and report show (default: the data "
+                            "file's name without its extension)", field="name"),
     "delimiter": Section(Nullable(_CHARACTER), "the CSV delimiter, one character (sniffed when absent)"),
     "missing_values": Section(JsonOnly(_one_or_list({"type": ["string", "number", "boolean", "null"]})),
                               "cell texts that mean a value is missing (default: the empty cell)"),

@@ -38,8 +38,13 @@ class HierarchySpec:
     path: Path | None = None
     origin: str = ""
 
-    def build(self, values=None):
+    def build(self, values=None, missing_values=("",)):
         """The :class:`veil.Hierarchy`: the file read, or the builder run on ``values``.
+
+        Args:
+            values: the column's values (a builder's input; unused for a file).
+            missing_values: the configuration's cell texts that mean "missing"; a builder makes
+                no leaf for them (the dataset keeps them as its missing category).
 
         Raises:
             ConfigError: the file or the builder fails (the message names the config line).
@@ -50,15 +55,16 @@ class HierarchySpec:
         try:
             if self.kind == "file":
                 return Hierarchy.read_csv(self.path, **self.options)
+            missing = {"missing_values": tuple(missing_values)}
             if self.kind == "intervals":
-                return builders.intervals(values, **self.options)
+                return builders.intervals(values, **self.options, **missing)
             if self.kind == "masking":
-                return builders.masking(values, **self.options)
+                return builders.masking(values, **self.options, **missing)
             if self.kind == "dates":
                 options = dict(self.options)
                 units = options.pop("units", ("month", "year"))
-                return builders.dates(values, units, **options)
-            return builders.flat(values, **self.options)
+                return builders.dates(values, units, **options, **missing)
+            return builders.flat(values, **self.options, **missing)
         except VeilError as exc:
             raise ConfigError(f"{self.origin}: the hierarchy of '{self.column}' cannot be built: "
                               f"{lower_first(str(exc))}") from None
@@ -134,14 +140,18 @@ class OutputSpec:
             is given, so that two releases of one table cannot be joined by position; ``False``
             keeps the input order, which the manifest and the ledger's gate flag.
         seed: seed of the shuffle (``None``: the secure source; a seed is for experiments only).
+        spreadsheet_guard: write ``'`` before every text cell a spreadsheet would run as a
+            formula (see :mod:`veil.spreadsheet`); the manifest says so.
     """
 
     suppressed: str = "remove"
     shuffle: bool = True
     seed: int | None = None
+    spreadsheet_guard: bool = False
 
     def to_dict(self) -> dict:
-        return {"suppressed": self.suppressed, "shuffle": self.shuffle, "seed": self.seed}
+        return {"suppressed": self.suppressed, "shuffle": self.shuffle, "seed": self.seed,
+                "spreadsheet_guard": self.spreadsheet_guard}
 
 
 @dataclass(frozen=True)
@@ -302,7 +312,14 @@ class AnonymizationConfig:
     engine: EngineSpec = EngineSpec()
     policy: PolicySpec | None = None
     marginals: MarginalsSpec | None = None
+    name: str | None = None
     source: Path | None = None
+
+    @property
+    def dataset_name(self) -> str:
+        """The table's name: the configuration's ``name``, else the data file's name without its
+        extension (what a release's manifest and report show)."""
+        return self.name if self.name is not None else self.data.stem
 
     def dataset(self, engine=None):
         """The :class:`veil.Dataset`: the table read once, the hierarchies read or built.
@@ -324,19 +341,21 @@ class AnonymizationConfig:
             metric = self.metric()
             also = [name for name in getattr(metric, "track", ()) if name not in self.sensitive]
             try:
-                return engine.dataset(self.data, quasi_identifiers=list(self.quasi_identifiers),
+                dataset = engine.dataset(self.data, quasi_identifiers=list(self.quasi_identifiers),
                                       sensitive=list(self.sensitive), identifying=list(self.identifying),
                                       hierarchies={name: self._builder(name) for name in self.hierarchies},
                                       orders={k: list(v) for k, v in self.orders.items()},
-                                      missing_values=self.missing_values, delimiter=self.delimiter, also=also)
+                                         missing_values=self.missing_values, delimiter=self.delimiter, also=also)
             except HierarchyError as exc:
                 raise ConfigError(str(exc)) from None
+            dataset.name = self.dataset_name
+            return dataset
         # The role columns are read straight into codes (what the Dataset encodes anyway).
         table = read_table(self.data, self.delimiter, dictionary=[*self.quasi_identifiers, *self.sensitive])
         hierarchies = {}
         for name, spec in self.hierarchies.items():
-            values = None if spec.kind == "file" else table.data.column(name)
-            hierarchies[name] = spec.build(values)
+            values = None if spec.kind == "file" else self._with_populations(name, table.data.column(name))
+            hierarchies[name] = spec.build(values, self.missing_values)
         # A file that does not cover its column is found when the dataset aligns it; the
         # hierarchies were made here, so their names can carry the config line for that message.
         for name, h in hierarchies.items():
@@ -345,7 +364,7 @@ class AnonymizationConfig:
             return Dataset(table, quasi_identifiers=list(self.quasi_identifiers), sensitive=list(self.sensitive),
                            identifying=list(self.identifying), hierarchies=hierarchies,
                            orders={k: list(v) for k, v in self.orders.items()},
-                           missing_values=self.missing_values)
+                           missing_values=self.missing_values, name=self.dataset_name)
         except HierarchyError as exc:
             raise ConfigError(str(exc)) from None
 
@@ -354,15 +373,45 @@ class AnonymizationConfig:
         spec = self.hierarchies[name]
 
         def build(values):
-            hierarchy = spec.build(None if spec.kind == "file" else values)
+            hierarchy = spec.build(None if spec.kind == "file" else self._with_populations(name, values),
+                                   self.missing_values)
             hierarchy.name = f"{spec.origin}: {hierarchy.name}"
             return hierarchy
 
         return build
 
+    def _with_populations(self, name: str, values):
+        """A column's values and those of the same column in every population a presence model
+        names, so that a hierarchy a builder makes covers the population it is matched with.
+
+        Raises:
+            DataError: a population table cannot be read.
+        """
+        if not self.populations():
+            return values
+        import pyarrow as pa
+
+        from veil.data.io import read_table
+
+        if isinstance(values, pa.Array):
+            values = pa.chunked_array([values])
+        elif not isinstance(values, pa.ChunkedArray):
+            values = pa.chunked_array([pa.array(list(values))])
+        pieces = [values]
+        for path in self.populations():
+            population = read_table(path).data
+            if name in population.column_names:
+                pieces.append(population.column(name))
+        texts = [piece.cast(pa.string()) if not pa.types.is_string(piece.type) else piece for piece in pieces]
+        return pa.chunked_array([chunk for piece in texts for chunk in piece.chunks], type=pa.string())
+
     def models(self) -> list:
         """The privacy models, in the order listed."""
         return [spec.build() for spec in self.model_specs]
+
+    def populations(self) -> list[Path]:
+        """The population tables the presence models (``delta_presence``, ``k_map``) name."""
+        return [Path(spec.options["population"]) for spec in self.model_specs if "population" in spec.options]
 
     def metric(self):
         """The utility metric: ``veil.metrics.make_metric(name, **options)``.
@@ -413,6 +462,7 @@ class AnonymizationConfig:
         """The configuration as plain JSON-ready data, e.g. for a release manifest."""
         return {
             "config": None if self.source is None else str(self.source),
+            "name": self.name,
             "data": str(self.data),
             "delimiter": self.delimiter,
             "missing_values": list(self.missing_values),

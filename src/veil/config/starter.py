@@ -2,8 +2,10 @@
 hierarchy in it a guess that says so.
 
 Roles are guessed from the column names and values (identifiers, sensitive attributes, everything
-else a quasi-identifier), and each quasi-identifier gets a built hierarchy: numeric bands, masking
-for fixed-length digit codes, calendar units for dates, otherwise flat. The file's first line names
+else a quasi-identifier), and each quasi-identifier gets a hierarchy: the ARX hierarchy file lying
+beside the table when there is one (``<table>_hierarchy_<column>.csv``, ARX's naming) and it
+covers the column, else a built one: numeric bands, masking for fixed-length digit codes, calendar
+units for dates, otherwise flat. The file's first line names
 the JSON Schema veil ships (``# yaml-language-server: $schema=file:///…/veil.schema.json``), so
 that an editor completes and checks it offline.
 """
@@ -154,6 +156,33 @@ def _guess(name: str, values) -> _Guess:
     return guess
 
 
+def _hierarchy_file(data_path: Path, column: str, values) -> tuple[Path | None, str]:
+    """The ARX hierarchy file of ``column`` beside the table (``<table>_hierarchy_<column>.csv``),
+    and why it is not used when it lies there but cannot serve (an empty reason when it can)."""
+    from veil.data.encoding import encode_column
+    from veil.data.hierarchy import Hierarchy
+    from veil.errors import VeilError, lower_first
+
+    path = data_path.parent / f"{data_path.stem}_hierarchy_{column}.csv"
+    if not path.is_file():
+        return None, ""
+    try:
+        Hierarchy.read_csv(path).align(encode_column(column, values))
+    except VeilError as exc:
+        return None, f"{path.name} lies beside the table but is not used: {lower_first(str(exc)).rstrip('.')}"
+    return path, ""
+
+
+def _relative(path: Path, folder: str | os.PathLike | None) -> str:
+    """``path`` as a configuration in ``folder`` names it (relative to it; as given without one)."""
+    if folder is None:
+        return str(path).replace(os.sep, "/")
+    try:
+        return os.path.relpath(path.resolve(), Path(folder).resolve()).replace(os.sep, "/")
+    except ValueError:  # another drive on Windows
+        return str(path.resolve()).replace(os.sep, "/")
+
+
 def starter_config(data_path: str | os.PathLike, *, delimiter: str | None = None,
                    sample_rows: int = DEFAULT_SAMPLE_ROWS, relative_to: str | os.PathLike | None = None) -> str:
     """The text of a commented configuration for a table, with every guess marked as one.
@@ -161,8 +190,10 @@ def starter_config(data_path: str | os.PathLike, *, delimiter: str | None = None
     Roles are guessed from column names and values: identifiers (``id``, ``name``, ``email``,
     ``phone``, ``ssn``, ``address`` ..., or text whose values are all different), sensitive
     columns (``disease``, ``diagnosis``, ``salary``, ``income``, ``occupation`` ...), and every
-    other column a quasi-identifier with a built hierarchy: numeric bands, masking for
-    fixed-length digit codes such as ZIP codes, calendar units for dates, otherwise flat.
+    other column a quasi-identifier with a hierarchy: the ARX hierarchy file beside the table
+    (``<table>_hierarchy_<column>.csv``) when it covers the column's values, else a built one:
+    numeric bands, masking for fixed-length digit codes such as ZIP codes, calendar units for
+    dates, otherwise flat. A sensitive column with such a file gets it too.
 
     Args:
         data_path: the table (CSV or Parquet).
@@ -182,20 +213,23 @@ def starter_config(data_path: str | os.PathLike, *, delimiter: str | None = None
     table = read_table(data_path, delimiter)
     sample = table.data.slice(0, sample_rows)
     guesses = [_guess(name, sample.column(name)) for name in table.columns]
+    for g in guesses:
+        if g.role not in ("quasi_identifiers", "sensitive"):
+            continue
+        found, why_not = _hierarchy_file(Path(data_path), g.column, sample.column(g.column))
+        if found is not None:
+            g.hierarchy = f"{{file: {_yaml_text(_relative(found, relative_to))}}}"
+            g.hierarchy_why = f"{found.name} lies beside the table, named as ARX names this column's hierarchy"
+        elif why_not and g.role == "quasi_identifiers":
+            g.hierarchy_why += f" ({why_not})"
     by_role = {role: [g for g in guesses if g.role == role] for role in COLUMN_ROLES}
     if not by_role["quasi_identifiers"]:
         raise ConfigError(f"no column of {str(data_path)!r} looks like a quasi-identifier (each looks identifying "
                           "or sensitive); write the configuration by hand, starting from "
                           "examples/adult-fulldomain.yaml.")
 
-    if relative_to is None:
-        data_text = str(data_path)
-    else:
-        try:
-            data_text = os.path.relpath(Path(data_path).resolve(), Path(relative_to).resolve())
-        except ValueError:  # another drive on Windows
-            data_text = str(Path(data_path).resolve())
-    data_text = data_text.replace(os.sep, "/")
+    data_text = _relative(Path(data_path), relative_to) if relative_to is not None else str(data_path).replace(
+        os.sep, "/")
     shown_name = Path(data_path).name
 
     out: list[str] = []
@@ -211,7 +245,12 @@ def starter_config(data_path: str | os.PathLike, *, delimiter: str | None = None
     add("# Every role and hierarchy below is a GUESS made from the column names and values, and each")
     add("# guess says so. Check every line before you publish anything.")
     add("#")
-    add("# Run:  veil anonymize --config THIS_FILE --out release.csv")
+    from veil.data.text_encoding import UTF8, current_encoding
+
+    encoding = "" if current_encoding() == UTF8 else f" --encoding {current_encoding()}"
+    add("# Run:  veil anonymize --config THIS_FILE --out release.csv --manifest manifest.json --report report.html"
+        + encoding)
+    add("# (the manifest says how the release was made and is what veil publish takes; the report is one page)")
     add("# A DATA argument (veil anonymize DATA --config THIS_FILE ...) overrides `data:` below.")
     add("")
     item(f"data: {_yaml_text(data_text)}", "the table; a relative path is read from this file's folder", 0)
@@ -243,13 +282,14 @@ def starter_config(data_path: str | os.PathLike, *, delimiter: str | None = None
     add("# file: {file: hierarchy_age.csv} (no header, ;-separated, one row per value, one column per level).")
     add("# A sensitive column may have one too (hierarchical t-closeness uses it).")
     add("hierarchies:")
-    for g in by_role["quasi_identifiers"]:
+    for g in by_role["quasi_identifiers"] + [g for g in by_role["sensitive"] if g.hierarchy.startswith("{file:")]:
         item(f"{_yaml_text(g.column)}: {g.hierarchy}", f"guessed: {g.hierarchy_why}", indent=2, column=44)
     add("")
     add("# The release must satisfy every model listed. Others: alpha_k_anonymity {alpha, k},")
     add("# entropy_l_diversity {l}, recursive_cl_diversity {c, l}, t_closeness {t, distance: equal|ordered|")
     add("# hierarchical}, delta_disclosure {delta}, beta_likeness {beta, enhanced}; each may name its")
-    add("# column with `sensitive: NAME` (default: every sensitive column).")
+    add("# column with `sensitive: NAME` (default: every sensitive column). Against a public population")
+    add("# the table is a sample of: delta_presence {population: FILE, delta_max}, k_map {population: FILE, k}.")
     add("models:")
     item("- k_anonymity: {k: 5}", "default: each record shares its quasi-identifiers with 4 others", 2, 44)
     if by_role["sensitive"]:

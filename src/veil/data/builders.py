@@ -17,10 +17,12 @@ from veil.errors import HierarchyError, ParameterError
 TOP = "*"
 
 
-def _distinct_texts(values: Iterable) -> list[str]:
+def _distinct_texts(values: Iterable, missing_values: Sequence[str] = ("",)) -> list[str]:
     """The distinct non-missing values, spelled exactly as a dataset column encodes them, so a
-    built hierarchy always covers the column it was built from."""
-    column = encode_column("values", values)
+    built hierarchy always covers the column it was built from. Null, NaN and the cells whose
+    text is one of ``missing_values`` are missing: the dataset keeps them as a category of its
+    own, which needs no leaf."""
+    column = encode_column("values", values, missing_values=tuple(missing_values))
     labels = [str(v) for code, v in enumerate(column.labels) if code != column.missing_code]
     return sorted(labels)
 
@@ -30,13 +32,20 @@ def _edge(value: float) -> str:
     return canonical_number(float(f"{value:.12g}"))
 
 
-def flat(values: Iterable, top: str = TOP) -> Hierarchy:
-    """Two levels: every value, then ``top`` (full suppression)."""
-    return Hierarchy([[v, top] for v in _distinct_texts(values)], name="flat hierarchy")
+def flat(values: Iterable, top: str = TOP, *, missing_values: Sequence[str] = ("",)) -> Hierarchy:
+    """Two levels: every value, then ``top`` (full suppression).
+
+    Args:
+        values: the values to cover.
+        top: label of the last level.
+        missing_values: cell texts that mean "missing" (as the dataset is given them); they get
+            no leaf.
+    """
+    return Hierarchy([[v, top] for v in _distinct_texts(values, missing_values)], name="flat hierarchy")
 
 
 def intervals(values: Iterable, widths: Sequence[float], *, start: float | None = None,
-              top: str = TOP) -> Hierarchy:
+              top: str = TOP, missing_values: Sequence[str] = ("",)) -> Hierarchy:
     """Numeric bands of growing width, then ``top``.
 
     Level ``i`` (1-based) puts a value ``x`` in the band ``[start + j·w, start + (j+1)·w)`` with
@@ -49,10 +58,12 @@ def intervals(values: Iterable, widths: Sequence[float], *, start: float | None 
         start: the lower edge of the first band (default: the largest multiple of the widest band
             that is not above the smallest value, so every level's bands start there).
         top: label of the last level.
+        missing_values: cell texts that mean "missing" (as the dataset is given them, e.g.
+            ``unknown``, ``n/a``); they get no leaf, so they need not be numbers.
 
     Raises:
         ParameterError: no widths, a width that is not positive, or widths that do not nest.
-        HierarchyError: a value is not a number.
+        HierarchyError: a value that is not missing is not a number.
     """
     if not widths:
         raise ParameterError("give at least one band width for an interval hierarchy.")
@@ -62,12 +73,12 @@ def intervals(values: Iterable, widths: Sequence[float], *, start: float | None 
     for a, b in zip(widths, widths[1:]):
         if not np.isclose(b / a, round(b / a)) or b < a:
             raise ParameterError(f"band width {b:g} is not a multiple of {a:g}; widths must nest.")
-    texts = _distinct_texts(values)
+    texts = _distinct_texts(values, missing_values)
     nums = parse_numbers(texts)
     bad = [t for t, x in zip(texts, nums) if not np.isfinite(x)]
     if bad:
-        raise HierarchyError(f"an interval hierarchy needs numbers but got {bad[0]!r}; "
-                             "use a masking or flat hierarchy for text.")
+        raise HierarchyError(f"an interval hierarchy needs numbers but got {bad[0]!r}; list it among the "
+                             "missing values if it means \"missing\", or use a masking or flat hierarchy for text.")
     integral = all(float(x).is_integer() for x in nums) and all(float(w).is_integer() for w in widths)
     if start is None:
         start = np.floor(nums.min() / widths[-1]) * widths[-1] if len(nums) else 0.0
@@ -84,13 +95,15 @@ def intervals(values: Iterable, widths: Sequence[float], *, start: float | None 
     return Hierarchy(rows, name="interval hierarchy")
 
 
-def masking(values: Iterable, *, char: str = "*", top: str = TOP) -> Hierarchy:
+def masking(values: Iterable, *, char: str = "*", top: str = TOP,
+            missing_values: Sequence[str] = ("",)) -> Hierarchy:
     """Mask characters from the right, one more per level, then ``top``.
 
     ``13053`` becomes ``1305*``, ``130**``, ``13***``, ``1****`` and finally ``top``. Values
-    shorter than the longest are masked as far as their length allows.
+    shorter than the longest are masked as far as their length allows. Cells whose text is one
+    of ``missing_values`` get no leaf (the dataset keeps them as its missing category).
     """
-    texts = _distinct_texts(values)
+    texts = _distinct_texts(values, missing_values)
     length = max((len(t) for t in texts), default=0)
     rows = []
     for t in texts:
@@ -107,11 +120,12 @@ DATE_GRANULARITIES = ("week", "month", "quarter", "year", "decade")
 
 
 def dates(values: Iterable, granularities: Sequence[str] = ("month", "year"), *,
-          format: str | None = None, top: str = TOP) -> Hierarchy:
+          format: str | None = None, top: str = TOP, missing_values: Sequence[str] = ("",)) -> Hierarchy:
     """Dates generalized to coarser calendar units, then ``top``.
 
     The default is day → month (``2024-03``) → year (``2024``) → ``*``. Other units: ``week``
     (``2024-W09``), ``quarter`` (``2024-Q1``), ``decade`` (``2020s``). Units must grow coarser.
+    Cells whose text is one of ``missing_values`` get no leaf.
 
     Raises:
         ParameterError: an unknown unit, or units out of order.
@@ -127,7 +141,7 @@ def dates(values: Iterable, granularities: Sequence[str] = ("month", "year"), *,
         raise ParameterError("date units must go from fine to coarse, each once.")
     if "week" in granularities and len(granularities) > 1:
         raise ParameterError("weeks do not nest in months or years; use 'week' alone.")
-    texts = _distinct_texts(values)
+    texts = _distinct_texts(values, missing_values)
     parsed = pd.to_datetime(pd.Series(texts, dtype=object), format=format, errors="coerce")
     if parsed.isna().any():
         bad = texts[int(np.flatnonzero(parsed.isna().to_numpy())[0])]

@@ -46,10 +46,13 @@ class Dataset:
         orders: per column, the order of its values (makes a text column ordinal).
         missing_values: cell texts that mean "missing" besides null/NaN (default: the empty cell).
         delimiter: CSV delimiter when ``data`` is a CSV path (sniffed when ``None``).
+        name: the table's name, which a release's manifest and report show (default: the file's
+            name without its extension when ``data`` is a path, else ``None``).
 
     Every other column is insensitive. The input is never modified.
 
     Attributes:
+        name: the table's name, or ``None``.
         row_weights: ``None`` here: every row is one record. A table summarized by its distinct
             rows (:class:`veil.engines.frequency.FrequencyDataset`, what a Spark engine collects)
             sets it to the number of records each row stands for, and the classes, the models,
@@ -73,8 +76,12 @@ class Dataset:
         orders: Mapping[str, Sequence[str]] | None = None,
         missing_values: Sequence[str] = ("",),
         delimiter: str | None = None,
+        name: str | None = None,
     ):
         self.row_weights: np.ndarray | None = None
+        if name is None and isinstance(data, (str, os.PathLike)):
+            name = os.path.splitext(os.path.basename(os.fspath(data)))[0] or None
+        self.name = name
         self.quasi_identifiers = _as_list(quasi_identifiers)
         self.sensitive = _as_list(sensitive)
         self.identifying = _as_list(identifying)

@@ -6,12 +6,14 @@ code of leaf ``i``'s generalization at level ``L`` in that level's label array. 
 column to level ``L`` is then one gather through :class:`Generalization`.
 
 ARX's format (Prasser et al., ARX): no header, ``;``-separated, one row per leaf, column ``i`` is
-level ``i``. It is read and written exactly.
+level ``i``. It is read and written exactly. A file without any ``;`` whose every row splits at
+``,`` into the same number (two or more) of levels is read as comma-separated, and written back so.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import os
 from dataclasses import dataclass
@@ -24,10 +26,16 @@ import pyarrow.compute as pc
 from veil.data import arrays
 from veil.data.encoding import MISSING_LABEL, EncodedColumn, canonical_numeric_texts, factorize
 from veil.errors import HierarchyError
+from veil.inputs import open_regular_file
 from veil.output import describe_os_error, write_file
 
 # Leaf texts that stand for a missing value in a hierarchy file (ARX writes missing as NULL).
 MISSING_LEAVES = (MISSING_LABEL, "NULL")
+
+
+def _csv_rows(text: str, delimiter: str) -> list[list[str]]:
+    """The non-empty rows of a CSV text split at ``delimiter``."""
+    return [row for row in csv.reader(io.StringIO(text, newline=""), delimiter=delimiter) if row]
 
 
 class Hierarchy:
@@ -45,7 +53,13 @@ class Hierarchy:
     def __init__(self, rows: Iterable[Sequence[str]], name: str = "hierarchy"):
         rows = [[str(v) for v in row] for row in rows]
         self.name = name
-        # How the file this came from ended its lines, so that writing it back is byte-exact.
+        # The file it was read from and the SHA-256 of its bytes (None for a hierarchy made here),
+        # which a release's manifest names.
+        self.path: Path | None = None
+        self.sha256: str | None = None
+        # How the file this came from separated and ended its lines, so that writing it back is
+        # byte-exact.
+        self.delimiter = ";"
         self.newline = "\n"
         self.final_newline = True
         if not rows:
@@ -105,16 +119,24 @@ class Hierarchy:
                 for i in range(len(self.codes))]
 
     @classmethod
-    def read_csv(cls, path: str | os.PathLike, delimiter: str = ";") -> "Hierarchy":
-        """Read a hierarchy in ARX's CSV format (no header, one row per leaf).
+    def read_csv(cls, path: str | os.PathLike, delimiter: str | None = None) -> "Hierarchy":
+        """Read a hierarchy in ARX's CSV format (no header, one row per leaf, one column per level).
+
+        Args:
+            path: the file.
+            delimiter: what separates the levels; ``None`` (the default) takes ARX's ``;``, or
+                ``,`` for a file that holds no ``;`` and whose every row splits at ``,`` into the
+                same number (two or more) of levels.
 
         Raises:
             HierarchyError: the file is missing, unreadable, or malformed.
         """
         path = Path(path)
         try:
-            with open(path, encoding="utf-8-sig", newline="") as fh:
-                text = fh.read()
+            # A regular file only: a pipe or a device would never end.
+            with open_regular_file(path, "hierarchy file", HierarchyError, keep_os_errors=True) as fh:
+                data = fh.read()
+            text = data.decode("utf-8-sig")
         except FileNotFoundError:
             raise HierarchyError(f"hierarchy file {str(path)!r} does not exist; check the path.") from None
         except IsADirectoryError:
@@ -124,29 +146,45 @@ class Hierarchy:
             raise HierarchyError(f"hierarchy file {str(path)!r} is not UTF-8 text; save it as UTF-8 CSV.") from None
         except OSError as exc:
             raise HierarchyError(f"hierarchy file {str(path)!r} cannot be read: {describe_os_error(exc)}.") from None
-        rows = [row for row in csv.reader(io.StringIO(text, newline=""), delimiter=delimiter) if row]
-        hierarchy = cls(rows, name=f"hierarchy file {path.name!r}")
+        name = f"hierarchy file {path.name!r}"
+        chosen = ";" if delimiter is None else delimiter
+        rows = _csv_rows(text, chosen)
+        if delimiter is None and rows and all(len(row) == 1 for row in rows):
+            by_comma = _csv_rows(text, ",")
+            widths = {len(row) for row in by_comma}
+            if len(widths) == 1 and widths != {1}:
+                chosen, rows = ",", by_comma
+        hierarchy = cls(rows, name=name)
+        hierarchy.path, hierarchy.sha256 = path, hashlib.sha256(data).hexdigest()
+        hierarchy.delimiter = chosen
         hierarchy.newline = "\r\n" if "\r\n" in text else "\n"
         hierarchy.final_newline = text.endswith(("\n", "\r"))
         return hierarchy
 
-    def to_csv(self, path: str | os.PathLike, delimiter: str = ";", newline: str | None = None,
+    def to_csv(self, path: str | os.PathLike, delimiter: str | None = None, newline: str | None = None,
                final_newline: bool | None = None) -> None:
         """Write the hierarchy in ARX's CSV format, atomically (a temporary file, then a rename).
 
-        Line endings default to those of the file the hierarchy was read from (``\\n`` for a
-        built one), so reading and writing a file gives back the same bytes.
+        The delimiter and line endings default to those of the file the hierarchy was read from
+        (``;`` and ``\\n`` for a built one), so reading and writing a file gives back the same bytes.
+        A one-level hierarchy written with ``;`` quotes its values that hold a ``,``, so that the
+        file is not read back as comma-separated.
 
         Raises:
             DataError: the folder does not exist.
         """
+        delimiter = self.delimiter if delimiter is None else delimiter
         newline = self.newline if newline is None else newline
         final_newline = self.final_newline if final_newline is None else final_newline
         buf = io.StringIO(newline="")
         # A "\r\n" terminator makes the writer quote any value holding either character.
         writer = csv.writer(buf, delimiter=delimiter, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
         lines = []
+        quote_commas = self.levels == 1 and delimiter != ","
         for row in self.rows():
+            if quote_commas and "," in row[0]:
+                lines.append('"' + row[0].replace('"', '""') + '"')
+                continue
             buf.seek(0)
             buf.truncate()
             writer.writerow(row)
@@ -192,8 +230,11 @@ class Hierarchy:
         if len(uncovered):
             shown = ", ".join(repr(str(v)) for v in labels[uncovered[:5]])
             more = f" and {len(uncovered) - 5} more" if len(uncovered) > 5 else ""
+            hint = ""
+            if self.levels == 1 and any(("," in leaf or "\t" in leaf) for leaf in self.leaves):
+                hint = " (it reads as one level: an ARX hierarchy file separates its levels with ';')"
             raise HierarchyError(f"{self.name} does not cover {len(uncovered)} value(s) of column "
-                                 f"'{column.name}': {shown}{more}; add a row for each.")
+                                 f"'{column.name}': {shown}{more}; add a row for each{hint}.")
         lut = np.empty((len(labels), self.levels), dtype=np.int32)
         lut[:, 0] = np.arange(len(labels), dtype=np.int32)
         level_labels = [column.labels]

@@ -2,13 +2,16 @@
 
 CSV cells are read as text, as ARX does; types are decided when a column is encoded. The
 delimiter is sniffed from the first lines when not given, so ``;``-separated files just work.
+Files are UTF-8 unless another encoding is given (see :mod:`veil.data.text_encoding`).
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
@@ -18,12 +21,18 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from veil.data.encoding import to_arrow
+from veil.data.text_encoding import UTF8, current_encoding, normalize_encoding
 from veil.errors import DataError, ParameterError
+from veil.inputs import check_regular_file, open_regular_file
 from veil.output import describe_os_error
+from veil.untrusted import quoted, shown
 from veil.parallel import map_threads, thread_count
 
 CANDIDATE_DELIMITERS = (";", ",", "\t", "|")
 SNIFF_BYTES = 1 << 16
+#: The longest header row read (its column names); the sniffing window grows to hold it whole.
+MAX_HEADER_BYTES = 1 << 24
+_LINE_END = re.compile(rb"\r\n?|\n")
 _TEXT_CODES = pa.dictionary(pa.int32(), pa.string())
 
 
@@ -95,7 +104,7 @@ def normalize_delimiter(delimiter: str | None) -> str | None:
 
 
 def read_csv(path: str | os.PathLike, delimiter: str | None = None, allow_empty: bool = False,
-             dictionary: Iterable[str] = ()) -> Table:
+             dictionary: Iterable[str] = (), malformed: str = "refuse", encoding: str | None = None) -> Table:
     """Read a CSV file with a header row; every cell is kept as text.
 
     ``delimiter`` is one character (``tab`` or ``\\t`` for the tab), or ``None`` to sniff it.
@@ -104,61 +113,133 @@ def read_csv(path: str | os.PathLike, delimiter: str | None = None, allow_empty:
     The columns named in ``dictionary`` are read straight into dictionary codes (each block of
     the file encoded by the reader's threads as it is parsed): the same texts, a fraction of the
     memory, and no encoding pass afterwards. Names that are not columns are ignored.
+    ``malformed`` says what a line that is not a well-formed record does: ``"refuse"`` (the
+    default) refuses the file, naming the line; ``"drop"`` leaves the line out by the public rule
+    of :mod:`veil.data.lenient` (each line read on its own, the delimiter sniffed from the header
+    alone), which the differentially private queries use, and reports nothing about it.
+    ``encoding`` is the file's text encoding (``cp1252``, ``latin-1`` …); ``None`` takes the one
+    in effect (:func:`veil.data.text_encoding.reading_encoding`, UTF-8 by default). The public rule
+    of ``"drop"`` reads UTF-8 only.
 
     Raises:
-        ParameterError: the delimiter is not one character.
-        DataError: the file is missing, not UTF-8, empty (or has no records while ``allow_empty``
-            is false), has duplicate or empty column names, or a row with a different number of
-            fields than the header (the line is named).
+        ParameterError: the delimiter is not one character, ``malformed`` is neither value, the
+            encoding is unknown, or ``"drop"`` is asked of a file in another encoding than UTF-8.
+        DataError: the file is missing, not text in its encoding, empty (or has no records while
+            ``allow_empty`` is false), has duplicate or empty column names, or (when
+            ``malformed="refuse"``) a row with a different number of fields than the header (the
+            line is named).
     """
     delimiter = normalize_delimiter(delimiter)
+    _check_malformed(malformed)
+    encoding = current_encoding() if encoding is None else normalize_encoding(encoding)
+    if malformed == "drop" and encoding != UTF8:
+        raise ParameterError("a table read for a differentially private answer must be UTF-8 text; convert the "
+                             "file to UTF-8 (its encoding cannot be given here).")
     path = Path(path)
     if not path.exists():
         raise DataError(f"file {str(path)!r} does not exist; check the path.")
     if path.is_dir():
         raise DataError(f"{str(path)!r} is a folder, not a table file.")
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(SNIFF_BYTES)
-    except OSError as exc:
-        raise DataError(f"cannot read file {str(path)!r}: {describe_os_error(exc)}.") from None
-    return _read_csv(path, head, delimiter, path, allow_empty, set(dictionary))
+    head, whole = _head_of(path)
+    return _read_csv(path, head, whole, delimiter, path, allow_empty, set(dictionary), malformed, encoding)
+
+
+MALFORMED = ("refuse", "drop")
+
+
+def _check_malformed(malformed: str) -> None:
+    if malformed not in MALFORMED:
+        raise ParameterError(f"malformed must be 'refuse' or 'drop', not {malformed!r}.")
 
 
 def read_csv_bytes(content: bytes, name: str, delimiter: str | None = None) -> Table:
-    """Read CSV text held in memory (a published file a release ledger keeps), exactly as
-    :func:`read_csv` reads a file; ``name`` is what messages call it.
+    """Read CSV text held in memory (a published file a release ledger keeps, which veil wrote in
+    UTF-8), exactly as :func:`read_csv` reads a file; ``name`` is what messages call it.
 
     Raises:
         ParameterError, DataError: as :func:`read_csv`.
     """
-    return _read_csv(pa.BufferReader(content), content[:SNIFF_BYTES], normalize_delimiter(delimiter), Path(name),
-                     allow_empty=False, codes=set())
+    end = _LINE_END.search(content)
+    head = content if end is None else content[:max(end.end(), SNIFF_BYTES)]
+    return _read_csv(pa.BufferReader(content), head, len(head) == len(content), normalize_delimiter(delimiter),
+                     Path(name), allow_empty=False, codes=set(), encoding=UTF8)
 
 
-def _read_csv(source, head: bytes, delimiter: str | None, path: Path, allow_empty: bool, codes: set[str]) -> Table:
-    """The table in ``source`` (a path, or a buffer whose first bytes are ``head``); ``allow_empty`` as
-    :func:`read_csv` takes it, ``codes`` the columns it reads as ``dictionary``."""
+def _head_of(path: Path) -> tuple[bytes, bool]:
+    """The first :data:`SNIFF_BYTES` of a CSV file, or more when its header row is longer (up to its
+    line break), and whether that is the whole file.
+
+    Raises:
+        DataError: the path is not a regular file (a pipe or a device would never end), cannot be
+            read, or its header row is longer than :data:`MAX_HEADER_BYTES`.
+    """
     try:
-        sample = head.decode("utf-8-sig")
+        with open_regular_file(path, "file") as fh:
+            head = fh.read(SNIFF_BYTES)
+            while not _LINE_END.search(head) and len(head) <= MAX_HEADER_BYTES:
+                more = fh.read(SNIFF_BYTES)
+                if not more:
+                    return head, True
+                head += more
+            whole = not fh.read(1)
+    except OSError as exc:
+        raise DataError(f"cannot read file {str(path)!r}: {describe_os_error(exc)}.") from None
+    if not _LINE_END.search(head) and not whole:
+        raise DataError(f"the header row of {str(path)!r} is longer than {MAX_HEADER_BYTES >> 20} MiB; "
+                        "a CSV table starts with one line of column names.")
+    return head, whole
+
+
+def read_csv_header(path: str | os.PathLike, delimiter: str | None = None, encoding: str | None = None) -> list[str]:
+    """The column names of a CSV file (its whole header row, however long), read without the rest;
+    ``encoding`` as :func:`read_csv` takes it.
+
+    Raises:
+        ParameterError, DataError: as :func:`read_csv` for the file's first lines.
+    """
+    path = Path(path)
+    encoding = current_encoding() if encoding is None else normalize_encoding(encoding)
+    head, whole = _head_of(path)
+    return _header(head, whole, normalize_delimiter(delimiter), path, allow_empty=True, encoding=encoding)[0]
+
+
+def _header(head: bytes, whole: bool, delimiter: str | None, path: Path, allow_empty: bool,
+            encoding: str = UTF8) -> tuple[list[str], str]:
+    """The header row in ``head`` (the first bytes of a CSV file, its whole first line among them, in
+    ``encoding``) and the delimiter (sniffed when ``None``)."""
+    decoder = codecs.getincrementaldecoder("utf-8-sig" if encoding == UTF8 else encoding)()
+    try:
+        # incremental: a character the sniffed bytes cut in two is left for the reader
+        sample = decoder.decode(head, final=whole)
     except UnicodeDecodeError:
-        try:
-            sample = head[:-4].decode("utf-8-sig")
-        except UnicodeDecodeError:
-            raise DataError(f"file {str(path)!r} is not UTF-8 text; save it as UTF-8 CSV.") from None
+        raise DataError(_not_text(path, encoding)) from None
     if not sample.strip():
         raise DataError(f"file {str(path)!r} is empty; it needs a header row and at least one record.")
-    if (not allow_empty and len(head) < SNIFF_BYTES
-            and len([line for line in sample.splitlines() if line.strip()]) == 1):
+    if not allow_empty and whole and len([line for line in sample.splitlines() if line.strip()]) == 1:
         raise DataError(f"file {str(path)!r} has a header but no records; an empty table cannot be published.")
     if delimiter is None:
         delimiter = sniff_delimiter(sample)
     header = next(csv.reader(io.StringIO(sample, newline=""), delimiter=delimiter))
     _check_header(header, path)
+    return header, delimiter
+
+
+def _read_csv(source, head: bytes, whole: bool, delimiter: str | None, path: Path, allow_empty: bool,
+              codes: set[str], malformed: str = "refuse", encoding: str = UTF8) -> Table:
+    """The table in ``source`` (a path, or a buffer whose first bytes are ``head``, the whole of it
+    when ``whole``); ``allow_empty``, ``malformed`` and ``encoding`` (its normalized name) as
+    :func:`read_csv` takes them, ``codes`` the columns it reads as ``dictionary``."""
+    if malformed == "drop":
+        return _read_records(source, head, delimiter, path, allow_empty, codes)
+    header, delimiter = _header(head, whole, delimiter, path, allow_empty, encoding)
+    end = _LINE_END.search(head)
+    header_bytes = end.end() if end else len(head)
     try:
         data = pacsv.read_csv(
             source,
-            read_options=pacsv.ReadOptions(use_threads=thread_count() > 1, block_size=1 << 24),
+            # A block holds the header row whole (Arrow reads the names from the first block).
+            read_options=pacsv.ReadOptions(use_threads=thread_count() > 1, block_size=max(1 << 24, 2 * header_bytes),
+                                           **({} if encoding == UTF8 else {"encoding": encoding})),
             parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=False),
             convert_options=pacsv.ConvertOptions(
                 column_types={name: _TEXT_CODES if name in codes else pa.string() for name in header},
@@ -166,8 +247,29 @@ def _read_csv(source, head: bytes, delimiter: str | None, path: Path, allow_empt
                 quoted_strings_can_be_null=False,
             ),
         )
-    except pa.ArrowInvalid as exc:
-        raise DataError(_describe_parse_error(path, delimiter, len(header), exc)) from None
+    except (pa.ArrowInvalid, UnicodeDecodeError) as exc:
+        raise DataError(_describe_parse_error(path, delimiter, len(header), exc, encoding)) from None
+    if data.num_rows == 0 and not allow_empty:
+        raise DataError(f"file {str(path)!r} has a header but no records; an empty table cannot be published.")
+    return Table(data, "csv", delimiter)
+
+
+def _read_records(source, head: bytes, delimiter: str | None, path: Path, allow_empty: bool,
+                  codes: set[str]) -> Table:
+    """:func:`_read_csv` with ``malformed="drop"``: the lines that are records (:mod:`veil.data.lenient`)."""
+    from veil.data.lenient import check_header_closed, header_line, read_records
+
+    line = header_line(head, path)
+    if line is None:
+        raise DataError(f"file {str(path)!r} is empty; it needs a header row and at least one record.")
+    text = line.decode("utf-8")
+    if delimiter is None:
+        delimiter = sniff_delimiter(text)
+    check_header_closed(line, delimiter, path)
+    header = next(csv.reader([text], delimiter=delimiter))
+    _check_header(header, path)
+    types = {name: _TEXT_CODES if name in codes else pa.string() for name in header}
+    data = read_records(source, path, delimiter, types)
     if data.num_rows == 0 and not allow_empty:
         raise DataError(f"file {str(path)!r} has a header but no records; an empty table cannot be published.")
     return Table(data, "csv", delimiter)
@@ -180,14 +282,30 @@ def _check_header(header: list[str], path: Path) -> None:
     seen = set()
     for name in header:
         if name in seen:
-            raise DataError(f"column name {name!r} appears twice in the header of {str(path)!r}; rename one.")
+            raise DataError(f"column name {quoted(name)} appears twice in the header of {str(path)!r}; rename one.")
         seen.add(name)
 
 
-def _describe_parse_error(path: Path, delimiter: str, expected: int, exc: Exception) -> str:
+def _not_text(path: Path, encoding: str) -> str:
+    """The sentence for a file that its encoding does not decode."""
+    return not_text_sentence(repr(str(path)), encoding)
+
+
+def not_text_sentence(where: str, encoding: str = UTF8) -> str:
+    """The sentence for a table file (named by ``where``, a quoted path) that its encoding does not
+    decode, which every engine says alike."""
+    if encoding == UTF8:
+        return (f"file {where} is not UTF-8 text; name its encoding (--encoding cp1252 or --encoding "
+                "latin-1 for most Western European spreadsheets) or save it as UTF-8 CSV.")
+    return f"file {where} is not {encoding} text; name the encoding it was saved in (--encoding)."
+
+
+def _describe_parse_error(path: Path, delimiter: str, expected: int, exc: Exception, encoding: str = UTF8) -> str:
     """Find the first ragged line (only on the error path, so a scan line by line is fine)."""
+    if isinstance(exc, UnicodeDecodeError):
+        return _not_text(path, encoding)
     try:
-        with open(path, encoding="utf-8-sig", newline="") as fh:
+        with open(path, encoding="utf-8-sig" if encoding == UTF8 else encoding, newline="") as fh:
             for number, row in enumerate(csv.reader(fh, delimiter=delimiter), start=1):
                 if row and len(row) != expected:
                     return (f"line {number} of {str(path)!r} has {len(row)} fields but the header has "
@@ -195,8 +313,8 @@ def _describe_parse_error(path: Path, delimiter: str, expected: int, exc: Except
     except (UnicodeDecodeError, csv.Error, OSError):  # OSError: text held in memory has no file to scan
         pass
     if "UTF8" in str(exc) or "utf8" in str(exc).lower():
-        return f"file {str(path)!r} is not UTF-8 text; save it as UTF-8 CSV."
-    return f"file {str(path)!r} is not a readable CSV table ({str(exc).splitlines()[0]})."
+        return _not_text(path, encoding)
+    return f"file {str(path)!r} is not a readable CSV table ({shown(str(exc).splitlines()[0], 200)})."
 
 
 def read_parquet(path: str | os.PathLike, allow_empty: bool = False) -> Table:
@@ -212,10 +330,12 @@ def read_parquet(path: str | os.PathLike, allow_empty: bool = False) -> Table:
         raise DataError(f"file {str(path)!r} does not exist; check the path.")
     if path.is_dir():
         raise DataError(f"{str(path)!r} is a folder, not a table file.")
+    check_regular_file(path, "file")
     try:
         data = pq.read_table(path)
     except (pa.ArrowInvalid, OSError) as exc:
-        raise DataError(f"file {str(path)!r} is not a readable Parquet file ({str(exc).splitlines()[0]}).") from None
+        raise DataError(f"file {str(path)!r} is not a readable Parquet file "
+                        f"({shown(str(exc).splitlines()[0], 200)}).") from None
     if data.num_rows == 0 and not allow_empty:
         raise DataError(f"file {str(path)!r} has no records; an empty table cannot be published.")
     refuse_unreadable_types(data, repr(str(path)))
@@ -244,19 +364,20 @@ def refuse_unreadable_types(data: pa.Table, where: str) -> None:
             what = "raw bytes"
         else:
             continue
-        raise DataError(f"column '{field.name}' of {where} holds {what}, not single values; drop it or convert it "
+        raise DataError(f"column {quoted(field.name)} of {where} holds {what}, not single values; drop it or convert it "
                         "to text before using the table.")
 
 
-def from_frame(frame, dictionary: Iterable[str] = ()) -> Table:
+def from_frame(frame, dictionary: Iterable[str] = (), allow_empty: bool = False) -> Table:
     """Wrap a pandas or polars DataFrame (or a pyarrow Table) without copying or modifying it.
 
     A polars frame's text columns named in ``dictionary`` are dictionary-encoded straight from
     polars' own strings (string views, handed over without a copy), on every core; the other
-    columns are converted as polars converts them.
+    columns are converted as polars converts them. ``allow_empty`` accepts a frame with no rows
+    (see :func:`read_csv`).
 
     Raises:
-        DataError: the frame has no rows, or is of another type.
+        DataError: the frame has no rows (unless ``allow_empty``), or is of another type.
     """
     kind = _frame_kind(frame)
     if kind == "pandas":
@@ -268,7 +389,7 @@ def from_frame(frame, dictionary: Iterable[str] = ()) -> Table:
         data = _polars_table(frame, set(dictionary))
     else:
         data = frame
-    if data.num_rows == 0:
+    if data.num_rows == 0 and not allow_empty:
         raise DataError("the table has no records; an empty table cannot be published.")
     refuse_unreadable_types(data, f"the {kind} table")
     return Table(data, kind, source=frame)
@@ -308,16 +429,20 @@ def _frame_kind(frame) -> str:
 
 
 def read_table(source, delimiter: str | None = None, allow_empty: bool = False,
-               dictionary: Iterable[str] = ()) -> Table:
+               dictionary: Iterable[str] = (), malformed: str = "refuse", encoding: str | None = None) -> Table:
     """Read a table from a path (``.parquet``/``.pq`` as Parquet, anything else as CSV) or a frame.
 
-    ``allow_empty`` accepts a table file with no records (see :func:`read_csv`).
+    ``allow_empty`` accepts a table file with no records (see :func:`read_csv`); ``encoding`` is
+    a CSV file's text encoding (see :func:`read_csv`).
     A CSV file's columns named in ``dictionary`` are read straight into codes (see :func:`read_csv`),
     a polars frame's are encoded from its own strings (see :func:`from_frame`).
+    ``malformed`` says what a CSV line that is not a well-formed record does (see :func:`read_csv`);
+    Parquet files and frames have no such lines.
     """
+    _check_malformed(malformed)
     if isinstance(source, (str, os.PathLike)):
         suffix = Path(source).suffix.lower()
         if suffix in (".parquet", ".pq"):
             return read_parquet(source, allow_empty)
-        return read_csv(source, delimiter, allow_empty, dictionary)
-    return from_frame(source, dictionary)
+        return read_csv(source, delimiter, allow_empty, dictionary, malformed, encoding)
+    return from_frame(source, dictionary, allow_empty)

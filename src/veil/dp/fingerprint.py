@@ -1,5 +1,12 @@
 """The identity a privacy budget is bound to: a fingerprint of a table's content as veil parses it.
 
+**Private to the curator.** The fingerprint is a public function of the data: whoever sees it and
+knows every record but one recovers the missing one by hashing candidates, and whoever knows
+every record tells whether a person is in the table. It must never reach anyone who sees DP
+outputs. veil never stores, prints or writes it: a ledger keeps it only keyed with the curator's
+secret key (:mod:`veil.ledger.binding`), and names a population by the name the curator gives.
+Use it the same way — to recognize a table on the curator's side, never as a name.
+
 A budget belongs to a *population*, so its id must not change when the same records are saved
 again: a trailing newline, CRLF line ends, a byte-order mark, quoting, the order of the rows and
 the order of the columns all leave it unchanged. Any change to a value, a row, a column name or
@@ -84,9 +91,12 @@ def table_fingerprint(table, *, missing_values=("",)) -> str:
 
 
 def dataset_id(data: Any, delimiter: str | None = None) -> str:
-    """The id a privacy budget is bound to, for a table file, a frame, a pyarrow Table or a Dataset.
+    """The fingerprint of a table file, a frame, a pyarrow Table or a Dataset (see the module notes:
+    unkeyed, so private to the curator; a ledger binds a budget to it keyed).
 
-    A :class:`veil.Dataset` is fingerprinted as its own missing-value texts declare.
+    A :class:`veil.Dataset` is fingerprinted as its own missing-value texts declare. A table file
+    is read as the DP queries read it (a malformed CSV line left out, :mod:`veil.data.lenient`),
+    so that a table has the id its queries were charged under.
 
     Raises:
         DataError: the table cannot be read.
@@ -99,5 +109,5 @@ def dataset_id(data: Any, delimiter: str | None = None) -> str:
     if isinstance(data, Table):
         return table_fingerprint(data.data)
     if isinstance(data, (str, os.PathLike)):
-        return table_fingerprint(read_table(data, delimiter, allow_empty=True).data)
+        return table_fingerprint(read_table(data, delimiter, allow_empty=True, malformed="drop").data)
     return table_fingerprint(read_table(data).data)

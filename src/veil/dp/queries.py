@@ -36,6 +36,19 @@ drops out of the sum; the query runs either way. Dropping is a fixed per-record 
 sensitivities above still hold. In histograms a missing cell counts where the categories say
 (see :func:`dp_histogram`).
 
+Malformed records
+-----------------
+A CSV file given by its path is read line by line by a public rule (:mod:`veil.data.lenient`):
+a line with fewer or more fields than the header, or with bytes that are not UTF-8, is not a
+record and is left out; a quote left open closes at the end of its line, so no line changes how
+another one is read; the delimiter is sniffed from the header alone. Like dropping a missing
+cell, this is a fixed per-record rule: adding or removing one line adds or removes at most one
+record, so every sensitivity below holds and one malformed line never decides whether anything is
+answered. The number of lines left out depends on the data and is reported nowhere. To refuse a
+file at its first malformed line instead (a curator checking their file), read it with
+``veil.data.io.read_table(path, allow_empty=True)`` and pass the table, or give ``--strict`` to
+``veil dp``.
+
 Bounds
 ------
 The clamping range of a sum, mean or quantile **must come from the user**, from knowledge that is
@@ -183,9 +196,13 @@ class QueryResult:
 # reading columns
 # ---------------------------------------------------------------------------------------------
 class _Columns:
-    """Encoded columns of any table veil reads (a Dataset, a frame, a pyarrow Table, a path)."""
+    """Encoded columns of any table veil reads (a Dataset, a frame, a pyarrow Table, a path).
 
-    def __init__(self, data: Any, delimiter: str | None = None) -> None:
+    A CSV path is read by the public rule for malformed lines (see the module notes), or, with
+    ``strict``, refused at its first malformed line.
+    """
+
+    def __init__(self, data: Any, delimiter: str | None = None, strict: bool = False) -> None:
         from veil.data.dataset import Dataset
         from veil.data.io import Table, read_table
 
@@ -199,7 +216,8 @@ class _Columns:
             return
         self._dataset = None
         self.weights = None
-        self.table = data if isinstance(data, Table) else read_table(data, delimiter, allow_empty=True)
+        self.table = data if isinstance(data, Table) else read_table(data, delimiter, allow_empty=True,
+                                                                     malformed="refuse" if strict else "drop")
         self.names = list(self.table.columns)
         self.num_rows = self.table.num_rows
         self._cache: dict[str, EncodedColumn] = {}

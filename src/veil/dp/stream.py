@@ -1,15 +1,33 @@
 """A stream of events released over time at a chosen protection level, with its privacy-loss report.
 
 ``veil dp stream`` without the terminal. The input is a table of events, one row each, with a
-time step, a user and a value, **in time order** (a row whose time is before the previous row's
-is refused, never reordered). What the release relies on is public and given by the caller,
+time step, a user and a value. What the release relies on is public and given by the caller,
 never read from the data: the horizon of time steps [start, end] (events outside it are left
 out), the histogram's categories (other values are left out), the sum's bounds (values are
 clamped to them; cells that are not numbers are left out), w and m.
 
+Malformed events
+----------------
+One malformed event never decides whether anything is released. By a public rule applied to each
+event on its own:
+
+* an event whose time is not a whole number (empty, ``unknown``, ``2.5``) is on no step of the
+  public time grid and is left out, as an event outside the horizon is;
+* an event out of time order counts at its own time step: the release reads the events in time
+  order (a stable sort: events at the same step keep the order of the rows), so the order of
+  the rows never matters except between events at the same step;
+* a CSV line that is not a well-formed record is left out (:mod:`veil.data.lenient`).
+
+Each is a fixed transformation of one event that never looks at another, so adding or removing
+one event changes what is counted by that event alone, and every level's sensitivity holds.
+(Dropping an event that comes *after* a later one in the file would not: one added event with a
+late time, put first, would drop every event after it.) How many events were left out is
+reported nowhere. ``strict=True`` (``--strict``) refuses instead, at the first such event,
+naming its row: for a curator checking their file.
+
 Per step, the query counts the events (``count``), counts them per category of the value
 (``histogram``, a counter per bin) or sums their clamped values (``sum``). Each level bounds what
-one person can contribute before anything is computed, keeping events in time order:
+one person can contribute before anything is computed, taking events in time order:
 
 * ``event``: nothing to bound; neighbouring streams differ by one event;
 * ``w-event``: each user's first event at each step is kept (one event per user per step);
@@ -46,6 +64,7 @@ from veil.dp.noise import NoiseSource
 from veil.dp.queries import _Columns
 from veil.dp.temporal import Leakage, Supremum, TemporalCorrelation, check_transition_matrix
 from veil.errors import DataError, ParameterError
+from veil.inputs import read_text
 from veil.output import write_files
 
 __all__ = ["FILES", "LEVELS", "QUERIES", "StreamRelease", "StreamSettings", "read_transition_matrix",
@@ -288,11 +307,7 @@ def read_transition_matrix(path: str | Path, name: str = "transition matrix") ->
             is not square and row-stochastic (naming the row).
     """
     where = f"the {name} file {str(path)!r}"
-    try:
-        text = Path(path).read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = getattr(exc, "strerror", None) or "not UTF-8 text"
-        raise DataError(f"{where} cannot be read ({reason}).") from None
+    text = read_text(path, f"the {name} file", encoding="utf-8-sig")  # a regular file, of a document's size
     rows = []
     for number, line in enumerate(text.splitlines(), start=1):
         cells = [c for c in re.split(r"[,;\s]+", line.strip()) if c]
@@ -307,24 +322,45 @@ def read_transition_matrix(path: str | Path, name: str = "transition matrix") ->
     return check_transition_matrix(rows, f"{name} in {str(path)!r}")
 
 
-def _events(cols: _Columns, s: StreamSettings) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Step index (0 … T − 1), user code and row of every event in the horizon, refusing times
-    that are not whole numbers or not in order."""
+def _events(cols: _Columns, s: StreamSettings, strict: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Step index (0 … T − 1), user code and row of every event on a step of the horizon, in time
+    order (see the module notes); with ``strict``, refusing a time that is not a whole number or
+    out of order."""
     column, steps = cols.numbers(s.time_column)
     times = steps[column.codes]
-    bad = ~np.isfinite(times) | (times != np.round(times))
-    if bad.any():
-        row = int(np.argmax(bad))
-        raise ParameterError(f"row {row + 1} of the events has time {column.labels[column.codes[row]]!r}, not a whole "
-                             f"number; the column {s.time_column!r} must hold time steps.")
+    whole = np.isfinite(times) & (times == np.round(times))
+    if strict:
+        _refuse_malformed(column, times, whole, s)
+    users = cols.column(s.user_column).codes.astype(np.int64)
+    rows = np.nonzero(whole & (times >= s.start) & (times <= s.end))[0]
+    rows = rows[np.argsort(times[rows], kind="stable")]
+    return (times[rows] - s.start).astype(np.int64), users[rows], rows
+
+
+def _refuse_malformed(column, times: np.ndarray, whole: np.ndarray, s: StreamSettings) -> None:
+    """``strict``: refuse the first event whose time is not a whole number, then the first out of order.
+
+    Raises:
+        ParameterError: naming the row (the curator's own file) and its time, shown safely.
+    """
+    if not whole.all():
+        row = int(np.argmax(~whole))
+        raise ParameterError(f"row {row + 1} of the events has time {_shown(column.labels[column.codes[row]])}, not a "
+                             f"whole number; the column {_shown(s.time_column)} must hold time steps (or leave out "
+                             "--strict to leave such events out).")
     back = np.diff(times) < 0
     if back.any():
         i = int(np.argmax(back))
         raise ParameterError(f"the events are out of time order: row {i + 2} has time {times[i + 1]:g} after time "
-                             f"{times[i]:g} in row {i + 1}; sort them by time (veil does not reorder events).")
-    users = cols.column(s.user_column).codes.astype(np.int64)
-    rows = np.nonzero((times >= s.start) & (times <= s.end))[0]
-    return (times[rows] - s.start).astype(np.int64), users[rows], rows
+                             f"{times[i]:g} in row {i + 1}; sort them by time (or leave out --strict to count each "
+                             "event at its own time).")
+
+
+def _shown(value: Any, limit: int = 40) -> str:
+    """A cell quoted for a message: control and other unprintable characters escaped, at most
+    ``limit`` characters of it (a local helper, until messages share one)."""
+    text = str(value)
+    return repr(text[:limit]) + ("…" if len(text) > limit else "")
 
 
 def _bounded(step: np.ndarray, user: np.ndarray, s: StreamSettings) -> np.ndarray:
@@ -356,26 +392,28 @@ def _bins(cols: _Columns, s: StreamSettings) -> np.ndarray:
 
 
 def release_stream(data: Any, settings: StreamSettings, *, correlation: TemporalCorrelation | None = None,
-                   delimiter: str | None = None, noise: NoiseSource | np.random.Generator | int | None = None
-                   ) -> StreamRelease:
+                   delimiter: str | None = None, noise: NoiseSource | np.random.Generator | int | None = None,
+                   strict: bool = False) -> StreamRelease:
     """Release a stream of events at the settings' level, with its privacy-loss report.
 
     Args:
-        data: the events: a CSV or Parquet path, or a pandas or polars DataFrame, one row per
-            event, in time order.
+        data: the events: a CSV or Parquet path, or a pandas or polars DataFrame, one row per event.
         settings: the query, level, ε, horizon and the other public parameters.
         correlation: backward and forward transition matrices for the temporal leakage, or ``None``.
         delimiter: the CSV delimiter (default: sniffed).
         noise: ``None`` (secure, fit for release), or a seed / Generator / NoiseSource (experiment).
+        strict: refuse the first malformed event (a time that is not a whole number, an event out of
+            time order, a malformed CSV line) instead of the public rule of the module notes.
 
     Raises:
-        DataError: the events cannot be read.
+        DataError: the events cannot be read (with ``strict``, a malformed CSV line).
         ColumnError: a column the settings name does not exist.
-        ParameterError: a time that is not a whole number, events out of time order, or bad settings.
+        ParameterError: bad settings; with ``strict``, a time that is not a whole number or events
+            out of time order.
     """
     s = settings
-    cols = _Columns(data, delimiter)
-    step, user, rows = _events(cols, s)
+    cols = _Columns(data, delimiter, strict=strict)
+    step, user, rows = _events(cols, s, strict)
     keep = _bounded(step, user, s)
     step, rows = step[keep], rows[keep]
     T = s.steps

@@ -14,6 +14,7 @@ from typing import Any, Mapping, Sequence
 
 from veil.data.dataset import Dataset
 from veil.data.io import read_table
+from veil.manifests import private_path, put_private
 from veil.output import OutputSet
 
 
@@ -76,15 +77,18 @@ class LocalEngine:
 
     def write_release(self, release, out: str | os.PathLike, manifest: str | os.PathLike | None = None, *,
                       extra: Mapping | None = None, reads=(), outputs: OutputSet | None = None) -> str:
-        """Write a release as one CSV file (the input's delimiter) and its manifest, as one set.
+        """Write a release as one CSV file (the input's delimiter), its manifest and the manifest's
+        private file, as one set.
 
         Args:
             release: the :class:`veil.anonymize.Release`.
             out: the CSV file to write.
-            manifest: where the manifest (JSON) goes; without it only the table is written.
+            manifest: where the manifest (JSON) goes, its private file beside it
+                (:func:`veil.manifests.private_path`); without it only the table is written.
             extra: entries added to the manifest.
             reads: files the run read, which no output may replace.
-            outputs: an :class:`~veil.output.OutputSet` declared beforehand with these targets.
+            outputs: an :class:`~veil.output.OutputSet` declared beforehand with these targets
+                (:func:`release_targets`).
 
         Returns:
             The manifest's text (its ``release`` entry included).
@@ -94,18 +98,26 @@ class LocalEngine:
             ParameterError: an output is an input.
         """
         if outputs is None:
-            outputs = OutputSet([out] + ([manifest] if manifest else []), reads=reads)
+            outputs = OutputSet(release_targets(out, manifest), reads=reads)
         return commit_release(self, outputs, release, out, manifest, extra)
+
+
+def release_targets(out: str | os.PathLike, manifest: str | os.PathLike | None) -> list:
+    """The files a release is written as: the table, and with a manifest the manifest and its
+    private file (:func:`veil.manifests.private_path`)."""
+    return [out] + ([manifest, private_path(manifest)] if manifest else [])
 
 
 def commit_release(engine, outputs: OutputSet, release, out: str | os.PathLike, manifest: str | os.PathLike | None,
                    extra: Mapping | None) -> str:
-    """Put a release's table (by the engine's ``put_release``) and then its manifest into
-    ``outputs``, and commit them as one set; both engines write their releases through it.
+    """Put a release's table (by the engine's ``put_release``), the manifest's private file and
+    then the manifest into ``outputs``, and commit them as one set; both engines write their
+    releases through it.
 
     Args:
         engine: the engine whose ``put_release`` writes the table.
-        outputs: the :class:`~veil.output.OutputSet` that declares ``out`` and ``manifest``.
+        outputs: the :class:`~veil.output.OutputSet` that declares ``out``, ``manifest`` and its
+            private file (:func:`release_targets`).
         release: the :class:`veil.anonymize.Release`.
         out: where the table goes.
         manifest: where the manifest (JSON) goes; without it only the table is written.
@@ -121,6 +133,7 @@ def commit_release(engine, outputs: OutputSet, release, out: str | os.PathLike, 
     with outputs:
         engine.put_release(outputs, release, out)
         if manifest:
+            put_private(outputs, private_path(manifest), release.private_manifest, describes={"release": out})
             text = outputs.put_manifest(manifest, document, describes={"release": out})
         else:
             text = json.dumps({**document, "release": outputs.describe(out)}, indent=2, ensure_ascii=False) + "\n"

@@ -3,8 +3,8 @@
 Every task veil runs on Spark follows one pattern:
 
 1. **Read** the table with Spark (Parquet or CSV paths, or a Spark DataFrame); nothing is
-   collected. CSV cells are read as text, as the local engine reads them, with the same
-   delimiter sniffing.
+   collected. CSV cells are read as text, as the local engine reads them, with the same header,
+   delimiter sniffing, refusals and rule for malformed lines (:mod:`veil.engines.spark_read`).
 2. **Aggregate once on Spark**: ``GROUP BY`` the columns the task reads (the quasi-identifiers,
    the sensitive columns, a metric's label, a DP query's columns), counting records. Grouping by
    the values is grouping by their dictionary codes, since codes are one per value. The result,
@@ -27,7 +27,10 @@ Every task veil runs on Spark follows one pattern:
    temporary folder beside the target; :mod:`veil.output` renames it into place and writes the
    manifest last, naming the folder and the SHA-256 of its listing.
 
-Answers are therefore identical to the local engine's on the same records.
+Answers are therefore identical to the local engine's on the same records, an empty table's
+included (a DP query answers it; ``veil check`` refuses it in the local engine's words). Spark's
+Java process prints nothing on the terminal and its failures are one sentence
+(:mod:`veil.engines.spark_session`).
 
 PySpark is an optional dependency: ``pip install "veil[spark]"``.
 """
@@ -38,24 +41,29 @@ import difflib
 import os
 import secrets
 import socket
+import warnings
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 from urllib.parse import urlparse
 
 import numpy as np
 import pyarrow as pa
 
-from veil.data.io import CANDIDATE_DELIMITERS, SNIFF_BYTES, normalize_delimiter, refuse_unreadable_types, sniff_delimiter
+import re
 from veil.engines.frequency import FrequencyDataset
-from veil.engines.local import commit_release
+from veil.engines.local import commit_release, release_targets
 from veil.engines.spark_mondrian import COUNT as _COUNT
 from veil.engines.spark_mondrian import ROW as _ROW
 from veil.engines.spark_mondrian import partition_on_spark
 from veil.engines.spark_mondrian import spark_column as _name
+from veil.engines.spark_read import SparkSource, collect, read_source, utf8_aggregate
+from veil.engines.spark_session import quiet_python, shown, spark_errors, start_session
 from veil.errors import ColumnError, DataError, ParameterError
 from veil.output import OutputSet
 
 INSTALL_HINT = 'PySpark is not installed; install it with: pip install "veil[spark]".'
+#: ``local[N]`` and ``local[N,F]`` (N threads or ``*``, F failures allowed per task), as Spark reads them.
+_LOCAL = re.compile(r"local\[([0-9]+|\*)(?:\s*,\s*([0-9]+))?\]")
 #: Seconds veil waits for a Spark master to accept a connection before it says it cannot be reached.
 CONNECT_TIMEOUT = 10.0
 #: Distinct rows above which strict Mondrian's rounds run on Spark rather than on the collected summary.
@@ -73,10 +81,15 @@ _DEFAULTS = {
 
 def _pyspark():
     """The ``pyspark.sql`` module, or the one sentence saying how to install it."""
+    # PySpark 4 warns, each time it checks its pandas, that it "does not yet fully support pandas >=
+    # 3.0.0". veil hands Spark Arrow tables only, never pandas frames, so the warning says nothing
+    # about veil's use; it would only reach a user of the Spark engine's Python API.
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
     try:
         import pyspark.sql
     except ImportError:
         raise ParameterError(INSTALL_HINT) from None
+    quiet_python()
     return pyspark.sql
 
 
@@ -85,16 +98,27 @@ def _pyspark():
 def check_master(master: str, timeout: float = CONNECT_TIMEOUT) -> None:
     """Refuse, within ``timeout`` seconds, a master URL Spark cannot use.
 
-    ``local``, ``local[N]`` and ``local[*]`` run in this process; ``spark://host:port`` (a
+    ``local``, ``local[N]``, ``local[*]`` and ``local[N,F]`` (``F`` failures allowed per task) run
+    in this process, with N >= 1 threads; ``spark://host:port`` (a
     standalone master, several comma-separated hosts allowed) must accept a TCP connection on one
     of its hosts; ``yarn`` needs ``HADOOP_CONF_DIR`` or ``YARN_CONF_DIR``; ``k8s://…`` is handed to
     Spark as it is.
 
     Raises:
-        ParameterError: an unknown kind of URL, an unreachable standalone master, or YARN without
-            its configuration.
+        ParameterError: an unknown kind of URL, ``local[0]``, an unreachable standalone master, or
+            YARN without its configuration.
     """
-    if master == "local" or (master.startswith("local[") and master.endswith("]")):
+    if master == "local":
+        return
+    local = _LOCAL.fullmatch(master)
+    if local:
+        threads, failures = local.group(1), local.group(2)
+        if threads != "*" and int(threads) < 1:
+            raise ParameterError(f"the Spark master {shown(master, 40)!r} runs no thread; give local[N] with N >= 1, "
+                                 "or local[*] for one thread per core.")
+        if failures is not None and int(failures) < 1:
+            raise ParameterError(f"the Spark master {shown(master, 40)!r} allows no attempt per task; give "
+                                 "local[N,F] with F >= 1.")
         return
     if master == "yarn":
         if not (os.environ.get("HADOOP_CONF_DIR") or os.environ.get("YARN_CONF_DIR")):
@@ -104,8 +128,8 @@ def check_master(master: str, timeout: float = CONNECT_TIMEOUT) -> None:
     if master.startswith("k8s://"):
         return
     if not master.startswith("spark://"):
-        raise ParameterError(f"the Spark master {master!r} is not one of local[*], local[N], spark://HOST:PORT, yarn "
-                             "or k8s://…; give one of those.")
+        raise ParameterError(f"the Spark master {shown(master, 80)!r} is not one of local[*], local[N], "
+                             "spark://HOST:PORT, yarn or k8s://…; give one of those.")
     reasons = []
     for host in master[len("spark://"):].split(","):
         parsed = urlparse(f"spark://{host}")
@@ -114,8 +138,8 @@ def check_master(master: str, timeout: float = CONNECT_TIMEOUT) -> None:
                 return
         except OSError as exc:
             reasons.append(str(exc.strerror or exc).lower() or "no answer")
-    raise ParameterError(f"the Spark master {master!r} cannot be reached within {timeout:g} s ({reasons[0]}); "
-                         "check the address and that the master runs.")
+    raise ParameterError(f"the Spark master {shown(master, 80)!r} cannot be reached within {timeout:g} s "
+                         f"({reasons[0]}); check the address and that the master runs.")
 
 
 class SparkDataset(FrequencyDataset):
@@ -153,7 +177,8 @@ class SparkDataset(FrequencyDataset):
             ``(partition, rounds, node, parent)``, as :meth:`FrequencyDataset.partition_strict`.
         """
         if self.distinct_rows > self.engine.rounds_on_spark_above:
-            return partition_on_spark(self, splitter, progress)
+            with spark_errors("running Mondrian's rounds"):
+                return partition_on_spark(self, splitter, progress)
         return super().partition_strict(splitter, progress)
 
     def publish(self, release):
@@ -253,81 +278,57 @@ class SparkEngine:
 
     @property
     def session(self):
-        """The ``SparkSession``, started on first use.
+        """The ``SparkSession``, started on first use (:func:`veil.engines.spark_session.start_session`).
 
         Raises:
-            ParameterError: the master cannot be reached within the timeout, or Java is missing.
+            ParameterError: the master is invalid or cannot be reached within the timeout, Java is
+                missing, or Spark cannot start.
         """
         if self._session is None:
-            sql = _pyspark()
+            _pyspark()
             check_master(self.master, self.connect_timeout)
-            builder = sql.SparkSession.builder.master(self.master).appName("veil")
-            for key, value in {**_DEFAULTS, **self.config}.items():
-                builder = builder.config(key, value)
-            try:
-                self._session = builder.getOrCreate()
-                self._session.sparkContext.setLogLevel("ERROR")
-            except Exception as exc:  # noqa: BLE001 - PySpark raises its own types for a JVM that will not start
-                text = str(exc)
-                if "JAVA_GATEWAY_EXITED" in text or "JAVA_HOME" in text or "java" in text.lower():
-                    raise ParameterError("Spark could not start its Java process; install Java 17 or later, or set "
-                                         "JAVA_HOME to it.") from None
-                raise ParameterError(f"Spark could not start ({text.splitlines()[0] if text else type(exc).__name__})"
-                                     "; check the master and the Spark settings.") from None
+            self._session = start_session(self.master, {**_DEFAULTS, **self.config})
         return self._session
 
     # -- reading ----------------------------------------------------------------------------
 
-    def read(self, data, delimiter: str | None = None):
+    def read(self, data, delimiter: str | None = None, malformed: str = "refuse"):
         """The table as a Spark DataFrame (nothing collected), with the kind and CSV delimiter.
 
         Args:
             data: a Spark DataFrame, or the path of a Parquet file or folder (``.parquet``/``.pq``,
                 or a folder of Parquet part files) or of a CSV file or folder (every cell text).
-            delimiter: the CSV delimiter (sniffed from the first lines when ``None``).
+            delimiter: the CSV delimiter (sniffed when ``None``).
+            malformed: ``"refuse"`` or ``"drop"``: what a malformed CSV line does (see
+                :mod:`veil.engines.spark_read`; with ``"refuse"`` the check runs when a job reads
+                the lines).
 
         Returns:
             ``(frame, kind, delimiter)``.
 
         Raises:
-            DataError: the path does not exist, or Spark cannot read it.
-            ParameterError: a bad delimiter.
+            DataError: the path does not exist, Spark cannot read it, or a column holds lists,
+                structures, maps or raw bytes.
+            ParameterError: a bad delimiter, or ``malformed`` is neither value.
         """
+        source = self._source(data, delimiter, malformed)
+        return source.frame, source.kind, source.delimiter
+
+    def _source(self, data, delimiter: str | None, malformed: str) -> SparkSource:
         sql = _pyspark()
+        if malformed not in ("refuse", "drop"):
+            raise ParameterError(f"malformed must be 'refuse' or 'drop', not {malformed!r}.")
         if isinstance(data, sql.DataFrame):
-            return data, "spark", ","
-        if not isinstance(data, (str, os.PathLike)):
-            raise DataError(f"the Spark engine reads a Spark DataFrame or the path of a Parquet or CSV table, not a "
-                            f"{type(data).__name__}.")
-        text = str(data)
-        local = "://" not in text
-        path = Path(text)
-        if local and not path.exists():
-            raise DataError(f"file {text!r} does not exist; check the path.")
-        parquet = path.suffix.lower() in (".parquet", ".pq") or (local and path.is_dir() and any(
-            p.suffix == ".parquet" for p in path.iterdir()))
-        delimiter = normalize_delimiter(delimiter)
-        try:
-            if parquet:
-                frame, kind = self.session.read.parquet(text), "parquet"
-            else:
-                if delimiter is None:
-                    delimiter = _sniff(path) if local else ","
-                frame = (self.session.read.option("header", True).option("sep", delimiter)
-                         .option("quote", '"').option("escape", '"').option("inferSchema", False)
-                         .option("mode", "FAILFAST").option("encoding", "UTF-8").csv(text))
-                kind = "csv"
-        except ParameterError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - Spark's analysis errors
-            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise DataError(f"Spark cannot read {text!r} ({first}).") from None
-        return frame, kind, delimiter or ","
+            return read_source(None, data, delimiter, malformed)
+        if isinstance(data, (str, os.PathLike)) and "://" not in str(data) and not Path(data).exists():
+            raise DataError(f"file {str(data)!r} does not exist; check the path.")  # before Spark starts
+        return read_source(self.session, data, delimiter, malformed)
 
     def dataset(self, data, *, quasi_identifiers: str | Sequence[str], sensitive: str | Sequence[str] | None = None,
                 identifying: str | Sequence[str] | None = None, hierarchies: Mapping[str, Any] | None = None,
                 orders: Mapping[str, Sequence[str]] | None = None, missing_values: Sequence[str] = ("",),
-                delimiter: str | None = None, also: Sequence[str] = ()) -> SparkDataset:
+                delimiter: str | None = None, also: Sequence[str] = (), allow_empty: bool = False,
+                malformed: str = "refuse") -> SparkDataset:
         """Read a table with Spark and collect its summary over the columns a task reads.
 
         Args:
@@ -341,16 +342,32 @@ class SparkEngine:
             missing_values: cell texts that mean "missing" besides null and NaN.
             delimiter: the CSV delimiter (sniffed when ``None``).
             also: further columns to read (a metric's label).
+            allow_empty: summarize a table with no records (a DP query answers it) instead of
+                refusing it.
+            malformed: what a malformed CSV line does (see :meth:`read`).
 
         Raises:
-            DataError: the table cannot be read, or has no records.
+            DataError: the table cannot be read, has a malformed line (with ``malformed="refuse"``),
+                or has no records (unless ``allow_empty``), each in the local engine's words.
             ColumnError: a named column is not in the table's schema (the closest is suggested).
             HierarchyError: a hierarchy does not cover its column's values.
         """
+        source = self._source(data, delimiter, malformed)
+        dataset = self._summarize(source, quasi_identifiers=quasi_identifiers, sensitive=sensitive,
+                                  identifying=identifying, hierarchies=hierarchies, orders=orders,
+                                  missing_values=missing_values, also=also, allow_empty=allow_empty)
+        if isinstance(data, (str, os.PathLike)):
+            # Named as Dataset names a file it reads: its name without the extension.
+            dataset.name = os.path.splitext(os.path.basename(os.path.normpath(os.fspath(data))))[0] or None
+        return dataset
+
+    def _summarize(self, source: SparkSource, *, quasi_identifiers, sensitive=None, identifying=None,
+                   hierarchies=None, orders=None, missing_values=("",), also=(), allow_empty=False) -> SparkDataset:
+        """The summary of ``source`` over the columns a task reads (see :meth:`dataset`)."""
         from pyspark.sql import functions as F
 
-        frame, kind, delimiter = self.read(data, delimiter)
-        columns = list(frame.columns)
+        frame, kind, delimiter = source.frame, source.kind, source.delimiter
+        columns = source.columns
         if len(set(columns)) != len(columns):
             raise DataError("the table has two columns with the same name; rename one.")
         qis, sens, ident = _names(quasi_identifiers), _names(sensitive), _names(identifying)
@@ -363,44 +380,52 @@ class SparkEngine:
                     hint = f"; did you mean '{close[0]}'?" if close else f"; the columns are {', '.join(columns)}."
                     raise ColumnError(f"the {role} column '{name}' is not in the table's schema{hint}")
         read = list(dict.fromkeys(qis + sens + [c for c in also if c not in ident]))
-        summary = frame.groupBy(*[_name(c) for c in read]).agg(F.count(F.lit(1)).alias(_COUNT)) \
+        summary = frame.groupBy(*[_name(c) for c in read]) \
+            .agg(F.count(F.lit(1)).alias(_COUNT), *utf8_aggregate(source)) \
             .withColumn(_ROW, F.monotonically_increasing_id())
         # Checkpointed, so that the numbering of the distinct rows collected here is the one the
         # release is joined on later.
-        summary = summary.localCheckpoint(eager=True)
-        collected = summary.toArrow()
-        if collected.num_rows == 0:
-            raise DataError("the table has no records; an empty table cannot be published.")
+        summary, collected = collect(source, summary)
+        if collected.num_rows == 0 and not allow_empty:
+            source.refuse_empty()
         distinct = collected.select(read)
-        refuse_unreadable_types(distinct, "the table")
         built = {}
         for name, given in (hierarchies or {}).items():
             built[name] = given(distinct.column(name)) if callable(given) else given
-        return SparkDataset(distinct, collected.column(_COUNT).to_numpy(), row_ids=collected.column(_ROW).to_numpy(),
-                            frame=frame, summary=summary, read=read, engine=self, columns=columns, kind=kind,
-                            delimiter=delimiter, quasi_identifiers=qis, sensitive=sens, identifying=ident,
-                            hierarchies=built, orders=orders, missing_values=missing_values)
+        dataset = SparkDataset(distinct, collected.column(_COUNT).to_numpy(),
+                               row_ids=collected.column(_ROW).to_numpy(), frame=frame, summary=summary, read=read,
+                               engine=self, columns=columns, kind=kind,
+                               delimiter=delimiter, quasi_identifiers=qis, sensitive=sens, identifying=ident,
+                               hierarchies=built, orders=orders, missing_values=missing_values)
+        return dataset
 
-    def query_dataset(self, data, columns: Sequence[str], delimiter: str | None = None) -> SparkDataset:
+    def query_dataset(self, data, columns: Sequence[str], delimiter: str | None = None, *,
+                      strict: bool = False) -> SparkDataset:
         """The true aggregate a DP query reads: the distinct values of ``columns`` with their
         counts (with no column, the number of records alone).
+
+        A table with no records is answered like any other (refusing it would tell that it is
+        empty), and a malformed CSV line is left out by the public rule of
+        :mod:`veil.data.lenient`, reported nowhere, as the local engine reads for DP queries.
 
         Args:
             data: a Spark DataFrame or a Parquet or CSV path.
             columns: the columns the query reads.
             delimiter: the CSV delimiter (sniffed when ``None``).
+            strict: refuse a malformed CSV line instead (``veil dp --strict``, for the curator).
 
         Raises:
-            DataError: the table cannot be read.
+            DataError: the table cannot be read (with ``strict``, a malformed line).
             ColumnError: a column is not in the table's schema.
         """
         from pyspark.sql import functions as F
 
+        source = self._source(data, delimiter, "refuse" if strict else "drop")
         if columns:
-            return self.dataset(data, quasi_identifiers=list(columns), delimiter=delimiter)
-        frame, _, _ = self.read(data, delimiter)
+            return self._summarize(source, quasi_identifiers=list(columns), allow_empty=True)
         # A count reads no value: one constant column makes a summary of one row, the records.
-        return self.dataset(frame.select(F.lit("").alias(_RECORDS)), quasi_identifiers=[_RECORDS])
+        return self._summarize(source.only(F.lit("").alias(_RECORDS)), quasi_identifiers=[_RECORDS],
+                               allow_empty=True)
 
     # -- writing ----------------------------------------------------------------------------
 
@@ -453,11 +478,14 @@ class SparkEngine:
         Args:
             release: a release of a :class:`SparkDataset`.
             out: the folder to write (it must not exist).
-            manifest: where the manifest (JSON) goes; without it only the folder is written.
+            manifest: where the manifest (JSON) goes, its private file beside it
+                (:func:`veil.manifests.private_path`); without it only the folder is written.
             extra: entries added to the manifest.
             reads: files the run read, which no output may replace.
             outputs: an :class:`~veil.output.OutputSet` declared beforehand with ``out`` (in its
-                ``folders``) and ``manifest``, so that bad targets are refused before any work.
+                ``folders``), ``manifest`` and its private file
+                (:func:`veil.engines.local.release_targets`), so that bad targets are refused before
+                any work.
 
         Returns:
             The manifest's text (its ``release`` entry included).
@@ -467,7 +495,7 @@ class SparkEngine:
             ParameterError: the release cannot be published by Spark (see :meth:`SparkDataset.publish`).
         """
         if outputs is None:
-            outputs = OutputSet([out] + ([manifest] if manifest else []), reads=reads, folders=[out])
+            outputs = OutputSet(release_targets(out, manifest), reads=reads, folders=[out])
         return commit_release(self, outputs, release, out, manifest, extra)
 
 
@@ -483,18 +511,3 @@ def _names(value) -> list[str]:
     if value is None:
         return []
     return [value] if isinstance(value, str) else list(value)
-
-
-def _sniff(path: Path) -> str:
-    """The delimiter of a CSV file, or of the first part file of a CSV folder."""
-    if path.is_dir():
-        parts = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith((".", "_")))
-        if not parts:
-            raise DataError(f"the folder {str(path)!r} holds no table file; check the path.")
-        path = parts[0]
-    try:
-        with open(path, "rb") as fh:
-            sample = fh.read(SNIFF_BYTES).decode("utf-8-sig", errors="ignore")
-    except OSError as exc:
-        raise DataError(f"cannot read file {str(path)!r}: {exc.strerror or exc}.") from None
-    return sniff_delimiter(sample) if sample.strip() else CANDIDATE_DELIMITERS[1]

@@ -142,8 +142,8 @@ def check_settings(settings: CompositionSettings, rows: int) -> CompositionSetti
         if v not in VARIANTS:
             raise ParameterError(f"unknown variant {v!r}; use k (k-anonymity), l (plus entropy ℓ-diversity) or t "
                                  "(plus t-closeness).")
-    if "l" in settings.variants and not settings.l >= 1:
-        raise ParameterError(f"ℓ must be at least 1, not {settings.l}.")
+    if "l" in settings.variants and not (math.isfinite(settings.l) and settings.l >= 1):
+        raise ParameterError(f"ℓ must be a finite number of at least 1, not {settings.l}.")
     if "t" in settings.variants and not 0 < settings.t <= 1:
         raise ParameterError(f"t must be in (0, 1], not {settings.t}.")
     for c in settings.confidence:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -92,8 +93,8 @@ def run_marginals(*, k: Sequence[int] = DEFAULT_K, l: float = DEFAULT_L, max_mar
         raise ParameterError("give at least one k.")
     if ks[0] < 1:
         raise ParameterError(f"k must be at least 1, not {ks[0]}.")
-    if not l >= 1:
-        raise ParameterError(f"ℓ must be at least 1, not {l}.")
+    if not (math.isfinite(l) and l >= 1):
+        raise ParameterError(f"ℓ must be a finite number of at least 1, not {l}.")
     searches = {value: GreedyMarginalSearch([KLinkAnonymity(value), MaxEntLDiversity(l)], max_marginals=max_marginals,
                                             max_attributes=max_attributes, max_cells=max_cells) for value in ks}
     adult = load_adult()

@@ -107,12 +107,14 @@ def run_releases(k: Sequence[int] = DEFAULT_K, *, seed: int = 0, dataset: Datase
             seven quasi-identifiers with their hierarchies and occupation.
 
     Raises:
-        ParameterError: a k below 2, or no k.
+        ParameterError: a k below 2, no k, or a seed that is not a whole number 0 or more.
         InfeasibleError: no generalization meets a k within the suppression limit.
     """
     ks = [int(v) for v in k]
     if not ks or min(ks) < 2:
         raise ParameterError("give values of k of at least 2, e.g. 5,10.")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ParameterError(f"the seed must be a whole number 0 or more, not {seed!r}.")
     started = time.perf_counter()
     ds = dataset if dataset is not None else load_adult(ADULT_QUASI_IDENTIFIERS, ADULT_SENSITIVE)
     rng = np.random.default_rng(seed)

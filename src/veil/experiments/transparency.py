@@ -108,13 +108,15 @@ def run_transparency(*, l: Sequence[int] = DEFAULT_L, model: str = "distinct", s
         progress: called as ``progress(done, total)`` after each release.
 
     Raises:
-        ParameterError: an ℓ below 2 or not whole, an unknown model or algorithm, a bad sample.
+        ParameterError: an ℓ below 2 or not whole, an unknown model or algorithm, a bad sample or seed.
     """
     from veil.attacks.minimality import MinimalityAttack
     from veil.data.dataset import Dataset
     from veil.experiments.tradeoff import adult_table
 
     started = time.perf_counter()
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ParameterError(f"the seed must be a whole number 0 or more, not {seed!r}.")
     ls = _check(l, model)
     unknown = [a for a in algorithms if a not in ALGORITHMS]
     if unknown or not algorithms:
@@ -143,7 +145,7 @@ def run_transparency(*, l: Sequence[int] = DEFAULT_L, model: str = "distinct", s
             attack = MinimalityAttack(publisher).fit(release, population, sensitive=SENSITIVE,
                                                      quasi_identifiers=qis)
             t2 = time.perf_counter()
-            metrics = release.manifest["metrics"]
+            metrics = release.private_manifest["metrics"]
             note = attack.proven_ or ("" if attack.count_exact_ else
                                       f"lower bound; exact for {attack.exact_people_:,} of {dataset.num_rows:,} people")
             row.update(status="ok", classes=release.released_classes.n_classes, exceeding=attack.exceeding_,

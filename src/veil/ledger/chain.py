@@ -20,6 +20,7 @@ is genuine), and anything done by someone who holds the key. Keep the head that
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
@@ -31,24 +32,33 @@ from sqlalchemy.engine import Connection
 from veil.ledger import keys
 from veil.ledger.errors import LedgerError, LedgerTamperedError
 from veil.ledger.schema import TABLES
+from veil.ledger.statements import Prepared
 
-__all__ = ["GENESIS", "Entry", "Head", "append", "canonical", "entry_hash", "lock_head", "walk"]
+__all__ = ["GENESIS", "Entry", "Head", "append", "canonical", "entries_after", "entry_hash", "key_for", "lock_head",
+           "walk"]
 
 GENESIS = "0" * 64
 _ENTRY = b"veil-ledger entry\x00"
 _ANCHOR = b"veil-ledger anchor"
 LOG, ANCHOR = TABLES["log"], TABLES["anchor"]
-# Built once, so that SQLAlchemy compiles each once (a charge runs all of them).
-_READ_ANCHOR = select(ANCHOR).where(ANCHOR.c.id == 1)
-_LOCK_ANCHOR = _READ_ANCHOR.with_for_update()
+_ENTRY_COLUMNS = ("seq", "at", "by", "action", "population", "payload", "prev", "hash")
+_ANCHOR_COLUMNS = ("seq", "hash", "key_id", "mac")
+# Compiled once per database and run on the driver's cursor (a charge runs all of them).
+_READ_ANCHOR = Prepared(select(*(ANCHOR.c[c] for c in _ANCHOR_COLUMNS)).where(ANCHOR.c.id == bindparam("id")))
+_LOCK_ANCHOR = Prepared(select(*(ANCHOR.c[c] for c in _ANCHOR_COLUMNS)).where(ANCHOR.c.id == bindparam("id"))
+                        .with_for_update())
 # The newest entry's number and the anchored entry's hash, read by a statement of its own after the
 # lock is granted: under PostgreSQL's READ COMMITTED a statement that waited for a row lock sees the
 # locked row as committed since, but the rest of the database as of its start.
-_HEAD = select(select(func.max(LOG.c.seq)).scalar_subquery().label("last_seq"),
-               select(LOG.c.hash).where(LOG.c.seq == bindparam("seq")).scalar_subquery().label("entry_hash"))
-_INSERT_ENTRY = insert(LOG)
-_INSERT_ANCHOR = insert(ANCHOR)
-_MOVE_ANCHOR = update(ANCHOR).where(ANCHOR.c.id == 1)
+_HEAD = Prepared(select(select(func.max(LOG.c.seq)).scalar_subquery().label("last_seq"),
+                        select(LOG.c.hash).where(LOG.c.seq == bindparam("seq")).scalar_subquery()
+                        .label("entry_hash")))
+_INSERT_ENTRY = Prepared(insert(LOG).values({c: bindparam(c) for c in _ENTRY_COLUMNS}))
+_INSERT_ANCHOR = Prepared(insert(ANCHOR).values({c: bindparam(c) for c in ("id",) + _ANCHOR_COLUMNS}))
+_MOVE_ANCHOR = Prepared(update(ANCHOR).where(ANCHOR.c.id == bindparam("id"))
+                        .values({c: bindparam(c) for c in _ANCHOR_COLUMNS}))
+_ENTRIES_AFTER = Prepared(select(*(LOG.c[c] for c in _ENTRY_COLUMNS)).where(LOG.c.seq > bindparam("seq"))
+                          .order_by(LOG.c.seq))
 
 
 def canonical(value) -> str:
@@ -87,8 +97,9 @@ class Entry:
     prev: str
     hash: str
 
-    @property
+    @functools.cached_property
     def data(self) -> dict:
+        """The payload, parsed (once)."""
         return json.loads(self.payload)
 
     @property
@@ -97,7 +108,12 @@ class Entry:
                                        self.payload)
 
 
-def _key_for(where: str, anchor_key_id: str) -> bytes:
+def key_for(where: str, anchor_key_id: str) -> bytes:
+    """The sealing key, once checked to be the one the anchor was made with.
+
+    Raises:
+        LedgerError: the key file holds no key, or another one.
+    """
     key = keys.load_key(create=False)
     if key is None or keys.key_id(key) != anchor_key_id:
         mine = "there is none" if key is None else f"that one is {keys.key_id(key)}"
@@ -106,28 +122,46 @@ def _key_for(where: str, anchor_key_id: str) -> bytes:
     return key
 
 
-def lock_head(conn: Connection, where: str, ledger_id: str, *, for_update: bool = True) -> tuple[Head, bytes]:
+def lock_head(conn: Connection, where: str, ledger_id: str, *, for_update: bool = True,
+              key: bytes | None = None) -> tuple[Head, bytes]:
     """Lock the anchor (PostgreSQL: ``FOR UPDATE``), check it, and return the head and the key.
+
+    ``key``: the key the caller already read for this ledger; used when the anchor names it (else
+    the key file is read again).
 
     Raises:
         LedgerError: the key file does not hold the key the ledger was anchored with.
         LedgerTamperedError: the anchor's MAC does not verify, or the newest entry is not the
-            one anchored (entries were removed or added by hand).
+            one anchored (entries were removed or added by hand, or the newest one replaced).
     """
-    row = conn.execute(_LOCK_ANCHOR if for_update else _READ_ANCHOR).first()
+    row = (_LOCK_ANCHOR if for_update else _READ_ANCHOR).one(conn, {"id": 1})
     if row is None:
-        raise LedgerTamperedError(f"{where} has no anchor, so its history cannot be trusted; restore it from a "
-                                  "backup.")
-    key = _key_for(where, row.key_id)
-    if not hmac.compare_digest(row.mac, anchor_mac(key, ledger_id, row.seq, row.hash)):
+        raise LedgerTamperedError(f"{where} has no anchor (its row was deleted by hand), so its history cannot be "
+                                  "trusted; restore it from a backup.")
+    seq, digest, key_id, anchor_tag = row
+    if key is None or keys.key_id(key) != key_id:
+        key = key_for(where, key_id)
+    if not hmac.compare_digest(anchor_tag, anchor_mac(key, ledger_id, seq, digest)):
         raise LedgerTamperedError(f"{where}'s anchor was changed by hand (its MAC does not verify); restore the "
                                   "ledger from a backup.")
-    head = conn.execute(_HEAD, {"seq": row.seq}).one()
-    if head.last_seq != row.seq or head.entry_hash != row.hash:
-        found = "no entry" if head.last_seq is None else f"entry {head.last_seq}"
-        raise LedgerTamperedError(f"{where}'s newest entry should be entry {row.seq}, but the log ends at {found}: "
-                                  "entries were removed or added by hand, so restore the ledger from a backup.")
-    return Head(row.seq, row.hash), key
+    last_seq, entry_hash = _HEAD.one(conn, {"seq": seq})
+    if last_seq != seq or entry_hash != digest:
+        raise LedgerTamperedError(f"{where}'s {_head_problem(seq, last_seq)}, so restore the ledger from a backup.")
+    return Head(seq, digest), key
+
+
+def _head_problem(anchored: int, last: int | None) -> str:
+    """What a log whose newest entry is not the anchored one went through, in words."""
+    if last is None:
+        return f"log is empty but its anchor names entry {anchored}: every entry was deleted by hand"
+    if last < anchored:
+        return (f"log ends at entry {last} but its anchor names entry {anchored}: the newest entries were deleted by "
+                "hand")
+    if last > anchored:
+        return (f"log goes on after entry {anchored}, the one its anchor names, up to entry {last}: entries were "
+                "added by hand")
+    return (f"newest entry, entry {anchored}, is not the one its anchor names (its hash differs): it was replaced "
+            "by hand")
 
 
 def append(conn: Connection, head: Head, key: bytes, ledger_id: str, *, at: str, by: str, action: str,
@@ -139,11 +173,40 @@ def append(conn: Connection, head: Head, key: bytes, ledger_id: str, *, at: str,
     text = canonical(payload)
     seq = head.seq + 1
     digest = entry_hash(seq, at, by, action, population, head.hash, text)
-    conn.execute(_INSERT_ENTRY, dict(seq=seq, at=at, by=by, action=action, population=population, payload=text,
-                                     prev=head.hash, hash=digest))
-    values = dict(seq=seq, hash=digest, key_id=keys.key_id(key), mac=anchor_mac(key, ledger_id, seq, digest))
-    conn.execute(_INSERT_ANCHOR if first else _MOVE_ANCHOR, {"id": 1, **values} if first else values)
+    _INSERT_ENTRY.run(conn, dict(seq=seq, at=at, by=by, action=action, population=population, payload=text,
+                                 prev=head.hash, hash=digest)).close()
+    values = dict(id=1, seq=seq, hash=digest, key_id=keys.key_id(key), mac=anchor_mac(key, ledger_id, seq, digest))
+    (_INSERT_ANCHOR if first else _MOVE_ANCHOR).run(conn, values).close()
     return Head(seq, digest)
+
+
+def entries_after(conn: Connection, head: Head, where: str) -> list[Entry]:
+    """The entries after ``head`` (one known to be genuine), checked link by link from it.
+
+    Raises:
+        LedgerTamperedError: the first of them does not follow ``head`` (the entry it links
+            from was replaced), or one was edited, removed or inserted.
+    """
+    entries = [Entry(*row) for row in _ENTRIES_AFTER.all(conn, {"seq": head.seq})]
+    _check_links(entries, head, where)
+    return entries
+
+
+def _check_links(entries: list[Entry], after: Head, where: str) -> None:
+    prev, n = after.hash, after.seq
+    for entry in entries:
+        n += 1
+        if entry.seq != n:
+            raise LedgerTamperedError(f"{where}'s log jumps from entry {n - 1} to entry {entry.seq}: entries were "
+                                      "removed by hand, so restore the ledger from a backup.")
+        if not entry.intact:
+            raise LedgerTamperedError(f"{where}'s entry {entry.seq} ({entry.action}) was edited after it was written "
+                                      "(its hash does not match its content); restore the ledger from a backup.")
+        if entry.prev != prev:
+            raise LedgerTamperedError(f"{where}'s entry {entry.seq} does not follow entry {n - 1} (the chain is "
+                                      "broken there): entries were replaced by hand, so restore the ledger from a "
+                                      "backup.")
+        prev = entry.hash
 
 
 def count(conn: Connection) -> int:
@@ -157,20 +220,4 @@ def walk(conn: Connection, where: str) -> list[Entry]:
         LedgerTamperedError: an entry was edited (its hash does not match its content), or an
             entry is missing or was inserted (numbers not consecutive, a link broken).
     """
-    entries = [Entry(*row) for row in conn.execute(
-        select(LOG.c.seq, LOG.c.at, LOG.c.by, LOG.c.action, LOG.c.population, LOG.c.payload, LOG.c.prev,
-               LOG.c.hash).order_by(LOG.c.seq))]
-    prev = GENESIS
-    for n, entry in enumerate(entries, start=1):
-        if entry.seq != n:
-            raise LedgerTamperedError(f"{where}'s log jumps from entry {n - 1} to entry {entry.seq}: entries were "
-                                      "removed by hand, so restore the ledger from a backup.")
-        if not entry.intact:
-            raise LedgerTamperedError(f"{where}'s entry {entry.seq} ({entry.action}) was edited after it was written "
-                                      "(its hash does not match its content); restore the ledger from a backup.")
-        if entry.prev != prev:
-            raise LedgerTamperedError(f"{where}'s entry {entry.seq} does not follow entry {n - 1} (the chain is "
-                                      "broken there): entries were replaced by hand, so restore the ledger from a "
-                                      "backup.")
-        prev = entry.hash
-    return entries
+    return entries_after(conn, Head(0, GENESIS), where)

@@ -196,10 +196,14 @@ class IntersectionCheck(CrossReleaseCheck):
         share = worst["exposed_share"]
         passed = share <= self.max_share
         level = "perfectly breaches" if self.confidence == 1 else f"breaches at confidence {self.confidence:g}"
-        reason = (f"intersected with {earlier.name}, the new release {level} {worst['exposed']:,} of "
-                  f"{worst['targets']:,} people ({_percent(share)}) on '{worst['sensitive']}' that the earlier "
-                  f"release alone did not, {'within' if passed else 'over'} the policy's limit of "
-                  f"{_percent(self.max_share)}")
+        if worst["exposed"] == 0:
+            reason = (f"intersected with {earlier.name}, the new release {level} no one on '{worst['sensitive']}' "
+                      f"whom the earlier release alone did not (0 of {worst['targets']:,} people)")
+        else:
+            reason = (f"intersected with {earlier.name}, the new release {level} {worst['exposed']:,} of "
+                      f"{worst['targets']:,} people ({_percent(share)}) on '{worst['sensitive']}' that the earlier "
+                      f"release alone did not, {'within' if passed else 'over'} the policy's limit of "
+                      f"{_percent(self.max_share)}")
         return Finding(self.name, earlier.name, passed, share, self.max_share, worst, reason + ".")
 
 
@@ -274,13 +278,18 @@ class MatchingCheck(CrossReleaseCheck):
                  or ("input order" if (new.manifest.get("output") or {}).get("shuffled") is False else None))
         figures = {**result.summary(), "exposed": exposed, "exposed_share": share, "new_release_order": order}
         figures.pop("notes", None)
-        if result.linkable:
+        if result.linkable and exposed == 0:
+            reason = (f"joined by row position with {earlier.name}, the new release (rows in "
+                      f"{order or 'an unknown order'}) leaves none of the {result.rows[0]:,} rows in a class smaller "
+                      f"than {result.k}")
+        elif result.linkable:
             reason = (f"joined by row position with {earlier.name}, the new release (rows in "
                       f"{order or 'an unknown order'}) leaves {exposed:,} of {result.rows[0]:,} rows "
                       f"({_percent(share)}) in a class smaller than {result.k}, "
                       f"{'within' if passed else 'over'} the policy's limit of {_percent(self.max_share)}")
         else:
-            reason = f"the new release's rows do not correspond by position to those of {earlier.name}"
+            reason = (f"joined by row position with {earlier.name}, the new release exposes no one: its rows do not "
+                      "correspond by position to the earlier release's")
         return Finding(self.name, earlier.name, passed, share, self.max_share, figures, reason + ".")
 
 
@@ -341,9 +350,13 @@ class JoinCheck(CrossReleaseCheck):
         figures = {**result.summary(), "exposed_share": share}
         figures.pop("notes", None)
         what = f"fewer than {result.k} candidates" + (f" or {result.l} sensitive values" if result.l else "")
-        reason = (f"joined with {earlier.name} on {', '.join(result.shared)}, the new release leaves {exposed:,} of "
-                  f"{len(result.before):,} earlier records ({_percent(share)}) in a joined group with {what}, "
-                  f"{'within' if passed else 'over'} the policy's limit of {_percent(self.max_share)}")
+        if exposed == 0:
+            reason = (f"joined with {earlier.name} on {', '.join(result.shared)}, the new release leaves none of the "
+                      f"{len(result.before):,} earlier records in a joined group with {what}")
+        else:
+            reason = (f"joined with {earlier.name} on {', '.join(result.shared)}, the new release leaves {exposed:,} "
+                      f"of {len(result.before):,} earlier records ({_percent(share)}) in a joined group with {what}, "
+                      f"{'within' if passed else 'over'} the policy's limit of {_percent(self.max_share)}")
         return Finding(self.name, earlier.name, passed, share, self.max_share, figures, reason + ".")
 
 
@@ -417,8 +430,8 @@ class CorrespondenceCheck(CrossReleaseCheck):
                                            sensitive=new.sensitive, k=self.k,
                                            hierarchies={q: h for q, h in new.hierarchies.items() if q in qis})
         except NotIncrementalError as exc:
-            reason = (f"the correspondence attacks do not apply to {earlier.name} (release 1) and the new release "
-                      f"(release 2): {exc}")
+            reason = (f"the correspondence attacks expose no one, since the new release (release 2) is not a later "
+                      f"version of {earlier.name} (release 1): {exc}")
             return Finding(self.name, earlier.name, True, 0.0, self.max_share, {"applies": False}, reason)
         summary = result.summary()
         summary.pop("notes", None)
@@ -426,11 +439,16 @@ class CorrespondenceCheck(CrossReleaseCheck):
         share = exposed / max(summary["targets"], 1)
         passed = share <= self.max_share
         figures = {**summary, "exposed_share": share}
-        reason = (f"as a new version of {earlier.name}, the new release leaves {exposed:,} of {summary['targets']:,} "
-                  f"people ({_percent(share)}) fewer than {result.k} candidates (forward "
-                  f"{summary['exposed_forward']:,}, cross {summary['exposed_cross']:,}, backward "
-                  f"{summary['exposed_backward']:,}), "
-                  f"{'within' if passed else 'over'} the policy's limit of {_percent(self.max_share)}")
+        if exposed == 0:
+            reason = (f"as a new version of {earlier.name}, the new release leaves each of the "
+                      f"{summary['targets']:,} people at least {result.k} candidates under the forward, cross and "
+                      "backward attacks")
+        else:
+            reason = (f"as a new version of {earlier.name}, the new release leaves {exposed:,} of "
+                      f"{summary['targets']:,} people ({_percent(share)}) fewer than {result.k} candidates (forward "
+                      f"{summary['exposed_forward']:,}, cross {summary['exposed_cross']:,}, backward "
+                      f"{summary['exposed_backward']:,}), "
+                      f"{'within' if passed else 'over'} the policy's limit of {_percent(self.max_share)}")
         return Finding(self.name, earlier.name, passed, share, self.max_share, figures, reason + ".")
 
 
@@ -469,9 +487,13 @@ class PresenceCheck(SingleReleaseCheck):
     refused when it exceeds ``max_share``.
 
     The population is a file the policy names: the ledger keeps only a fingerprint of the table the
-    publisher holds (the sample), never a public population. The population's values are published
-    through the release's value map, so the check reads full-domain releases (``generalization``);
-    another kind of microdata release is refused, since its cells cannot be matched with raw values.
+    publisher holds (the sample), never a public population. Each person of the population is
+    generalized through the hierarchies to the levels the release's manifest names
+    (:func:`veil.population.publish_population`: the hierarchies given with the release, the
+    files its manifest or configuration names, its configuration's builders run on the population's
+    values, the rows its private file keeps), so the check reads full-domain releases
+    (``generalization``); another kind of microdata release is refused, since its cells cannot be
+    matched with raw values.
 
     Args:
         population: the population table's path (every quasi-identifier, raw values).
@@ -513,7 +535,8 @@ class PresenceCheck(SingleReleaseCheck):
 
         Raises:
             ParameterError: the release is not a full-domain generalization.
-            DataError: the population table cannot be read or lacks a quasi-identifier.
+            DataError: the population table cannot be read or lacks a quasi-identifier; a
+                quasi-identifier has no hierarchy, or one that does not cover the population.
             PopulationMismatchError: the population does not cover the release.
         """
         from pathlib import Path
@@ -522,11 +545,17 @@ class PresenceCheck(SingleReleaseCheck):
         from veil.attacks.presence import PopulationMismatchError, membership_attack
 
         if new.kind != "generalization":
-            raise ParameterError(f"the presence check reads full-domain releases, whose value map publishes the "
+            raise ParameterError(f"the presence check reads full-domain releases, whose hierarchy levels publish the "
                                  f"population as the release does; {new.name} is of kind {new.kind!r}.")
         where = f"the population table {Path(self.population).name!r}"
+        # A hierarchy a builder of the configuration made covers the sample's values only: it is
+        # made again on the population's (publish_population), the others are used as they are.
+        built = {c for c, spec in ((new.manifest.get("config") or {}).get("hierarchies") or {}).items()
+                 if isinstance(spec, dict) and "file" not in spec}
+        hierarchies = {c: h for c, h in new.hierarchies.items() if c not in built}
         try:
-            result = membership_attack(PublishedRelease(new.table, manifest=new.manifest, name=new.name),
+            result = membership_attack(PublishedRelease(new.table, manifest=new.manifest, name=new.name,
+                                                        hierarchies=hierarchies),
                                        self.population, delimiter=self.delimiter)
         except PopulationMismatchError:
             raise PopulationMismatchError(f"{where} does not cover {new.name}: a published tuple is held by more "
@@ -548,9 +577,12 @@ class PresenceCheck(SingleReleaseCheck):
                    "delta_max": self.delta_max, "k_map": self.k_map,
                    "smallest_match": int(result.matching[published].min()) if published.any() else None}
         figures.pop("notes", None)
-        reason = (f"against {where} ({people:,} people), the new release gives {int(exposed.sum()):,} of them "
-                  f"({_percent(share)}) {' or '.join(what)}, {'within' if passed else 'over'} the policy's limit of "
-                  f"{_percent(self.max_share)}")
+        if not exposed.any():
+            reason = f"against {where} ({people:,} people), the new release gives none of them {' or '.join(what)}"
+        else:
+            reason = (f"against {where} ({people:,} people), the new release gives {int(exposed.sum()):,} of them "
+                      f"({_percent(share)}) {' or '.join(what)}, {'within' if passed else 'over'} the policy's limit "
+                      f"of {_percent(self.max_share)}")
         return Finding(self.name, where, passed, share, self.max_share, figures, reason + ".")
 
 

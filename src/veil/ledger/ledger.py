@@ -3,15 +3,17 @@
 A :class:`Ledger` is the one source of truth about what was spent and published: privacy budgets
 are charged in it (:meth:`Ledger.open_budget`, the contract a DP query charges through), releases
 pass its gate before they are recorded (:meth:`Ledger.publish`, :mod:`veil.ledger.gate`), and its
-log proves what happened (:meth:`Ledger.verify`, :mod:`veil.ledger.chain`).
+log proves what happened (:meth:`Ledger.verify`, :mod:`veil.ledger.chain`). What is verified
+before each decision is set out in :mod:`veil.ledger.verification`.
 
 **Populations.** A population is the set of people whose privacy a budget protects and whose
-releases must compose safely. It has a name and is identified either by a *key column* (every
-table registered under it holds that column, one value per person, so several tables — samples,
-versions, sites — can belong to one population and share its budget and its history) or by the
-*fingerprint* of one table (:func:`veil.dp.fingerprint.dataset_id`: the table's content as
-parsed). ``veil dp --budget-file`` uses the second kind, named by the fingerprint, with
-sequential composition.
+releases must compose safely. It has a name, which the curator gives (``veil dp --budget-file``
+names its one population after the table's file), and is identified either by a *key column*
+(every table registered under it holds that column, one value per person, so several tables —
+samples, versions, sites — can belong to one population and share its budget and its history) or
+is the *one table* first registered under it. A table is recognized by its binding, a fingerprint
+of its content keyed with the curator's key (:mod:`veil.ledger.binding`), which the ledger never
+shows: nothing an analyst sees of a population is computed from its data.
 
 **Who and when.** Every entry records the time (UTC) and who wrote it: ``by`` (``--by``), else the
 operating-system user.
@@ -28,24 +30,30 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import bindparam, func, insert, select
 from sqlalchemy.engine import Connection
 
-from veil.dp.accountant import (FORMAT, SCHEMA_VERSION, Accountant, Budget, BudgetFileError, _BaseAccountant,
-                                from_document)
+from veil.dp.accountant import Accountant, Budget, _BaseAccountant
 from veil.errors import ParameterError
-from veil.ledger import chain
+from veil.ledger import chain, verification
+from veil.ledger.binding import TableRef, binding, matches
 from veil.ledger.errors import LedgerError, LedgerTamperedError
-from veil.ledger.records import NEIGHBOURING, Population, charge_document, record_of
+from veil.ledger.records import NEIGHBOURING, Population, accountant_of, record_of
 from veil.ledger.schema import CURRENT_VERSION, MIGRATIONS, TABLES
+from veil.ledger.statements import Prepared
 from veil.ledger.store import LEDGER_ENV, Store
 
 __all__ = ["NEIGHBOURING", "Ledger", "Population", "VerifyReport", "current_user"]
 
 POPULATIONS, DATASETS, CHARGES, RELEASES = (TABLES[n] for n in ("populations", "datasets", "charges", "releases"))
 META, SCHEMA_VERSIONS = TABLES["meta"], TABLES["schema_version"]
-_PRIMARY = {"populations": "id", "datasets": "id", "charges": "seq", "releases": "id"}
-_INSERTS = {name: insert(TABLES[name]) for name in _PRIMARY}
+_PRIMARY = verification.PRIMARY
+# Every row's insert, compiled once per database (a charge runs one), returning the new primary key.
+_INSERTS = {name: Prepared(insert(TABLES[name]).values({c.name: bindparam(c.name) for c in TABLES[name].columns
+                                                       if c.name != key})
+                           .returning(TABLES[name].c[key])) for name, key in _PRIMARY.items()}
+_COLUMNS = {name: [c.name for c in TABLES[name].columns if c.name != key] for name, key in _PRIMARY.items()}
+
 
 def current_user() -> str:
     """The operating-system user running veil (``uid N`` when the system has no name for it)."""
@@ -90,15 +98,16 @@ class _Writer:
     def __init__(self, conn: Connection, head: chain.Head, key: bytes, ledger_id: str, by: str):
         self.conn, self.head, self.key, self.ledger_id, self.by = conn, head, key, ledger_id, by
         self.at = _now()
+        self.added: list[str] = []  # the tables a row was added to, in order
 
     def add(self, table: str, values: dict, *, action: str, population: str | None, extra: dict | None = None):
         """Insert a row and the entry that records it; returns the row's primary key."""
         values = {**values, "log_seq": self.head.seq + 1}
-        result = self.conn.execute(_INSERTS[table], values)
-        key = result.inserted_primary_key[0]
+        key = _INSERTS[table].one(self.conn, {c: values.get(c) for c in _COLUMNS[table]})[0]
         values[_PRIMARY[table]] = key
         payload = {"table": table, "row": record_of(table, values), **(extra or {})}
         self.note(action, population, payload)
+        self.added.append(table)
         return key
 
     def note(self, action: str, population: str | None, payload: dict) -> None:
@@ -154,8 +163,14 @@ class Ledger:
     def init(cls, location=None, *, by: str | None = None, timeout: float = 60.0) -> tuple[Ledger, list[int]]:
         """Create a ledger, or bring an existing one to this veil's schema; safe to run again.
 
+        A new SQLite ledger is made whole in a scratch file and linked into place in one atomic
+        step (:meth:`veil.ledger.store.Store.create`): a process killed at any moment leaves no
+        ledger or a complete one, and of processes creating one at once, one makes it and the
+        others use it. On PostgreSQL the whole creation is one transaction.
+
         Returns:
-            The ledger and the migrations applied (empty when it was already current).
+            The ledger and the migrations applied (empty when it was already current, or another
+            process made it first).
 
         Raises:
             LedgerError: the location cannot hold a ledger, holds something else, or holds a
@@ -164,34 +179,34 @@ class Ledger:
         """
         ledger = cls(location, by=by, timeout=timeout)
         store = ledger.store
+        if store.path is not None and store.path.parent.is_dir():
+            from veil.output import settle
+
+            settle(store.path.parent)  # what creations killed there left behind
         if not store.check_file(must_exist=False):
-            store.set_wal()
+            def build(scratch: Store) -> None:
+                with scratch.write() as conn:
+                    _create(conn, ledger.by)
+
+            if store.create(build):
+                return ledger, [number for number, _, _ in MIGRATIONS]
+            store.check_file(must_exist=True)  # another process made it: check it before connecting
         applied: list[int] = []
-        with store.write() as conn:
+        with store.write(durable=True) as conn:
             store.advisory_init_lock(conn)
             version = store.schema_version(conn)
             if version is not None and version > CURRENT_VERSION:
                 store.require_current(conn)
-            fresh = version is None
+            if version is None:
+                return ledger, _create(conn, ledger.by)
             for number, description, migrate in MIGRATIONS:
-                if version is not None and number <= version:
+                if number <= version:
                     continue
                 migrate(conn)
                 conn.execute(insert(SCHEMA_VERSIONS).values(version=number, applied_at=_now(),
                                                             description=description))
                 applied.append(number)
-            if fresh:
-                from veil.ledger import keys
-
-                ledger_id = str(uuid.uuid4())
-                conn.execute(insert(META).values(name="ledger_id", value=ledger_id))
-                key = keys.load_key(create=True)
-                writer = _Writer(conn, chain.Head(0, chain.GENESIS), key, ledger_id, ledger.by)
-                writer.head = chain.append(conn, writer.head, key, ledger_id, at=writer.at, by=ledger.by,
-                                           action="init", population=None,
-                                           payload={"ledger_id": ledger_id, "schema_version": CURRENT_VERSION},
-                                           first=True)
-            elif applied:
+            if applied:
                 ledger_id = ledger._id(conn)
                 head, key = chain.lock_head(conn, ledger._where, ledger_id)
                 chain.append(conn, head, key, ledger_id, at=_now(), by=ledger.by, action="migrate",
@@ -217,11 +232,20 @@ class Ledger:
 
     @contextmanager
     def _writing(self) -> Iterator[_Writer]:
+        """A write transaction on a ledger fully verified under its lock (:mod:`veil.ledger.verification`)."""
         self.store.check_file(must_exist=True)
-        with self.store.write() as conn:
+        with self.store.write(durable=True) as conn:
             ledger_id = self._id(conn)
-            head, key = chain.lock_head(conn, self._where, ledger_id)
-            yield _Writer(conn, head, key, ledger_id, self.by)
+            state = verification.require(conn, self.store, self._where, ledger_id, lock=True)
+            yield _Writer(conn, state.head, state.key, ledger_id, self.by)
+
+    def _writer(self, conn: Connection, state: verification.Verified) -> _Writer:
+        """The writer of a transaction whose caller holds the lock and verified the ledger (a budget session)."""
+        return _Writer(conn, state.head, state.key, self._id(conn), self.by)
+
+    def _key(self, conn: Connection) -> bytes:
+        """The sealing key, checked against the anchor (and the anchor against it)."""
+        return chain.lock_head(conn, self._where, self._id(conn), for_update=False)[1]
 
     # ------------------------------------------------------------------ populations
 
@@ -251,57 +275,73 @@ class Ledger:
             return [Population._from_row(r) for r in conn.execute(select(POPULATIONS).order_by(POPULATIONS.c.id))]
 
     def add_population(self, name: str, *, budget: Budget | _BaseAccountant | None = None,
-                       key_column: str | None = None, fingerprint: str | None = None,
+                       key_column: str | None = None, fingerprint: str | None = None, table=None,
                        relation: str = "add-remove") -> Population:
         """Add a population, or return the one of that name when it is defined the same way.
 
         Args:
-            name: its name (for a fingerprint population, conventionally the fingerprint).
+            name: its name, which the curator gives (never anything computed from the data: it
+                is shown to whoever reads the ledger).
             budget: its privacy budget: a :class:`~veil.dp.accountant.Budget` (sequential and
                 parallel composition) or a new accountant with no charges (``Accountant(…,
                 composition="advanced")``, ``TemporalAccountant``, ``WindowAccountant``); ``None``
                 when it gets no DP releases.
             key_column: the column identifying a person in each of its tables.
-            fingerprint: the dataset id of its one table (exclusive with ``key_column``).
+            fingerprint: the :func:`~veil.dp.fingerprint.dataset_id` of its one table, kept only
+                as its keyed binding (:mod:`veil.ledger.binding`); or give ``table``.
+            table: its one table (a path, frame, pyarrow Table or :class:`veil.Dataset`).
             relation: the neighbouring relation of its budget (:data:`NEIGHBOURING`).
 
         Raises:
-            ParameterError: a bad name, budget or relation, both a key column and a fingerprint.
+            ParameterError: a bad name, budget or relation; a key column with a table.
             LedgerError: a population of that name exists with another definition (a budget is
                 never changed once set).
+            LedgerTamperedError: the ledger fails verification.
         """
-        values = self._population_values(name, budget, key_column, fingerprint, relation)
+        if table is not None:
+            if fingerprint is not None:
+                raise ParameterError("give a population's table or its fingerprint, not both.")
+            fingerprint = TableRef.of(table).fingerprint
         with self._writing() as w:
+            values = self._population_values(name, budget, key_column,
+                                             None if fingerprint is None else binding(w.key, fingerprint), relation)
             existing = self._population(w.conn, name, missing_ok=True)
             if existing is not None:
-                self._same_population(existing, values)
+                self._same_population(existing, values, fingerprint, w.key)
                 return existing
             pid = w.add("populations", values, action="population", population=name)
             return Population._from_row(w.conn.execute(select(POPULATIONS).where(POPULATIONS.c.id == pid)).one())
 
-    def _population_values(self, name, budget, key_column, fingerprint, relation) -> dict:
+    def _population_values(self, name, budget, key_column, bound, relation) -> dict:
         if not isinstance(name, str) or not name.strip() or name != name.strip():
             raise ParameterError(f"a population needs a name without surrounding spaces, got {name!r}.")
-        if key_column is not None and fingerprint is not None:
-            raise ParameterError("a population is identified by a key column or by a fingerprint, not both.")
+        if key_column is not None and bound is not None:
+            raise ParameterError("a population is identified by a key column or by its one table, not both.")
         if key_column is not None and (not isinstance(key_column, str) or not key_column.strip()):
             raise ParameterError(f"the key column must be a column name, got {key_column!r}.")
         if relation not in NEIGHBOURING:
             raise ParameterError(f"the neighbouring relation is one of {', '.join(NEIGHBOURING)}, not {relation!r}.")
-        return {"name": name, "key_column": key_column, "fingerprint": fingerprint,
+        return {"name": name, "key_column": key_column, "fingerprint": bound,
                 "accountant": None if budget is None else json.dumps(_budget_document(budget, name), sort_keys=True),
                 "relation": relation}
 
-    def _same_population(self, existing: Population, values: dict) -> None:
+    def _same_population(self, existing: Population, values: dict, fingerprint: str | None = None,
+                         key: bytes | None = None) -> None:
+        """Refuse a definition that differs from the population's (a table by its binding, never shown)."""
         wanted = Population(existing.id, values["name"], values["key_column"], values["fingerprint"],
                             None if values["accountant"] is None else json.loads(values["accountant"]),
                             values["relation"])
         for what, mine, theirs in (("key column", wanted.key_column, existing.key_column),
-                                   ("fingerprint", wanted.fingerprint, existing.fingerprint),
                                    ("neighbouring relation", wanted.relation, existing.relation)):
             if mine != theirs:
                 raise LedgerError(f"population {existing.name!r} of {self._where} has the {what} {theirs!r}, not "
                                   f"{mine!r}; a population's definition never changes, so use another name.")
+        if wanted.fingerprint is not None and not (
+                existing.fingerprint == wanted.fingerprint
+                or (fingerprint is not None and matches(key, existing.fingerprint, fingerprint))):
+            raise LedgerError(f"population {existing.name!r} of {self._where} is "
+                              f"{'bound to another table' if existing.fingerprint else 'not bound to one table'}; a "
+                              "population's definition never changes, so use another name.")
         if wanted.budget is not None and wanted.budget != existing.budget:
             raise LedgerError(f"population {existing.name!r} of {self._where} already has the budget "
                               f"{existing.describe_budget()}, not {wanted.describe_budget()}; a budget never "
@@ -318,60 +358,88 @@ class Ledger:
             delimiter: the CSV delimiter (sniffed when ``None``).
 
         Returns:
-            ``{"id", "fingerprint", "rows", "columns"}``.
+            ``{"id", "rows", "columns"}``: the dataset's number in the ledger and the table's shape
+            (the ledger keeps its column names, never its number of rows).
 
         Raises:
-            LedgerError: the population is bound to another table (a fingerprint population,
-                or one without a key column that already has its table), or the table lacks
-                the population's key column or has a key value twice or missing.
+            LedgerError: the population is bound to another table (one without a key column that
+                already has its table), or the table lacks the population's key column or has a
+                key value twice or missing.
+            LedgerTamperedError: the ledger fails verification.
         """
-        from veil.data.dataset import Dataset
-        from veil.data.io import Table, read_table
-        from veil.dp.fingerprint import dataset_id
-
-        if isinstance(data, Dataset):
-            table = data.table
-        else:
-            table = data if isinstance(data, Table) else read_table(data, delimiter)
-        fingerprint = dataset_id(data if isinstance(data, Dataset) else table)
+        table = data if isinstance(data, TableRef) else TableRef.of(data, delimiter=delimiter)
         with self._writing() as w:
             pop = self._population(w.conn, population)
-            return self._register(w, pop, table, fingerprint)
+            return self._register(w, pop, table)
 
-    def _register(self, w: _Writer, pop: Population, table, fingerprint: str) -> dict:
-        row = w.conn.execute(select(DATASETS).where(DATASETS.c.population_id == pop.id,
-                                                    DATASETS.c.fingerprint == fingerprint)).first()
-        if row is not None:
-            return {"id": row.id, "fingerprint": fingerprint, "rows": row.rows, "columns": json.loads(row.columns)}
-        if pop.fingerprint is not None and pop.fingerprint != fingerprint:
-            raise LedgerError(f"population {pop.name!r} is the table {pop.fingerprint}, and this table is "
-                              f"{fingerprint}; query or publish from that table, or use the population of this one.")
-        if pop.key_column is None and pop.fingerprint is None:
-            other = w.conn.execute(select(DATASETS.c.fingerprint).where(DATASETS.c.population_id == pop.id)).first()
-            if other is not None:
-                raise LedgerError(f"population {pop.name!r} has no key column, so it is the one table {other[0]}, "
-                                  f"and this table is {fingerprint}; give the population a key column to keep several "
-                                  "tables of the same people.")
+    def _register(self, w: _Writer, pop: Population, table: TableRef) -> dict:
+        """Register ``table`` under ``pop`` unless it is one of its tables already (the caller verified the ledger)."""
+        held = self._held(w.conn, pop, table, w.key)
+        if held is None:
+            values = {"population_id": pop.id, "fingerprint": binding(w.key, table.fingerprint),
+                      "columns": json.dumps(table.columns)}
+            held = w.add("datasets", values, action="dataset", population=pop.name)
+        return {"id": held, "rows": table.rows, "columns": table.columns}
+
+    def _held(self, conn: Connection, pop: Population, table: TableRef, key: bytes) -> int | None:
+        """The dataset (0 for a population bound to the table itself) under which ``pop`` holds the
+        table; ``None`` when it may be registered.
+
+        Raises:
+            LedgerError: the population is another table, or the table cannot be one of a keyed
+                population's (no key column, a key missing or given twice). The sentences name no
+                figure computed from the table.
+        """
+        if pop.fingerprint is not None:
+            if matches(key, pop.fingerprint, table.fingerprint):
+                return 0
+            raise LedgerError(f"population {pop.name!r} of {self._where} is bound to another table than this one; "
+                              "query or publish from the table it was made for, or use the population of this one.")
+        rows = conn.execute(select(DATASETS.c.id, DATASETS.c.fingerprint).where(DATASETS.c.population_id == pop.id)
+                            .order_by(DATASETS.c.id)).all()
+        for row in rows:
+            if matches(key, row.fingerprint, table.fingerprint):
+                return row.id
+        if pop.key_column is None and rows:
+            raise LedgerError(f"population {pop.name!r} of {self._where} has no key column, so it is the one table "
+                              "first registered under it, and this table is another; query or publish from that "
+                              "table, or give the population a key column to keep several tables of the same people.")
         if pop.key_column is not None:
-            _check_key_column(pop, table)
-        values = {"population_id": pop.id, "fingerprint": fingerprint, "rows": table.num_rows,
-                  "columns": json.dumps(table.columns)}
-        did = w.add("datasets", values, action="dataset", population=pop.name)
-        return {"id": did, "fingerprint": fingerprint, "rows": table.num_rows, "columns": table.columns}
+            _check_key_column(pop, table.table)
+        return None
 
-    def _holds_table(self, pop: Population, fingerprint: str) -> bool:
-        """Whether a table (by its dataset id) is one of the population's."""
-        if pop.fingerprint == fingerprint:
-            return True
+    def _holders(self, conn: Connection, table: TableRef, key: bytes) -> list[Population]:
+        """The populations a table belongs to: bound to it, or holding it among their tables."""
+        found = []
+        datasets: dict = {}
+        for row in conn.execute(select(DATASETS.c.population_id, DATASETS.c.fingerprint)):
+            datasets.setdefault(row.population_id, []).append(row.fingerprint)
+        for row in conn.execute(select(POPULATIONS).order_by(POPULATIONS.c.id)):
+            pop = Population._from_row(row)
+            if matches(key, pop.fingerprint, table.fingerprint) or \
+                    any(matches(key, f, table.fingerprint) for f in datasets.get(pop.id, [])):
+                found.append(pop)
+        return found
+
+    def population_of(self, data, *, delimiter: str | None = None) -> Population | None:
+        """The population a table belongs to, or ``None`` when none holds it.
+
+        Raises:
+            LedgerError: several populations hold it (name one).
+        """
+        table = data if isinstance(data, TableRef) else TableRef.of(data, delimiter=delimiter)
         with self._reading() as conn:
-            return conn.execute(select(DATASETS.c.id).where(DATASETS.c.population_id == pop.id,
-                                                            DATASETS.c.fingerprint == fingerprint)).first() is not None
+            holders = self._holders(conn, table, self._key(conn))
+        if len(holders) > 1:
+            raise LedgerError(f"several populations of {self._where} hold this table "
+                              f"({', '.join(repr(p.name) for p in holders[:5])}); name one.")
+        return holders[0] if holders else None
 
     # ------------------------------------------------------------------ budgets
 
     @contextmanager
-    def open_budget(self, population: str, *, create: Budget | _BaseAccountant | None = None,
-                    key_column: str | None = None) -> Iterator[_BaseAccountant]:
+    def open_budget(self, population: str | None, *, create: Budget | _BaseAccountant | None = None,
+                    key_column: str | None = None, table=None) -> Iterator[_BaseAccountant]:
         """The population's accountant; every charge made on it is committed to the ledger before it returns.
 
         The same contract as a budget file's: a query that charges first and draws noise second
@@ -379,62 +447,52 @@ class Ledger:
         ledger's write lock, checked against every charge committed so far by any process, so
         concurrent publishers can never overspend: a charge that no longer fits (someone else
         spent the budget meanwhile) raises :class:`~veil.dp.accountant.BudgetExceededError` and is
-        not made (:mod:`veil.ledger.budget`).
+        not made (:mod:`veil.ledger.budget`). The whole ledger is verified when the budget is
+        opened, and what changed since before each charge (:mod:`veil.ledger.verification`).
 
         Args:
-            population: its name. When it does not exist and ``create`` is given, it is added
-                (named by a dataset id, as ``veil dp --budget-file`` does, it is that table's).
-            create: the budget to start it with (see :meth:`add_population`); when it exists, the
-                same budget or ``None``.
+            population: its name; ``None`` for the population ``table`` belongs to.
+            create: the budget to start it with when it does not exist (see
+                :meth:`add_population`); when it exists, the same budget or ``None``. A population
+                made here is made in the transaction of its first charge, never without one.
             key_column: for a population made here, its key column.
+            table: the table the queries read (a path, frame or :class:`~veil.ledger.binding.TableRef`):
+                it must be the population's, or is registered under it with the first charge.
 
         Raises:
-            LedgerError: no such population and no ``create``; it has no budget.
-            LedgerTamperedError: the log or this population's charges fail verification.
+            LedgerError: no such population and no ``create``; it has no budget; the table is
+                another population's.
+            LedgerTamperedError: the ledger fails verification.
         """
-        with self.budget_session(population, create=create, key_column=key_column) as session:
+        with self.budget_session(population, create=create, key_column=key_column, table=table) as session:
             yield session.accountant
 
     @contextmanager
-    def budget_session(self, population: str, *, create: Budget | _BaseAccountant | None = None,
-                       key_column: str | None = None):
+    def budget_session(self, population: str | None, *, create: Budget | _BaseAccountant | None = None,
+                       key_column: str | None = None, table=None, alone: bool = False):
         """:meth:`open_budget`, yielding the binding (:class:`veil.ledger.budget.LedgerBudget`):
-        ``session.accountant`` to charge, and ``session.made``, the ledger numbers of the charges
-        committed through it (a DP release's manifest names its charge, so that the gate does not
-        charge it again)."""
+        ``session.accountant`` to charge, ``session.population`` (its name), and ``session.made``,
+        the ledger numbers of the charges committed through it (a DP release's manifest names its
+        charge, so that the gate does not charge it again). ``alone``: the ledger keeps this one
+        population's budget and no other (a budget file)."""
         from veil.ledger.budget import LedgerBudget
 
-        with self._reading() as conn:
-            pop = self._population(conn, population, missing_ok=True)
-        if pop is None:
-            if create is None:
-                raise LedgerError(f"{self._where} has no population {population!r}; give the budget to start it with "
-                                  "(--budget E[,D], or create= in Python).")
-            fingerprint = population if key_column is None and population.startswith("veil-data-") else None
-            pop = self.add_population(population, budget=create, key_column=key_column, fingerprint=fingerprint)
-        elif create is not None:
-            self._same_population(pop, self._population_values(pop.name, create, pop.key_column, pop.fingerprint,
-                                                               pop.relation))
-        if pop.budget is None:
-            raise LedgerError(f"population {pop.name!r} of {self._where} has no privacy budget, so no DP release can "
-                              "be charged to it; give it one in the policy.")
-        session = LedgerBudget(self, pop)
+        if table is not None and not isinstance(table, TableRef):
+            table = TableRef.of(table)
+        session = LedgerBudget(self, population, create=create, key_column=key_column, table=table, alone=alone)
         with session.opened():
             yield session
 
     def budget(self, population: str) -> _BaseAccountant:
-        """The population's accountant as it stands (verified); it cannot be charged.
+        """The population's accountant as it stands (the ledger verified first); it cannot be charged.
 
         Raises:
             LedgerError: no such population, or it has no budget.
-            LedgerTamperedError: the log or the population's charges fail verification.
+            LedgerTamperedError: the ledger fails verification.
         """
         from veil.ledger.budget import LedgerBudget
 
-        pop = self.population(population)
-        if pop.budget is None:
-            raise LedgerError(f"population {pop.name!r} of {self._where} has no privacy budget.")
-        return LedgerBudget(self, pop).snapshot()
+        return LedgerBudget(self, population).snapshot()
 
     def charge(self, population: str, epsilon, delta=0.0, *, label: str):
         """Charge one query (ε, δ) to a population's budget, atomically; see :meth:`open_budget`.
@@ -447,12 +505,7 @@ class Ledger:
 
     def _accountant(self, pop: Population, rows: Sequence) -> _BaseAccountant:
         """The population's accountant rebuilt from its charge rows (the accountant's own checks)."""
-        doc = {"format": FORMAT, "version": SCHEMA_VERSION, "dataset_id": pop.name, **pop.budget,
-               "charges": [charge_document(r) for r in rows]}
-        try:
-            return from_document(doc, dataset_id=pop.name, where=f"population {pop.name!r} of {self._where}")
-        except BudgetFileError as exc:
-            raise LedgerTamperedError(str(exc)) from None
+        return accountant_of(pop, rows, f"population {pop.name!r} of {self._where}")
 
     @property
     def ledger_id(self) -> str:
@@ -460,28 +513,29 @@ class Ledger:
         with self._reading() as conn:
             return self._id(conn)
 
-    def import_budget_file(self, path) -> str:
+    def import_budget_file(self, path, *, population: str | None = None) -> str:
         """Move a budget file of an earlier veil into this ledger: :func:`veil.ledger.legacy.import_budget_file`."""
         from veil.ledger.legacy import import_budget_file
 
-        return import_budget_file(self, path)
+        return import_budget_file(self, path, population=population)
 
     # ------------------------------------------------------------------ the gate
 
     def publish(self, manifest, *, population: str, data=None, policy=None, hierarchies=None, orders=None,
-                delimiter: str | None = None, name: str | None = None):
+                delimiter: str | None = None, name: str | None = None, private=None):
         """Pass a release through the publishing gate and record the decision: :func:`veil.ledger.gate.publish`."""
         from veil.ledger.gate import publish
 
         return publish(self, manifest, population=population, data=data, policy=policy, hierarchies=hierarchies,
-                       orders=orders, delimiter=delimiter, name=name)
+                       orders=orders, delimiter=delimiter, name=name, private=private)
 
     # ------------------------------------------------------------------ inspection
 
     def status(self) -> dict:
         """Per population: its definition, budget spent and left, tables, releases; and the log's head.
 
-        Reading needs no key and checks nothing; :meth:`verify` does.
+        Reading needs no key and checks nothing; :meth:`verify` does. Nothing shown is computed
+        from a population's data (a table is counted, never named by its content).
         """
         with self._reading() as conn:
             head = conn.execute(select(chain.LOG.c.seq, chain.LOG.c.hash).order_by(chain.LOG.c.seq.desc())
@@ -498,8 +552,8 @@ class Ledger:
                                         .order_by(RELEASES.c.id)).all()
                 datasets = conn.execute(select(func.count()).select_from(DATASETS)
                                         .where(DATASETS.c.population_id == pop.id)).scalar_one()
-                entry = {"name": pop.name, "key_column": pop.key_column, "fingerprint": pop.fingerprint,
-                         "relation": pop.relation, "datasets": datasets, "charges": len(charges),
+                entry = {"name": pop.name, "key_column": pop.key_column, "relation": pop.relation,
+                         "datasets": datasets + (1 if pop.fingerprint is not None else 0), "charges": len(charges),
                          "releases": [{"id": r.id, "kind": r.kind, "name": r.name, "at": r.at, "by": r.by}
                                       for r in releases], "budget": None}
                 if pop.budget is not None:
@@ -514,11 +568,15 @@ class Ledger:
         return out
 
     def history(self, population: str | None = None, *, limit: int | None = None) -> list[dict]:
-        """The log, oldest first: each entry's number, time, author, action, population and what it says.
+        """The log, oldest first: each entry's number, time, author, action, population, what it says,
+        and the warnings its release's manifest gave (a decision to publish or refuse; else none).
 
         Args:
             population: only the entries about this population.
             limit: only the newest ``limit`` entries.
+
+        Raises:
+            LedgerTamperedError: an entry's payload is not what veil wrote.
         """
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
             raise ParameterError(f"--limit must be a whole number >= 1, got {limit!r}.")
@@ -533,11 +591,47 @@ class Ledger:
             if limit is not None:
                 query = query.limit(limit)
             rows = list(reversed(conn.execute(query).all()))
-        return [{"seq": r.seq, "at": r.at, "by": r.by, "action": r.action, "population": r.population,
-                 "summary": summarize(r.action, json.loads(r.payload)), "hash": r.hash} for r in rows]
+        entries = []
+        for r in rows:
+            payload = self._payload(r)
+            entries.append({"seq": r.seq, "at": r.at, "by": r.by, "action": r.action, "population": r.population,
+                            "summary": self._summary(r, payload), "hash": r.hash,
+                            "warnings": [str(w) for w in payload.get("warnings") or []]})
+        return entries
+
+    def _payload(self, row) -> dict:
+        """A log entry's payload, or the sentence refusing one veil did not write.
+
+        Raises:
+            LedgerTamperedError: the payload is not a JSON object.
+        """
+        try:
+            payload = json.loads(row.payload)
+        except ValueError:
+            payload = None
+        if not isinstance(payload, dict):
+            raise self._altered(row)
+        return payload
+
+    def _summary(self, row, payload: dict) -> str:
+        """What a log entry says.
+
+        Raises:
+            LedgerTamperedError: the payload is not the JSON object of its action.
+        """
+        try:
+            return summarize(row.action, payload)
+        except (ValueError, TypeError, KeyError, AttributeError):
+            raise self._altered(row) from None
+
+    def _altered(self, row) -> LedgerTamperedError:
+        return LedgerTamperedError(f"entry {row.seq} of {self._where} holds a payload veil did not write (it was "
+                                   "altered); see every change with veil ledger verify and restore the ledger "
+                                   "from a backup.")
 
     def verify(self) -> VerifyReport:
-        """Check the whole ledger: the chain link by link, the anchor, and every row against its entry.
+        """Check the whole ledger: the chain link by link, the anchor, every row against its entry,
+        every budget (:func:`veil.ledger.verification.check`).
 
         Returns:
             A report; ``report.problems`` lists, one sentence each, every edited, inserted or
@@ -547,95 +641,28 @@ class Ledger:
             LedgerError: the ledger cannot be read, or the key file does not hold its key.
         """
         with self._reading() as conn:
-            ledger_id = self._id(conn)
-            problems: list[str] = []
-            head = chain.Head(0, chain.GENESIS)
-            try:
-                entries = chain.walk(conn, self._where)
-                if entries:
-                    head = chain.Head(entries[-1].seq, entries[-1].hash)
-            except LedgerTamperedError as exc:
-                problems.append(str(exc))
-                entries = []
-            try:
-                chain.lock_head(conn, self._where, ledger_id, for_update=False)
-            except LedgerTamperedError as exc:
-                problems.append(str(exc))
-            if entries:
-                if entries[0].action != "init" or entries[0].data.get("ledger_id") != ledger_id:
-                    problems.append(f"{self._where}'s first entry is not the one that created this ledger; restore "
-                                    "it from a backup.")
-                for name in _PRIMARY:
-                    problems.extend(self._compare_rows(conn, entries, name))
-                problems.extend(self._check_budgets(conn))
+            entries, head, _, problems = verification.check(conn, self._where, self._id(conn), lock=False)
             return VerifyReport(self.location, len(entries), head, problems)
-
-    def _compare_rows(self, conn: Connection, entries: Sequence[chain.Entry], table: str,
-                      population_id: int | None = None) -> list[str]:
-        """Every row of ``table`` against the entries that recorded them (optionally one population's)."""
-        primary = _PRIMARY[table]
-        expected: dict = {}
-        for entry in entries:
-            data = entry.data
-            if data.get("table") == table:
-                row = data["row"]
-                if population_id is None or row.get("population_id" if table != "populations" else "id") \
-                        == population_id:
-                    expected[row[primary]] = (entry.seq, row)
-        tbl = TABLES[table]
-        query = select(tbl)
-        if population_id is not None:
-            query = query.where((tbl.c.id if table == "populations" else tbl.c.population_id) == population_id)
-        actual = {getattr(r, primary): record_of(table, r._asdict()) for r in conn.execute(query)}
-        problems = []
-        noun = table[:-1]
-        for key in sorted(set(expected) - set(actual)):
-            problems.append(f"{self._where} lost {noun} {key}, which entry {expected[key][0]} recorded: it was "
-                            "deleted by hand, so restore the ledger from a backup.")
-        for key in sorted(set(actual) - set(expected)):
-            problems.append(f"{self._where} holds {noun} {key}, which no entry of its log recorded: it was added by "
-                            "hand, so restore the ledger from a backup.")
-        for key in sorted(set(actual) & set(expected)):
-            if actual[key] != expected[key][1]:
-                changed = sorted(k for k in actual[key] if actual[key][k] != expected[key][1].get(k))
-                problems.append(f"{self._where}'s {noun} {key} differs from what entry {expected[key][0]} recorded "
-                                f"({', '.join(changed)}): it was edited by hand, so restore the ledger from a backup.")
-        return problems
-
-    def _check_budgets(self, conn: Connection) -> list[str]:
-        problems = []
-        for row in conn.execute(select(POPULATIONS).where(POPULATIONS.c.accountant.is_not(None))).all():
-            pop = Population._from_row(row)
-            charges = conn.execute(select(CHARGES).where(CHARGES.c.population_id == pop.id)
-                                   .order_by(CHARGES.c.seq)).all()
-            try:
-                self._accountant(pop, charges)
-            except LedgerTamperedError as exc:
-                problems.append(str(exc))
-        return problems
-
-    def verify_population(self, conn: Connection, pop: Population) -> list:
-        """Before a budget is used: the chain, the anchor, and this population's row and charges.
-
-        Returns:
-            The population's charge rows, in order.
-
-        Raises:
-            LedgerTamperedError: any of them fails.
-        """
-        ledger_id = self._id(conn)
-        entries = chain.walk(conn, self._where)
-        chain.lock_head(conn, self._where, ledger_id, for_update=False)
-        mine = [e for e in entries if e.population == pop.name]
-        problems = self._compare_rows(conn, mine, "populations", pop.id) + \
-            self._compare_rows(conn, mine, "charges", pop.id)
-        if problems:
-            extra = f" ({len(problems) - 1} more problems: run veil ledger verify)" if len(problems) > 1 else ""
-            raise LedgerTamperedError(problems[0].rstrip(".") + extra + ".")
-        return conn.execute(select(CHARGES).where(CHARGES.c.population_id == pop.id).order_by(CHARGES.c.seq)).all()
 
 
 # ---------------------------------------------------------------------- helpers
+
+def _create(conn: Connection, by: str) -> list[int]:
+    """Make every table of an empty database, its id and the log's first entry; returns the migrations."""
+    from veil.ledger import keys
+
+    applied = []
+    for number, description, migrate in MIGRATIONS:
+        migrate(conn)
+        conn.execute(insert(SCHEMA_VERSIONS).values(version=number, applied_at=_now(), description=description))
+        applied.append(number)
+    ledger_id = str(uuid.uuid4())
+    conn.execute(insert(META).values(name="ledger_id", value=ledger_id))
+    key = keys.load_key(create=True)
+    chain.append(conn, chain.Head(0, chain.GENESIS), key, ledger_id, at=_now(), by=by, action="init",
+                 population=None, payload={"ledger_id": ledger_id, "schema_version": CURRENT_VERSION}, first=True)
+    return applied
+
 
 def _budget_document(budget, name: str) -> dict:
     """The composition rule, budget and options of a new accountant for ``budget`` (validated)."""
@@ -680,13 +707,13 @@ def summarize(action: str, payload: dict) -> str:
         return f"migrated to schema {payload.get('schema_versions')}"
     if action == "population":
         how = f"key column {row.get('key_column')!r}" if row.get("key_column") else \
-            f"table {row.get('fingerprint')}" if row.get("fingerprint") else "its first table"
+            "its one table" if row.get("fingerprint") else "the first table registered"
         budget = json.loads(row["accountant"]) if row.get("accountant") else None
         money = "no budget" if budget is None else \
             f"budget ε = {budget['budget']['epsilon']}, δ = {budget['budget']['delta']} ({budget['composition']})"
         return f"population {row.get('name')!r} added: {how}, {money}"
     if action == "dataset":
-        return f"table {row.get('fingerprint')} ({row.get('rows')} rows) registered"
+        return f"table registered as dataset {row.get('id')}"
     if action == "charge":
         cost = f"ε = {row.get('epsilon')}, δ = {row.get('delta')}"
         return f"charged {row.get('label')!r}: {cost}" + (f" (release {payload['release']})" if "release" in payload

@@ -79,27 +79,37 @@ def read_budget_file(path: str | os.PathLike) -> tuple[dict, bytes]:
     return doc, data
 
 
-def import_budget_file(ledger, path: str | os.PathLike) -> str:
+def import_budget_file(ledger, path: str | os.PathLike, *, population: str | None = None) -> str:
     """Move a sealed budget file's budget and charges into ``ledger``; returns the population's name.
 
-    The population is named by the file's dataset id and bound to that table. The file itself is
-    left as it is (keep it as a record; charging it is over).
+    The population is bound to the file's table by the binding of its dataset id
+    (:mod:`veil.ledger.binding`: the id an earlier veil stored, keyed; the id itself is never kept)
+    and named ``population``, else after the file (``budget.json``). The file itself is left as it
+    is (keep it as a record; charging it is over).
 
     Raises:
         BudgetFileError: see :func:`read_budget_file`; its charges exceed its own budget.
-        LedgerError: the ledger already has that population (the file was imported, or the
-            data was charged in the ledger already).
+        LedgerError: the ledger already has that population or a population of that table (the
+            file was imported, or the data was charged in the ledger already).
+        LedgerTamperedError: the ledger fails verification.
     """
+    from veil.ledger.binding import binding
+
     doc, data = read_budget_file(path)
     accountant = from_document(doc, dataset_id=None, source=str(path))
-    name = accountant.dataset_id
+    fingerprint = accountant.dataset_id
+    name = population if population is not None else Path(path).name
     digest = hashlib.sha256(data).hexdigest()
-    fresh = from_document({**doc, "charges": []}, dataset_id=name, source=str(path))
-    values = ledger._population_values(name, fresh, None, name, "add-remove")
+    fresh = from_document({**doc, "dataset_id": name, "charges": []}, dataset_id=name, source=str(path))
     with ledger._writing() as w:
+        values = ledger._population_values(name, fresh, None, binding(w.key, fingerprint), "add-remove")
         if ledger._population(w.conn, name, missing_ok=True) is not None:
-            raise LedgerError(f"{ledger._where} already has the population of budget file {str(path)!r} "
-                              f"({name}); a budget file is imported once.")
+            raise LedgerError(f"{ledger._where} already has a population {name!r}; a budget file is imported once "
+                              "(name another population with --population).")
+        taken = [p for p in ledger._holders(w.conn, _Fingerprint(fingerprint), w.key)]
+        if taken:
+            raise LedgerError(f"{ledger._where} already keeps the budget of the table of budget file {str(path)!r}, as "
+                              f"population {taken[0].name!r}; a budget file is imported once.")
         w.add("populations", values, action="population", population=name)
         pop = ledger._population(w.conn, name)
         for charge in accountant.charges:
@@ -107,3 +117,10 @@ def import_budget_file(ledger, path: str | os.PathLike) -> str:
                   extra={"imported_from": digest})
         w.note("import", name, {"file": str(path), "sha256": digest, "charges": len(accountant.charges)})
     return name
+
+
+class _Fingerprint:
+    """A table known only by its dataset id (an earlier veil's budget file names no more)."""
+
+    def __init__(self, fingerprint: str):
+        self.fingerprint = fingerprint

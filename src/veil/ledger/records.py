@@ -12,12 +12,12 @@ import zlib
 from dataclasses import dataclass
 from fractions import Fraction
 
-from veil.dp.accountant import _dump, _show
+from veil.dp.accountant import FORMAT, SCHEMA_VERSION, BudgetFileError, _dump, _show, from_document
 from veil.ledger.errors import LedgerTamperedError
 from veil.ledger.schema import TABLES
 
-__all__ = ["NEIGHBOURING", "Population", "charge_document", "charge_values", "compress", "decompress", "record_of",
-           "sha256"]
+__all__ = ["COLUMNS", "NEIGHBOURING", "Population", "accountant_of", "charge_document", "charge_values", "compress",
+           "decompress", "record_of", "sha256"]
 
 #: The neighbouring relations a budget can be kept under: a record added or removed (unbounded DP,
 #: under which veil's queries are private), or one record's values changed (bounded DP). A charge
@@ -30,14 +30,19 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+# Every table's column names, once (iterating a SQLAlchemy column collection is slow).
+COLUMNS = {name: tuple(c.name for c in table.columns) for name, table in TABLES.items()}
+_BINARY = (bytes, bytearray, memoryview)
+
+
 def record_of(table: str, values: dict) -> dict:
     """A row as its log entry records it: every column, binary ones by their SHA-256."""
     out = {}
-    for column in TABLES[table].columns:
-        value = values.get(column.name)
-        if isinstance(value, (bytes, bytearray, memoryview)):
+    for name in COLUMNS[table]:
+        value = values.get(name)
+        if isinstance(value, _BINARY):
             value = sha256(bytes(value))
-        out[column.name] = value
+        out[name] = value
     return out
 
 
@@ -48,7 +53,8 @@ class Population:
     Attributes:
         id, name: its number and name.
         key_column: the column that identifies a person in every table of it, or ``None``.
-        fingerprint: the dataset id of its one table, or ``None`` (then its first table binds it).
+        fingerprint: the binding of its one table (:mod:`veil.ledger.binding`: keyed, never shown),
+            or ``None`` (then its first registered table binds it, unless it has a key column).
         budget: its privacy budget document (composition rule, budget, options), or ``None``
             when no DP release may be charged to it.
         relation: the neighbouring relation its budget is kept under.
@@ -78,6 +84,20 @@ def charge_document(row) -> dict:
     """A charge row as the accountant's JSON has it."""
     return {"label": row.label, "kind": row.kind, "epsilon": row.epsilon, "delta": row.delta, "group": row.grp,
             "partition": row.part, "step": row.step, "at": row.at}
+
+
+def accountant_of(pop: Population, rows, where: str):
+    """The population's accountant rebuilt from its charge rows, by the accountant's own checks.
+
+    Raises:
+        LedgerTamperedError: the charges do not fit the budget, or a charge is malformed.
+    """
+    doc = {"format": FORMAT, "version": SCHEMA_VERSION, "dataset_id": pop.name, **pop.budget,
+           "charges": [charge_document(r) for r in rows]}
+    try:
+        return from_document(doc, dataset_id=pop.name, where=where)
+    except BudgetFileError as exc:
+        raise LedgerTamperedError(str(exc)) from None
 
 
 def charge_values(charge, pop: Population, by: str) -> dict:

@@ -11,6 +11,11 @@ release's blobs by their SHA-256). Budgets are summed from ``charges`` and the g
 ``releases``, so both stay fast, and :func:`veil.ledger.chain.verify` proves that every row is
 the one its entry recorded and that no entry was changed, inserted or removed.
 
+**Nothing computed from a private table but its keyed binding.** A budget file may be readable
+by those who query the data, so no row holds a figure of a table: ``datasets`` keeps the table's
+binding (:mod:`veil.ledger.binding`) and its column names. Version 1 also kept its number of rows;
+version 2 drops that column (the entries an older ledger wrote keep what they recorded).
+
 ``schema_version`` has one row per migration applied, in order; :data:`MIGRATIONS` lists them.
 A ledger whose newest migration is older than this veil's is migrated by ``veil ledger init``
 (never silently on open); one whose migration is newer than this veil knows is refused.
@@ -27,8 +32,8 @@ from sqlalchemy.engine import Connection
 __all__ = ["CURRENT_VERSION", "MIGRATIONS", "TABLES", "metadata"]
 
 
-def _version_1(metadata: MetaData) -> dict[str, Table]:
-    """The tables of schema version 1."""
+def _tables(metadata: MetaData, version: int) -> dict[str, Table]:
+    """The tables of schema ``version`` (1 or 2)."""
     auto = {"sqlite_autoincrement": True}  # SQLite never reuses the id of a deleted row
     tables = [
         Table("schema_version", metadata,
@@ -67,7 +72,7 @@ def _version_1(metadata: MetaData) -> dict[str, Table]:
               Column("id", Integer, primary_key=True),
               Column("population_id", Integer, ForeignKey("populations.id"), nullable=False),
               Column("fingerprint", String(100), nullable=False),
-              Column("rows", BigInteger, nullable=False),
+              *([Column("rows", BigInteger, nullable=False)] if version == 1 else []),
               Column("columns", Text, nullable=False),
               Column("log_seq", BigInteger, nullable=False),
               UniqueConstraint("population_id", "fingerprint"),
@@ -115,17 +120,22 @@ def _version_1(metadata: MetaData) -> dict[str, Table]:
 
 metadata = MetaData()
 #: The current schema's tables, by name.
-TABLES = _version_1(metadata)
+TABLES = _tables(metadata, 2)
 
 
 def _create_version_1(conn: Connection) -> None:
-    frozen = MetaData()  # version 1 as it was, whatever later migrations add to TABLES
-    _version_1(frozen)
+    frozen = MetaData()  # version 1 as it was, whatever later migrations change in TABLES
+    _tables(frozen, 1)
     frozen.create_all(conn)
+
+
+def _drop_rows(conn: Connection) -> None:
+    conn.exec_driver_sql('ALTER TABLE datasets DROP COLUMN "rows"')
 
 
 #: ``(version, description, migrate)``, in the order they are applied; never edit a released one.
 MIGRATIONS: tuple[tuple[int, str, Callable[[Connection], None]], ...] = (
     (1, "populations, datasets, releases, charges, the chained log and its anchor", _create_version_1),
+    (2, "datasets keep no count of a table's rows", _drop_rows),
 )
 CURRENT_VERSION = MIGRATIONS[-1][0]

@@ -4,10 +4,7 @@
 ledger's write lock and holds it to the commit:
 
 * SQLite: ``BEGIN IMMEDIATE`` takes the database's write lock at once (readers go on, in WAL mode);
-  writers queue for it on a kernel lock of ``.<ledger>.lock``. ``synchronous=FULL`` (the default)
-  makes a commit durable before it returns, power loss included; ``sqlite:///path?synchronous=normal``
-  trades that for speed: a commit then survives the process being killed at any moment, but the
-  newest commits may be lost if the machine itself crashes or loses power.
+  writers queue for it on a kernel lock of ``.<ledger>.lock``.
 * PostgreSQL (through psycopg 3): ``SELECT … FOR UPDATE`` of the one row of ``anchor``, the head of
   the decision log, which every write reads before it appends (:mod:`veil.ledger.chain`), under
   ``lock_timeout``; the default READ COMMITTED isolation then shows each statement everything
@@ -17,6 +14,20 @@ So charges to a budget, and entries of the log, are made one at a time whatever 
 processes, and a process killed at any point leaves its transaction committed whole or not at
 all (the server, or SQLite's journal, rolls back the rest).
 
+**Durability (SQLite).** In WAL mode a commit is written to the log file before it returns. With
+``synchronous=NORMAL``, the default for charges, that is all: a committed charge survives the
+process being killed at any moment (SIGKILL included: the kernel holds the written pages), but
+not the operating system crashing or the machine losing power before the log is next flushed to
+disk (at the next checkpoint, the next durable commit, or the kernel's own writeback), which can
+lose the newest charges — and so give back budget whose answers were already drawn.
+``synchronous=FULL`` flushes the log to disk at every commit (one ``fsync``, a few milliseconds on
+a busy disk), so nothing committed is ever lost. Whatever the default, the writes that decide or
+define something — the gate's decisions, a population or table made, a ledger created or
+migrated, an import — are committed with ``FULL`` (:meth:`Store.write` ``durable=True``), which
+also flushes every charge committed before them. Choose ``FULL`` for charges too with
+``sqlite:///path?synchronous=full`` or ``$VEIL_LEDGER_SYNCHRONOUS=full``. PostgreSQL commits
+durably (its own ``synchronous_commit``).
+
 **Errors.** Whatever the driver says — the file is not a database, is malformed, is a JSON budget
 file of an earlier veil, the server cannot be reached, the lock stayed taken — becomes one
 :class:`~veil.ledger.errors.LedgerError` sentence naming the ledger; nothing is created or reset
@@ -25,10 +36,12 @@ in its place.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
+import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -41,15 +54,42 @@ from sqlalchemy import create_engine, event, inspect, select, text
 from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
 
+from veil.inputs import open_regular_file
 from veil.ledger.errors import LedgerError, LegacyBudgetFileError
 from veil.ledger.schema import CURRENT_VERSION, TABLES
 
-__all__ = ["LEDGER_ENV", "Store"]
+__all__ = ["DEFAULT_SYNCHRONOUS", "LEDGER_ENV", "SYNCHRONOUS_ENV", "Store"]
 
 #: The environment variable naming the ledger when ``--ledger`` is not given.
 LEDGER_ENV = "VEIL_LEDGER"
 SQLITE_MAGIC = b"SQLite format 3\x00"
 _WRITE = "veil_write"
+#: The durability of an SQLite ledger's charges when neither its URL nor $VEIL_LEDGER_SYNCHRONOUS
+#: says (see the module notes).
+DEFAULT_SYNCHRONOUS = "normal"
+#: The environment variable that chooses it (``full`` or ``normal``).
+SYNCHRONOUS_ENV = "VEIL_LEDGER_SYNCHRONOUS"
+_CONNECTION = "veil_connection"
+_CONNECTIONS = itertools.count(1)
+
+
+def _fsync(path: Path) -> None:
+    """Flush a file, or a folder's entries, to disk (a folder that cannot be synced is left as it is)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    except OSError:
+        if not path.is_dir():
+            raise
+    finally:
+        os.close(fd)
+
+
+def _driver_error(exc: BaseException) -> bool:
+    """Whether an error is the database driver's own (raised by a statement run on its cursor)."""
+    if isinstance(exc, (sqlite3.Error, SQLAlchemyError)):
+        return True
+    return type(exc).__module__.split(".")[0] == "psycopg" and isinstance(exc, Exception)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -71,8 +111,10 @@ class Store:
         LedgerError: the location is empty or names an unknown kind of database.
     """
 
-    def __init__(self, location: str | os.PathLike, *, timeout: float = 60.0):
-        synchronous = "full"
+    def __init__(self, location: str | os.PathLike, *, timeout: float = 60.0, _queued: bool = True):
+        synchronous = os.environ.get(SYNCHRONOUS_ENV, "").strip().lower() or DEFAULT_SYNCHRONOUS
+        if synchronous not in ("full", "normal"):
+            raise LedgerError(f"${SYNCHRONOUS_ENV} is full or normal, not {synchronous!r}.")
         if isinstance(location, os.PathLike) or "://" not in str(location):
             text_location = os.fspath(location)
             if not text_location:
@@ -89,7 +131,7 @@ class Store:
                 if not url.database:
                     raise LedgerError("an in-memory SQLite ledger would be lost at exit; give a file path.")
                 self.path = Path(url.database)
-                synchronous = url.query.get("synchronous", "full")
+                synchronous = url.query.get("synchronous", synchronous)
                 if synchronous not in ("full", "normal") or set(url.query) - {"synchronous"}:
                     raise LedgerError(f"an SQLite ledger URL takes one option, synchronous=full or normal, not "
                                       f"{dict(url.query)}.")
@@ -108,6 +150,7 @@ class Store:
         self._engine: Engine | None = None
         self._seen = False          # the SQLite file was checked to be a database
         self._lock_fd: int | None = None
+        self._queue = _queued       # a scratch file being built needs no queue of writers
 
     def __repr__(self) -> str:
         return f"Store({self.display!r})"
@@ -127,7 +170,8 @@ class Store:
             engine = create_engine(self.url, connect_args={"timeout": self.timeout}, pool_reset_on_return=None)
 
             @event.listens_for(engine, "connect")
-            def _connect(dbapi_connection, _record):
+            def _connect(dbapi_connection, record):
+                record.info[_CONNECTION] = next(_CONNECTIONS)  # see token()
                 dbapi_connection.isolation_level = None  # veil issues BEGIN itself, below
                 cursor = dbapi_connection.cursor()
                 cursor.execute("PRAGMA foreign_keys = ON")
@@ -136,7 +180,9 @@ class Store:
 
             @event.listens_for(engine, "begin")
             def _begin(conn):
-                conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get(_WRITE) else "BEGIN")
+                # on the driver's own connection: a charge begins one transaction, so this is hot
+                conn.connection.dbapi_connection.execute(
+                    "BEGIN IMMEDIATE" if conn.get_execution_options().get(_WRITE) else "BEGIN").close()
 
             return engine
         try:
@@ -170,6 +216,11 @@ class Store:
         """
         if self.path is None or self._seen:
             return True
+        if self._engine is not None:
+            # SQLite holds POSIX locks on the file, and closing any other descriptor of it would drop
+            # them all (another process could then take this one's WAL for unused and delete it):
+            # with connections open, the file is never opened again here; SQLite reports a bad file.
+            return True
         if self.path.is_dir():
             raise LedgerError(f"{str(self.path)!r} is a folder; give the ledger's file name.")
         if not self.path.exists():
@@ -180,7 +231,7 @@ class Store:
                                   "choose another path.")
             return False
         try:
-            with open(self.path, "rb") as fh:
+            with open_regular_file(self.path, "ledger", LedgerError, keep_os_errors=True) as fh:  # never a pipe
                 head = fh.read(len(SQLITE_MAGIC))
         except OSError as exc:
             raise LedgerError(f"cannot read ledger {str(self.path)!r} ({exc.strerror}).") from None
@@ -218,8 +269,11 @@ class Store:
                 yield conn
 
     @contextmanager
-    def write(self) -> Iterator[Connection]:
+    def write(self, *, durable: bool = False) -> Iterator[Connection]:
         """A transaction that holds the ledger's write lock from its start to its commit.
+
+        ``durable``: on SQLite, commit with ``synchronous=FULL`` whatever the ledger's setting
+        (see the module notes).
 
         On SQLite the lock is taken by ``BEGIN IMMEDIATE``, after the writers have queued on
         ``flock`` of ``.<ledger>.lock`` beside it (SQLite's own busy handler sleeps up to 100 ms
@@ -229,10 +283,17 @@ class Store:
         """
         with self._translated(), self._queued(), self.engine.connect() as conn:
             conn.execution_options(**{_WRITE: True})
-            with conn.begin():
-                if self.dialect == "postgresql":
-                    conn.exec_driver_sql(f"SET LOCAL lock_timeout = '{int(self.timeout * 1000)}ms'")
-                yield conn
+            raise_to_full = durable and self.dialect == "sqlite" and self.synchronous != "FULL"
+            if raise_to_full:
+                conn.connection.dbapi_connection.execute("PRAGMA synchronous = FULL").close()
+            try:
+                with conn.begin():
+                    if self.dialect == "postgresql":
+                        conn.exec_driver_sql(f"SET LOCAL lock_timeout = '{int(self.timeout * 1000)}ms'")
+                    yield conn
+            finally:
+                if raise_to_full:
+                    conn.connection.dbapi_connection.execute(f"PRAGMA synchronous = {self.synchronous}").close()
 
     @contextmanager
     def _queued(self) -> Iterator[None]:
@@ -240,7 +301,7 @@ class Store:
 
         A file of its own: a second descriptor of the database file would, once closed, drop the
         POSIX locks SQLite holds on it in this process."""
-        if self.path is None or fcntl is None:
+        if self.path is None or fcntl is None or not self._queue:
             yield
             return
         if self._lock_fd is None:
@@ -274,7 +335,9 @@ class Store:
         where = f"ledger {self.display!r}"
         try:
             yield
-        except DBAPIError as exc:
+        except Exception as exc:  # noqa: BLE001 - only the drivers' own errors are translated, the rest re-raised
+            if not isinstance(exc, DBAPIError) and not _driver_error(exc):
+                raise
             reason = _one_line(exc)
             lowered = reason.lower()
             if "locked" in lowered or "lock timeout" in lowered or "canceling statement due to lock" in lowered:
@@ -294,8 +357,6 @@ class Store:
                 raise LedgerError(f"cannot reach the PostgreSQL {where} ({reason}); check the URL and that the "
                                   "server runs.") from None
             raise LedgerError(f"{where} failed ({reason}).") from None
-        except SQLAlchemyError as exc:
-            raise LedgerError(f"{where} failed ({_one_line(exc)}).") from None
 
     # ------------------------------------------------------------------ the schema
 
@@ -330,6 +391,73 @@ class Store:
         if version > CURRENT_VERSION:
             raise LedgerError(f"ledger {self.display!r} has schema version {version}, newer than this veil knows "
                               f"({CURRENT_VERSION}); upgrade veil.")
+
+    def token(self, conn: Connection) -> tuple | None:
+        """What tells, on SQLite, whether another connection committed since: the driver connection
+        (a number given when it was opened) and its ``PRAGMA data_version``, which changes when, and
+        only when, a change is committed by any other connection (its own commits leave it as it
+        is). The same token twice means nobody else wrote in between. ``None`` on PostgreSQL.
+        """
+        if self.dialect != "sqlite":
+            return None
+        cursor = conn.connection.dbapi_connection.execute("PRAGMA data_version")
+        try:
+            version = cursor.fetchone()[0]
+        finally:
+            cursor.close()
+        return conn.connection.info.get(_CONNECTION), version
+
+    def create(self, build: Callable[[Store], None]) -> bool:
+        """Make a new SQLite ledger whole or not at all: ``build`` fills a scratch file beside the
+        path (:func:`veil.output.scratch_path`, in WAL mode), which is checkpointed, closed, flushed
+        to disk and then hard-linked to the path — an atomic step that fails if the path exists.
+
+        A process killed at any moment leaves either no ledger (and a scratch file that the next
+        run in the folder removes) or a complete one; of several processes creating the same
+        ledger at once, exactly one succeeds and the others find its ledger.
+
+        Returns:
+            ``True`` if this call made the ledger, ``False`` if another process made it first.
+
+        Raises:
+            LedgerError: the folder cannot be written (permission, full disk).
+        """
+        from veil.output import scratch_path, settle
+
+        folder = self.path.parent
+        settle(folder)
+        temporary = scratch_path(self.path)
+        scratch = Store(temporary, timeout=self.timeout, _queued=False)
+        scratch.synchronous = "FULL"
+        companions = [Path(f"{temporary}{suffix}") for suffix in ("-wal", "-shm", "-journal")]
+        try:
+            scratch.set_wal()
+            build(scratch)
+            with scratch._translated():
+                raw = scratch.engine.raw_connection()
+                try:
+                    raw.driver_connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                finally:
+                    raw.close()
+            scratch.dispose()
+            _fsync(temporary)
+            try:
+                os.link(temporary, self.path)
+                created = True
+            except FileExistsError:
+                created = False
+            _fsync(folder)
+            return created
+        except OSError as exc:
+            raise LedgerError(f"cannot create ledger {str(self.path)!r} ({exc.strerror}); its folder must be "
+                              "writable.") from None
+        finally:
+            scratch.dispose()
+            for path in [temporary, *companions]:
+                try:
+                    os.unlink(path)
+                except FileNotFoundError:
+                    pass
 
     def set_wal(self) -> None:
         """Put a new SQLite ledger in WAL mode (it stays so: readers never wait for the writer)."""

@@ -1,6 +1,12 @@
 """Publishing a collection of anonymized marginals: one CSV per marginal and a manifest, written
 together through :mod:`veil.output`, after every privacy model has been checked.
 
+The manifest holds what a reader can compute from the marginals themselves (their attributes,
+levels, cells and records, the models' levels on them, the maximum-entropy estimate's method) and
+the parameters; what was measured on the input table (the KL-divergence of the estimate from it,
+and the greedy search's steps, each chosen by that divergence) goes to the private file beside it
+(``manifest.private.json``, :mod:`veil.manifests`), which the curator keeps.
+
 A collection that fails a model is refused with one sentence that names the model, the marginal
 and the cell (or, for the models of the whole collection, the tuple or group) that fail.
 """
@@ -15,6 +21,7 @@ from typing import Iterable, Sequence
 
 import veil
 from veil.errors import InfeasibleError
+from veil.manifests import private_path, put_private
 from veil.marginals.collection import MarginalCollection, MarginalSpec
 from veil.marginals.privacy import (CollectionResult, KCombinatorialAnonymity, KLinkAnonymity, MaxEntLDiversity,
                                     refusal)
@@ -22,6 +29,8 @@ from veil.marginals.search import SearchStep
 
 MANIFEST = "manifest.json"
 KIND = "marginals"
+# The entries of the algorithm measured on the input table: kept in the private file.
+PRIVATE_ALGORITHM = ("steps", "start_kl_divergence", "stopped")
 
 
 def marginal_file(index: int) -> str:
@@ -100,7 +109,20 @@ class MarginalRelease:
         return out.getvalue()
 
     def manifest(self) -> dict:
-        """The manifest, without the files' hashes (which :meth:`write` adds)."""
+        """The published manifest, without the files' hashes (which :meth:`write` adds): nothing in
+        it is measured on the input table beyond what the marginals show (see the module notes)."""
+        doc = self._document()
+        doc.pop("utility")
+        doc["algorithm"] = {k: v for k, v in doc["algorithm"].items() if k not in PRIVATE_ALGORITHM}
+        return doc
+
+    def private_manifest(self) -> dict:
+        """What the curator keeps in the private file: the KL-divergence of the estimate from the
+        input table, and the whole ``algorithm`` (the greedy search's steps and divergences)."""
+        doc = self._document()
+        return {"veil": doc["veil"], "utility": doc["utility"], "algorithm": doc["algorithm"]}
+
+    def _document(self) -> dict:
         counter = self.collection.counter
         return {
             "kind": KIND,
@@ -119,15 +141,18 @@ class MarginalRelease:
         }
 
     def targets(self, folder: str | os.PathLike, manifest: str = MANIFEST) -> list[Path]:
-        """The files :meth:`write` writes into ``folder``: the marginals, then the manifest."""
+        """The files :meth:`write` writes into ``folder``: the marginals, the manifest's private file,
+        then the manifest."""
         folder = Path(folder)
-        return [folder / marginal_file(i) for i in range(len(self.collection))] + [folder / manifest]
+        return ([folder / marginal_file(i) for i in range(len(self.collection))]
+                + [private_path(folder / manifest), folder / manifest])
 
     def write(self, folder: str | os.PathLike, *, manifest: str = MANIFEST,
               reads: Iterable[str | os.PathLike | None] = (), extra: dict | None = None) -> list[Path]:
-        """Write every marginal and the manifest into ``folder`` (created if missing), all of
-        them or none; the manifest names each marginal's file with its SHA-256, and holds
-        ``extra`` too (the configuration, say).
+        """Write every marginal, the manifest and its private file into ``folder`` (created if
+        missing), all of them or none; the manifest names each marginal's file with its SHA-256,
+        and holds ``extra`` too (the configuration, say). Returns the files written, the manifest
+        last.
 
         Raises:
             DataError: ``folder`` is a file or cannot be written.
@@ -137,9 +162,12 @@ class MarginalRelease:
 
         targets = self.targets(folder, manifest)
         doc = {**self.manifest(), **(extra or {})}
+        files = {}
         with OutputSet(targets, reads=reads, make_folders=True) as outputs:
-            for i, target in enumerate(targets[:-1]):
+            for i, target in enumerate(targets[:-2]):
                 outputs.put(target, self.csv_text(i))
                 doc["marginals"][i]["file"] = outputs.describe(target, relative_to=Path(folder))
+                files[f"marginal-{i + 1:02d}"] = target
+            put_private(outputs, targets[-2], self.private_manifest(), describes=files)
             outputs.put_manifest(targets[-1], doc, describes={})
             return outputs.commit()

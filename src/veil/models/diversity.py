@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from veil.classes import EquivalenceClasses, SensitiveCounts
@@ -149,7 +151,7 @@ class RecursiveCLDiversity(PrivacyModel):
     key = "c_l_recursive"
 
     def __init__(self, c: float = 2.0, l: float | None = None, sensitive: str | None = None):
-        require(c > 0, f"c must be greater than 0, not {c}.")
+        require(math.isfinite(c) and c > 0, f"c must be greater than 0 and finite, not {c}.")
         require(l is None or l >= 1, f"ℓ must be at least 1, not {l}.")
         super().__init__(l, sensitive)
         self.c = float(c)

@@ -9,6 +9,8 @@ generalized to the same node (:func:`veil.classes.match_population`).
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from veil.classes import EquivalenceClasses, SensitiveCounts, match_population, population_view
@@ -21,23 +23,37 @@ class _PopulationModel(PrivacyModel):
 
     needs_sensitive = False
 
-    def __init__(self, population: Dataset, threshold: float | None):
+    def __init__(self, population: Dataset | str | os.PathLike, threshold: float | None):
         super().__init__(threshold)
+        require(isinstance(population, (Dataset, str, os.PathLike)),
+                f"the population is a veil.Dataset or the path of a table, not {type(population).__name__}.")
         self.population = population
         # The population read with a sample's roles and hierarchies, built once per sample: a
         # search evaluates the model on many nodes of the same dataset.
         self._views: dict[int, tuple[Dataset, Dataset]] = {}
+        self._read: Dataset | None = None
+
+    def _population(self, sample: Dataset) -> Dataset:
+        """The population as a dataset (a path is read once, with the sample's quasi-identifiers)."""
+        if isinstance(self.population, Dataset):
+            return self.population
+        if self._read is None:
+            self._read = Dataset(self.population, quasi_identifiers=sample.quasi_identifiers,
+                                 missing_values=sample.missing_values)
+        return self._read
 
     def population_sizes(self, classes: EquivalenceClasses) -> np.ndarray:
         """Per class, the population records with the same generalized quasi-identifiers.
 
         Raises:
-            DataError: the population lacks a quasi-identifier or does not cover the table.
+            DataError: the population cannot be read, lacks a quasi-identifier or does not cover
+                the table.
+            HierarchyError: a hierarchy of the table does not cover a value of the population.
         """
         sample = classes.dataset
         cached = self._views.get(id(sample))
         if cached is None or cached[0] is not sample:
-            cached = (sample, population_view(sample, self.population))
+            cached = (sample, population_view(sample, self._population(sample)))
             self._views[id(sample)] = cached
         return match_population(classes, cached[1])[0]
 
@@ -53,12 +69,14 @@ class DeltaPresence(_PopulationModel):
     level is the largest.
 
     Args:
-        population: the population table (every quasi-identifier of the sample, raw values).
+        population: the population table (every quasi-identifier of the sample, raw values): a
+            :class:`~veil.data.dataset.Dataset`, or the path of a table (read on first use).
         delta_max: the largest probability allowed, in [0, 1], or ``None`` to measure only.
         delta_min: the smallest probability allowed, in [0, ``delta_max``].
 
     Raises:
-        ParameterError: ``delta_max`` outside [0, 1] or ``delta_min`` outside [0, ``delta_max``].
+        ParameterError: ``delta_max`` outside [0, 1], ``delta_min`` outside [0, ``delta_max``], or a
+            population that is neither a dataset nor a path.
     """
 
     name = "δ-presence"
@@ -96,11 +114,12 @@ class KMap(_PopulationModel):
     is its number of population matches F; the table's level is the smallest.
 
     Args:
-        population: the population table (every quasi-identifier of the sample, raw values).
+        population: the population table (every quasi-identifier of the sample, raw values): a
+            :class:`~veil.data.dataset.Dataset`, or the path of a table (read on first use).
         k: the threshold, or ``None`` to measure only.
 
     Raises:
-        ParameterError: ``k`` < 1.
+        ParameterError: ``k`` < 1, or a population that is neither a dataset nor a path.
     """
 
     name = "k-map"

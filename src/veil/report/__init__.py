@@ -38,7 +38,8 @@ def release_report_of(release, **options) -> ReleaseReport:
     Args:
         release: a :class:`veil.anonymize.Release`.
         **options: passed to :func:`release_report` (``risk_threshold``, ``attack_threshold``,
-            ``earlier`` and ``targets``, ``title``).
+            ``earlier`` and ``targets``, ``title``, ``name``); the columns are the release's own
+            (``Release.columns``).
 
     Raises:
         As :func:`release_report`.
@@ -46,7 +47,8 @@ def release_report_of(release, **options) -> ReleaseReport:
     ds = release.dataset
     if options.get("earlier") and "this_release" not in options:
         options["this_release"] = PublishedRelease.from_release(release, name="this release")
-    return release_report(release.manifest, release.table, original=ds,
+    options.setdefault("columns", release.columns)
+    return release_report(release.curator_manifest, release.table, original=ds,
                           heights={q: g.height for q, g in ds.generalizations.items()},
                           sensitive_hierarchies={n: h for n, h in ds.hierarchies.items() if n in ds.sensitive},
                           **options)

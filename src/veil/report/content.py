@@ -1,5 +1,13 @@
 """What a release's report says: the facts a data steward signs off, gathered from the release.
 
+It opens with a summary (:mod:`veil.report.summary`): the table's name, each model's verdict, the
+records at risk and suppressed, the columns published unchanged and every warning; it lists every
+column of the input with its role and what the release does with it
+(:mod:`veil.anonymize.columns`); every measure comes with a sentence saying what it means and
+which way is better (:mod:`veil.report.measures`); and the utility metrics are set beside the
+same metrics of the input and of the trivial release of the same records
+(:mod:`veil.report.utility`).
+
 The report judges the **published table as a reader sees it** (rows whose quasi-identifier cells
 print alike are one class), read back from the released file with the roles its manifest
 records, exactly as ``veil check --manifest`` and ``veil attack single`` read it: every privacy
@@ -10,8 +18,9 @@ knowledge, skewness, similarity; Machanavajjhala et al., TKDD 2007; Li et al., I
 the disclosure measures of Brickell and Shmatikov (KDD 2008). Only counts of exposed records are
 reported, never which records they are.
 
-The manifest supplies what the table cannot: the configuration, the transformation, the
-suppression, the search and the reference distributions.
+The manifest and its private file (:mod:`veil.manifests`, which the report reads together: the
+report is the curator's) supply what the table cannot: the configuration, the transformation,
+the suppression, the search and the reference distributions.
 """
 
 from __future__ import annotations
@@ -22,15 +31,21 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from veil.anonymize.columns import ColumnDisposition
 from veil.attacks.intersection import PublishedRelease, intersection_attack
 from veil.attacks.single import DEFAULT_THRESHOLD, attack_release
 from veil.check import check
 from veil.classes import STAR, EquivalenceClasses
 from veil.data.dataset import Dataset
+from veil.data.io import read_table
 from veil.errors import DataError, ParameterError
-from veil.metrics import evaluate_all
+from veil.manifests import combined, is_split, load_private, missing_private
 from veil.output import load_manifest
+from veil.spreadsheet import is_guarded, unguard_table
 from veil.report.figures import Figure, bar_chart, step_chart
+from veil.report.summary import Summary, dataset_name, report_columns, report_warnings, summarize
+from veil.report.utility import UtilityRow, utility_figure, utility_rows
+from veil.report.manifest import check_manifest_shape
 
 # The manifests this version reads: those written by a veil of the same release series.
 READABLE_SERIES = "0.1"
@@ -52,6 +67,7 @@ class ReleaseReport:
 
     Attributes:
         title: the report's title.
+        name: the table's name.
         created: when the release was made (from its manifest).
         version: the veil version that made the release.
         configuration: ``(label, text)`` pairs describing the configuration in words.
@@ -63,12 +79,16 @@ class ReleaseReport:
         attacks: per sensitive column, rows ``(attack, classes, records, share, learnt)``.
         disclosure: per sensitive column, the disclosure measures.
         intersection: the intersection attack's summary rows, or ``None``.
-        metrics: rows ``(metric, released, ungeneralized or None)``.
+        metrics: one :class:`~veil.report.utility.UtilityRow` per utility metric.
+        summary: the verdict at the top (:class:`~veil.report.summary.Summary`).
+        columns: every input column with its role and disposition.
+        warnings: every warning (one sentence each), as the summary lists them.
         figures: the figures, by section.
         notes: remarks worth the reader's attention (one sentence each).
     """
 
     title: str
+    name: str
     created: str
     version: str
     configuration: list[tuple[str, str]]
@@ -78,23 +98,30 @@ class ReleaseReport:
     risk: dict[str, float]
     attacks: dict[str, list[tuple[str, int, int, float, str]]]
     disclosure: dict[str, dict[str, float]]
-    metrics: list[tuple[str, float, float | None]]
+    metrics: list[UtilityRow]
+    summary: Summary | None = None
+    columns: list[ColumnDisposition] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     figures: dict[str, list[Figure]] = field(default_factory=dict)
     intersection: list[tuple[str, str]] | None = None
     notes: list[str] = field(default_factory=list)
 
 
-def read_release_manifest(manifest: str | os.PathLike, release: str | os.PathLike | None = None) -> dict:
-    """A release manifest veil can report on, checked against the release file it names.
+def read_release_manifest(manifest: str | os.PathLike, release: str | os.PathLike | None = None,
+                          private: str | os.PathLike | None = None) -> dict:
+    """A release manifest veil can report on, checked against the release file it names, with its
+    private file's sections (:func:`veil.manifests.combined`).
 
     Args:
         manifest: the manifest written with the release (JSON).
         release: the release file the caller holds, which must be the one the manifest names.
+        private: the manifest's private file (default: the one beside it).
 
     Raises:
         DataError: the manifest cannot be read, names a missing or altered release
-            (:func:`veil.output.load_manifest`), was written by an incompatible veil version, or
-            records no roles.
+            (:func:`veil.output.load_manifest`), was written by an incompatible veil version,
+            records no roles, or holds an entry of the wrong kind (:mod:`veil.report.manifest`);
+            its private file is missing, or belongs to another release.
     """
     doc = load_manifest(manifest, release)
     version = doc.get("veil")
@@ -105,6 +132,13 @@ def read_release_manifest(manifest: str | os.PathLike, release: str | os.PathLik
     if not isinstance(roles, dict) or not roles.get("quasi_identifiers"):
         raise DataError(f"manifest {str(manifest)!r} records no quasi-identifiers; give the manifest veil anonymize "
                         "wrote with the release.")
+    check_manifest_shape(doc, str(manifest))
+    if is_split(doc):
+        secret = load_private(manifest, doc, private)
+        if secret is None:
+            raise DataError(missing_private(manifest, "what the report says of the input table (its size, the "
+                                                      "suppressed records, the metrics, the reference distributions)"))
+        doc = combined(doc, secret)
     return doc
 
 
@@ -117,16 +151,18 @@ def release_report(manifest: Mapping, table, *, original: Dataset | None = None,
                    heights: Mapping[str, int] | None = None,
                    sensitive_hierarchies: Mapping | None = None, risk_threshold: float = 0.2,
                    attack_threshold: float = DEFAULT_THRESHOLD, earlier: Sequence = (), targets=None,
-                   this_release=None, title: str | None = None) -> ReleaseReport:
+                   this_release=None, title: str | None = None, name: str | None = None,
+                   columns: Sequence[ColumnDisposition] | None = None) -> ReleaseReport:
     """Gather the report of a release from its manifest and its published table.
 
     Args:
-        manifest: the release's manifest (as :func:`read_release_manifest` returns it, or
-            ``Release.manifest``).
+        manifest: the release's manifest with its private file's sections (as
+            :func:`read_release_manifest` returns it, or ``Release.curator_manifest``).
         table: the published table: a path, a frame or a ``veil.data.io.Table``. Its CSV
             delimiter is the manifest's input delimiter.
-        original: the ungeneralized input (with the release's roles), to compare the utility
-            metrics with; ``None`` leaves that column out.
+        original: the ungeneralized input (with the release's roles and, for the metrics that read
+            hierarchy levels, its hierarchies), whose own metrics and those of its trivial
+            release the release's are compared with; ``None`` leaves the comparison out.
         heights: per quasi-identifier, the height of its hierarchy (the lattice figure scales
             each level by it); unknown heights are drawn on the largest level's scale.
         sensitive_hierarchies: hierarchies of sensitive columns (the similarity attack's groups).
@@ -140,11 +176,15 @@ def release_report(manifest: Mapping, table, *, original: Dataset | None = None,
             quasi-identifiers); needed with ``earlier``.
         this_release: how the intersection attack reads this release (a ``PublishedRelease`` or
             a ``Release``); by default ``table`` with ``manifest``.
-        title: the report's title (default: names the algorithm).
+        title: the report's title (default: names the table).
+        name: the table's name (default: the manifest's, else its data file's name).
+        columns: the release's columns with their dispositions (``Release.columns``); by default
+            read from the manifest and judged on ``table``.
 
     Raises:
-        ParameterError: a threshold out of range, ``earlier`` without ``targets``, or a hierarchy
-            of a column that is not sensitive.
+        ParameterError: a threshold out of range, ``earlier`` without ``targets``, a hierarchy
+            of a column that is not sensitive, or an ``original`` of another number of records
+            than the release was made from.
         DataError, ColumnError: the table cannot be read or lacks a column the manifest names.
     """
     if not 0 < risk_threshold <= 1:
@@ -163,14 +203,18 @@ def release_report(manifest: Mapping, table, *, original: Dataset | None = None,
         raise ParameterError(f"a hierarchy is given for '{stray[0]}', which is not a sensitive column of the release "
                              f"({', '.join(sensitive) or 'it has none'}); give hierarchies of sensitive columns only.")
     hierarchies = dict(sensitive_hierarchies or {})
+    if isinstance(table, (str, os.PathLike)) and is_guarded(manifest):
+        # written with the spreadsheet guard: read as it was released
+        table = unguard_table(read_table(table, delimiter).data)
     ds = Dataset(table, quasi_identifiers=qis, sensitive=sensitive, hierarchies=hierarchies,
                  delimiter=delimiter if isinstance(table, (str, os.PathLike)) else None)
     checked = check(ds, manifest=manifest, risk_threshold=risk_threshold)
     classes = checked.classes
     summary = checked.to_dict()
     notes = list(checked.notes)
+    name = dataset_name(manifest, name)
     report = ReleaseReport(
-        title=title or f"Release report: {manifest.get('algorithm', 'release')}",
+        title=title or f"Release report: {name}", name=name,
         created=str(manifest.get("created", "")), version=str(manifest.get("veil", "")),
         configuration=describe_configuration(manifest),
         transformation=describe_transformation(manifest, classes),
@@ -180,15 +224,16 @@ def release_report(manifest: Mapping, table, *, original: Dataset | None = None,
               "at_risk": checked.risk.prosecutor_at_risk},
         attacks={}, disclosure={}, metrics=[], notes=notes)
     output = manifest.get("output") or {}
-    if output.get("shuffled") is False:
-        report.notes.append("risk: the rows keep the input's order, so anyone holding another release of the same "
-                            "table in the same order can join the two by position and intersect each person's "
-                            "classes (the unsorted matching attack); publish releases shuffled, veil's default.")
-    elif output.get("seed") is not None:
+    # Rows kept in the input's order are a warning (report_warnings), not a note.
+    if output.get("shuffled") is not False and output.get("seed") is not None:
         report.notes.append("the rows were shuffled with the seed the manifest records, so anyone can undo the "
                             "shuffle and recover the input's row order.")
     report.figures["classes"] = [class_size_figure(classes), risk_figure(classes, risk_threshold)]
-    report.figures["sensitive"] = [sensitive_figure(classes, name) for name in sensitive if classes.n_classes]
+    # The classes are compared with the input's distribution when the manifest records it (as the
+    # models are), else with the released table's own.
+    reference = "input table" if manifest.get("reference") else "released table"
+    report.figures["sensitive"] = [sensitive_figure(classes, name, reference) for name in sensitive
+                                   if classes.n_classes]
     if sensitive and classes.n_rows:
         # The attacks read the published classes as `veil attack single` does (the released table's
         # own distribution is the adversary's prior), without the rows the manifest calls suppressed.
@@ -200,7 +245,8 @@ def release_report(manifest: Mapping, table, *, original: Dataset | None = None,
         for name, col in attacks.by_sensitive.items():
             report.attacks[name] = attack_rows(col, classes.n_rows)
             d = col.disclosure
-            report.disclosure[name] = {"A_know": float(d.a_know), "A_acc": float(d.a_acc), "δ": float(d.delta),
+            report.disclosure[name] = {"A_know": float(d.a_know), "A_acc": float(d.a_acc),
+                                       "δ (against the released table)": float(d.delta),
                                        "guessing accuracy before": float(d.accuracy_base),
                                        "guessing accuracy after": float(d.accuracy_base + d.a_acc)}
         report.figures["attacks"] = [attack_figure(name, rows) for name, rows in report.attacks.items()]
@@ -214,11 +260,16 @@ def release_report(manifest: Mapping, table, *, original: Dataset | None = None,
         report.figures["intersection"] = [intersection_figure(result.summary())]
         notes.extend(n for n in result.notes if n not in notes)
     report.metrics = utility_rows(manifest, original)
-    if report.metrics:
-        report.figures["utility"] = [utility_figure(report.metrics)]
+    figure = utility_figure(report.metrics)
+    if figure is not None:
+        report.figures["utility"] = [figure]
     lattice = lattice_figures(manifest, heights or {})
     if lattice:
         report.figures["lattice"] = lattice
+    report.columns = list(columns) if columns is not None else report_columns(manifest, ds.table.data, classes)
+    report.warnings = report_warnings(manifest, report.columns, classes)
+    report.summary = summarize(manifest, name=report.name, models=report.models, classes=classes,
+                               risk_threshold=risk_threshold, columns=report.columns, warnings=report.warnings)
     return report
 
 
@@ -268,8 +319,9 @@ def describe_transformation(manifest: Mapping, classes: EquivalenceClasses) -> l
 
 def configured_models(manifest: Mapping) -> list[dict]:
     """The models the release was made for, with their levels and verdicts (from the manifest)."""
-    return [{"model": m["model"], "sensitive": m.get("sensitive") or "", "threshold": m["threshold"],
-             "level": m["level"], "passed": bool(m["passed"])} for m in manifest.get("models") or []]
+    return [{"model": m["model"], "key": m.get("key") or "", "sensitive": m.get("sensitive") or "",
+             "threshold": m["threshold"], "level": m["level"], "passed": bool(m["passed"])}
+            for m in manifest.get("models") or []]
 
 
 def attack_rows(col, n_rows: int) -> list[tuple[str, int, int, float, str]]:
@@ -312,13 +364,15 @@ def class_size_figure(classes: EquivalenceClasses) -> Figure:
     alt = (f"{classes.n_classes:,} classes hold {classes.n_rows:,} records; the smallest holds {smallest:,}. "
            + "; ".join(f"size {c}: {int(n_classes[i]):,} classes, {int(n_records[i]):,} records"
                        for c, i in zip(cats, used)) + ".")
-    return bar_chart("class-sizes", cats, {"classes": [float(n_classes[i]) for i in used],
-                                           "records": [float(n_records[i]) for i in used]},
-                     title="Class sizes", alt=alt,
-                     caption=f"Class sizes: the number of equivalence classes of each size, and the records they "
-                             f"hold. A record in a class of f records is re-identified with probability 1/f; the "
-                             f"smallest class holds {smallest:,}.",
-                     scale=[max(float(n_classes[i]), float(n_records[i])) for i in used])
+    # One quantity on one scale: the records in classes of each size (the classes are named in
+    # the labels, never drawn on the records' scale).
+    return bar_chart("class-sizes", [f"size {c} ({int(n_classes[i]):,} classes)" for c, i in zip(cats, used)],
+                     {"records": [float(n_records[i]) for i in used]},
+                     title="Records by the size of their class", alt=alt,
+                     caption=f"The records in classes of each size (how many classes of that size there are in "
+                             f"brackets). A record in a class of f records is re-identified with probability 1/f, "
+                             f"so the higher the bars at the top, the riskier; the smallest class holds "
+                             f"{smallest:,}.")
 
 
 def risk_figure(classes: EquivalenceClasses, threshold: float) -> Figure:
@@ -343,8 +397,9 @@ def risk_figure(classes: EquivalenceClasses, threshold: float) -> Figure:
                       marker=threshold, marker_label=f"threshold {threshold:g}")
 
 
-def sensitive_figure(classes: EquivalenceClasses, name: str) -> Figure:
-    """A sensitive column's distribution in the worst classes against the table's.
+def sensitive_figure(classes: EquivalenceClasses, name: str, against: str = "whole table") -> Figure:
+    """A sensitive column's distribution in the worst classes against the table the models compare
+    them with (``against`` names it: the input table, or the released table).
 
     The worst classes are those where the adversary's best guess of the value is most often
     right: the highest share of one value (ties: the smaller class first).
@@ -362,7 +417,7 @@ def sensitive_figure(classes: EquivalenceClasses, name: str) -> Figure:
         share = counts / max(total, 1)
         return share[shown].tolist() + ([float(share[rest].sum())] if len(rest) else [])
 
-    series = {"whole table": spread(sc.reference, sc.reference.sum())}
+    series = {against: spread(sc.reference, sc.reference.sum())}
     for rank, c in enumerate(worst, start=1):
         series[f"class {rank} ({int(sizes[c]):,} records)"] = spread(sc.counts[c], sizes[c])
     cells = classes.class_labels().iloc[worst]
@@ -371,11 +426,12 @@ def sensitive_figure(classes: EquivalenceClasses, name: str) -> Figure:
         + f", its most frequent value holding {posterior[c]:.0%}"
         for rank, (c, (_, row)) in enumerate(zip(worst, cells.iterrows()), start=1))
     alt = (f"The distribution of {name} in the {len(worst)} classes where one value is most frequent, against the "
-           f"whole table. {described}.")
+           f"{against}. {described}.")
     return bar_chart(f"sensitive-{_key(name)}", labels, series, title=f"{name}: the worst classes against the table",
                      alt=alt, fmt="{:.0%}".format,
-                     caption=f"Share of each value of {name} in the whole table and in the {len(worst)} classes where "
-                             f"an adversary's best guess is most often right ({described}).")
+                     caption=f"Share of each value of {name} in the {against} and in the {len(worst)} classes where "
+                             f"an adversary's best guess is most often right ({described}). The closer a class's "
+                             "bars are to the table's, the less the class tells about its members.")
 
 
 def attack_figure(name: str, rows: Sequence[tuple[str, int, int, float, str]]) -> Figure:
@@ -387,32 +443,6 @@ def attack_figure(name: str, rows: Sequence[tuple[str, int, int, float, str]]) -
                      title=f"Attacks on {name}", alt=alt,
                      caption=f"Records whose value of {name} each attack learns or narrows down (counts only; "
                              "no record is named).")
-
-
-def utility_rows(manifest: Mapping, original: Dataset | None) -> list[tuple[str, float, float | None]]:
-    """Each numeric utility metric of the release, beside its value on the ungeneralized input."""
-    released = {k: v for k, v in (manifest.get("metrics") or {}).items() if isinstance(v, (int, float))}
-    base: dict[str, float] = {}
-    if original is not None and released:
-        base = evaluate_all(EquivalenceClasses.from_dataset(original), None, list(released))
-    return [(k, float(v), float(base[k]) if k in base else None) for k, v in released.items()]
-
-
-def utility_figure(rows: Sequence[tuple[str, float, float | None]]) -> Figure:
-    """The utility metrics of the release against the ungeneralized table, each on its own scale."""
-    shown = [r for r in rows if np.isfinite(r[1]) and r[1] >= 0 and (r[2] is None or (np.isfinite(r[2]) and r[2] >= 0))]
-    series = {"release": [r[1] for r in shown]}
-    if any(r[2] is not None for r in shown):
-        series["ungeneralized input"] = [r[2] if r[2] is not None else 0.0 for r in shown]
-    scale = [max([r[1]] + ([r[2]] if r[2] is not None else [])) or 1.0 for r in shown]
-    alt = "Utility metrics: " + "; ".join(
-        f"{k} {v:.4g}" + (f" (ungeneralized {b:.4g})" if b is not None else "") for k, v, b in shown) + "."
-    return bar_chart("utility", [r[0] for r in shown], series, title="Utility against the ungeneralized table",
-                     alt=alt, fmt="{:.4g}".format, scale=scale,
-                     caption="Each utility metric of the release" + (" beside its value on the ungeneralized input"
-                                                                     if len(series) > 1 else "")
-                             + "; each metric is drawn on its own scale, the longer bar being the larger value. "
-                               "Information loss unless the metric is precision.")
 
 
 def lattice_figures(manifest: Mapping, heights: Mapping[str, int]) -> list[Figure]:

@@ -9,6 +9,7 @@ post-processes what was already released, so it spends nothing; it never reads t
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
@@ -56,7 +57,41 @@ def check_answer(answer, where: str) -> dict:
     if len(shapes) != 1:
         raise DataError(f"{where} gives its value and its bounds in different shapes; give what veil dp … --json "
                         "printed.")
+    for key, test, should in _ANSWER_FIELDS:
+        if (key in ANSWER_KEYS or answer.get(key) is not None) and not test(answer[key]):
+            raise DataError(f"{where} holds {key!r} that is not {should}; give what veil dp … --json printed.")
     return dict(answer)
+
+
+def _finite(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _finite_or_list(value) -> bool:
+    return _finite(value) or (isinstance(value, list) and all(_finite(v) for v in value))
+
+
+def _texts(value) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+# The entries of an answer the report reads: (key, its test, what it should be in words); the keys
+# of ANSWER_KEYS must be there, the others may be missing or null.
+_ANSWER_FIELDS = (
+    ("query", lambda v: isinstance(v, str), "text"),
+    ("value", _finite_or_list, "a finite number or a list of them"),
+    ("low", _finite_or_list, "a finite number or a list of them"),
+    ("high", _finite_or_list, "a finite number or a list of them"),
+    ("confidence", lambda v: _finite(v) and 0 < v <= 1, "a share in (0, 1]"),
+    ("epsilon", lambda v: _finite(v) and v >= 0, "a finite number 0 or more"),
+    ("delta", lambda v: _finite(v) and 0 <= v <= 1, "a number in [0, 1]"),
+    ("mechanism", lambda v: isinstance(v, str), "text"),
+    ("fit_for_release", lambda v: isinstance(v, bool), "true or false"),
+    ("not_fit_because", _texts, "a list of sentences"),
+    ("postprocessing", _texts, "a list of sentences"),
+    ("notes", _texts, "a list of sentences"),
+    ("categories", lambda v: isinstance(v, list) and all(isinstance(c, list) for c in v), "a list of lists"),
+)
 
 
 def dp_report(answers: Sequence[Mapping], budget: Mapping | None = None, *, title: str | None = None) -> DPReport:
@@ -114,6 +149,16 @@ def check_budget(budget, where: str) -> dict:
     if not ok:
         raise DataError(f"{where} is not a budget shown by veil dp budget (it lacks its budget or what was spent); "
                         "give what veil dp budget … --json printed.")
+    charges = budget.get("charges")
+    numbers = [(f"{part}.{k}", budget[part][k]) for part in ("budget", "spent") for k in ("epsilon", "delta")]
+    if charges is not None and not (isinstance(charges, list) and all(isinstance(c, Mapping) for c in charges)):
+        numbers.append(("charges", None))
+    else:
+        numbers += [(f"charges[{i}].{k}", c.get(k)) for i, c in enumerate(charges or []) for k in ("epsilon", "delta")]
+    bad = next((key for key, value in numbers if not (_finite(value) and value >= 0)), None)
+    if bad is not None:
+        raise DataError(f"{where} holds {bad!r} that is not a finite number 0 or more; give what veil dp budget … "
+                        "--json printed.")
     return dict(budget)
 
 

@@ -16,9 +16,11 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
-from markupsafe import Markup, escape
+from markupsafe import Markup
+from markupsafe import escape as _html_escape
 
 from veil.errors import ParameterError
+from veil.untrusted import without_bidi_controls
 
 # Okabe–Ito, without its yellow (too light on white paper) and black (kept for text).
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00")
@@ -49,6 +51,12 @@ class Figure:
     svg: Markup
     alt: str
     caption: str
+
+
+def escape(text) -> Markup:
+    """Text of a drawing: HTML-escaped, with its bidirectional controls written as escapes
+    (``\u202e``), so that a label from the data never reverses the figure's other text."""
+    return _html_escape(without_bidi_controls(text))
 
 
 def _open(key: str, height: float, alt: str, title: str) -> list[str]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 
 from veil.classes import EquivalenceClasses, population_class_sizes
 from veil.data.dataset import Dataset

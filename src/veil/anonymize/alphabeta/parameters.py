@@ -188,7 +188,8 @@ class AlphaBetaParameters:
         """Read :meth:`to_dict`'s output back, from the exact fractions.
 
         Raises:
-            ParameterError: a missing or malformed entry, or parameters that break Theorem 4.3.
+            ParameterError: a missing or malformed entry, parameters that break Theorem 4.3, or a
+                decimal entry (``alpha`` …) that disagrees with its exact fraction (an edited manifest).
         """
         try:
             values = {name: Fraction(str(doc[f"{name}_exact"])) for name in ("alpha", "beta", "d", "gamma")}
@@ -201,6 +202,19 @@ class AlphaBetaParameters:
         if not (params.alpha > 0 and all(params.conditions().values())):
             raise ParameterError("the αβ parameters given do not satisfy Theorem 4.3; give the manifest written "
                                  "with the view.")
+        shown = {**values, "keep_probability": params.keep_probability, "insert_probability": params.beta,
+                 **({"k": k} if k is not None else {})}
+        for name, exact in shown.items():
+            given = doc.get(name)
+            if given is None:
+                continue
+            try:
+                agrees = math.isclose(float(given), float(exact), rel_tol=1e-9, abs_tol=0.0)
+            except (TypeError, ValueError):
+                agrees = False
+            if not agrees:
+                raise ParameterError(f"the αβ parameters give {name} = {given!r} but {name} exactly {exact}, so the "
+                                     "manifest was edited; give the manifest written with the view.")
         return params
 
 
@@ -219,9 +233,10 @@ def choose_parameters(gamma, *, m: int, d=None, k=None, n: int | None = None) ->
             d ≥ γ (Theorem 4.3 needs d < γ).
     """
     g = check_gamma(gamma)
-    if (d is None) == (k is None):
-        raise ParameterError("give the adversary's prior bound as either d or k (d = k·n/m), not "
-                             + ("both." if d is not None else "neither."))
+    if d is not None and k is not None:
+        raise ParameterError("give the adversary's prior bound as either d or k (d = k·n/m), not both.")
+    if d is None and k is None:
+        raise ParameterError("give the adversary's prior bound, as d or as k (d = k·n/m).")
     kk = None
     if k is not None:
         if n is None:

@@ -32,6 +32,7 @@ import numpy as np
 
 from veil.anonymize.alphabeta.domain import AttributeDomain, Domain
 from veil.errors import DataError, ParameterError
+from veil.inputs import read_text
 
 __all__ = ["Between", "CountingQuery", "ResolvedQueries", "count_matching", "random_queries", "read_queries"]
 
@@ -317,12 +318,9 @@ def read_queries(path: str | os.PathLike) -> list[CountingQuery]:
 
     path = Path(path)
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DataError(f"the query file {str(path)!r} does not exist; check the path.") from None
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        reason = "it is not valid YAML or JSON" if isinstance(exc, yaml.YAMLError) else str(exc)
-        raise DataError(f"cannot read the query file {str(path)!r}: {reason}.") from None
+        doc = yaml.safe_load(read_text(path, "the query file"))  # a regular file, of a document's size
+    except yaml.YAMLError:
+        raise DataError(f"cannot read the query file {str(path)!r}: it is not valid YAML or JSON.") from None
     if not isinstance(doc, list) or not doc:
         raise DataError(f"the query file {str(path)!r} must hold a non-empty list of queries, each a mapping of "
                         "columns to values.")
