@@ -93,7 +93,9 @@ class Boasting(FullDomain):
 
     def transform(self, dataset, **options):
         release = super().transform(dataset, **options)
-        release.manifest["models"][0]["level"] += 1
+        row = release.manifest["models"][0]
+        # the level is published for some models and kept in the private file for others
+        (row if "level" in row else release.private_manifest["models"][0])["level"] += 1
         return release
 
 

@@ -740,6 +740,26 @@ def scratch_path(target: PathLike) -> Path:
     return target.parent / f"{PREFIX}{_new_txid()}.0.{target.name[:_NAME_CHARS]}.tmp"
 
 
+def link_scratch(scratch: PathLike, path: PathLike) -> bool:
+    """Put a finished file built at a :func:`scratch_path` in place as ``path``, unless a file is
+    there already: a hard link, which never replaces and which no process sees half done, and
+    then the folder is synced. The scratch file stays (its builder removes it).
+
+    Returns:
+        ``True`` if this call created ``path``, ``False`` if it existed already.
+
+    Raises:
+        OSError: the link or the folder's sync failed for another reason (the caller words it).
+    """
+    target = Path(path)
+    try:
+        os.link(scratch, target)
+    except FileExistsError:
+        return False
+    _sync_folder(target.parent)
+    return True
+
+
 def create_file(path: PathLike, content: Content, *, mode: int = 0o666, folder_mode: int | None = None) -> bool:
     """Publish a file that must never replace one already there: of several processes creating
     it at once, exactly one succeeds, and no process ever sees it half written.

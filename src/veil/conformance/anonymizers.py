@@ -48,6 +48,7 @@ from veil.conformance.base import ConformanceError, is_one_sentence, one_sentenc
 from veil.conformance.tables import QUASI_IDENTIFIERS, RandomTable, random_table
 from veil.data.dataset import Dataset
 from veil.errors import InfeasibleError
+from veil.manifests import combined
 from veil.models import (BetaLikeness, DeltaDisclosure, DeltaPresence, DistinctLDiversity, EntropyLDiversity,
                          JoinKAnonymity, KAnonymity, KMap, RecursiveCLDiversity, TCloseness)
 
@@ -298,7 +299,8 @@ def _check_satisfied(anonymizer, measured: dict, subject: str) -> None:
 
 
 def _check_manifest(table: RandomTable, release, published: pd.DataFrame, measured: dict, subject: str) -> None:
-    manifest, dataset = release.manifest, table.dataset
+    # the curator's view: the published manifest with its private file's sections
+    manifest, dataset = combined(release.manifest, getattr(release, "private_manifest", None)), table.dataset
     output, suppression = manifest["output"], manifest["suppression"]
     if not (output["rows"] == release.num_rows == len(published)):
         raise ConformanceError(subject, "manifest", f"it says {output['rows']} rows; {len(published)} are published")

@@ -422,7 +422,7 @@ class Store:
         Raises:
             LedgerError: the folder cannot be written (permission, full disk).
         """
-        from veil.output import scratch_path, settle
+        from veil.output import link_scratch, scratch_path, settle
 
         folder = self.path.parent
         settle(folder)
@@ -441,11 +441,7 @@ class Store:
                     raw.close()
             scratch.dispose()
             _fsync(temporary)
-            try:
-                os.link(temporary, self.path)
-                created = True
-            except FileExistsError:
-                created = False
+            created = link_scratch(temporary, self.path)
             _fsync(folder)
             return created
         except OSError as exc:
