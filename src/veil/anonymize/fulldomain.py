@@ -523,14 +523,19 @@ class _Search:
     def _node_bounds(self, lattice: Lattice, store: ClassStore) -> np.ndarray | None:
         """The metric's loss bound at every node, for a separable metric, else ``None``.
 
-        A separable bound is a sum of one term per quasi-identifier and level, each read off the
-        node that generalizes only that quasi-identifier (its class sizes; the count matrices
-        too for a metric that reads some).
+        A separable bound is a sum of one term per quasi-identifier and level: the metric's own
+        (``UtilityMetric.level_terms``, from the column and its hierarchy alone) where it has
+        them, else read off the node that generalizes only that quasi-identifier (its class
+        sizes; the count matrices too for a metric that reads some).
         """
         if not getattr(self.metric, "separable", False):
             return None
         terms = [np.zeros(height + 1) for height in self.heights]
         for j, height in enumerate(self.heights):
+            direct = self.metric.level_terms(self.dataset, j)
+            if direct is not None:
+                terms[j] = direct
+                continue
             for level in range(1, height + 1):
                 levels = [0] * len(self.heights)
                 levels[j] = level

@@ -12,6 +12,7 @@ import numpy as np
 
 from veil.cells import Cells
 from veil.classes import EquivalenceClasses
+from veil.data.dataset import Dataset
 from veil.errors import ParameterError
 from veil.metrics.base import UtilityMetric, dot, has_levels, records, split_sizes, xlogx
 from veil.metrics.maxent import kl_on_observed, neg_entropy
@@ -119,6 +120,24 @@ class NonUniformEntropy(UtilityMetric):
         which holds at least as many records as its own cell, and a roll-up replaces each cell by
         one that contains it."""
         return self.value(classes)
+
+    def level_terms(self, dataset: Dataset, j: int) -> np.ndarray | None:
+        """The bound's term of the ``j``-th quasi-identifier at each level ``L`` of its hierarchy:
+        ``Σ_v n(v)·log2 n(cell_L(v)) − Σ_v n(v)·log2 n(v)`` over the column's values ``v``, which
+        is the value at the node generalizing that column alone (the other columns' terms cancel
+        the constant's). ``None`` for a column without hierarchy or an empty table."""
+        name = dataset.quasi_identifiers[j]
+        gen = dataset.generalizations.get(name)
+        if gen is None or dataset.num_rows == 0:
+            return None
+        counts = dataset.column(name).counts().astype(float)
+
+        def cells_total(level: int) -> float:
+            log_counts = self._per_level(dataset, j, level, "nue", _log2_record_counts)
+            return dot(counts, np.take(log_counts, gen.lut[:, level]))
+
+        own = cells_total(0)
+        return np.array([_nonnegative(cells_total(level), own) for level in range(gen.levels)])
 
 
 def _nonnegative(total: float, constant: float) -> float:
