@@ -128,9 +128,10 @@ def every_nodes_classes(ds: Dataset):
 
 
 # The store's ways of grouping and merging, each forced in turn: keys grouped through a table or
-# by sorting or by veil.classes.group_rows; count matrices merged with NumPy, from a source's
-# nonzero cells, or with SciPy's kernel.
+# by sorting or by veil.classes.group_rows, keys of several changed columns read by runs of
+# columns; count matrices merged with NumPy, from a source's nonzero cells, or with SciPy's kernel.
 WAYS = {"defaults": {}, "sorting": {"_DIRECT_FACTOR": 0, "_DIRECT_SPAN": 0}, "group_rows": {"_SORT_CLASSES": 0},
+        "runs": {"_RUN_SHARE": 1e9}, "small runs": {"_RUN_SHARE": 1e9, "_RUN_CODES": 6},
         "cells": {"_SPARSE_CLASSES": 0}, "kernel": {"_MERGES_BEFORE_KERNEL": 0}}
 
 

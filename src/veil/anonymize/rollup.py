@@ -5,8 +5,9 @@ are merged from those of a more specific node already held, never re-read from t
 work is split so that a node costs only what the search asks of it:
 
 * its **class sizes**, which every metric's lower bound reads: each source class's key (its
-  codes in mixed radix) is rewritten in the digit of the column that changes (or looked up
-  column by column), the keys are grouped through a table indexed by key or by sorting, and the
+  codes in mixed radix) is rewritten in the digit of the column that changes (or, when several
+  change, looked up a run of adjacent columns at a time: their codes combined, a table of
+  their digits), the keys are grouped through a table indexed by key or by sorting, and the
   sizes summed;
 * its **count matrices** (class × value counts of the columns the models and the metric read),
   summed over the same grouping only when the node is evaluated (a node settled from its sizes
@@ -44,6 +45,11 @@ _MERGES_BEFORE_KERNEL = 64
 # Before that, a source of at least this many classes is merged from its nonzero cells.
 _SPARSE_CLASSES = 4096
 _NONE = np.iinfo(np.int64).max
+# A roll-up that changes several columns reads the source's codes by runs of adjacent columns
+# with at most this many combined codes (a table of that many digits each).
+_RUN_CODES = 8192
+# ... and at most this many per class of the source (a table costs more than it spares below).
+_RUN_SHARE = 0.1
 
 
 def merge_rows(parent: np.ndarray, n_groups: int, matrix: np.ndarray, compiled: bool = True) -> np.ndarray:
@@ -139,9 +145,9 @@ class NodeClasses:
         # (each source class's class here, the source) while the count matrices are not summed.
         self._pending = pending
         self.bytes = 0
-        # The classes' codes a row per quasi-identifier, once a roll-up needed them; the nonzero
+        # The classes' codes by runs of columns, once a roll-up needed them; the nonzero
         # cells of the count matrices, once a merge from a large source needed them.
-        self.columns: np.ndarray | None = None
+        self.columns: list | None = None
         self.cells: dict | None = None
 
     @property
@@ -355,14 +361,23 @@ class ClassStore:
             key *= stride
             key += source.packed
         else:
-            # Several columns change: the key from each class's codes, a lookup per column.
+            # Several columns change: the key from each class's codes, a lookup per run of
+            # adjacent columns (their codes combined, a table of their digits at the target).
             if source.columns is None:
-                source.columns = np.ascontiguousarray(src.keys.T)
-            key = np.zeros(src.n_classes, dtype=np.int64)
-            stride = 1
-            for j in range(len(radices) - 1, -1, -1):
-                key += np.take(self._digits(j, source.levels[j], target[j], stride), source.columns[j])
-                stride *= radices[j]
+                source.columns = self._combined_codes(source)
+            strides = [1] * len(radices)
+            for j in range(len(radices) - 2, -1, -1):
+                strides[j] = strides[j + 1] * radices[j + 1]
+            key = None
+            for run, codes in source.columns:
+                table = self._digits(run[0], source.levels[run[0]], target[run[0]], strides[run[0]])
+                for j in run[1:]:
+                    digits = self._digits(j, source.levels[j], target[j], strides[j])
+                    table = np.add.outer(table, digits).ravel()
+                if key is None:
+                    key = np.take(table, codes)
+                else:
+                    key += np.take(table, codes)
         span = _span(radices)
         n = len(key)
         if span <= _DIRECT_FACTOR * n + _DIRECT_SPAN:
@@ -388,6 +403,32 @@ class ClassStore:
             j = changed[0]
             keys[:, j] = np.take(self.generalizations[j].level_map(source.levels[j], target[j]), keys[:, j])
         return self._entry(source, target, sizes, packed, radices, parent, keys)
+
+    @staticmethod
+    def _combined_codes(source: NodeClasses) -> list[tuple[tuple[int, ...], np.ndarray]]:
+        """The source's columns in runs of adjacent ones whose codes combine (in mixed radix over
+        the source's radices) into at most :data:`_RUN_SHARE` codes per class and
+        :data:`_RUN_CODES` in all, each run with its classes' combined codes: a roll-up from a
+        node of many classes then reads one table per run instead of one per column."""
+        keys = source.classes.keys
+        limit = min(_RUN_CODES, source.n_classes * _RUN_SHARE)
+        runs: list[list[int]] = []
+        width = 0
+        for j, radix in enumerate(source.radices):
+            if runs and width * radix <= limit:
+                runs[-1].append(j)
+                width *= radix
+            else:
+                runs.append([j])
+                width = radix
+        out = []
+        for run in runs:
+            # Combined codes of a run of several columns stay below _RUN_CODES.
+            codes = keys[:, run[0]].astype(np.int32)
+            for j in run[1:]:
+                codes = codes * source.radices[j] + keys[:, j]
+            out.append((tuple(run), np.ascontiguousarray(codes)))
+        return out
 
     def _steps(self, j: int, a: int, b: int) -> np.ndarray:
         """For each code of column ``j`` at level ``a``, its code at level ``b`` minus itself."""
