@@ -2,8 +2,8 @@
 
 Run from the repository root::
 
-    python benchmarks/run.py [--only checker|fulldomain|local|attacks|dp|ldp|adversary|alphabeta|temporal|ledger|marginals|
-                                    report|startup|memory|threads|spark]
+    python benchmarks/run.py [--only checker|fulldomain|arx|local|attacks|dp|ldp|adversary|alphabeta|temporal|ledger|
+                                    marginals|report|startup|memory|threads|spark]
                              [--quick] [--rows N] [--repeat R]
                              [--skip-pycanon] [--skip-anjana] [--skip-exhaustive] [--skip-anonypy]
                              [--curve-rows N] [--dp-rows N] [--skip-diffprivlib] [--skip-opendp]
@@ -28,6 +28,12 @@ folder.
 
 **fulldomain** (``fulldomain.py``): optimal full-domain generalization beside ANJANA; see that
 module. The results go to ``fulldomain.json`` and ``fulldomain.md``.
+
+**arx** (``arx.py``): optimal full-domain search beside ARX 3.9.2's, a Java process run by
+subprocess (``--arx DIR``, else ``$VEIL_ARX_HOME``, else ``shared/peers/arx`` beside the
+repository), on the same tasks: the optimal node of each (they must agree), the nodes each
+checks, the search in process and warm, and the whole process cold. The results go to
+``arx.json`` and ``arx.md``.
 
 **local** (``local_recoding.py``): Mondrian and MDAV beside AnonyPy's Mondrian, and Mondrian's
 growth up to ``--curve-rows`` records (3,000,000 by default); see that module. ``--rows`` does not
@@ -113,6 +119,7 @@ from veil.data.bundled import ADULT_QUASI_IDENTIFIERS, adult_csv, adult_hierarch
 
 import adversary
 import alphabeta
+import arx
 import attacks
 import dp
 import fulldomain
@@ -136,7 +143,7 @@ from timing import best_of, progress
 
 QUASI_IDENTIFIERS = list(ADULT_QUASI_IDENTIFIERS)
 SENSITIVE = "occupation"
-BENCHMARKS = ("checker", "fulldomain", "local", "attacks", "dp", "ldp", "adversary", "alphabeta", "temporal", "ledger",
+BENCHMARKS = ("checker", "fulldomain", "arx", "local", "attacks", "dp", "ldp", "adversary", "alphabeta", "temporal", "ledger",
               "marginals", "report", "startup", "memory", "threads", "spark")
 # The issue's goals: every model together on Adult, and each model on the large table.
 ADULT_GOAL_S = 0.2
@@ -584,6 +591,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-pycanon", action="store_true",
                         help="checker benchmark: do not time pyCANON (the slow peer)")
     fulldomain.add_arguments(parser)
+    arx.add_arguments(parser)
     local_recoding.add_arguments(parser)
     dp.add_arguments(parser)
     parser.add_argument("--one-off-rows", type=positive_int,
@@ -613,6 +621,9 @@ def main(argv: list[str] | None = None) -> int:
         "fulldomain": ("fulldomain",
                        lambda: fulldomain.run(args.rows, args.repeat, args.skip_anjana, args.skip_exhaustive),
                        fulldomain.for_json, fulldomain.terminal_report, fulldomain.markdown_report),
+        "arx": ("arx", lambda: arx.run(args.repeat, args.process_repeat or (1 if args.quick else arx.PROCESS_REPEAT),
+                                       args.arx, args.arx_tasks.split(",") if args.arx_tasks else None),
+                arx.for_json, arx.terminal_report, arx.markdown_report),
         "local": ("local_recoding", lambda: local_recoding.run(args.repeat, args.skip_anonypy, args.curve_rows),
                   None, local_recoding.terminal_report, local_recoding.markdown_report),
         "attacks": ("attacks", lambda: attacks.run(args.repeat), None, attacks.terminal_report,

@@ -94,3 +94,20 @@ def test_veil_check_json_loads_neither_rich_nor_what_only_other_paths_need():
 def test_veil_check_without_json_still_draws_its_tables_with_rich():
     # the probe above can see Rich: the human output loads it, and nothing else of the list
     assert loaded(veil_command(*adult_check_args()), CHECK_JSON_LEAVES_OUT) == ["rich"]
+
+
+def test_a_full_domain_release_loads_nothing_heavy(tmp_path):
+    # The search, the release and its utility table (KL-divergence, workload) need neither pandas
+    # nor SciPy: the αβ algorithm and MDAV, which read with pandas, are not imported with it, and
+    # the max-ent estimator imports SciPy's solver only when it solves.
+    folder = adult_folder()
+    columns = list(ADULT_QUASI_IDENTIFIERS) + ["salary-class"]
+    hierarchies = "\n".join(f"  {c}: {{file: '{folder / f'adult_hierarchy_{c}.csv'}'}}" for c in columns)
+    config = tmp_path / "fulldomain.yaml"
+    config.write_text(f"data: '{folder / 'adult.csv'}'\ndelimiter: ';'\ncolumns:\n  quasi_identifiers: "
+                      f"[{', '.join(columns)}]\n  sensitive: [occupation]\nhierarchies:\n{hierarchies}\n"
+                      "models:\n  - k_anonymity: {k: 5}\nsuppression_limit: 0.02\nmetric: loss\n"
+                      "algorithm: {name: fulldomain}\n", encoding="utf-8")
+    out = tmp_path / "release.csv"
+    assert loaded(veil_command("anonymize", "--config", str(config), "--out", str(out))) == []
+    assert out.exists()

@@ -14,13 +14,27 @@ The search is exact, in two phases:
    paths from the lowest untagged node finds where each path becomes feasible; a feasible node
    tags everything above it feasible and an infeasible node everything below it infeasible, so
    most nodes are never evaluated. Models that are not monotonic are never used to tag.
-2. **Branch and bound** over the nodes not tagged infeasible, from the bottom up. Each utility
-   metric gives a lower bound on its loss at a node and every node above it, under any
-   suppression; a node whose bound reaches the best loss found prunes all nodes above it. The
-   remaining nodes are evaluated in full.
+2. **Branch and bound** over the nodes not tagged infeasible. Each utility metric gives a lower
+   bound on its loss at a node and every node above it, under any suppression; no node whose
+   bound exceeds the best loss found is evaluated. A metric with a separable bound (a sum of
+   one term per quasi-identifier and level) bounds every node at once, and the nodes go in the
+   order of their bounds; for any other metric (discernibility, AECS …) the bound of a node
+   needs its class sizes, and the nodes go in a best-first order on the bound known so far
+   (their own once rolled up, else that of the node below that queued them), so that exactly
+   the nodes bounded within the optimum are evaluated.
 
-Class statistics of a node are rolled up from the evaluated node below it with the fewest
-classes, never re-read from the rows.
+Two tests settle a node from its class sizes alone, before any count matrix is summed: a class
+smaller than the fewest records that can pass a model (``PrivacyModel.smallest_class``: k, ℓ
+distinct values, the records needed to come within t or δ of the table's distribution) fails
+whatever its sensitive values, so a node whose such classes hold more records than the limit is
+infeasible; and for a metric that more suppression never improves, a node whose loss with just
+those classes suppressed exceeds the best loss is not evaluated. The models judge the remaining
+classes by exact quick tests (``PrivacyModel.failing``).
+
+Neither changes the answer of the sweep by bounds it replaced: among nodes of equal least loss
+the first found in phase 1 wins, then the first in the order of the bounds (separable) or of
+(height, node number). Class statistics of a node are rolled up from a node below it that is
+held in memory (:mod:`veil.anonymize.rollup`), never re-read from the rows.
 """
 
 from __future__ import annotations
@@ -28,7 +42,6 @@ from __future__ import annotations
 import heapq
 import math
 import time
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -36,19 +49,22 @@ import numpy as np
 
 from veil.anonymize.base import Anonymizer
 from veil.anonymize.lattice import Lattice
+from veil.anonymize.rollup import ClassStore
 from veil.classes import EquivalenceClasses
 from veil.data.dataset import Dataset
 from veil.errors import InfeasibleError, ParameterError
+from veil.models.anonymity import KAnonymity
 from veil.models.base import PrivacyModel
-from veil.parallel import map_threads
 
 # Lattices larger than this are searched heuristically: tagging walks every node's level vector.
 MAX_EXACT_NODES = 2_000_000
-# Classes kept in memory for roll-ups (about 40 bytes each), oldest nodes dropped first.
-CACHE_CLASSES = 4_000_000
+# Bytes of classes (keys, sizes, count matrices) kept in memory for roll-ups, the least recently
+# used nodes dropped first.
+CACHE_BYTES = 256 * 2**20
 HEURISTIC_SECONDS = 30.0
 
 SEARCHES = ("optimal", "heuristic")
+_SIZE_TAGGING = True
 
 
 # Relative slack when a bound is compared with the best loss: separable bounds are sums whose
@@ -83,7 +99,8 @@ class SearchResult:
         loss: the chosen node's loss under the objective metric.
         suppressed_records: records in classes that fail the models at that node.
         nodes_total: nodes in the lattice.
-        nodes_checked: nodes whose classes were computed and evaluated.
+        nodes_checked: nodes judged against the models (from their class sizes alone where the
+            classes too small to pass already exceed the limit).
         proven_optimal: whether the search proved that no node has a lower loss.
         seconds: wall-clock time of the search.
     """
@@ -97,15 +114,27 @@ class SearchResult:
     seconds: float
 
 
-def failing_classes(classes: EquivalenceClasses, models: Sequence[PrivacyModel]) -> np.ndarray:
-    """Mask of the classes that fail at least one model (their records would be suppressed)."""
-    passed = np.ones(classes.n_classes, dtype=bool)
+def _quick(models: Sequence[PrivacyModel], classes: EquivalenceClasses) -> np.ndarray | None:
+    """The classes failing some model by the models' quick tests, or ``None`` if one cannot tell."""
+    failing = np.zeros(classes.n_classes, dtype=bool)
     for model in models:
-        verdict = model.evaluate(classes).class_passed
-        if verdict is None:
-            raise ParameterError(f"{model.name} needs a threshold to anonymize with.")
-        passed &= verdict
-    return ~passed
+        found = model.failing_quick(classes)
+        if found is None:
+            return None
+        failing |= found
+    return failing
+
+
+def failing_classes(classes: EquivalenceClasses, models: Sequence[PrivacyModel]) -> np.ndarray:
+    """Mask of the classes that fail at least one model (their records would be suppressed).
+
+    Raises:
+        ParameterError: a model has no threshold.
+    """
+    failing = np.zeros(classes.n_classes, dtype=bool)
+    for model in models:
+        failing |= model.failing(classes)
+    return failing
 
 
 class FullDomain(Anonymizer):
@@ -234,6 +263,8 @@ class _Search:
         self.all_tagging = len(self.tagging_models) == len(self.models)
         track = [name for name in dataset.sensitive if any(m.needs_sensitive for m in self.models)]
         track += [name for name in getattr(metric, "track", ()) if name not in track]
+        self.track = track
+        self.metric_reads_counts = bool(getattr(metric, "track", ()))
         self.base = EquivalenceClasses.from_dataset(dataset, track=track)
         self.checked_nodes: set = set()
 
@@ -266,42 +297,35 @@ class _Search:
         lattice = Lattice(self.heights)
         self.lattice = lattice
         n_nodes = len(lattice)
-        cache: OrderedDict[int, EquivalenceClasses] = OrderedDict()
-        cache[0] = self.base
-        # Class counts of the cached nodes (a large number elsewhere), to pick the cheapest source.
-        cached_size = np.full(n_nodes, np.iinfo(np.int64).max, dtype=np.int64)
-        cached_size[0] = self.base.n_classes
-        held = [self.base.n_classes]
+        store = ClassStore(self.base, lattice, CACHE_BYTES)
         failing_of: dict[tuple[int, bool], np.ndarray] = {}
-
-        def classes_of(node: int) -> EquivalenceClasses:
-            if node in cache:
-                cache.move_to_end(node)
-                return cache[node]
-            candidates = np.where(lattice.below(node), cached_size, cached_size.max())
-            source = cache[int(np.argmin(candidates))]
-            classes = source.roll_up(lattice.levels[node])
-            cache[node] = classes
-            cached_size[node] = classes.n_classes
-            held[0] += classes.n_classes
-            while held[0] > CACHE_CLASSES and len(cache) > 1:
-                oldest = next(k for k in cache if k != 0)
-                held[0] -= cache.pop(oldest).n_classes
-                cached_size[oldest] = np.iinfo(np.int64).max
-            return classes
 
         def evaluate(node: int, every_model: bool) -> tuple[EquivalenceClasses, np.ndarray]:
             """Classes and failing mask under every model or the tagging ones (one cache entry
-            when they are the same)."""
-            classes = classes_of(node)
+            when they are the same). When the classes too small to pass hold more records than
+            the limit, the node is infeasible and the mask holds just them: the count matrices
+            are never summed."""
+            entry = store.sizes_of(node)
             key = (node, every_model or self.all_tagging)
             if key not in failing_of:
                 self.checked_nodes.add(node)
-                failing_of[key] = failing_classes(classes, self.models if key[1] else self.tagging_models)
-            return classes, failing_of[key]
+                failing_of[key] = self._judge(store, entry, self.models if key[1] else self.tagging_models,
+                                              self.smallest[key[1]])
+            store.keep(node, entry)
+            return entry.classes, failing_of[key]
 
         best = _Best()
-        bounds = self._node_bounds(lattice)
+        bounds = self._node_bounds(lattice, store)
+        # The fewest records a class needs to pass every model (or the tagging ones): smaller
+        # classes are suppressed whatever their sensitive values.
+        self.smallest = {True: max(m.smallest_class(self.base) for m in self.models),
+                         False: max([m.smallest_class(self.base) for m in self.tagging_models], default=1)}
+        if not self.tagging_models and self.smallest[True] > 1 and _SIZE_TAGGING:
+            # No model tags, but every class smaller than that fails: k-anonymity with k that
+            # size is necessary for feasibility, and it is monotonic (with suppression too), so
+            # it tags the nodes whose small classes alone exceed the limit, and all below them.
+            self.tagging_models = [KAnonymity(self.smallest[True])]
+            self.smallest[False] = self.smallest[True]
 
         def settled(node: int) -> bool:
             """Whether a node can be skipped: its known loss bound cannot beat the best found."""
@@ -309,6 +333,8 @@ class _Search:
 
         def consider(node: int, classes: EquivalenceClasses, failing: np.ndarray) -> None:
             """Score a node known to be feasible under every model."""
+            if self.metric_reads_counts:
+                classes = store.classes_of(node)
             best.offer(node, self.metric.loss(classes, failing), int(classes.sizes[failing].sum()))
 
         # Phase 1: feasibility tags from the monotonic models (+1 feasible, -1 infeasible). Nodes
@@ -331,34 +357,37 @@ class _Search:
                     self.progress(int(np.count_nonzero(tag)), n_nodes)
             if tag[lattice.top] == -1:
                 raise self.infeasible()
-        # Phase 2: branch and bound over the nodes not known to be infeasible.
-        candidates = order[tag[order] >= 0] if self.tagging_models else order
-        if bounds is None:
-            candidates = candidates[np.argsort(lattice.height[candidates], kind="stable")]
-        pruned = np.zeros(n_nodes, dtype=bool)
+        # Phase 2: branch and bound over the nodes not known to be infeasible. A node evaluated
+        # in full in phase 1 was scored there.
+        skip = np.zeros(n_nodes, dtype=bool)
+        if self.tagging_models:
+            skip |= tag < 0
+        for node, every_model in failing_of:
+            skip[node] |= every_model
         proven = not self.timed_out()
-        for done, node in enumerate(candidates):
-            node = int(node)
-            if pruned[node] or (node, True) in failing_of or (self.all_tagging and (node, False) in failing_of):
-                continue
-            if settled(node):
-                break  # candidates are in bound order: none after this one can do better
-            if self.timed_out():
-                proven = False
-                break
-            classes = classes_of(node)
-            if bounds is None and self.metric.loss_bound(classes) >= best.loss:
-                pruned |= lattice.above(node)
-                continue
-            if self.all_tagging and tag[node] == 1 and self.max_suppressed == 0:
-                failing = np.zeros(classes.n_classes, dtype=bool)
-            else:
-                classes, failing = evaluate(node, True)
-                if not self.feasible(failing, classes):
-                    continue
-            consider(node, classes, failing)
-            if self.progress and done % 64 == 0:
-                self.progress(n_nodes - len(candidates) + done, n_nodes)
+        if bounds is None:
+            proven = self._best_first(lattice, store, tag, skip, evaluate, best) and proven
+        else:
+            candidates = order[~skip[order]]
+            for done, node in enumerate(candidates):
+                node = int(node)
+                if settled(node):
+                    break  # candidates are in bound order: none after this one can do better
+                if self.timed_out():
+                    proven = False
+                    break
+                if self.all_tagging and tag[node] == 1 and self.max_suppressed == 0:
+                    classes = store.classes_of(node)
+                    failing = np.zeros(classes.n_classes, dtype=bool)
+                else:
+                    if self._hopeless(store.sizes_of(node), best.loss):
+                        continue
+                    classes, failing = evaluate(node, True)
+                    if not self.feasible(failing, classes):
+                        continue
+                consider(node, classes, failing)
+                if self.progress and done % 64 == 0:
+                    self.progress(n_nodes - len(candidates) + done, n_nodes)
         if self.progress:
             self.progress(n_nodes, n_nodes)
         if best.node is None:
@@ -367,25 +396,155 @@ class _Search:
             raise self.infeasible()
         return self.result(lattice.levels[best.node], best.loss, best.suppressed, proven)
 
-    def _node_bounds(self, lattice: Lattice) -> np.ndarray | None:
+    def _best_first(self, lattice: Lattice, store: ClassStore, tag: np.ndarray, skip: np.ndarray, evaluate,
+                    best: _Best) -> bool:
+        """Phase 2 for a metric without a separable bound: the nodes in order of their loss bound,
+        each bounded from its class sizes alone, until no node left can reach the best loss.
+
+        A node's priority is a lower bound on its own bound (its own, once its classes are
+        rolled up, or that of the node below it that put it in the queue; bounds never decrease
+        upwards), so every node whose bound is within the best loss is evaluated, and nothing
+        above a node whose bound exceeds it. Among the nodes of least loss the one returned is
+        the first in the order (height, node number), which is the order in which a sweep up the
+        lattice meets them; a node from phase 1 keeps its place before them on a tie.
+
+        Returns:
+            Whether the search ran to its end (``False`` when the time limit stopped it).
+        """
+        n_nodes = len(lattice)
+        height = lattice.height.tolist()
+        # Nodes known to be infeasible (by the monotonic models) are never visited: the queue
+        # starts from every other node all of whose predecessors are such (the bottom, without
+        # them), and each visited node queues its successors but those.
+        out = tag < 0 if self.tagging_models else np.zeros(n_nodes, dtype=bool)
+        below = store.below
+        seeds = np.flatnonzero(~out & np.all((below < 0) | out[np.maximum(below, 0)], axis=1))
+        levels, heights, strides = lattice.levels, lattice.heights.tolist(), lattice.strides.tolist()
+        columns = range(len(heights))
+        queued = out.tolist()
+        tracked_bound = bool(getattr(self.metric, "track", ()))
+        # The best loss of this phase and its rank (loss, height, node), and its suppressed records.
+        found: tuple[float, int, int, int] | None = None
+        limit = best.loss
+        stop = limit + _TIE * max(abs(limit), 1.0) if math.isfinite(limit) else math.inf
+        queue = [(-math.inf, height[node], node, False) for node in seeds.tolist()]
+        heapq.heapify(queue)
+        for node in seeds.tolist():
+            queued[node] = True
+        popped = 0
+        while queue:
+            priority, _, node, exact = heapq.heappop(queue)
+            if priority > stop:
+                break  # every node left is bounded above the best loss
+            if self.timed_out():
+                return False
+            if not exact:
+                entry = store.sizes_of(node)
+                if tracked_bound:
+                    store.with_counts(entry)
+                bound = self.metric.loss_bound(entry.classes)
+                if bound > priority:
+                    heapq.heappush(queue, (bound, height[node], node, True))
+                    continue
+                if priority > stop:
+                    continue
+            popped += 1
+            if not skip[node]:
+                if self.all_tagging and tag[node] == 1 and self.max_suppressed == 0:
+                    classes = store.classes_of(node)
+                    failing = np.zeros(classes.n_classes, dtype=bool)
+                    feasible = True
+                elif self._hopeless(store.sizes_of(node), limit):
+                    feasible = False
+                else:
+                    classes, failing = evaluate(node, True)
+                    feasible = self.feasible(failing, classes)
+                if feasible:
+                    if self.metric_reads_counts:
+                        classes = store.classes_of(node)
+                    rank = (self.metric.loss(classes, failing), height[node], node,
+                            int(classes.sizes[failing].sum()))
+                    if found is None or rank[:3] < found[:3]:
+                        found = rank
+                        if rank[0] < limit:
+                            limit = rank[0]
+                            stop = limit + _TIE * max(abs(limit), 1.0)
+            at = levels[node].tolist()
+            for j in columns:
+                if at[j] < heights[j]:
+                    up = node + strides[j]
+                    if not queued[up]:
+                        queued[up] = True
+                        heapq.heappush(queue, (priority, height[up], up, False))
+            if self.progress and popped % 64 == 0:
+                self.progress(popped, n_nodes)
+        if found is not None and found[0] < best.loss:
+            best.node, best.loss, best.suppressed = found[2], found[0], found[3]
+        return True
+
+    def _judge(self, store: ClassStore, entry, models, smallest: int) -> np.ndarray:
+        """The classes of a node that fail ``models``, or, for a node whose classes smaller than
+        ``smallest`` (which fail whatever their values) already hold more records than the limit,
+        just those: its count matrices are then never summed.
+        """
+        sizes = entry.sizes
+        small = sizes < smallest
+        out = int(sizes[small].sum())
+        if out > self.max_suppressed:
+            return small
+        if any(m.needs_sensitive for m in models):
+            store.with_counts(entry)
+        return self._failing(store, entry.classes, models, small)
+
+    @staticmethod
+    def _failing(store: ClassStore, classes: EquivalenceClasses, models, small: np.ndarray) -> np.ndarray:
+        """:func:`failing_classes`, the models' quick tests asked only about the classes large
+        enough to pass (``small`` fail whatever their values); in full where a test cannot tell."""
+        if small.any():
+            rows = np.flatnonzero(~small)
+            found = _quick(models, store.part(classes, rows))
+            if found is not None:
+                failing = small.copy()
+                failing[rows] = found
+                return failing
+        return failing_classes(classes, models)
+
+    def _hopeless(self, entry, limit: float) -> bool:
+        """Whether a node's loss exceeds ``limit`` with only the classes too small to pass
+        suppressed, for a metric whose loss more suppression never lowers: then no node of the
+        search's interest is lost by not evaluating it."""
+        if not getattr(self.metric, "suppression_never_helps", False) or self.metric_reads_counts:
+            return False
+        if not math.isfinite(limit):
+            return False
+        small = entry.sizes < self.smallest[True]
+        return self.metric.loss(entry.classes, small) > limit + _TIE * max(abs(limit), 1.0)
+
+    def _node_bounds(self, lattice: Lattice, store: ClassStore) -> np.ndarray | None:
         """The metric's loss bound at every node, for a separable metric, else ``None``.
 
-        A separable bound is a sum of one term per quasi-identifier and level, each read off the
-        node that generalizes only that quasi-identifier.
+        A separable bound is a sum of one term per quasi-identifier and level: the metric's own
+        (``UtilityMetric.level_terms``, from the column and its hierarchy alone) where it has
+        them, else read off the node that generalizes only that quasi-identifier (its class
+        sizes; the count matrices too for a metric that reads some).
         """
         if not getattr(self.metric, "separable", False):
             return None
-        nodes = [(j, level) for j, height in enumerate(self.heights) for level in range(1, height + 1)]
-
-        def bound(node: tuple[int, int]) -> float:
-            levels = [0] * len(self.heights)
-            levels[node[0]] = node[1]
-            return self.metric.loss_bound(self.base.roll_up(levels))
-
-        # The nodes are independent: they are rolled up and bounded on every core.
         terms = [np.zeros(height + 1) for height in self.heights]
-        for (j, level), value in zip(nodes, map_threads(bound, nodes)):
-            terms[j][level] = value
+        for j, height in enumerate(self.heights):
+            direct = self.metric.level_terms(self.dataset, j)
+            if direct is not None:
+                terms[j] = direct
+                continue
+            for level in range(1, height + 1):
+                levels = [0] * len(self.heights)
+                levels[j] = level
+                node = lattice.index(levels)
+                entry = store.sizes_of(node)
+                if getattr(self.metric, "track", ()):
+                    store.with_counts(entry)
+                terms[j][level] = self.metric.loss_bound(entry.classes)
+                store.keep(node, entry)  # a source with fewer classes than the bottom
         return sum(terms[j][lattice.levels[:, j]] for j in range(len(self.heights)))
 
     def _tag_chain(self, lattice: Lattice, chain: np.ndarray, tag: np.ndarray, evaluate, settled,
@@ -396,6 +555,7 @@ class _Search:
         above it are pruned anyway, so the search treats it as feasible without tagging it.
         ``consider``, when given, scores each checked node found feasible.
         """
+        grid = tag.reshape([int(h) + 1 for h in lattice.heights])  # a view: node numbers are C order
 
         def check(node) -> bool:
             node = int(node)
@@ -405,12 +565,15 @@ class _Search:
                 return True
             classes, failing = evaluate(node, False)
             ok = self.feasible(failing, classes)
+            # The nodes above (below) a node are a box of the lattice's grid of levels.
+            levels = lattice.levels[node].tolist()
             if ok:
-                tag[lattice.above(node) & (tag == 0)] = 1
+                above = grid[tuple(slice(level, None) for level in levels)]
+                above[above == 0] = 1
                 if consider is not None:
                     consider(node, classes, failing)
             else:
-                tag[lattice.below(node)] = -1
+                grid[tuple(slice(0, level + 1) for level in levels)] = -1
             return ok
 
         lo, hi = 0, len(chain) - 1

@@ -26,6 +26,7 @@ class Lattice:
         self.levels = np.indices(shape, dtype=np.int16).reshape(len(shape), -1).T
         self.height = self.levels.sum(axis=1, dtype=np.int64)
         self.strides = np.array([int(np.prod(shape[j + 1:])) for j in range(len(shape))], dtype=np.int64)
+        self._heights, self._strides = self.heights.tolist(), self.strides.tolist()
         # at_least[j][l] / at_most[j][l]: nodes whose level j is >= l / <= l. An up- or down-set is
         # then an AND of one row per quasi-identifier.
         self._at_least = [np.stack([self.levels[:, j] >= lv for lv in range(int(h) + 1)])
@@ -72,12 +73,10 @@ class Lattice:
         paths do. Each quasi-identifier's ratio only grows as it is raised, so the greedy order
         is the sort of all remaining steps by (ratio before the step, column).
         """
-        start = self.levels[node].astype(np.int64)
-        steps = [(np.arange(start[j], h), j) for j, h in enumerate(self.heights) if start[j] < h]
-        if not steps:
-            return np.array([node], dtype=np.int64)
-        levels = np.concatenate([lv for lv, _ in steps])
-        columns = np.concatenate([np.full(len(lv), j) for lv, j in steps])
-        ratio = levels / self.heights[columns]
-        order = np.lexsort((columns, ratio))
-        return np.concatenate([[node], node + np.cumsum(self.strides[columns[order]])])
+        start = self.levels[node].tolist()
+        steps = sorted((level / height, j) for j, height in enumerate(self._heights) for level in range(start[j], height))
+        path, at = [node], node
+        for _, j in steps:
+            at += self._strides[j]
+            path.append(at)
+        return np.array(path, dtype=np.int64)

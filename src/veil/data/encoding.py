@@ -62,8 +62,12 @@ class EncodedColumn:
         return self.numeric is not None
 
     def counts(self) -> np.ndarray:
-        """Number of rows holding each category."""
-        return np.bincount(self.codes, minlength=self.cardinality)
+        """Number of rows holding each category (a new array each call; the rows are counted once)."""
+        cached = self.__dict__.get("_counts")
+        if cached is None:
+            cached = np.bincount(self.codes, minlength=self.cardinality)
+            self.__dict__["_counts"] = cached
+        return cached.copy()
 
 
 def factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -38,6 +38,8 @@ class UtilityMetric:
         separable: for full-domain generalization, :meth:`loss_bound` is a sum of one term per
             quasi-identifier that depends only on that quasi-identifier's level (and is 0 at
             level 0), so a search can bound every lattice node without building its classes.
+        suppression_never_helps: suppressing more classes of a node never lowers its loss, so
+            the loss with only the classes that must be suppressed is a lower bound on its loss.
     """
 
     name = "utility metric"
@@ -46,6 +48,7 @@ class UtilityMetric:
     needs_label = False
     needs_levels = False
     separable = False
+    suppression_never_helps = False
 
     def __init__(self) -> None:
         # id(dataset) -> (weak reference to the dataset, its cache); the weak reference tells a
@@ -87,6 +90,17 @@ class UtilityMetric:
         suppressed; it never decreases under ``roll_up``. ``-inf`` where none is proven."""
         return float("-inf")
 
+    def level_terms(self, dataset: Dataset, j: int) -> np.ndarray | None:
+        """For a ``separable`` metric, the terms of its bound for the ``j``-th quasi-identifier,
+        one per level of its hierarchy (index = level): each is :meth:`loss_bound` at the node
+        that generalizes that column alone to that level, computed here from the column and its
+        hierarchy without building that node's classes.
+
+        ``None`` (the default) where the metric has no such shortcut: a search then reads each
+        term off the node's classes.
+        """
+        return None
+
     # ---------------------------------------------------------------------------------------
     # helpers for subclasses
 
@@ -119,6 +133,24 @@ class UtilityMetric:
         if key not in cache:
             cache[key] = compute(cells)
         return cache[key]
+
+    def _per_level(self, dataset: Dataset, j: int, level: int, what: str,
+                   compute: Callable[[Cells], np.ndarray]) -> np.ndarray:
+        """:meth:`_per_cells` for the cells of level ``level`` of the ``j``-th quasi-identifier's
+        hierarchy (the same cache), without a node's classes."""
+        cache = self._cache(dataset)
+        key = (what, j, level)
+        if key not in cache:
+            cache[key] = compute(level_cells(dataset, j, level))
+        return cache[key]
+
+
+def level_cells(dataset: Dataset, j: int, level: int) -> Cells:
+    """The cells of the ``j``-th quasi-identifier at ``level`` of its hierarchy, as the classes of
+    a node at that level give them (:meth:`veil.classes.EquivalenceClasses.cells`)."""
+    name = dataset.quasi_identifiers[j]
+    gen = dataset.generalizations[name]
+    return Cells.from_codes(dataset.column(name), gen.lut[:, level], gen.labels[level], level=level, height=gen.height)
 
 
 def kept_mask(classes: EquivalenceClasses, suppressed: np.ndarray | None) -> np.ndarray | None:

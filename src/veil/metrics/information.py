@@ -14,6 +14,7 @@ import numpy as np
 
 from veil.cells import Cells
 from veil.classes import EquivalenceClasses
+from veil.data.dataset import Dataset
 from veil.errors import ParameterError
 from veil.metrics.base import UtilityMetric, dot, has_levels, records, split_sizes, xlogx
 
@@ -59,6 +60,7 @@ class NormalizedCertaintyPenalty(UtilityMetric):
     name = "loss (normalized certainty penalty)"
     key = "loss"
     separable = True
+    suppression_never_helps = True  # a suppressed record costs 1, at least its own loss
 
     def value(self, classes: EquivalenceClasses, suppressed: np.ndarray | None = None) -> float:
         kept, n_supp = split_sizes(classes, suppressed)
@@ -68,7 +70,7 @@ class NormalizedCertaintyPenalty(UtilityMetric):
         d = _n_qis(classes)
         per_class = np.zeros(classes.n_classes)
         for j in range(d):
-            per_class += self._per_cells(classes, j, "ncp", cell_penalty)[classes.keys[:, j]]
+            per_class += np.take(self._per_cells(classes, j, "ncp", cell_penalty), classes.keys[:, j])
         return float((dot(kept, per_class) / d + n_supp) / n)
 
     def loss_bound(self, classes: EquivalenceClasses) -> float:
@@ -93,6 +95,7 @@ class NonUniformEntropy(UtilityMetric):
     name = "non-uniform entropy"
     key = "entropy"
     separable = True
+    suppression_never_helps = True  # a suppressed record's cell is the whole column
 
     def _constant(self, classes: EquivalenceClasses) -> float:
         cache = self._cache(classes.dataset)
@@ -108,7 +111,7 @@ class NonUniformEntropy(UtilityMetric):
         total = 0.0
         for j in range(_n_qis(classes)):
             log_counts = self._per_cells(classes, j, "nue", _log2_record_counts)
-            total += float(dot(kept, log_counts[classes.keys[:, j]]))
+            total += float(dot(kept, np.take(log_counts, classes.keys[:, j])))
         if n_supp:
             total += n_supp * _n_qis(classes) * np.log2(n)
         return _nonnegative(total, self._constant(classes))
@@ -118,6 +121,24 @@ class NonUniformEntropy(UtilityMetric):
         which holds at least as many records as its own cell, and a roll-up replaces each cell by
         one that contains it."""
         return self.value(classes)
+
+    def level_terms(self, dataset: Dataset, j: int) -> np.ndarray | None:
+        """The bound's term of the ``j``-th quasi-identifier at each level ``L`` of its hierarchy:
+        ``Σ_v n(v)·log2 n(cell_L(v)) − Σ_v n(v)·log2 n(v)`` over the column's values ``v``, which
+        is the value at the node generalizing that column alone (the other columns' terms cancel
+        the constant's). ``None`` for a column without hierarchy or an empty table."""
+        name = dataset.quasi_identifiers[j]
+        gen = dataset.generalizations.get(name)
+        if gen is None or dataset.num_rows == 0:
+            return None
+        counts = dataset.column(name).counts().astype(float)
+
+        def cells_total(level: int) -> float:
+            log_counts = self._per_level(dataset, j, level, "nue", _log2_record_counts)
+            return dot(counts, np.take(log_counts, gen.lut[:, level]))
+
+        own = cells_total(0)
+        return np.array([_nonnegative(cells_total(level), own) for level in range(gen.levels)])
 
 
 def _nonnegative(total: float, constant: float) -> float:
@@ -238,7 +259,7 @@ class KLDivergence(UtilityMetric):
         neg_entropy_p, log_domain = self._constants(classes)
         log_box = np.zeros(classes.n_classes)
         for j in range(_n_qis(classes)):
-            log_box += self._per_cells(classes, j, "kl", _log_coverage)[classes.keys[:, j]]
+            log_box += np.take(self._per_cells(classes, j, "kl", _log_coverage), classes.keys[:, j])
         if self.sensitive:
             # Each published (class, value) pair is one group of tuples sharing q.
             matrix = classes.counts(self.sensitive) * (kept > 0)[:, None]

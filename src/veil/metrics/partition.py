@@ -19,6 +19,7 @@ class Discernibility(UtilityMetric):
 
     name = "discernibility"
     key = "discernibility"
+    suppression_never_helps = True  # a suppressed class of size s costs |D|·s ≥ s²
 
     def value(self, classes: EquivalenceClasses, suppressed: np.ndarray | None = None) -> float:
         # Integer arithmetic: exact (n² < 2**63 for any table that fits in memory).

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 
 from veil.cells import Cells
 from veil.classes import EquivalenceClasses
@@ -207,6 +206,8 @@ class QueryWorkload(UtilityMetric):
                     raise ParameterError(f"workload query {number} constrains '{name}', which is not a "
                                          f"quasi-identifier; use one of {', '.join(qis)}.")
                 column = dataset.column(name)
+                import pandas as pd  # its index matches the values given with the labels
+
                 codes = pd.Index(column.labels).get_indexer(_as_labels(values, column.is_numeric))
                 if (codes < 0).any():
                     bad = list(values)[int(np.flatnonzero(codes < 0)[0])]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from veil.classes import EquivalenceClasses, SensitiveCounts
-from veil.models.base import PrivacyModel, require
+from veil.models.base import PrivacyModel, ceil_threshold, require
 
 
 class KAnonymity(PrivacyModel):
@@ -32,6 +32,12 @@ class KAnonymity(PrivacyModel):
 
     def class_levels(self, classes: EquivalenceClasses, counts: SensitiveCounts | None) -> np.ndarray:
         return classes.sizes
+
+    def _failing_on(self, classes: EquivalenceClasses, counts: SensitiveCounts | None) -> np.ndarray:
+        return ~self.class_passed(classes, classes.sizes)
+
+    def _smallest_on(self, classes: EquivalenceClasses, counts: SensitiveCounts | None) -> int:
+        return max(ceil_threshold(self), 1)
 
 
 class AlphaKAnonymity(PrivacyModel):

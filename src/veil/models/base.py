@@ -125,6 +125,70 @@ class PrivacyModel:
             return next(iter(results.values()))
         return self._combine(results)
 
+    def failing(self, classes: EquivalenceClasses) -> np.ndarray:
+        """Bool per class: whether it misses the threshold, which is ``~evaluate(classes).class_passed``
+        (the classes an anonymization suppresses), computed without measuring the level.
+
+        A model may override :meth:`_failing_on` with a test that gives exactly that verdict for
+        less work (a search asks it of thousands of nodes); a model whose ``evaluate``,
+        ``class_levels`` or ``class_passed`` is overridden below that test is evaluated in full.
+
+        Raises:
+            ParameterError: the model has no threshold, or needs a sensitive column and there is
+                none it applies to.
+        """
+        found = self.failing_quick(classes)
+        return ~self.evaluate(classes).class_passed if found is None else found
+
+    def failing_quick(self, classes: EquivalenceClasses) -> np.ndarray | None:
+        """:meth:`failing` by the model's quick test, or ``None`` where that test cannot tell
+        (a class as close to the threshold as rounding reaches: the model then needs a full
+        evaluation of these very classes). A class's verdict here depends on that class alone.
+
+        Raises:
+            ParameterError: as :meth:`failing`.
+        """
+        if self.threshold is None:
+            raise ParameterError(f"{self.name} needs a threshold to anonymize with.")
+        if not _fast_failing(type(self)):
+            return None
+        if not self.needs_sensitive:
+            return self._failing_on(classes, None)
+        failing = None
+        for name in self.targets(classes):
+            found = self._failing_on(classes, classes.sensitive[name])
+            if found is None:
+                return None
+            failing = found if failing is None else failing | found
+        return failing
+
+    def _failing_on(self, classes: EquivalenceClasses, counts: SensitiveCounts | None) -> np.ndarray | None:
+        """The classes failing the threshold on one sensitive column (``None`` for a model that
+        reads none), or ``None`` when a class lies too close to the threshold to tell without
+        a full evaluation; overridden by models with a faster exact test."""
+        return ~self.class_passed(classes, self.class_levels(classes, counts))
+
+    def smallest_class(self, classes: EquivalenceClasses) -> int:
+        """The fewest records a class needs to meet the threshold: every smaller class of these
+        classes' dataset fails the model whatever its sensitive values, as :meth:`failing` and
+        ``evaluate`` judge it (1 when the model proves no such size). A search decides from class
+        sizes alone that a node suppresses too many records.
+
+        Raises:
+            ParameterError: as :meth:`failing`.
+        """
+        if self.threshold is None:
+            raise ParameterError(f"{self.name} needs a threshold to anonymize with.")
+        if not _fast_failing(type(self)):
+            return 1
+        if not self.needs_sensitive:
+            return self._smallest_on(classes, None)
+        return max(self._smallest_on(classes, classes.sensitive[name]) for name in self.targets(classes))
+
+    def _smallest_on(self, classes: EquivalenceClasses, counts: SensitiveCounts | None) -> int:
+        """:meth:`smallest_class` on one sensitive column; overridden where a size is proven."""
+        return 1
+
     def targets(self, classes: EquivalenceClasses) -> list[str]:
         """The sensitive columns this model reads on these classes.
 
@@ -164,6 +228,40 @@ class PrivacyModel:
         return ModelResult(self.name, self.key, worst(r.level for r in results.values()), self.threshold,
                            None if passed is None else bool(passed.all()), levels, passed,
                            self.higher_is_better, None, results)
+
+
+_OVERRIDABLE = ("evaluate", "targets", "_result", "_combine", "class_levels", "class_passed", "_smallest_on")
+# Returned by smallest_class when no class of any size can meet the threshold.
+NO_CLASS_PASSES = np.iinfo(np.int64).max
+_FAST: dict[type, bool] = {}
+
+
+def _fast_failing(cls: type) -> bool:
+    """Whether ``cls``'s own :meth:`PrivacyModel._failing_on` decides what ``evaluate`` would: it
+    is defined by some class below :class:`PrivacyModel` and nothing that ``evaluate`` reads was
+    overridden further down."""
+    if cls not in _FAST:
+        owner = next(k for k in cls.__mro__ if "_failing_on" in k.__dict__)
+        _FAST[cls] = owner is not PrivacyModel and all(
+            getattr(cls, name) is getattr(owner, name) for name in _OVERRIDABLE)
+    return _FAST[cls]
+
+
+def ceil_threshold(model: PrivacyModel) -> int:
+    """The smallest whole number that meets a higher-is-better threshold as ``class_passed``
+    compares (with its tolerance)."""
+    return int(np.ceil(model.threshold - TOLERANCE * max(abs(model.threshold), 1.0)))
+
+
+def smallest_covering(q: np.ndarray, enough) -> int:
+    """The fewest records whose values can hold table shares ``q`` meeting ``enough(share)``:
+    the smallest ``s`` with ``enough`` of the ``s`` largest shares summed
+    (:data:`NO_CLASS_PASSES` when no ``s`` does). ``enough`` must grow with the share."""
+    top = np.cumsum(np.sort(np.asarray(q, dtype=float))[::-1])
+    for s, share in enumerate(top.tolist(), start=1):
+        if enough(share):
+            return s
+    return NO_CLASS_PASSES
 
 
 def require(condition: bool, message: str) -> None:

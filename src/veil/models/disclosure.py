@@ -5,7 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from veil.classes import EquivalenceClasses, SensitiveCounts
-from veil.models.base import PrivacyModel, require
+from veil.models.base import TOLERANCE, PrivacyModel, require, smallest_covering
+
+# Ratios this close (relatively) to e^±δ are judged by their logarithm, as the level is.
+_NEAR = 1e-9
 
 
 def log_ratios(counts: SensitiveCounts) -> np.ndarray:
@@ -46,3 +49,25 @@ class DeltaDisclosure(PrivacyModel):
 
     def class_levels(self, classes: EquivalenceClasses, counts: SensitiveCounts | None) -> np.ndarray:
         return np.nanmax(log_ratios(counts), axis=1)
+
+    def _failing_on(self, classes: EquivalenceClasses, counts: SensitiveCounts | None) -> np.ndarray | None:
+        """The verdict of :meth:`class_passed` (every |log ratio| below δ, up to the tolerance)
+        from the ratios themselves against e^±δ, without a logarithm; ``None`` should a ratio lie
+        within :data:`_NEAR` of those bounds."""
+        p, q = counts.class_distribution(), counts.table_distribution()
+        ratio = np.divide(p, q, out=np.zeros_like(p), where=q > 0)
+        cut = self.threshold - TOLERANCE * max(abs(self.threshold), 1.0)
+        low, high = np.exp(-cut), np.exp(cut)
+        present = p > 0
+        near = present & (((ratio > low * (1 - _NEAR)) & (ratio < low * (1 + _NEAR)))
+                          | ((ratio > high * (1 - _NEAR)) & (ratio < high * (1 + _NEAR))))
+        if near.any():
+            return None
+        return (present & ((ratio <= low) | (ratio >= high))).any(axis=1)
+
+    def _smallest_on(self, classes: EquivalenceClasses, counts: SensitiveCounts | None) -> int:
+        """A class whose values hold a share Q of the table has a value whose ratio p/q is at
+        least 1/Q (the shares p sum to 1 over them), so it needs ln(1/Q) below δ; a class of s
+        records holds at most the s largest shares."""
+        cut = self.threshold - TOLERANCE * max(abs(self.threshold), 1.0) + _NEAR
+        return smallest_covering(counts.table_distribution(), lambda share: share > 0 and -np.log(share) < cut)
