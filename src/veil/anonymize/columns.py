@@ -231,8 +231,11 @@ def _is_text(kind: pa.DataType) -> bool:
 def _missing(dictionary: pa.Array, missing: Sequence[str]) -> np.ndarray:
     """Bool per dictionary entry: whether it means a missing value."""
     if _is_text(dictionary.type):
-        marks = pa.array(sorted({"", *map(str, missing)}), type=dictionary.type)
-        return arrays.to_numpy(pc.is_in(dictionary, value_set=marks), null=True)
+        # compared in Python: the dictionary holds each distinct value once, and pa.array on a list
+        # would import pandas (pyarrow looks for its types), which a release does not otherwise need
+        marks = {"", *map(str, missing)}
+        values = dictionary.to_pylist()
+        return np.fromiter((v is not None and v in marks for v in values), dtype=bool, count=len(values))
     if pa.types.is_floating(dictionary.type):
         return arrays.to_numpy(pc.is_nan(dictionary), null=True)
     return np.zeros(len(dictionary), dtype=bool)
