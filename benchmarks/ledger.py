@@ -148,7 +148,7 @@ def run(repeat: int) -> dict:
         gate = _gate(folder)
     return {
         "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "cpu": cpu_model(), "python": platform.python_version(), "veil": veil.__version__,
+        "cpu": cpu_model(), "cores": os.cpu_count(), "python": platform.python_version(), "veil": veil.__version__,
         "load_average": _load_average(), "charges": charges, "fsync_seconds": fsync, "gate": gate,
         "goals": {"charges_met": charges["normal"]["per_second"] >= CHARGES_GOAL,
                   "gate_met": gate["seconds"] < GATE_GOAL},

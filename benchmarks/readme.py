@@ -246,6 +246,29 @@ def ldp(r: dict) -> list[str]:
             *table(["protocol, users × domain", "secure", "seeded", "secure / seeded"], fast), *goals({"goals": goal_rows})]
 
 
+def ledger(r: dict) -> list[str]:
+    c, g = r["charges"], r["gate"]
+    meta = {"date": r["date"], "cpu": r["cpu"], "cores": r["cores"], "python": r["python"],
+            "versions": {"veil": r["veil"]}}
+    fsync = r.get("fsync_seconds")
+    rows = [["charges per second, `synchronous=normal` (the default: survives a killed process, not a power loss)",
+             f"{c['normal']['per_second']:,.0f}", f"{c['normal']['per_cpu_second']:,.0f}", "≥ 1,000"],
+            ["charges per second, `synchronous=full`" + (f" (one fsync took {t(fsync)} on this disk)" if fsync else ""),
+             f"{c['full']['per_second']:,.0f}", f"{c['full']['per_cpu_second']:,.0f}", ""],
+            [f"gate, a new Adult release against {g['earlier']} earlier ones (whole `veil publish`)", t(g["seconds"]),
+             f"{t(g['cpu_seconds'])} of CPU", "< 5 s"]]
+    rows += [[f"of which the {check['runs']} {name} attacks", t(check["seconds"]), "", ""]
+             for name, check in (g.get("checks") or {}).items()]
+    goal_rows = [{"goal": "1,000 charges per second or more (the default)", "measured":
+                  f"{c['normal']['per_second']:,.0f}", "met": r["goals"]["charges_met"]},
+                 {"goal": "the gate under 5 s", "measured": t(g["seconds"]), "met": r["goals"]["gate_met"]}]
+    return [machine(meta, r.get("run")) + f" {c['normal']['count']:,} charges per run, best of "
+            f"{len(c['normal']['runs'])} runs.", "",
+            *table(["measure", "wall clock", "per CPU second of the process", "goal"], rows),
+            "", f"The gate {'published' if g['published'] else 'refused'} the new release: {g['reason']}",
+            *goals({"goals": goal_rows})]
+
+
 def startup(r: dict) -> list[str]:
     s, o, e = r["startup"], r["one_off"], r["encoding"]
     w = o["whole_process"]
@@ -409,7 +432,7 @@ def summary(every: dict[str, dict]) -> list[str]:
 
 RENDERERS: dict[str, Callable[[dict], list[str]]] = {
     "summary": summary, "checker": checker, "fulldomain": fulldomain, "arx": arx, "local_recoding": local_recoding,
-    "attacks": attacks, "dp": dp, "ldp": ldp, "alphabeta": alphabeta, "startup": startup, "memory": memory,
+    "attacks": attacks, "dp": dp, "ldp": ldp, "alphabeta": alphabeta, "ledger": ledger, "startup": startup, "memory": memory,
     "threads": threads, "spark": spark}
 # The summary is drawn from every results file rather than a file of its own.
 SUMMARY = "summary"
