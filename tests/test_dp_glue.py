@@ -397,3 +397,15 @@ def test_a_refusal_that_does_not_depend_on_the_data_refuses_every_neighbour_alik
     assert check_release("refused quantile", refused, PEOPLE, found, refused=True).draws == []
     with pytest.raises(ConformanceError, match="expected to refuse"):
         check_release("count", API_PATHS["dp_count"], PEOPLE, found, refused=True)
+
+
+def test_every_public_sampler_is_recorded():
+    # A sampler method added to a randomness class must join SAMPLERS, or its calls go unseen.
+    import inspect as _inspect
+
+    from veil.conformance.glue import SAMPLERS
+
+    for cls, methods in SAMPLERS.items():
+        public = {name for name, member in vars(cls).items()
+                  if not name.startswith("_") and _inspect.isfunction(member)}
+        assert public - {"description"} <= set(methods), (cls.__name__, sorted(public - set(methods)))
