@@ -136,7 +136,7 @@ def test_each_check_that_finds_no_one_says_so(tmp_path):
         "matching, other order": "the new release exposes no one: its rows do not correspond by position",
         "correspondence, a version": "leaves each of the 4 people at least 2 candidates",
         "correspondence, not a version": "the correspondence attacks expose no one, since the new release "
-                                         "(release 2) is not a later version of a (release 1)",
+                                         "(the attack's release 2) is not a later version of a (its release 1)",
     }
     for case, finding in found.items():
         assert finding.passed, (case, finding.reason)

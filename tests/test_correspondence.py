@@ -256,8 +256,8 @@ def test_the_check_passes_a_release_that_is_not_a_version_of_the_earlier_one():
     assert check.applies(other, earlier) and not check.applies(earlier, other)
     finding = check.run(other, earlier, pa.table({"age": ["22", "45"]}))
     assert finding.passed and finding.figures == {"applies": False}
-    assert finding.reason.startswith("the correspondence attacks expose no one, since the new release (release 2) "
-                                     "is not a later version of release 1 (release 1): ")
+    assert finding.reason.startswith("the correspondence attacks expose no one, since the new release (the attack's "
+                                     "release 2) is not a later version of release 1 (its release 1): ")
     assert "of release 1 have fewer comparable records in release 2 than" in finding.reason
     refused = check.run(view("the new release", SECOND), earlier, pa.table({"age": ["22", "45"]}))
     assert not refused.passed and refused.figures["exposed_forward"] == 1

@@ -431,8 +431,8 @@ class CorrespondenceCheck(CrossReleaseCheck):
                                            sensitive=new.sensitive, k=self.k,
                                            hierarchies={q: h for q, h in new.hierarchies.items() if q in qis})
         except NotIncrementalError as exc:
-            reason = (f"the correspondence attacks expose no one, since the new release (release 2) is not a later "
-                      f"version of {earlier.name} (release 1): {exc}")
+            reason = (f"the correspondence attacks expose no one, since the new release (the attack's release 2) is "
+                      f"not a later version of {earlier.name} (its release 1): {exc}")
             return Finding(self.name, earlier.name, True, 0.0, self.max_share, {"applies": False}, reason)
         summary = result.summary()
         summary.pop("notes", None)
