@@ -423,8 +423,10 @@ def summary(every: dict[str, dict]) -> list[str]:
         source = f"All from one run of `{commands.pop()}`, started {runs.pop()}"
     else:
         source = "From more than one run (each block below names its own date)"
-    cpu = every["checker"]["meta"]
-    return [f"*{source}, on {cpu['cpu']} ({cpu['cores']} cores), Python {cpu['python']}.* veil's figure is its best "
+    machines = sorted({f"{m['cpu']} ({m['cores']} cores)" for m in ((r.get("meta") or r) for r in every.values())
+                       if m.get("cpu") and m.get("cores")})
+    pythons = sorted({(r.get("meta") or r).get("python") for r in every.values()} - {None})
+    return [f"*{source}, on {' and '.join(machines)}, Python {', '.join(pythons)}.* veil's figure is its best "
             "run; a peer's, its only one; the ratio is the peer's figure over veil's (above 1, veil is ahead). The "
             "blocks below give each one's load average and spread.", "",
             *table(["what", "veil", "peer", "peer's figure", "ratio", "measured (UTC)"], rows, text=(0, 2))]
