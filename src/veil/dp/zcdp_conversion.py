@@ -22,7 +22,7 @@ the target: the answer errs on the side of a larger ε, never a smaller one.
 from __future__ import annotations
 
 import math
-from decimal import ROUND_CEILING, Context, Decimal
+from decimal import MAX_EMAX, MIN_EMIN, ROUND_CEILING, Context, Decimal
 from fractions import Fraction
 
 from veil.dp.exact import exact
@@ -32,6 +32,8 @@ __all__ = ["simple_zcdp_epsilon", "zcdp_delta", "zcdp_delta_at", "zcdp_epsilon"]
 
 _DIGITS = 60
 _MARGIN = Decimal("1e-30")
+#: the smallest ln δ returned (any larger δ is valid too)
+_FLOOR = Decimal(-100000)
 #: Bisection steps on ε: the answer is within 2^-60 of the interval's length above the tightest.
 _STEPS = 60
 
@@ -88,7 +90,7 @@ def zcdp_delta_at(rho, epsilon, alpha) -> Fraction:
 
     Returns:
         A Fraction at least the bound at α (60-digit decimal arithmetic, the logarithm raised by
-        10⁻³⁰, the exponential rounded up), at most 1.
+        10⁻³⁰, the exponential rounded up), at most 1 and at least e^-100000.
 
     Raises:
         ParameterError: ρ <= 0, ε < 0, or α <= 1.
@@ -105,11 +107,13 @@ def zcdp_delta_at(rho, epsilon, alpha) -> Fraction:
 
     am1 = a - 1
     # (α − 1)(αρ − ε) is exact as a Fraction; only its conversion to a decimal rounds.
-    log = dec(am1 * (a * r - e)) - ctx.ln(dec(am1)) + ctx.multiply(dec(a), ctx.ln(dec(am1 / a)))
-    log = ctx.add(log, _MARGIN)
+    # every operation through ctx: Decimal's operators would round to the thread's 28 digits
+    log = ctx.add(ctx.subtract(dec(am1 * (a * r - e)), ctx.ln(dec(am1))), ctx.multiply(dec(a), ctx.ln(dec(am1 / a))))
+    # a δ below e^-100000 is shown as e^-100000: larger, so still valid, and a short number
+    log = max(ctx.add(log, _MARGIN), _FLOOR)
     if log >= 0:
         return Fraction(1)
-    up = Context(prec=_DIGITS, rounding=ROUND_CEILING)
+    up = Context(prec=_DIGITS, rounding=ROUND_CEILING, Emin=MIN_EMIN, Emax=MAX_EMAX)
     return min(Fraction(1), Fraction(up.exp(log)))
 
 

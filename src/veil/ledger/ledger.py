@@ -36,6 +36,7 @@ from sqlalchemy.engine import Connection
 from veil.dp.account import PrivacyAccount
 from veil.dp.accountant import Accountant
 from veil.dp.budget import Budget
+from veil.dp.zcdp_accountant import ZCDPAccountant, ZCDPBudget
 from veil.errors import ParameterError
 from veil.ledger import chain, verification
 from veil.ledger.binding import TableRef, binding, matches
@@ -344,6 +345,12 @@ class Ledger:
             raise LedgerError(f"population {existing.name!r} of {self._where} is "
                               f"{'bound to another table' if existing.fingerprint else 'not bound to one table'}; a "
                               "population's definition never changes, so use another name.")
+        if wanted.budget is not None and existing.budget is not None and \
+                ("rho" in wanted.budget["budget"]) != ("rho" in existing.budget["budget"]):
+            kept, given = (("ρ-zCDP", "(ε, δ)") if "rho" in existing.budget["budget"] else ("(ε, δ)", "ρ-zCDP"))
+            raise LedgerError(f"population {existing.name!r} of {self._where} keeps its budget in {kept} "
+                              f"({existing.describe_budget()}), not {given}; give its budget in {kept} or use another "
+                              "population.")
         if wanted.budget is not None and wanted.budget != existing.budget:
             raise LedgerError(f"population {existing.name!r} of {self._where} already has the budget "
                               f"{existing.describe_budget()}, not {wanted.describe_budget()}; a budget never "
@@ -566,6 +573,9 @@ class Ledger:
                                                  "delta": float(acc.budget.delta)},
                                        "spent": {"epsilon": float(spent.epsilon), "delta": float(spent.delta)},
                                        "left": {"epsilon": float(left[0]), "delta": float(left[1])}}
+                    if acc.measure == "zcdp":  # composed in ρ; the (ε, δ) above is its tight conversion
+                        entry["budget"]["rho"] = {"total": float(acc.budget.rho), "spent": float(acc.spent_rho),
+                                                  "left": float(acc.remaining_rho)}
                 out["populations"].append(entry)
         return out
 
@@ -670,6 +680,8 @@ def _budget_document(budget, name: str) -> dict:
     """The composition rule, budget and options of a new accountant for ``budget`` (validated)."""
     if isinstance(budget, Budget):
         accountant = Accountant(budget, dataset_id=name)
+    elif isinstance(budget, ZCDPBudget):
+        accountant = ZCDPAccountant(budget, dataset_id=name)
     elif isinstance(budget, PrivacyAccount):
         if budget.charges:
             raise ParameterError("a population's budget must be a new accountant with no charges.")
@@ -679,7 +691,8 @@ def _budget_document(budget, name: str) -> dict:
             raise ParameterError("a ledger keeps the exponential or hyperbolic discount, not a custom function; "
                                  "use ExponentialDiscount or HyperbolicDiscount.")
     else:
-        raise ParameterError(f"a budget is a Budget(epsilon, delta) or a new accountant, not {type(budget).__name__}.")
+        raise ParameterError(f"a budget is a Budget(epsilon, delta), a ZCDPBudget(rho, delta) or a new accountant, not "
+                             f"{type(budget).__name__}.")
     doc = accountant.to_document()
     return {"composition": doc["composition"], "budget": doc["budget"], "options": doc["options"]}
 
@@ -711,13 +724,17 @@ def summarize(action: str, payload: dict) -> str:
         how = f"key column {row.get('key_column')!r}" if row.get("key_column") else \
             "its one table" if row.get("fingerprint") else "the first table registered"
         budget = json.loads(row["accountant"]) if row.get("accountant") else None
+        amount = budget and budget["budget"]
         money = "no budget" if budget is None else \
-            f"budget ε = {budget['budget']['epsilon']}, δ = {budget['budget']['delta']} ({budget['composition']})"
+            f"budget ρ = {amount['rho']}, δ = {amount['delta']} ({budget['composition']})" if "rho" in amount else \
+            f"budget ε = {amount['epsilon']}, δ = {amount['delta']} ({budget['composition']})"
         return f"population {row.get('name')!r} added: {how}, {money}"
     if action == "dataset":
         return f"table registered as dataset {row.get('id')}"
     if action == "charge":
-        cost = f"ε = {row.get('epsilon')}, δ = {row.get('delta')}"
+        # a zCDP budget's charge rows keep ρ where (ε, δ) budgets keep ε (veil.dp.zcdp_accountant)
+        cost = f"ρ = {row.get('epsilon')}" if row.get("composition") == "zcdp" else \
+            f"ε = {row.get('epsilon')}, δ = {row.get('delta')}"
         return f"charged {row.get('label')!r}: {cost}" + (f" (release {payload['release']})" if "release" in payload
                                                           else "")
     if action == "publish":
