@@ -61,13 +61,13 @@ from veil.dp.discounting import ExponentialDiscount, HyperbolicDiscount, Tempora
 from veil.dp.exact import exact, exact_delta, exact_epsilon, from_text, show, to_text
 from veil.dp.filter_accountant import FilterAccountant
 from veil.dp.window_accountant import WindowAccountant
-from veil.dp.zcdp_accountant import ZCDPAccountant, ZCDPBudget
+from veil.dp.zcdp_accountant import ZCDPAccountant  # noqa: F401  (defining it registers its budget files)
 from veil.errors import ParameterError
 
 __all__ = [
     "Accountant", "Budget", "BudgetExceededError", "BudgetFileError", "Charge", "ExponentialDiscount",
     "FilterAccountant", "HyperbolicDiscount", "ParallelGroup", "Spent", "TemporalAccountant",
-    "TemporalCorrelationAccountant", "WindowAccountant", "ZCDPAccountant", "ZCDPBudget", "advanced_composition", "from_document", "from_json",
+    "TemporalCorrelationAccountant", "WindowAccountant", "advanced_composition", "from_document", "from_json",
     "step_epsilons",
 ]
 
