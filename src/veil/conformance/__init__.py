@@ -14,7 +14,10 @@ implementation and the property it breaks) on the first broken property:
   :data:`QUERIES` and :func:`check_query`: the draws follow the stated distribution, the error
   bound and the variance hold, and a seeded run is not fit for release;
 * LDP frequency oracles, :data:`PROTOCOLS` and :func:`check_protocol`: the estimator is unbiased
-  with the stated variance, and no report is likelier than e^ε times under one value than another.
+  with the stated variance, and no report is likelier than e^ε times under one value than another;
+* the glue around the noise samplers, :func:`check_release` (:mod:`veil.conformance.glue`): a
+  release asks the samplers for the same draws (sampler, exact scale, cells) on a table and on
+  each of its neighbours (:func:`neighbour`).
 
 Bad parameters must raise a :class:`~veil.errors.ParameterError` of one sentence in every family.
 The checks run on random tables and draws made from seeds (:mod:`veil.conformance.tables`), so a
@@ -26,6 +29,7 @@ verdict is the same on every run. A new model is checked with
 
 from veil.conformance.anonymizers import ANONYMIZERS, AnonymizerCase, AnonymizerCheck, check_anonymizer
 from veil.conformance.base import PROPERTIES, ConformanceError
+from veil.conformance.glue import check_release, neighbour
 from veil.conformance.mechanisms import MECHANISMS, MechanismCase, MechanismCheck, check_mechanism
 from veil.conformance.models import MODELS, ModelCase, ModelCheck, check_model
 from veil.conformance.protocols import PROTOCOLS, ProtocolCase, ProtocolCheck, check_protocol
@@ -35,6 +39,7 @@ from veil.conformance.tables import RandomTable, random_table
 __all__ = [
     "ANONYMIZERS", "AnonymizerCase", "AnonymizerCheck", "check_anonymizer",
     "PROPERTIES", "ConformanceError",
+    "check_release", "neighbour",
     "MECHANISMS", "MechanismCase", "MechanismCheck", "check_mechanism",
     "MODELS", "ModelCase", "ModelCheck", "check_model",
     "PROTOCOLS", "ProtocolCase", "ProtocolCheck", "check_protocol",

@@ -47,6 +47,7 @@ PROPERTIES = {
     "fitness": "a seeded run is not marked unfit for release, or a secure run is not marked fit",
     "unbiased": "its estimator is biased",
     "privacy": "a report is more likely under one value than e^ε times under another",
+    "glue": "the noise it asks the samplers for (sampler, parameters, cells) depends on the data",
 }
 
 
