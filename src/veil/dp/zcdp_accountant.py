@@ -91,7 +91,7 @@ class ZCDPAccountant(PrivacyAccount):
 
     def _validate(self, epsilon, delta, rho, group, partition) -> Fraction:
         if epsilon is not None or delta is not None:
-            raise self._mismatch("epsilon and delta" if delta is not None else "epsilon")
+            raise self._mismatch("epsilon and delta" if delta else "epsilon")
         if group is not None or partition is not None:
             raise ParameterError("a zCDP budget has no parallel groups; charge each partition's ρ, or keep the "
                                  "budget in (ε, δ).")
@@ -147,14 +147,15 @@ class ZCDPAccountant(PrivacyAccount):
 
     def report(self) -> list[dict]:
         """Rows of what was spent by what, as :meth:`PrivacyAccount.report`, each with its ``rho``
-        (``epsilon`` and ``delta`` are the (ε, δ) the charge alone implies at the budget's δ)."""
+        (``epsilon`` and ``delta`` are the (ε, δ) the charge alone implies at the budget's δ; ``counted``
+        is ``None``, since what adds up is the ρ, not an ε)."""
         rows = []
         for c in self._charges:
             eps = Fraction(0) if c.kind == "postprocess" else zcdp_epsilon(c.epsilon, self.budget.delta)
             dlt = Fraction(0) if c.kind == "postprocess" else self.budget.delta
             rows.append({"label": c.label, "kind": c.kind, "rho": c.epsilon, "epsilon": eps, "delta": dlt,
                          "group": None, "partition": None, "step": c.step, "at": c.at,
-                         "counted": None if c.kind == "postprocess" else c.epsilon})
+                         "counted": None})  # what is counted is the ρ, never an ε
         return rows
 
     def format_report(self) -> str:

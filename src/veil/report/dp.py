@@ -110,20 +110,23 @@ def dp_report(answers: Sequence[Mapping], budget: Mapping | None = None, *, titl
     rows, figures, not_fit = [], [], []
     for i, a in enumerate(checked, start=1):
         labels, values, lows, highs = _series(a)
-        rows.append({"query": a["query"], "epsilon": a["epsilon"], "delta": a["delta"],
+        # a ρ-zCDP answer says ε = 0 and its ρ: shown as the ρ it cost, never as an ε
+        rho = a.get("rho") if _finite(a.get("rho")) else None
+        cost = f"ρ = {rho:g}" if rho is not None else f"ε = {a['epsilon']:g}"
+        rows.append({"query": a["query"], "epsilon": a["epsilon"], "delta": a["delta"], "rho": rho,
                      "confidence": a["confidence"], "mechanism": a.get("mechanism", ""),
                      "fit": bool(a.get("fit_for_release")), "rows": list(zip(labels, values, lows, highs)),
                      "notes": list(a.get("postprocessing") or []) + list(a.get("notes") or [])})
         if not a.get("fit_for_release"):
             because = "; ".join(a.get("not_fit_because") or []) or "it says so"
             not_fit.append(f"answer {i} ({a['query']}) is not fit for release: {because}.")
-        alt = (f"{a['query']} at ε = {a['epsilon']:g}: " + "; ".join(
+        alt = (f"{a['query']} at {cost}: " + "; ".join(
             f"{label} {v:,.6g}, {a['confidence']:.0%} interval [{lo:,.6g}, {hi:,.6g}]"
             for label, v, lo, hi in zip(labels, values, lows, highs)) + ".")
         figures.append(interval_chart(f"answer-{i}", labels, values, lows, highs, title=f"{a['query']}", alt=alt,
                                       caption=f"{a['query']}: the noisy answer (dot) and its {a['confidence']:.0%} "
                                               f"error bar, from the noise of the {a.get('mechanism', '')} mechanism "
-                                              f"at ε = {a['epsilon']:g}; each row is drawn on its own scale, its interval "
+                                              f"at {cost}; each row is drawn on its own scale, its interval "
                                               "filling the middle half."))
     summary = None
     if budget is not None:
