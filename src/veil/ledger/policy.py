@@ -173,7 +173,8 @@ class Policy:
             raise ParameterError(f"the policy names the check {unknown[0]!r}, which the gate does not know; it knows "
                                  f"{', '.join(CHECKS)}.")
         populations = tuple(
-            PopulationPolicy(p.name, key_column=p.key, budget=None if p.budget is None else Budget(*p.budget),
+            PopulationPolicy(p.name, key_column=p.key, budget=None if p.budget is None else
+                             ZCDPBudget(*p.budget) if p.composition == "zcdp" else Budget(*p.budget),
                              composition=p.composition, delta_prime=p.delta_prime, discount=p.discount,
                              window=p.window, relation=p.relation)
             for p in spec.populations)
