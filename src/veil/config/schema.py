@@ -391,7 +391,7 @@ CHECK_ABOUT: dict[str, tuple[str, str]] = {
     "correspondence": ("the forward, cross and backward attacks of Fung et al. on a new version of an earlier "
                        "release", "{k: 5, max_share: 0.0}"),
 }
-COMPOSITIONS = ("sequential", "advanced", "temporal", "window")
+COMPOSITIONS = ("sequential", "advanced", "temporal", "window", "zcdp")
 DISCOUNTS: dict[str, Option] = {
     "exponential": optional(Number(0, 1, lo_open=True), about="g(i) = base^i for a charge i steps back: the base",
                             example=0.9),
