@@ -222,6 +222,36 @@ def test_the_dp_report_shows_an_answer_in_rho_by_its_rho(tmp_path, data):
     assert "ρ = 0.1" in html and "ε = 0," not in html
 
 
+def test_the_dp_report_states_what_is_left_of_a_budget_in_rho_as_the_epsilon_of_the_rho_left(tmp_path, data):
+    book = tmp_path / "b.db"
+    drawn = veil("dp", "count", data, "--rho", "0.25", "--budget-file", book, "--budget", "0.5,1e-6", "--json")
+    (tmp_path / "answer.json").write_text(drawn.stdout, encoding="utf-8")
+    budget = veil("dp", "budget", book, "--json")
+    (tmp_path / "budget.json").write_text(budget.stdout, encoding="utf-8")
+    left = json.loads(budget.stdout)["left"]["epsilon"]
+    assert left == pytest.approx(float(zcdp_epsilon(Fraction(1, 4), 1e-6)))  # not ε(0.5) − ε(0.25), which is less
+    from veil.report.dp import check_budget, dp_report
+    report = dp_report([json.loads(drawn.stdout)], check_budget(json.loads(budget.stdout), "budget.json"))
+    assert report.budget["left"]["epsilon"] == left
+    made = veil("dp", "report", tmp_path / "answer.json", "--budget", tmp_path / "budget.json", "--out",
+                tmp_path / "report.html")
+    assert made.exit_code == 0, made.output
+
+
+def test_a_reader_that_does_not_know_zcdp_refuses_the_population_rather_than_read_rho_as_epsilon(project,
+                                                                                               monkeypatch):
+    # what a veil from before zCDP does with such a ledger: its readers know the (ε, δ) rules only
+    from veil.dp import budget_file
+    from veil.errors import VeilError
+
+    tmp, data, ledger = project
+    assert veil("dp", "count", data, "--rho", "0.2", "--ledger", ledger, "--population", "survey").exit_code == 0
+    monkeypatch.setattr(budget_file, "_READERS", {k: v for k, v in budget_file._READERS.items() if k != "zcdp"})
+    with pytest.raises(VeilError):
+        Ledger(str(ledger)).budget("survey")
+    refused(veil("dp", "count", data, "--epsilon", "0.1", "--ledger", ledger, "--population", "survey"))
+
+
 # ---------------------------------------------------------------------------------------------
 # the policy file
 # ---------------------------------------------------------------------------------------------

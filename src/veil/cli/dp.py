@@ -606,7 +606,8 @@ def budget_command(budget_file: str = typer.Argument(..., help="The budget file 
                "spent": {"epsilon": float(spent.epsilon), "delta": float(spent.delta), "method": spent.method},
                "charges": rows}
         if acc.measure == "zcdp":  # composed in ρ; the (ε, δ) above is its tight conversion at the budget's δ
-            doc["rho"] = _rho_entry(acc)
+            doc["rho"] = _rho_entry(acc)  # and what is left in ε is that of the ρ left, not budget − spent
+            doc["left"] = dict(zip(("epsilon", "delta"), map(float, acc.remaining())))
         if leakage is not None:
             doc["temporal_leakage"] = {"first_step": first, "w": w, "maximum": leakage.maximum,
                                        **{k: getattr(leakage, k).tolist()

@@ -132,7 +132,9 @@ def dp_report(answers: Sequence[Mapping], budget: Mapping | None = None, *, titl
     if budget is not None:
         total, spent = budget["budget"], budget["spent"]
         summary = {"total": total, "spent": spent,
-                   "left": {k: max(float(total[k]) - float(spent[k]), 0.0) for k in ("epsilon", "delta")},
+                   # a zCDP budget's ε do not subtract: its own "left" is the ε of the ρ left
+                   "left": budget["left"] if isinstance(budget.get("left"), Mapping) else
+                   {k: max(float(total[k]) - float(spent[k]), 0.0) for k in ("epsilon", "delta")},
                    "composition": budget.get("composition", ""), "charges": list(budget.get("charges") or [])}
     return DPReport(title or "Answers under differential privacy", rows, summary, figures, not_fit)
 
@@ -158,6 +160,9 @@ def check_budget(budget, where: str) -> dict:
         numbers.append(("charges", None))
     else:
         numbers += [(f"charges[{i}].{k}", c.get(k)) for i, c in enumerate(charges or []) for k in ("epsilon", "delta")]
+    if "left" in budget:  # a zCDP budget's own (ε, δ) left
+        left = budget["left"]
+        numbers += [(f"left.{k}", left.get(k) if isinstance(left, Mapping) else None) for k in ("epsilon", "delta")]
     bad = next((key for key, value in numbers if not (_finite(value) and value >= 0)), None)
     if bad is not None:
         raise DataError(f"{where} holds {bad!r} that is not a finite number 0 or more; give what veil dp budget … "
