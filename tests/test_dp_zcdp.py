@@ -9,6 +9,7 @@ from decimal import Context, Decimal
 from fractions import Fraction
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -221,3 +222,25 @@ def test_a_policy_declares_the_measure_with_its_rule():
                        "measure")
     one_sentence_error(ParameterError, lambda: PopulationPolicy("p", budget=ZCDPBudget(1, 1e-6)), "measure")
     one_sentence_error(ParameterError, lambda: ZCDPBudget(1, 0), "policy's delta")
+
+
+@settings(max_examples=60, deadline=None)
+@given(rho=st.floats(1e-4, 10), split=st.floats(0.01, 0.99), lo=st.integers(-50, 0), width=st.integers(1, 100))
+def test_the_noise_drawn_costs_at_most_the_rho_charged(rho, split, lo, width):
+    # every draw's ρ = Δ²/(2σ²), summed exactly, stays within the ρ the accountant was charged
+    from veil.conformance.glue import recording
+    from veil.dp.queries import dp_count, dp_mean, dp_sum
+
+    table = pd.DataFrame({"x": [lo, lo + width, lo + width / 2]})
+    hi = lo + width
+    for query, sensitivities in (
+            (lambda acc: dp_count(table, rho=rho, accountant=acc, noise=1), [1]),
+            (lambda acc: dp_sum(table, "x", (lo, hi), rho=rho, accountant=acc, noise=1), [max(abs(lo), abs(hi))]),
+            (lambda acc: dp_mean(table, "x", (lo, hi), rho=rho, split=split, accountant=acc, noise=1),
+             [Fraction(width) / 2, 1])):
+        acc = ZCDPAccountant(ZCDPBudget(100, 1e-6), dataset_id="t")
+        with recording() as seen:
+            query(acc)
+        drawn = sum(Fraction(s) ** 2 / (2 * Fraction(dict(d.parameters)["scale"]) ** 2)
+                    for d, s in zip(seen.draws, sensitivities))
+        assert len(seen.draws) == len(sensitivities) and drawn <= acc.spent_rho

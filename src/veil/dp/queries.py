@@ -418,7 +418,8 @@ def dp_mean(data: Any, column: str, bounds: Sequence[float] | None, epsilon: flo
     mid = (lo + hi) / 2.0
     true_sum = float(counts @ np.where(counts > 0, values - mid, 0.0))
     true_count = int(counts.sum())
-    part = (None, None) if rho is None else (rho * split, rho - rho * split)
+    # the two parts of ρ add up to the ρ charged exactly (each mechanism's σ meets its part exactly)
+    part = (None, None) if rho is None else (exact_rho(rho) * Fraction(split), exact_rho(rho) * (1 - Fraction(split)))
     sum_mech = _additive(eps * split, dlt * split, (hi - lo) / 2.0, integer=False, rho=part[0])
     count_mech = _additive(eps * (1 - split), dlt * (1 - split), 1.0, integer=True, rho=part[1])
     s_half, c_half = _half_width(sum_mech, alpha / 2), _half_width(count_mech, alpha / 2)
