@@ -2,7 +2,10 @@
 
 ``veil dp count|sum|mean|quantile|histogram DATA --epsilon E [--delta D] [--columns …]
 [--bounds LO,HI] [--budget-file B [--budget E[,D]] | --ledger L [--population P] [--budget E[,D]]]
-[--out DIR] [--seed N] [--json]`` prints the noisy answer with its 95 % error bar; ``veil dp budget
+[--out DIR] [--seed N] [--json]`` prints the noisy answer with its 95 % error bar (count, sum, mean
+and histogram take ``--mechanism gaussian --rho R`` instead of ε: Gaussian noise priced in ρ-zCDP,
+charged to a budget kept in ρ, whose ``--budget`` is then ``R,D``; a budget in the other measure
+refuses the query in one sentence and nothing is charged); ``veil dp budget
 B`` shows what was spent by what (and, with transition matrices, the temporal leakage of the
 charges); ``veil dp stream EVENTS --epsilon E --start S --end E --out DIR`` releases a stream of
 events over time (:mod:`veil.dp.stream`).

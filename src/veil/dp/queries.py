@@ -64,6 +64,12 @@ Noise
 experiment that is *not* fit for release. ``not_fit_because`` says why.
 With δ = 0 counts and histograms get discrete Laplace (geometric) noise and sums Laplace noise;
 with δ > 0 they get Gaussian noise (analytic calibration, L2 sensitivity).
+Priced in ρ-zCDP instead (``rho=`` in place of ε; a budget kept in ρ, a
+:class:`~veil.dp.zcdp_accountant.ZCDPAccountant`), counts and histograms get discrete Gaussian
+noise and sums Gaussian noise, σ = Δ/√(2ρ) (:mod:`veil.dp.discrete_gaussian`,
+:mod:`veil.dp.zcdp_gaussian`); the result says its ``rho`` and ε = δ = 0. An accountant in the
+other measure refuses the charge (:class:`~veil.dp.measures.MeasureMismatchError`) before any
+noise is drawn.
 
 Post-processing (:func:`postprocess`, :func:`nonnegative`, :func:`integral`,
 :func:`consistent_total`) reads only released numbers, so it costs no budget and never touches
