@@ -319,8 +319,8 @@ class _Run:
         _render(result, console)
         if self.accountant is not None and self.accountant.measure == "zcdp":
             acc = self.accountant
-            console.print(f"budget {self.location}: spent ρ = {show(acc.spent_rho)} of {acc.budget}; left ρ = "
-                          f"{show(acc.remaining_rho)} (ε = {show(acc.remaining()[0])} at δ = {show(acc.budget.delta)})",
+            left = f"{show(acc.remaining_rho)} (ε = {show(acc.remaining()[0])} at δ = {show(acc.budget.delta)})"
+            console.print(f"budget {self.location}: spent ρ = {show(acc.spent_rho)} of {acc.budget}; left ρ = {left}",
                           markup=False)
         elif self.accountant is not None:
             eps, dlt = self.accountant.remaining()
@@ -344,7 +344,8 @@ def _fmt(x) -> str:
 
 
 def _render(r: QueryResult, console: Console) -> None:
-    cost = f"ρ = {r.rho:g}" if r.rho is not None else f"ε = {r.epsilon:g}" + (f", δ = {r.delta:g}" if r.delta else "")
+    cost = f"ρ = {r.rho:g}" if r.rho is not None else \
+        f"ε = {r.epsilon:g}" + (f", δ = {r.delta:g}" if r.delta else "")
     head = f"{r.query}: {cost}, sensitivity {r.sensitivity:g}, {r.mechanism} noise, {r.label}"
     console.print(head, markup=False)
     conf = f"{1 - r.alpha:.0%}"

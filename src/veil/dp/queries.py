@@ -447,7 +447,8 @@ def dp_mean(data: Any, column: str, bounds: Sequence[float] | None, epsilon: flo
                        f"{sum_mech.name} sum / {count_mech.name} count", src.fit_for_release, src.description,
                        columns=(column,), bounds=(lo, hi), postprocessing=("clamped to bounds",),
                        not_fit_because=unfit_reasons(src), rho=rho,
-                       notes=((f"{'epsilon' if rho is None else 'rho'} split {split:g} for the centred sum (sensitivity {(hi - lo) / 2:g}) and "
+                       notes=((f"{'epsilon' if rho is None else 'rho'} split {split:g} for the centred sum "
+                               f"(sensitivity {(hi - lo) / 2:g}) and "
                                f"{1 - split:g} for the count (sensitivity 1)"),))
 
 
@@ -588,8 +589,9 @@ def dp_histogram(data: Any, columns: str | Sequence[str], epsilon: float | None 
     One column gives a histogram, several a contingency table whose axes follow ``columns``. Every
     cell of the cross-product gets noise, the empty ones too (otherwise which cells are empty would
     leak); L1 and L2 sensitivity 1 under add/remove-one. Discrete Laplace noise when δ = 0,
-    Gaussian when δ > 0, discrete Gaussian (ρ-zCDP) with ``rho`` instead of ε; one draw per cell. The counting is one bincount over a mixed-radix key of
-    the encoded codes, so ten million rows take well under a second.
+    Gaussian when δ > 0, discrete Gaussian (ρ-zCDP) with ``rho`` instead of ε; one draw per cell.
+    The counting is one bincount over a mixed-radix key of the encoded codes, so ten million rows
+    take well under a second.
 
     **The categories are public.** Which categories a table has is itself a disclosure: a cell
     that appears because one record holds a rare value (race ``Martian``) reveals that record

@@ -42,8 +42,8 @@ class ZCDPGaussian(_Additive):
         self.sigma = discrete_gaussian_sigma(rho, sensitivity)
         self.rho = float(rho)
         if not MIN_SCALE <= self.sigma <= MAX_SCALE:
-            raise ParameterError(f"rho = {self.rho:g} gives Gaussian noise of σ = {self.sigma:g}, outside the scales veil "
-                                 f"draws ({MIN_SCALE:.3g} to {MAX_SCALE:.3g}); use another rho.")
+            raise ParameterError(f"rho = {self.rho:g} gives Gaussian noise of σ = {self.sigma:g}, outside the scales "
+                                 f"veil draws ({MIN_SCALE:.3g} to {MAX_SCALE:.3g}); use another rho.")
         self.scale = self.sigma
 
     @property

@@ -570,7 +570,8 @@ def _dp_charge(ledger, w, pop: Population, candidate: _Candidate) -> tuple[int |
         raise LedgerError(f"population {pop.name!r} has no privacy budget, so no DP release can be charged to it.")
     kept_in_rho = pop.budget["composition"] == "zcdp"
     if in_rho != kept_in_rho:
-        raise LedgerError(f"population {pop.name!r} keeps its budget in {'ρ-zCDP' if kept_in_rho else '(ε, δ)'} and the "
+        kept = "ρ-zCDP" if kept_in_rho else "(ε, δ)"
+        raise LedgerError(f"population {pop.name!r} keeps its budget in {kept} and the "
                           f"answer cost {'ρ' if in_rho else 'ε'}, so it cannot be charged to it; publish it to a "
                           "population whose budget is in the answer's measure.")
     named = doc.get("charge")
