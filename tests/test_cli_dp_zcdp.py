@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 from veil.cli import app
 from veil.config import ConfigError, load_policy
 from veil.dp import ZCDPAccountant, ZCDPBudget
+from veil.dp.exact import show
 from veil.dp.zcdp_conversion import zcdp_epsilon
 from veil.ledger import Ledger
 from veil.ledger.policy import Policy
@@ -179,7 +180,9 @@ def test_ledger_status_history_and_verify_read_rho_as_rho(project):
                   if p["name"] == "survey")["budget"]
     assert budget["spent"]["epsilon"] == pytest.approx(float(zcdp_epsilon(Fraction(1, 5), 1e-6)))
     history = veil("ledger", "history", "--ledger", ledger).stdout
-    assert "charged 'count': ρ = 0.2" in history and "budget ρ = 0.5, δ = 0.000001 (zcdp)" in history
+    epsilon = show(zcdp_epsilon(Fraction(1, 5), Fraction(1, 10**6)))
+    assert f"charged 'count': ρ = 0.2 (ε = {epsilon} at δ = 1e-06)" in history
+    assert "budget ρ = 0.5, δ = 0.000001 (zcdp)" in history
     assert "ε = 0.2" not in history
     verified = veil("ledger", "verify", "--ledger", ledger)
     assert verified.exit_code == 0, verified.output

@@ -194,7 +194,8 @@ def test_the_ledger_charges_a_zcdp_population_in_rho(ledger):
     assert status["total"]["epsilon"] == pytest.approx(float(zcdp_epsilon(0.5, 1e-6)))
     assert status["spent"]["delta"] == 1e-6
     summaries = [entry["summary"] for entry in ledger.history()]
-    assert "budget ρ = 0.5, δ = 0.000001 (zcdp)" in summaries[1] and summaries[2] == "charged 'count': ρ = 0.2"
+    assert "budget ρ = 0.5, δ = 0.000001 (zcdp)" in summaries[1]
+    assert summaries[2] == "charged 'count': ρ = 0.2 (ε = 3.131055681 at δ = 1e-06)"
 
 
 def test_a_budget_in_another_measure_is_refused_and_nothing_is_written(ledger):

@@ -36,7 +36,9 @@ from sqlalchemy.engine import Connection
 from veil.dp.account import PrivacyAccount
 from veil.dp.accountant import Accountant
 from veil.dp.budget import Budget
+from veil.dp.exact import from_text, show
 from veil.dp.zcdp_accountant import ZCDPAccountant, ZCDPBudget
+from veil.dp.zcdp_conversion import zcdp_epsilon
 from veil.errors import ParameterError
 from veil.ledger import chain, verification
 from veil.ledger.binding import TableRef, binding, matches
@@ -603,11 +605,14 @@ class Ledger:
             if limit is not None:
                 query = query.limit(limit)
             rows = list(reversed(conn.execute(query).all()))
+        # a zCDP population's charges are shown in ρ with the ε they imply at the budget's δ
+        deltas = {p.name: p.budget["budget"]["delta"] for p in self.populations()
+                  if p.budget is not None and p.budget["composition"] == "zcdp"}
         entries = []
         for r in rows:
             payload = self._payload(r)
             entries.append({"seq": r.seq, "at": r.at, "by": r.by, "action": r.action, "population": r.population,
-                            "summary": self._summary(r, payload), "hash": r.hash,
+                            "summary": self._summary(r, payload, deltas.get(r.population)), "hash": r.hash,
                             "warnings": [str(w) for w in payload.get("warnings") or []]})
         return entries
 
@@ -625,15 +630,15 @@ class Ledger:
             raise self._altered(row)
         return payload
 
-    def _summary(self, row, payload: dict) -> str:
-        """What a log entry says.
+    def _summary(self, row, payload: dict, zcdp_delta: str | None = None) -> str:
+        """What a log entry says (``zcdp_delta``: the δ of its population's budget in ρ, if it has one).
 
         Raises:
             LedgerTamperedError: the payload is not the JSON object of its action.
         """
         try:
-            return summarize(row.action, payload)
-        except (ValueError, TypeError, KeyError, AttributeError):
+            return summarize(row.action, payload, zcdp_delta)
+        except (ValueError, TypeError, KeyError, AttributeError, ParameterError):
             raise self._altered(row) from None
 
     def _altered(self, row) -> LedgerTamperedError:
@@ -713,8 +718,9 @@ def _check_key_column(pop: Population, table) -> None:
                           "person.")
 
 
-def summarize(action: str, payload: dict) -> str:
-    """One line saying what an entry recorded."""
+def summarize(action: str, payload: dict, zcdp_delta: str | None = None) -> str:
+    """One line saying what an entry recorded; a charge to a budget in ρ says its ρ and, given the
+    budget's δ (``zcdp_delta``, exact text), the ε it alone implies at that δ."""
     row = payload.get("row") or {}
     if action == "init":
         return f"ledger {payload.get('ledger_id')} created (schema {payload.get('schema_version')})"
@@ -735,6 +741,9 @@ def summarize(action: str, payload: dict) -> str:
         # a zCDP budget's charge rows keep ρ where (ε, δ) budgets keep ε (veil.dp.zcdp_accountant)
         cost = f"ρ = {row.get('epsilon')}" if row.get("composition") == "zcdp" else \
             f"ε = {row.get('epsilon')}, δ = {row.get('delta')}"
+        if row.get("composition") == "zcdp" and zcdp_delta is not None:
+            cost += (f" (ε = {show(zcdp_epsilon(from_text(row['epsilon']), from_text(zcdp_delta)))} at "
+                     f"δ = {show(from_text(zcdp_delta))})")
         return f"charged {row.get('label')!r}: {cost}" + (f" (release {payload['release']})" if "release" in payload
                                                           else "")
     if action == "publish":
