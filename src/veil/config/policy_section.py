@@ -81,7 +81,12 @@ class PopulationMap:
         return tuple(out)
 
     def json_schema(self) -> dict:
-        return {"type": ["object", "null"], "additionalProperties": options_schema(self.options)}
+        population = options_schema(self.options)
+        # the budget is in the composition rule's measure: rho under zcdp, epsilon under the others
+        population["if"] = {"properties": {"composition": {"const": "zcdp"}}, "required": ["composition"]}
+        population["then"] = {"properties": {"budget": {"anyOf": [{"type": "null"}, {"required": ["rho"]}]}}}
+        population["else"] = {"properties": {"budget": {"anyOf": [{"type": "null"}, {"required": ["epsilon"]}]}}}
+        return {"type": ["object", "null"], "additionalProperties": population}
 
 
 @dataclass(frozen=True)
