@@ -280,3 +280,20 @@ def test_a_policy_budget_in_the_wrong_measure_is_refused(tmp_path, population, w
     path.write_text(yaml.safe_dump({"policy": {"populations": {"p": population}}}), encoding="utf-8")
     with pytest.raises(ConfigError, match=words):
         load_policy(path)
+
+
+def test_an_imported_budget_file_in_rho_stays_in_rho(tmp_path):
+    # the reader of JSON budget files (veil ledger import) keeps a zcdp budget's charges as ρ
+    from test_ledger import sealed_budget_file
+
+    old = ZCDPAccountant(ZCDPBudget("0.5", "0.000001"), dataset_id="veil-data-1:" + "ab" * 32)
+    old.charge(rho="0.125", label="count")
+    sealed_budget_file(tmp_path / "budget.json", old)
+    ledger = tmp_path / "ledger.db"
+    assert veil("ledger", "init", "--ledger", ledger).exit_code == 0
+    imported = veil("ledger", "import", tmp_path / "budget.json", "--ledger", ledger)
+    assert imported.exit_code == 0, imported.output
+    kept = Ledger(str(ledger)).budget("budget.json")
+    assert isinstance(kept, ZCDPAccountant) and kept.spent_rho == Fraction(1, 8)
+    assert kept.budget == ZCDPBudget(Fraction(1, 2), Fraction(1, 10**6))
+    assert "charged 'count': ρ = 0.125 (ε = " in veil("ledger", "history", "--ledger", ledger).stdout
