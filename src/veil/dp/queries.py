@@ -138,7 +138,8 @@ class QueryResult:
             probability at least 1 − alpha, per cell. ``None`` when there is no data-independent
             interval (quantiles, see :func:`dp_quantile`).
         alpha: the miss probability of the error bar (0.05: a 95 % interval).
-        epsilon, delta: what the query was charged (both 0 when it was charged in ρ).
+        epsilon, delta: what the query was charged (both 0 when it was charged in ρ, and ``None`` in
+            :meth:`to_dict`).
         rho: what the query was charged in ρ-zCDP (the Gaussian mechanisms), else ``None``.
         sensitivity: the sensitivity the noise was calibrated to (see the module's neighbouring relation).
         mechanism: the mechanism that drew the noise.
@@ -194,8 +195,9 @@ class QueryResult:
 
         return {
             "query": self.query, "value": plain(self.value), "low": plain(self.low), "high": plain(self.high),
-            "confidence": 1.0 - self.alpha, "epsilon": self.epsilon, "delta": self.delta,
-            **({} if self.rho is None else {"rho": self.rho}),
+            # an answer priced in ρ has no ε or δ of its own: null, so that none reads it as free
+            "confidence": 1.0 - self.alpha, **({"epsilon": self.epsilon, "delta": self.delta} if self.rho is None
+                                               else {"epsilon": None, "delta": None, "rho": self.rho}),
             "sensitivity": self.sensitivity, "mechanism": self.mechanism,
             "fit_for_release": self.fit_for_release, "not_fit_because": list(self.not_fit_because),
             "noise_source": self.noise_source,

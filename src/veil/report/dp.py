@@ -57,7 +57,10 @@ def check_answer(answer, where: str) -> dict:
     if len(shapes) != 1:
         raise DataError(f"{where} gives its value and its bounds in different shapes; give what veil dp … --json "
                         "printed.")
+    in_rho = answer.get("rho") is not None  # priced in ρ-zCDP: its epsilon and delta are null
     for key, test, should in _ANSWER_FIELDS:
+        if in_rho and key in ("epsilon", "delta") and answer[key] is None:
+            continue
         if (key in ANSWER_KEYS or answer.get(key) is not None) and not test(answer[key]):
             raise DataError(f"{where} holds {key!r} that is not {should}; give what veil dp … --json printed.")
     return dict(answer)
@@ -85,6 +88,7 @@ _ANSWER_FIELDS = (
     ("confidence", lambda v: _finite(v) and 0 < v <= 1, "a share in (0, 1]"),
     ("epsilon", lambda v: _finite(v) and v >= 0, "a finite number 0 or more"),
     ("delta", lambda v: _finite(v) and 0 <= v <= 1, "a number in [0, 1]"),
+    ("rho", lambda v: _finite(v) and v > 0, "a finite number above 0"),
     ("mechanism", lambda v: isinstance(v, str), "text"),
     ("fit_for_release", lambda v: isinstance(v, bool), "true or false"),
     ("not_fit_because", _texts, "a list of sentences"),
@@ -111,7 +115,7 @@ def dp_report(answers: Sequence[Mapping], budget: Mapping | None = None, *, titl
     for i, a in enumerate(checked, start=1):
         labels, values, lows, highs = _series(a)
         # a ρ-zCDP answer says ε = 0 and its ρ: shown as the ρ it cost, never as an ε
-        rho = a.get("rho") if _finite(a.get("rho")) else None
+        rho = a.get("rho")
         cost = f"ρ = {rho:g}" if rho is not None else f"ε = {a['epsilon']:g}"
         rows.append({"query": a["query"], "epsilon": a["epsilon"], "delta": a["delta"], "rho": rho,
                      "confidence": a["confidence"], "mechanism": a.get("mechanism", ""),
