@@ -270,6 +270,12 @@ POLICY_MISTAKES = [
     ("unknown population key", {"populations": {"a": {"budgt": {"epsilon": 1}}}}, "unknown key 'budgt'"),
     ("unknown rule", {"populations": {"a": {"budget": {"epsilon": 1}, "composition": "magic"}}}, "'magic'"),
     ("a budget without epsilon", {"populations": {"a": {"budget": {"delta": 0.1}}}}, "needs 'epsilon'"),
+    ("a budget in rho under sequential composition", {"populations": {"a": {"budget": {"rho": 0.5, "delta": 1e-6}}}},
+     "needs 'epsilon'"),
+    ("a budget in epsilon under zcdp composition",
+     {"populations": {"a": {"budget": {"epsilon": 1.0, "delta": 1e-6}, "composition": "zcdp"}}}, "is in ρ"),
+    ("a budget in both measures", {"populations": {"a": {"budget": {"epsilon": 1.0, "rho": 0.5}}}},
+     "needs 'epsilon'"),
     ("unknown relation", {"populations": {"a": {"relation": "swap"}}}, "'swap'"),
 ]
 

@@ -33,6 +33,7 @@ from veil.dp.noise import NoiseSource
 from veil.dp.panprivate import PanPrivateCounter, PanPrivateDensity
 from veil.dp.queries import dp_contingency, dp_count, dp_histogram, dp_mean, dp_quantile, dp_sum
 from veil.dp.stream import StreamSettings, release_stream
+from veil.dp.zcdp_accountant import ZCDPAccountant, ZCDPBudget
 from veil.ldp import BLH, GRR, OLH, OUE, SUE
 
 # ---------------------------------------------------------------------------------------------
@@ -93,6 +94,20 @@ def _accountant_session(t):
         pass
 
 
+def _zcdp_session(t):
+    """Gaussian queries against a budget in ρ, the last refused (overspent), then one in ε refused
+    (another measure): the refusals depend on the budget only."""
+    acc = ZCDPAccountant(ZCDPBudget(0.25, 1e-6), dataset_id="people")
+    dp_count(t, rho=0.1, accountant=acc, noise=1)
+    dp_histogram(t, "sex", rho=0.1, categories={"sex": SEX}, accountant=acc, noise=3)
+    for query in (lambda: dp_sum(t, "age", (0, 100), rho=0.1, accountant=acc, noise=2),
+                  lambda: dp_count(t, 0.1, accountant=acc, noise=4)):
+        try:
+            query()
+        except Exception:
+            pass
+
+
 def _stream(query, level, **extra):
     cats = ("a", "b", "c") if query == "histogram" else None
     column = "kind" if query == "histogram" else "value"
@@ -131,6 +146,13 @@ API_PATHS = {
     "dp_contingency": lambda t: dp_contingency(t, ["sex", "zip"], 0.5, categories={"sex": SEX, "zip": ZIP},
                                                noise=1),
     "dp_histogram missing category": lambda t: dp_histogram(t, "sex", 0.5, categories={"sex": SEX + [""]}, noise=1),
+    "dp_count zcdp": lambda t: dp_count(t, rho=0.1, noise=1),
+    "dp_sum zcdp": lambda t: dp_sum(t, "age", (-10, 100), rho=0.1, noise=1),
+    "dp_mean zcdp": lambda t: dp_mean(t, "age", (0, 100), rho=0.1, noise=1),
+    "dp_histogram zcdp": lambda t: dp_histogram(t, ["sex", "zip"], rho=0.1, categories={"sex": SEX, "zip": ZIP},
+                                                noise=1),
+    "secure dp_histogram zcdp": lambda t: dp_histogram(t, "zip", rho=0.1, categories={"zip": ZIP}),
+    "zcdp accountant session": _zcdp_session,
     "accountant session": _accountant_session,
     "report noisy max": _report_noisy_max,
     "secure dp_count": lambda t: dp_count(t, 0.5),
@@ -218,6 +240,14 @@ PEOPLE_CLI = {
                   "--categories", "zip=1300,1301,1302,1303", "--epsilon", "0.5", "--seed", "1", "--out", "{out}"],
     "budget file": ["dp", "count", "{data}", "--epsilon", "0.5", "--budget-file", "{folder}/b.db", "--budget", "1",
                     "--seed", "1"],
+    "count zcdp": ["dp", "count", "{data}", "--mechanism", "gaussian", "--rho", "0.1", "--seed", "1"],
+    "sum zcdp": ["dp", "sum", "{data}", "--columns", "age", "--bounds", "0,100", "--rho", "0.1", "--seed", "1"],
+    "mean zcdp": ["dp", "mean", "{data}", "--columns", "age", "--bounds", "0,100", "--mechanism", "gaussian",
+                  "--rho", "0.1", "--seed", "1", "--json"],
+    "histogram zcdp": ["dp", "histogram", "{data}", "--columns", "zip", "--categories", "zip=1300,1301,1302,1303",
+                       "--mechanism", "gaussian", "--rho", "0.1", "--seed", "1", "--out", "{out}"],
+    "budget file zcdp": ["dp", "count", "{data}", "--rho", "0.1", "--budget-file", "{folder}/b.db", "--budget",
+                         "1,1e-6", "--seed", "1"],
 }
 EVENTS_CLI = {
     f"stream {q} {lvl}": ["dp", "stream", "{data}", "--epsilon", "1", "--start", "0", "--end", "9", "--out", "{out}",

@@ -2,7 +2,10 @@
 
 ``veil dp count|sum|mean|quantile|histogram DATA --epsilon E [--delta D] [--columns …]
 [--bounds LO,HI] [--budget-file B [--budget E[,D]] | --ledger L [--population P] [--budget E[,D]]]
-[--out DIR] [--seed N] [--json]`` prints the noisy answer with its 95 % error bar; ``veil dp budget
+[--out DIR] [--seed N] [--json]`` prints the noisy answer with its 95 % error bar (count, sum, mean
+and histogram take ``--mechanism gaussian --rho R`` instead of ε: Gaussian noise priced in ρ-zCDP,
+charged to a budget kept in ρ, whose ``--budget`` is then ``R,D``; a budget in the other measure
+refuses the query in one sentence and nothing is charged); ``veil dp budget
 B`` shows what was spent by what (and, with transition matrices, the temporal leakage of the
 charges); ``veil dp stream EVENTS --epsilon E --start S --end E --out DIR`` releases a stream of
 events over time (:mod:`veil.dp.stream`).
@@ -83,6 +86,7 @@ from veil.dp.queries import (
     postprocess,
 )
 from veil.dp.stream import FILES as STREAM_FILES
+from veil.dp.zcdp_accountant import ZCDPBudget
 from veil.dp.stream import StreamSettings, read_transition_matrix, release_stream
 from veil.dp.temporal import TemporalCorrelation
 from veil.errors import DataError, ParameterError
@@ -98,13 +102,20 @@ dp_app = command_group(no_args_is_help=True, help="Differentially private querie
 
 DATA = typer.Argument(..., help="CSV or Parquet table to query.")
 EPSILON = typer.Option(..., "--epsilon", help="Privacy loss ε > 0 this query spends.")
+PRICE = typer.Option(None, "--epsilon", help="Privacy loss ε > 0 this query spends (or give --rho).")
+RHO = typer.Option(None, "--rho", help="With --mechanism gaussian: the ρ > 0 of ρ-zCDP this query spends, "
+                                       "instead of ε; its budget is then kept in ρ.")
+MECHANISM = typer.Option(None, "--mechanism", help="laplace (discrete Laplace; Gaussian when --delta > 0) or "
+                                                   "gaussian (with --rho: discrete Gaussian for counts, Gaussian "
+                                                   "for sums, ρ-zCDP; with --epsilon and --delta: (ε, δ)).")
 DELTA = typer.Option(0.0, "--delta", help="δ in [0, 1); δ > 0 switches to Gaussian noise.")
 BUDGET_FILE = typer.Option(None, "--budget-file", help="A ledger of this table's budget alone (an SQLite file); "
                                                        "created, with --budget, when missing.")
 LEDGER = typer.Option(None, "--ledger", help="A release ledger (SQLite file or postgresql:// URL) to charge.")
 POPULATION = typer.Option(None, "--population", help="With --ledger: the population to charge (default: this "
                                                      "table's own).")
-BUDGET = typer.Option(None, "--budget", help="E[,D]: the total budget when the budget file or population is made.")
+BUDGET = typer.Option(None, "--budget", help="E[,D]: the total budget when the budget file or population is made "
+                                             "(with --rho: R,D, the budget in ρ and the δ it is stated at).")
 OUT = typer.Option(None, "--out", help="Folder to write answer.json and manifest.json in, for veil publish.")
 BY = typer.Option(None, "--by", help="Who charges (default: the operating-system user).")
 SEED = typer.Option(None, "--seed", help="Seeded noise for experiments (a whole number >= 0): NOT fit for release.")
@@ -139,8 +150,38 @@ def _bounds(text: Optional[str], query: str) -> Optional[tuple[float, float]]:
     return _number(parts[0], "the lower bound"), _number(parts[1], "the upper bound")
 
 
-def _budget(text: str) -> Budget:
+def _price(epsilon: Optional[float], delta: float, rho: Optional[float],
+           mechanism: Optional[str]) -> tuple[Optional[float], float, Optional[float]]:
+    """(ε, δ, ρ) of a query from --epsilon, --delta, --rho and --mechanism, checked: ε (with δ) or ρ."""
+    if mechanism not in (None, "laplace", "gaussian"):
+        raise ParameterError(f"--mechanism is laplace or gaussian, not {mechanism!r}.")
+    if (epsilon is None) == (rho is None):
+        raise ParameterError("give the query's cost as --epsilon E or, with --mechanism gaussian, as --rho R; not "
+                             "both." if rho is not None else "give the query's cost with --epsilon E (or --rho R "
+                             "with --mechanism gaussian).")
+    if rho is not None:
+        if mechanism == "laplace":
+            raise ParameterError("Laplace noise is priced in ε; give --epsilon, or --mechanism gaussian with --rho.")
+        if delta != 0.0:
+            raise ParameterError("a query priced in ρ (--rho) has no δ of its own; leave --delta out (the budget "
+                                 "states its δ).")
+        if not rho > 0 or not math.isfinite(rho):
+            raise ParameterError(f"--rho must be a positive finite number, got {rho:g}.")
+        return None, 0.0, rho
+    if mechanism == "gaussian" and delta == 0.0:
+        raise ParameterError("Gaussian noise needs --delta > 0 with --epsilon, or give --rho R for ρ-zCDP.")
+    if mechanism == "laplace" and delta != 0.0:
+        raise ParameterError("Laplace noise is pure ε-DP; leave --delta out, or use --mechanism gaussian.")
+    return epsilon, delta, None
+
+
+def _budget(text: str, in_rho: bool = False) -> Budget | ZCDPBudget:
     parts = [p.strip() for p in text.split(",")]
+    if in_rho:
+        if len(parts) != 2:
+            raise ParameterError(f"with --rho, --budget takes R,D (the budget's ρ and the δ it is stated at), got "
+                                 f"{text!r}.")
+        return ZCDPBudget(_number(parts[0], "the budget's rho"), _number(parts[1], "the budget's delta"))
     if len(parts) not in (1, 2):
         raise ParameterError(f"--budget takes E or E,D, got {text!r}.")
     eps = _number(parts[0], "the budget's epsilon")
@@ -182,12 +223,12 @@ def _categories(items: Optional[List[str]], hierarchies: Optional[List[str]]) ->
 class _Run:
     """What a query command prepares before it charges anything."""
 
-    def __init__(self, data: Path, epsilon: float, delta: float, budget_file: Optional[Path],
+    def __init__(self, data: Path, epsilon: Optional[float], delta: float, budget_file: Optional[Path],
                  budget: Optional[str], seed: Optional[int], delimiter: Optional[str], ledger: Optional[str] = None,
                  population: Optional[str] = None, out: Optional[Path] = None, by: Optional[str] = None,
                  engine: str = "local", master: Optional[str] = None, reads: tuple[str, ...] = (),
-                 strict: bool = False):
-        if not epsilon > 0 or not math.isfinite(epsilon):
+                 strict: bool = False, rho: Optional[float] = None):
+        if rho is None and (not epsilon > 0 or not math.isfinite(epsilon)):
             raise ParameterError(f"--epsilon must be a positive finite number, got {epsilon:g}.")
         if not 0.0 <= delta < 1.0:
             raise ParameterError(f"--delta must lie in [0, 1), got {delta:g}.")
@@ -196,7 +237,7 @@ class _Run:
         if population is not None and ledger is None:
             raise ParameterError("--population applies only with --ledger.")
         self.noise = NoiseSource.seeded(seed) if seed is not None else NoiseSource.secure()
-        self.new_budget = _budget(budget) if budget is not None else None
+        self.new_budget = _budget(budget, rho is not None) if budget is not None else None
         if budget_file is None and ledger is None and self.new_budget is not None:
             raise ParameterError("--budget applies only with --budget-file or --ledger.")
         if engine == "spark" and (budget_file is not None or ledger is not None or out is not None):
@@ -213,7 +254,7 @@ class _Run:
         if self.ledger is not None and not self.ledger.store.check_file(must_exist=not self.single):
             if self.new_budget is None:
                 raise LedgerError(f"budget file {self.location!r} does not exist; give the budget to start it with "
-                                  "(--budget E[,D]).")
+                                  f"({'--budget R,D' if rho is not None else '--budget E[,D]'}).")
             self.fresh = True
         self.out = out
         if out is not None:
@@ -270,11 +311,18 @@ class _Run:
                                            "delta": float(self.accountant.budget.delta)},
                                  "spent": {"epsilon": float(spent.epsilon), "delta": float(spent.delta)},
                                  "left": {"epsilon": float(left[0]), "delta": float(left[1])}}
+                if self.accountant.measure == "zcdp":  # composed in ρ; the (ε, δ) above is its tight conversion
+                    doc["budget"]["rho"] = _rho_entry(self.accountant)
             sys.stdout.write(json.dumps(doc, indent=2) + "\n")
             return
         console = terminal(soft_wrap=True)
         _render(result, console)
-        if self.accountant is not None:
+        if self.accountant is not None and self.accountant.measure == "zcdp":
+            acc = self.accountant
+            left = f"{show(acc.remaining_rho)} (ε = {show(acc.remaining()[0])} at δ = {show(acc.budget.delta)})"
+            console.print(f"budget {self.location}: spent ρ = {show(acc.spent_rho)} of {acc.budget}; left ρ = {left}",
+                          markup=False)
+        elif self.accountant is not None:
             eps, dlt = self.accountant.remaining()
             spent = self.accountant.spent()
             console.print(f"budget {self.location}: spent ε = {show(spent.epsilon)}, "
@@ -284,6 +332,11 @@ class _Run:
             console.print(f"wrote {self.out / 'answer.json'} and {self.out / 'manifest.json'}", markup=False)
 
 
+def _rho_entry(acc) -> dict:
+    """The ρ total, spent and left of a zCDP accountant, as JSON numbers."""
+    return {"total": float(acc.budget.rho), "spent": float(acc.spent_rho), "left": float(acc.remaining_rho)}
+
+
 def _fmt(x) -> str:
     if isinstance(x, (int, np.integer)):
         return f"{int(x):,}"
@@ -291,7 +344,8 @@ def _fmt(x) -> str:
 
 
 def _render(r: QueryResult, console: Console) -> None:
-    cost = f"ε = {r.epsilon:g}" + (f", δ = {r.delta:g}" if r.delta else "")
+    cost = f"ρ = {r.rho:g}" if r.rho is not None else \
+        f"ε = {r.epsilon:g}" + (f", δ = {r.delta:g}" if r.delta else "")
     head = f"{r.query}: {cost}, sensitivity {r.sensitivity:g}, {r.mechanism} noise, {r.label}"
     console.print(head, markup=False)
     conf = f"{1 - r.alpha:.0%}"
@@ -333,17 +387,18 @@ class _Budget:
     out: Optional[Path]
     by: Optional[str]
 
-    def run(self, data: Path, epsilon: float, delta: float, seed: Optional[int], delimiter: Optional[str],
+    def run(self, data: Path, epsilon: Optional[float], delta: float, seed: Optional[int], delimiter: Optional[str],
             engine: str = "local", master: Optional[str] = None, reads: tuple[str, ...] = (),
-            strict: bool = False) -> _Run:
+            strict: bool = False, rho: Optional[float] = None) -> _Run:
         return _Run(data, epsilon, delta, self.budget_file, self.budget, seed, delimiter, self.ledger,
-                    self.population, self.out, self.by, engine, master, reads, strict)
+                    self.population, self.out, self.by, engine, master, reads, strict, rho)
 
 
 @dp_app.command("count")
 @fails_cleanly
 @reads_tables
-def count_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DELTA,
+def count_command(data: Path = DATA, epsilon: Optional[float] = PRICE, delta: float = DELTA,
+                  rho: Optional[float] = RHO, mechanism: Optional[str] = MECHANISM,
                   columns: Optional[str] = typer.Option(None, "--columns",
                                                         help="Count non-missing values of this column."),
                   budget_file: Optional[Path] = BUDGET_FILE, budget: Optional[str] = BUDGET,
@@ -359,30 +414,35 @@ def count_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DE
     names = split_names(columns)
     if len(names) > 1:
         raise ParameterError("count reads at most one column; give one name with --columns.")
+    epsilon, delta, rho = _price(epsilon, delta, rho, mechanism)
     run = _Budget(budget_file, budget, ledger, population, out, by).run(data, epsilon, delta, seed, delimiter,
-                                                                        engine, master, tuple(names), strict)
+                                                                        engine, master, tuple(names), strict, rho)
     with run.charging() as accountant:
         result = dp_count(run.columns, epsilon, delta, column=names[0] if names else None,
-                          accountant=accountant, noise=run.noise)
+                          accountant=accountant, noise=run.noise, rho=rho)
     run.finish(result, as_json)
 
 
-def _clamped(query: str, answer, data: Path, epsilon: float, delta: float, columns: Optional[str],
+def _clamped(query: str, answer, data: Path, price: tuple, columns: Optional[str],
              bounds: Optional[str], where: _Budget, seed: Optional[int], delimiter: Optional[str],
              as_json: bool, engine: str, master: Optional[str], strict: bool) -> None:
-    """``sum`` and ``mean``: one numeric column clamped to public bounds, answered by ``answer``."""
+    """``sum`` and ``mean``: one numeric column clamped to public bounds, answered by ``answer``.
+
+    ``price``: --epsilon, --delta, --rho and --mechanism as given."""
+    epsilon, delta, rho = _price(*price)
     column = _one_column(columns, query)
     lohi = _bounds(bounds, query)
-    run = where.run(data, epsilon, delta, seed, delimiter, engine, master, (column,), strict)
+    run = where.run(data, epsilon, delta, seed, delimiter, engine, master, (column,), strict, rho)
     with run.charging() as accountant:
-        result = answer(run.columns, column, lohi, epsilon, delta, accountant=accountant, noise=run.noise)
+        result = answer(run.columns, column, lohi, epsilon, delta, accountant=accountant, noise=run.noise, rho=rho)
     run.finish(result, as_json)
 
 
 @dp_app.command("sum")
 @fails_cleanly
 @reads_tables
-def sum_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DELTA,
+def sum_command(data: Path = DATA, epsilon: Optional[float] = PRICE, delta: float = DELTA,
+                rho: Optional[float] = RHO, mechanism: Optional[str] = MECHANISM,
                 columns: Optional[str] = typer.Option(None, "--columns", help="The numeric column to sum."),
                 bounds: Optional[str] = BOUNDS, budget_file: Optional[Path] = BUDGET_FILE,
                 budget: Optional[str] = BUDGET, ledger: Optional[str] = LEDGER,
@@ -394,7 +454,7 @@ def sum_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DELT
     Cells that are not finite numbers (empty, text such as 'unknown') are left out, and so are
     malformed CSV lines (--strict refuses them).
     """
-    _clamped("sum", dp_sum, data, epsilon, delta, columns, bounds,
+    _clamped("sum", dp_sum, data, (epsilon, delta, rho, mechanism), columns, bounds,
              _Budget(budget_file, budget, ledger, population, out, by), seed, delimiter, as_json, engine, master,
              strict)
 
@@ -402,7 +462,8 @@ def sum_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DELT
 @dp_app.command("mean")
 @fails_cleanly
 @reads_tables
-def mean_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DELTA,
+def mean_command(data: Path = DATA, epsilon: Optional[float] = PRICE, delta: float = DELTA,
+                 rho: Optional[float] = RHO, mechanism: Optional[str] = MECHANISM,
                  columns: Optional[str] = typer.Option(None, "--columns", help="The numeric column."),
                  bounds: Optional[str] = BOUNDS, budget_file: Optional[Path] = BUDGET_FILE,
                  budget: Optional[str] = BUDGET, ledger: Optional[str] = LEDGER,
@@ -414,7 +475,7 @@ def mean_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DEL
     Cells that are not finite numbers (empty, text such as 'unknown') are left out, and so are
     malformed CSV lines (--strict refuses them).
     """
-    _clamped("mean", dp_mean, data, epsilon, delta, columns, bounds,
+    _clamped("mean", dp_mean, data, (epsilon, delta, rho, mechanism), columns, bounds,
              _Budget(budget_file, budget, ledger, population, out, by), seed, delimiter, as_json, engine, master,
              strict)
 
@@ -453,7 +514,8 @@ def quantile_command(data: Path = DATA, epsilon: float = EPSILON, delta: float =
 @dp_app.command("histogram")
 @fails_cleanly
 @reads_tables
-def histogram_command(data: Path = DATA, epsilon: float = EPSILON, delta: float = DELTA,
+def histogram_command(data: Path = DATA, epsilon: Optional[float] = PRICE, delta: float = DELTA,
+                      rho: Optional[float] = RHO, mechanism: Optional[str] = MECHANISM,
                       columns: Optional[str] = typer.Option(None, "--columns",
                                                             help="Column(s), comma-separated: a contingency table."),
                       categories: Optional[List[str]] = typer.Option(
@@ -479,6 +541,7 @@ def histogram_command(data: Path = DATA, epsilon: float = EPSILON, delta: float 
     malformed CSV lines (--strict refuses them). By default the cells are post-processed for
     free: clipped at 0, rounded, and made to add up to their own noisy total.
     """
+    epsilon, delta, rho = _price(epsilon, delta, rho, mechanism)
     names = split_names(columns)
     if not names:
         raise ParameterError("histogram needs --columns with at least one column.")
@@ -491,10 +554,10 @@ def histogram_command(data: Path = DATA, epsilon: float = EPSILON, delta: float 
                              f"or --hierarchy {first}=FILE, or pass --data-categories, which makes the answer not "
                              "fit for release.")
     run = _Budget(budget_file, budget, ledger, population, out, by).run(data, epsilon, delta, seed, delimiter,
-                                                                        engine, master, tuple(names), strict)
+                                                                        engine, master, tuple(names), strict, rho)
     with run.charging() as accountant:
         result = dp_histogram(run.columns, names, epsilon, delta, categories=given, data_categories=data_categories,
-                              accountant=accountant, noise=run.noise)
+                              accountant=accountant, noise=run.noise, rho=rho)
     if not raw:
         result = postprocess(result, nonnegative=True, integral=True, consistent=True)
     run.finish(result, as_json)
@@ -540,11 +603,15 @@ def budget_command(budget_file: str = typer.Argument(..., help="The budget file 
     if as_json:
         spent = acc.spent()
         rows = [{**row, "epsilon": float(row["epsilon"]), "delta": float(row["delta"]),
-                 "counted": None if row["counted"] is None else float(row["counted"])} for row in acc.report()]
+                 "counted": None if row["counted"] is None else float(row["counted"]),
+                 **({"rho": float(row["rho"])} if "rho" in row else {})} for row in acc.report()]
         doc = {"file": budget_file, "population": name, "dataset_id": acc.dataset_id, "composition": acc.composition,
                "budget": {"epsilon": float(acc.budget.epsilon), "delta": float(acc.budget.delta)},
                "spent": {"epsilon": float(spent.epsilon), "delta": float(spent.delta), "method": spent.method},
                "charges": rows}
+        if acc.measure == "zcdp":  # composed in ρ; the (ε, δ) above is its tight conversion at the budget's δ
+            doc["rho"] = _rho_entry(acc)  # and what is left in ε is that of the ρ left, not budget − spent
+            doc["left"] = dict(zip(("epsilon", "delta"), map(float, acc.remaining())))
         if leakage is not None:
             doc["temporal_leakage"] = {"first_step": first, "w": w, "maximum": leakage.maximum,
                                        **{k: getattr(leakage, k).tolist()

@@ -121,6 +121,10 @@ def status_command(ledger: str = LEDGER, as_json: bool = JSON) -> None:
             console.print(f"  budget ε = {total['epsilon']:g}, δ = {total['delta']:g} ({budget['composition']}): "
                           f"spent ε = {spent['epsilon']:.6g}, δ = {spent['delta']:.6g}; left ε = "
                           f"{left['epsilon']:.6g}, δ = {left['delta']:.6g}", markup=False)
+            if "rho" in budget:  # a zCDP budget, composed in ρ: the (ε, δ) above is its tight conversion
+                rho = budget["rho"]
+                console.print(f"  in ρ (zCDP): budget ρ = {rho['total']:g}, spent ρ = {rho['spent']:.6g}, left ρ = "
+                              f"{rho['left']:.6g}; the ε above is what ρ implies at that δ", markup=False)
         for release in pop["releases"]:
             console.print(f"  release {release['id']}: {release['name']} ({release['kind']}), "
                           f"{release['at'][:19].replace('T', ' ')} by {release['by']}", markup=False)

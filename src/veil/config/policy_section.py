@@ -28,6 +28,23 @@ Parser = Any
 _RULE_OPTIONS = {"delta_prime": "advanced", "discount": "temporal", "window": "window"}
 
 
+def _budget(p: Parser, key_node: yaml.Node, here: str, given: dict, composition: str) -> tuple[float, float]:
+    """A population's budget: ``(epsilon, delta)``, or ``(rho, delta)`` under zcdp composition,
+    in the rule's own measure (:class:`~veil.config.specification.PopulationSpec`)."""
+    if composition == "zcdp":
+        if "rho" not in given or "epsilon" in given:
+            raise p.error(key_node, f"{here} has zcdp composition, whose budget is in ρ: give budget: {{rho: R, "
+                                    "delta: D}, without epsilon.")
+        if given["delta"] == 0:
+            raise p.error(key_node, f"{here} has zcdp composition, whose budget is stated as (ε, δ) at its delta, so "
+                                    "its budget needs a delta above 0.")
+        return given["rho"], given["delta"]
+    if "epsilon" not in given or "rho" in given:
+        raise p.error(key_node, f"{here}.budget needs 'epsilon' under {composition} composition (a budget in ε), "
+                                "like {epsilon: 1.0}; a budget in rho takes composition: zcdp.")
+    return given["epsilon"], given["delta"]
+
+
 @dataclass(frozen=True)
 class PopulationMap:
     """The value of ``policy.populations``: per population name, its key and its budget (the keys
@@ -46,7 +63,7 @@ class PopulationMap:
                                             f"composition is {o['composition']}.")
             if o["composition"] != "sequential" and o["budget"] is None:
                 raise p.error(key_node, f"{here} has {o['composition']} composition but no budget; give its budget.")
-            if o["composition"] == "advanced" and o["budget"]["delta"] == 0:
+            if o["composition"] == "advanced" and o["budget"] is not None and o["budget"]["delta"] == 0:
                 raise p.error(key_node, f"{here} has advanced composition, which spends a δ' > 0, so its budget "
                                         "needs a delta above 0.")
             discount = None
@@ -58,13 +75,18 @@ class PopulationMap:
                 discount = given[0]
             if o["composition"] == "window" and o["window"] is None:
                 raise p.error(key_node, f"{here} has window composition and needs window, its length in time steps.")
-            budget = None if o["budget"] is None else (o["budget"]["epsilon"], o["budget"]["delta"])
+            budget = None if o["budget"] is None else _budget(p, key_node, here, o["budget"], o["composition"])
             out.append(PopulationSpec(name, o["key"], budget, o["composition"], o["delta_prime"], discount,
                                       o["window"], o["relation"]))
         return tuple(out)
 
     def json_schema(self) -> dict:
-        return {"type": ["object", "null"], "additionalProperties": options_schema(self.options)}
+        population = options_schema(self.options)
+        # the budget is in the composition rule's measure: rho under zcdp, epsilon under the others
+        population["if"] = {"properties": {"composition": {"const": "zcdp"}}, "required": ["composition"]}
+        population["then"] = {"properties": {"budget": {"anyOf": [{"type": "null"}, {"required": ["rho"]}]}}}
+        population["else"] = {"properties": {"budget": {"anyOf": [{"type": "null"}, {"required": ["epsilon"]}]}}}
+        return {"type": ["object", "null"], "additionalProperties": population}
 
 
 @dataclass(frozen=True)

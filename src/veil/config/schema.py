@@ -391,26 +391,44 @@ CHECK_ABOUT: dict[str, tuple[str, str]] = {
     "correspondence": ("the forward, cross and backward attacks of Fung et al. on a new version of an earlier "
                        "release", "{k: 5, max_share: 0.0}"),
 }
-COMPOSITIONS = ("sequential", "advanced", "temporal", "window")
+COMPOSITIONS = ("sequential", "advanced", "temporal", "window", "zcdp")
 DISCOUNTS: dict[str, Option] = {
     "exponential": optional(Number(0, 1, lo_open=True), about="g(i) = base^i for a charge i steps back: the base",
                             example=0.9),
     "hyperbolic": optional(Number(0), about="g(i) = 1/(1 + rate·i) for a charge i steps back: the rate",
                            example=0.5)}
+class BudgetOptions(Options):
+    """A population's budget: ``epsilon`` or ``rho`` (exactly one, in the composition rule's
+    measure), with ``delta``."""
+
+    def json_schema(self) -> dict:
+        out = super().json_schema()
+        out["type"] = "object"
+        out["oneOf"] = [{"required": ["epsilon"]}, {"required": ["rho"]}]
+        return out
+
+
 POPULATION_OPTIONS: dict[str, Option] = {
     "key": optional(Nullable(Name()), None,
                     about="the column naming a person in every table of the population, so that samples, versions "
                           "and sites share one budget and history (null: the population is the one table first "
                           "registered under it)", example="person_id"),
-    "budget": optional(Nullable(Options({
-        "epsilon": required(Number(0, lo_open=True), "the total ε", example=1.0),
-        "delta": optional(Number(0, 1, hi_open=True), 0.0, about="the total δ", example=1.0e-6)},
+    "budget": optional(Nullable(BudgetOptions({
+        "epsilon": optional(Number(0, lo_open=True), about="the total ε (every composition rule but zcdp)",
+                            example=1.0),
+        "rho": optional(Number(0, lo_open=True), about="the total ρ of ρ-zCDP (zcdp composition only, instead of "
+                                                        "epsilon)", example=0.5),
+        "delta": optional(Number(0, 1, hi_open=True), 0.0,
+                          about="the total δ; with rho, the δ at which the budget is also stated as (ε, δ), above 0",
+                          example=1.0e-6)},
         "{epsilon: 1.0}")), None,
-        about="the population's privacy budget (null: no DP answer may be charged to it); fixed when the "
-              "population is created", example={"epsilon": 1.0, "delta": 1.0e-6}),
+        about="the population's privacy budget (null: no DP answer may be charged to it), epsilon (with delta) or, "
+              "under zcdp composition, rho with delta; fixed when the population is created",
+        example={"epsilon": 1.0, "delta": 1.0e-6}),
     "composition": optional(Choice(COMPOSITIONS), "sequential",
                             about="how charges add up: sequential (and parallel), advanced (with delta_prime), "
-                                  "temporal (discounted by discount) or window (w-event, over window steps)",
+                                  "temporal (discounted by discount), window (w-event, over window steps) or zcdp "
+                                  "(ρ-zCDP: charges of ρ add up, for Gaussian noise; a budget in rho)",
                             example="advanced"),
     "delta_prime": optional(Nullable(Number(0, 1, lo_open=True, hi_open=True)), None,
                             about="advanced composition's δ' (null: half the budget's δ)", example=1.0e-7),

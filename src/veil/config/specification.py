@@ -179,8 +179,9 @@ class PopulationSpec:
     Attributes:
         name: its name.
         key: the column naming a person in every table of it, or ``None`` (it is one table).
-        budget: its privacy budget ``(epsilon, delta)``, or ``None``.
-        composition: the rule that counts the budget: sequential, advanced, temporal or window.
+        budget: its privacy budget ``(epsilon, delta)``, under zcdp composition ``(rho, delta)``
+            (the budget in ρ and the δ it is stated at), or ``None``.
+        composition: the rule that counts the budget: sequential, advanced, temporal, window or zcdp.
         delta_prime: advanced composition's δ'.
         discount: temporal composition's ``(exponential|hyperbolic, parameter)``.
         window: window composition's w.
@@ -197,7 +198,8 @@ class PopulationSpec:
     relation: str = "add-remove"
 
     def to_dict(self) -> dict:
-        return {"key": self.key, "budget": None if self.budget is None else {"epsilon": self.budget[0],
+        amount = "rho" if self.composition == "zcdp" else "epsilon"  # the rule's measure names the number
+        return {"key": self.key, "budget": None if self.budget is None else {amount: self.budget[0],
                                                                             "delta": self.budget[1]},
                 "composition": self.composition, "delta_prime": self.delta_prime,
                 "discount": None if self.discount is None else {self.discount[0]: self.discount[1]},

@@ -55,6 +55,7 @@ SAMPLERS: dict[type, dict[str, tuple[str, tuple[str, ...]]]] = {
         "laplace": ("values", ("scale",)),
         "discrete_laplace": ("values", ("scale",)),
         "gaussian": ("values", ("scale",)),
+        "discrete_gaussian": ("values", ("scale",)),
         "gumbel_argmax": ("scores", ("scale",)),
         "exponential_argmax": ("scores", ("scale",)),
         "flip_bits": ("bits", ("keep_prob",)),

@@ -10,7 +10,9 @@ requires that:
 * **the draws follow the distribution the guarantee states**, derived from ε, δ and the
   sensitivity (not from the mechanism's own noise attributes): Laplace noise of scale Δ/ε,
   discrete Laplace of scale Δ/ε, Gaussian noise whose σ meets (ε, δ) (Balle and Wang's exact
-  condition), the exponential mechanism's softmax of ε·u/(2Δ), report-noisy-max's arg-max under
+  condition), the discrete Gaussian's pmf ∝ exp(−z²/(2σ²)) and the
+  Gaussian's N(0, σ²) with ρ = Δ²/(2σ²), the exponential mechanism's softmax of ε·u/(2Δ),
+  report-noisy-max's arg-max under
   exponential noise of scale 2Δ/ε, randomized response's keep probabilities, and planar Laplace's
   Gamma(2, 1/ε) radius with a uniform angle (a Kolmogorov–Smirnov test for continuous draws, χ²
   or binomial for discrete ones); draws from the secure source are tested too, at a smaller level;
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Callable, Sequence
 
 import numpy as np
@@ -34,6 +37,8 @@ from scipy import integrate, special, stats
 
 from veil.conformance.base import (LEVEL, SECURE_LEVEL, ConformanceError, chi2_pvalue, ks_pvalue, misses_pvalue,
                                    one_sentence, variance_pvalue)
+from veil.dp.discrete_gaussian import DiscreteGaussian
+from veil.dp.zcdp_gaussian import ZCDPGaussian
 from veil.dp.mechanisms import (ExponentialMechanism, Gaussian, Geometric, KaryRandomizedResponse, Laplace,
                                 PlanarLaplace, ReportNoisyMax, WarnerRandomizedResponse, gaussian_delta)
 
@@ -87,6 +92,10 @@ MECHANISMS = [
                   invalid=[lambda: KaryRandomizedResponse(1.0, ["a"]),
                            lambda: KaryRandomizedResponse(1.0, list("aa"))]),
     MechanismCase("planar Laplace", lambda epsilon=0.3: PlanarLaplace(epsilon), never_fit=True),
+    MechanismCase("discrete Gaussian (ρ)", lambda rho=0.05: DiscreteGaussian(rho, 2),
+                  invalid=[lambda: DiscreteGaussian(0.1, 0)]),
+    MechanismCase("Gaussian (ρ)", lambda rho=0.05: ZCDPGaussian(rho, 2.5),
+                  invalid=[lambda: ZCDPGaussian(0.1, 0), lambda: ZCDPGaussian(0, 1)]),
 ]
 
 
@@ -132,6 +141,33 @@ def _geometric(mech: Geometric, noise, n: int, pvalues: dict, secure: bool) -> n
     expected = (1 - ratio) / (1 + ratio) * ratio ** np.abs(support) * n
     observed = np.bincount(draws + top, minlength=len(support))
     pvalues["distribution"] = chi2_pvalue(observed, expected)
+    if not secure:
+        pvalues["variance"] = variance_pvalue(draws, mech.variance)
+        _bounds(mech, np.abs(draws), pvalues)
+    return draws
+
+
+def _discrete_gaussian(mech: DiscreteGaussian, noise, n: int, pvalues: dict, secure: bool) -> np.ndarray:
+    # σ from ρ and Δ as the guarantee states them (ρ = Δ²/(2σ²)), not from the mechanism's attribute
+    sigma = mech.sensitivity / math.sqrt(2 * mech.rho)
+    draws = np.asarray(mech.release(np.zeros(n, dtype=np.int64), noise=noise).value, dtype=np.int64)
+    top = max(int(np.abs(draws).max()), int(40 * sigma)) + 1
+    support = np.arange(-top, top + 1)
+    weights = np.exp(-(support.astype(float) ** 2) / (2 * sigma**2))
+    observed = np.bincount(draws + top, minlength=len(support))
+    pvalues["distribution"] = chi2_pvalue(observed, weights / weights.sum() * n)
+    if not secure:
+        pvalues["variance"] = variance_pvalue(draws, mech.variance)
+        _bounds(mech, np.abs(draws), pvalues)
+    return draws
+
+
+def _zcdp_gaussian(mech: ZCDPGaussian, noise, n: int, pvalues: dict, secure: bool) -> np.ndarray:
+    # σ must meet ρ = Δ²/(2σ²) exactly, and the draws must have it
+    pvalues["privacy"] = 1.0 if Fraction(mech.sensitivity) ** 2 / (2 * Fraction(mech.sigma) ** 2) <= \
+        Fraction(mech.rho) else 0.0
+    draws = np.asarray(mech.release(np.zeros(n), noise=noise).value, dtype=float)
+    pvalues["distribution"] = ks_pvalue(draws, stats.norm(scale=mech.sensitivity / math.sqrt(2 * mech.rho)).cdf)
     if not secure:
         pvalues["variance"] = variance_pvalue(draws, mech.variance)
         _bounds(mech, np.abs(draws), pvalues)
@@ -244,7 +280,7 @@ def _planar(mech: PlanarLaplace, noise, n: int, pvalues: dict, secure: bool) -> 
 KINDS: list[tuple[type, Callable]] = [
     (Laplace, _laplace), (Geometric, _geometric), (Gaussian, _gaussian), (ExponentialMechanism, _exponential),
     (ReportNoisyMax, _noisy_max), (WarnerRandomizedResponse, _warner), (KaryRandomizedResponse, _kary),
-    (PlanarLaplace, _planar),
+    (PlanarLaplace, _planar), (DiscreteGaussian, _discrete_gaussian), (ZCDPGaussian, _zcdp_gaussian),
 ]
 
 

@@ -104,6 +104,15 @@ QUERIES = [
     QueryCase("histogram of the data's categories", lambda d, noise, epsilon=0.8: dp_histogram(
         d, "sex", epsilon, data_categories=True, noise=noise), truth=lambda f: _histogram(f, ["sex"], SEXES),
               never_fit=True),
+    # priced in ρ-zCDP (the case's ``epsilon`` is the ρ it asks for): discrete Gaussian counts, Gaussian sums
+    QueryCase("count in ρ", lambda d, noise, epsilon=0.1: dp_count(d, rho=epsilon, noise=noise), truth=len),
+    QueryCase("sum in ρ", lambda d, noise, epsilon=0.2: dp_sum(d, "salary", (-2, 8), rho=epsilon, noise=noise),
+              truth=lambda f: float(f["salary"].clip(-2, 8).sum())),
+    QueryCase("mean in ρ", lambda d, noise, epsilon=0.5: dp_mean(d, "age", (20, 60), rho=epsilon, noise=noise),
+              truth=lambda f: float(f["age"].clip(20, 60).mean())),
+    QueryCase("contingency table in ρ", lambda d, noise, epsilon=0.1: dp_histogram(
+        d, ["sex", "disease"], rho=epsilon, categories={**SEXES, **DISEASE_CATEGORIES}, noise=noise),
+              truth=lambda f: _histogram(f, ["sex", "disease"], {**SEXES, **DISEASE_CATEGORIES})),
     QueryCase("quantile", lambda d, noise, epsilon=1.0: dp_quantile(d, "age", 0.5, (20, 60), epsilon, grid=20,
                                                                     noise=noise), outputs=_median_outputs),
 ]
@@ -180,7 +189,19 @@ def _additive(first: QueryResult, results: list[QueryResult], truth: np.ndarray,
         sigma = math.sqrt(first.variance)
         pvalues["privacy"] = 1.0 if gaussian_delta(eps, sigma, sensitivity) <= delta * (1 + 1e-9) else 0.0
         pvalues["distribution"] = ks_pvalue(errors, stats.norm(scale=sigma).cdf)
-    if first.variance is not None and first.mechanism in ("laplace", "geometric", "gaussian"):
+    elif first.mechanism in ("gaussian (zCDP)", "discrete-gaussian"):
+        # σ from ρ and Δ as the answer states them (ρ = Δ²/(2σ²)), not from the mechanism
+        sigma = sensitivity / math.sqrt(2 * first.rho)
+        if first.mechanism == "gaussian (zCDP)":
+            pvalues["distribution"] = ks_pvalue(errors, stats.norm(scale=sigma).cdf)
+        else:
+            top = max(int(np.abs(errors).max()), int(40 * sigma)) + 1
+            support = np.arange(-top, top + 1)
+            weights = np.exp(-(support.astype(float) ** 2) / (2 * sigma**2))
+            observed = np.bincount(errors.astype(np.int64) + top, minlength=len(support))
+            pvalues["distribution"] = chi2_pvalue(observed, weights / weights.sum() * len(errors))
+    if first.variance is not None and first.mechanism in ("laplace", "geometric", "gaussian", "gaussian (zCDP)",
+                                                          "discrete-gaussian"):
         pvalues["variance"] = variance_pvalue(errors, first.variance)
 
 

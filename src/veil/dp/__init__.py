@@ -23,6 +23,11 @@ from veil.dp.correlation_accountant import TemporalCorrelationAccountant
 from veil.dp.discounting import TemporalAccountant
 from veil.dp.filter_accountant import FilterAccountant
 from veil.dp.window_accountant import WindowAccountant
+from veil.dp.zcdp_accountant import ZCDPAccountant, ZCDPBudget
+from veil.dp.discrete_gaussian import DiscreteGaussian
+from veil.dp.zcdp_gaussian import ZCDPGaussian
+from veil.dp.measures import ZCDP, ApproxDP, MeasureMismatchError, PureDP, compose
+from veil.dp.zcdp_conversion import zcdp_delta, zcdp_epsilon
 from veil.dp.fingerprint import dataset_id
 from veil.dp.noise import NoiseSource, as_noise_source
 from veil.dp.panprivate import PanPrivateCounter, PanPrivateDensity
@@ -43,4 +48,7 @@ __all__ = [
     "NoiseSource", "PlanarLaplace", "NoisyRelease", "ReportNoisyMax", "WarnerRandomizedResponse",
     "analytic_gaussian_sigma", "as_noise_source", "classical_gaussian_sigma", "gaussian_delta",
     "planar_radius_cdf", "planar_radius_quantile",
+    "ApproxDP", "DiscreteGaussian", "MeasureMismatchError", "PureDP", "ZCDP", "ZCDPAccountant", "ZCDPBudget",
+    "ZCDPGaussian", "compose",
+    "zcdp_delta", "zcdp_epsilon",
 ]

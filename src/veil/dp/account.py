@@ -24,7 +24,7 @@ from fractions import Fraction
 from veil.dp import budget_file
 from veil.dp.budget import Budget, Charge, check_label, check_step, timestamp
 from veil.dp.budget_file import BudgetFileError
-from veil.dp.exact import show
+from veil.dp.exact import from_text, show, to_text
 from veil.errors import ParameterError
 
 __all__ = ["PrivacyAccount"]
@@ -46,6 +46,11 @@ class PrivacyAccount:
     """
 
     composition = "sequential"
+    #: the privacy measure the budget and every charge are in (:data:`veil.dp.measures.MEASURES`):
+    #: ``"approximate"`` (ε, δ), of which pure ε is the case δ = 0; ρ-zCDP is its own accountant
+    measure = "approximate"
+    #: the budget type the accountant keeps
+    _budget_type = Budget
     #: the ``"composition"`` values of the documents the class reads back (:func:`veil.dp.budget_file.register`)
     compositions: tuple[str, ...] = ()
 
@@ -55,8 +60,8 @@ class PrivacyAccount:
             budget_file.register(cls)
 
     def __init__(self, budget: Budget, *, dataset_id: str):
-        if not isinstance(budget, Budget):
-            raise ParameterError(f"budget must be a Budget(epsilon, delta), got {type(budget).__name__}.")
+        if not isinstance(budget, self._budget_type):
+            raise ParameterError(f"budget must be a {self._budget_type.__name__}, got {type(budget).__name__}.")
         if not isinstance(dataset_id, str) or not dataset_id.strip():
             raise ParameterError(f"dataset_id must be a non-empty text naming the dataset, got {dataset_id!r}.")
         self.budget = budget
@@ -105,6 +110,16 @@ class PrivacyAccount:
 
     def _options(self) -> dict:
         return {}
+
+    def _budget_document(self) -> dict:
+        """The budget as its document keeps it, each number as its exact text."""
+        return {"epsilon": to_text(self.budget.epsilon), "delta": to_text(self.budget.delta)}
+
+    @classmethod
+    def _read_budget(cls, budget: dict) -> Budget:
+        """The budget of a document (:meth:`_budget_document`); KeyError, TypeError or
+        ParameterError when it is corrupt."""
+        return Budget(from_text(budget["epsilon"]), from_text(budget["delta"]))
 
     @classmethod
     def from_json(cls, text: str, *, dataset_id: str):

@@ -9,7 +9,7 @@ and δ is kept exactly (:mod:`veil.dp.exact`), and every accountant serializes t
 (:meth:`~veil.dp.account.PrivacyAccount.to_json`; :func:`from_json`,
 :mod:`veil.dp.budget_file`).
 
-Five accountants, one per way of counting (the composition theorems of McSherry 2009, Dwork,
+Six accountants, one per way of counting (the composition theorems of McSherry 2009, Dwork,
 Rothblum & Vadhan 2010, Farokhi 2020, Kellaris et al. 2014, Rogers et al. 2016 and Cao et al.
 2017):
 
@@ -35,6 +35,9 @@ Rothblum & Vadhan 2010, Farokhi 2020, Kellaris et al. 2014, Rogers et al. 2016 a
     Releases over time whose data is correlated in time (Cao, Yoshikawa, Xiao & Xiong 2017/2018;
     :mod:`veil.dp.temporal`): the temporal privacy leakage of every step (or window of steps)
     stays within the budget α, given the backward and forward transition matrices.
+:class:`ZCDPAccountant` (:mod:`veil.dp.zcdp_accountant`)
+    A budget in ρ-zCDP (Bun and Steinke 2016): charges of ρ add up exactly, and the budget and
+    what is spent are stated as (ε, δ) by the tight conversion of Canonne, Kamath and Steinke 2020.
 
 This module keeps the :class:`Accountant` and names every accountant, its values and the reading
 of a budget back, as before they had modules of their own. The advanced composition bound is
@@ -58,6 +61,7 @@ from veil.dp.discounting import ExponentialDiscount, HyperbolicDiscount, Tempora
 from veil.dp.exact import exact, exact_delta, exact_epsilon, from_text, show, to_text
 from veil.dp.filter_accountant import FilterAccountant
 from veil.dp.window_accountant import WindowAccountant
+from veil.dp.zcdp_accountant import ZCDPAccountant  # noqa: F401  (defining it registers its budget files)
 from veil.errors import ParameterError
 
 __all__ = [

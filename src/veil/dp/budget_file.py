@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import json
 
-from veil.dp.budget import Budget, BudgetExceededError, Charge, check_label, check_step
-from veil.dp.exact import exact_delta, exact_epsilon, from_text, to_text
+from veil.dp.budget import BudgetExceededError, Charge, check_label, check_step
+from veil.dp.exact import exact_delta, exact_epsilon, from_text
 from veil.errors import ParameterError, VeilError
 
 __all__ = ["FORMAT", "SCHEMA_VERSION", "BudgetFileError", "from_document", "from_json", "parse_document", "read_charge",
@@ -60,7 +60,7 @@ def to_document(accountant) -> dict:
         "version": SCHEMA_VERSION,
         "dataset_id": accountant.dataset_id,
         "composition": accountant.composition,
-        "budget": {"epsilon": to_text(accountant.budget.epsilon), "delta": to_text(accountant.budget.delta)},
+        "budget": accountant._budget_document(),
         "options": accountant._options(),
         "charges": [c.to_dict() for c in accountant.charges],
     }
@@ -155,10 +155,10 @@ def _build(doc: dict, dataset_id: str, discount):
     if not isinstance(budget, dict) or not isinstance(options, dict):
         raise TypeError("budget or options is not an object")
     kind = doc["composition"]
-    b = Budget(from_text(budget["epsilon"]), from_text(budget["delta"]))
     cls = _READERS.get(kind) if isinstance(kind, str) else None
     if cls is None:
         raise ValueError(f"unknown composition {kind!r}")
+    b = cls._read_budget(budget)
     return cls._from_options(b, dataset_id=dataset_id, composition=kind, options=options, discount=discount)
 
 

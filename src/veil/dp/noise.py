@@ -18,6 +18,8 @@ Two modes, one interface (:class:`NoiseSource`):
                              (:mod:`veil.dp.discrete_laplace`); ``make_geometric`` for a scale
                              above 2^62
   Gaussian                   ``make_gaussian`` applied to the values
+  discrete Gaussian          ``make_gaussian`` on 64-bit integers: OpenDP's exact sampler
+                             (Canonne, Kamath and Steinke 2020, Algorithm 3)
   exponential mechanism      ``make_noisy_max`` under zCDP, i.e. Gumbel-max, which selects index
                              *i* with probability ∝ exp(score_i / scale) exactly
   report-noisy-max           ``make_noisy_max`` under pure DP (exponential noise, MS20)
@@ -87,6 +89,12 @@ def _gaussian_float(scale: float):
     dp = _opendp()
     return dp.m.make_gaussian(dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l2_distance(T=float),
                               scale=scale)
+
+
+@lru_cache(maxsize=256)
+def _discrete_gaussian_int(scale: float):
+    dp = _opendp()
+    return dp.m.make_gaussian(dp.vector_domain(dp.atom_domain(T="i64")), dp.l2_distance(T="i64"), scale=scale)
 
 
 @lru_cache(maxsize=256)
@@ -199,6 +207,30 @@ class NoiseSource(RandomSource):
         return arr + self._rng.normal(0.0, scale, size=arr.shape)
 
     # ---- selection ----------------------------------------------------------------------------
+    def discrete_gaussian(self, values: Any, scale: float) -> np.ndarray:
+        """``values`` + discrete Gaussian noise, P(z) ∝ exp(−z²/(2·``scale``²)); int64, same shape.
+
+        Secure: OpenDP's exact sampler (``make_gaussian`` on 64-bit integers, Canonne, Kamath and
+        Steinke 2020, Algorithm 3). Seeded: the same algorithm in floating point from the numpy
+        generator (an experiment): Y discrete Laplace of scale t = ⌊σ⌋ + 1, kept with probability
+        exp(−(|Y| − σ²/t)²/(2σ²)), repeated until kept.
+        """
+        arr, scale = _integers(values, "values to release"), _check_scale(scale)
+        if self._secure:
+            out = _discrete_gaussian_int(float(scale))(arr.ravel().tolist())
+            return np.asarray(out, dtype=np.int64).reshape(arr.shape)
+        t = math.floor(scale) + 1
+        p = -math.expm1(-1.0 / t)
+        out = np.empty(arr.size, dtype=np.int64)
+        pending = np.arange(arr.size)
+        while len(pending):
+            g = self._rng.geometric(p, size=(2, len(pending))).astype(np.int64) - 1
+            y = g[0] - g[1]
+            keep = self._rng.random(len(pending)) < np.exp(-(np.abs(y) - scale**2 / t) ** 2 / (2 * scale**2))
+            out[pending[keep]] = y[keep]
+            pending = pending[~keep]
+        return arr + out.reshape(arr.shape)
+
     def _argmax_rows(self, scores: Any, scale: float, gumbel: bool) -> np.ndarray:
         arr, scale = _finite_floats(scores, "scores"), _check_scale(scale)
         rows = arr.reshape(-1, arr.shape[-1])

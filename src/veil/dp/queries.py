@@ -64,6 +64,12 @@ Noise
 experiment that is *not* fit for release. ``not_fit_because`` says why.
 With δ = 0 counts and histograms get discrete Laplace (geometric) noise and sums Laplace noise;
 with δ > 0 they get Gaussian noise (analytic calibration, L2 sensitivity).
+Priced in ρ-zCDP instead (``rho=`` in place of ε; a budget kept in ρ, a
+:class:`~veil.dp.zcdp_accountant.ZCDPAccountant`), counts and histograms get discrete Gaussian
+noise and sums Gaussian noise, σ = Δ/√(2ρ) (:mod:`veil.dp.discrete_gaussian`,
+:mod:`veil.dp.zcdp_gaussian`); the result says its ``rho`` and ε = δ = 0. An accountant in the
+other measure refuses the charge (:class:`~veil.dp.measures.MeasureMismatchError`) before any
+noise is drawn.
 
 Post-processing (:func:`postprocess`, :func:`nonnegative`, :func:`integral`,
 :func:`consistent_total`) reads only released numbers, so it costs no budget and never touches
@@ -96,7 +102,11 @@ from veil.dp.mechanisms import (
     release_label,
     unfit_reasons,
 )
+from veil.dp.discrete_gaussian import DiscreteGaussian
+from veil.dp.measures import ZCDP, exact_rho
 from veil.dp.noise import NoiseSource, as_noise_source
+from veil.dp.zcdp_accountant import ZCDPAccountant, charge_cost
+from veil.dp.zcdp_gaussian import ZCDPGaussian
 from veil.errors import ColumnError, ParameterError
 
 __all__ = [
@@ -128,7 +138,9 @@ class QueryResult:
             probability at least 1 − alpha, per cell. ``None`` when there is no data-independent
             interval (quantiles, see :func:`dp_quantile`).
         alpha: the miss probability of the error bar (0.05: a 95 % interval).
-        epsilon, delta: what the query was charged.
+        epsilon, delta: what the query was charged (both 0 when it was charged in ρ, and ``None`` in
+            :meth:`to_dict`).
+        rho: what the query was charged in ρ-zCDP (the Gaussian mechanisms), else ``None``.
         sensitivity: the sensitivity the noise was calibrated to (see the module's neighbouring relation).
         mechanism: the mechanism that drew the noise.
         fit_for_release: True only when the noise came from the secure source and nothing in the
@@ -161,6 +173,8 @@ class QueryResult:
     not_fit_because: tuple = ()
     #: per-cell noise variance (for post-processing and tests); not part of the published answer
     variance: float | None = field(default=None, repr=False)
+    #: the ρ charged when the query was priced in ρ-zCDP (``epsilon`` and ``delta`` are then 0)
+    rho: float | None = None
 
     @property
     def label(self) -> str:
@@ -181,7 +195,9 @@ class QueryResult:
 
         return {
             "query": self.query, "value": plain(self.value), "low": plain(self.low), "high": plain(self.high),
-            "confidence": 1.0 - self.alpha, "epsilon": self.epsilon, "delta": self.delta,
+            # an answer priced in ρ has no ε or δ of its own: null, so that none reads it as free
+            "confidence": 1.0 - self.alpha, **({"epsilon": self.epsilon, "delta": self.delta} if self.rho is None
+                                               else {"epsilon": None, "delta": None, "rho": self.rho}),
             "sensitivity": self.sensitivity, "mechanism": self.mechanism,
             "fit_for_release": self.fit_for_release, "not_fit_because": list(self.not_fit_because),
             "noise_source": self.noise_source,
@@ -273,18 +289,35 @@ def sum_sensitivity(lo: float, hi: float) -> float:
     return max(abs(lo), abs(hi))
 
 
-def _additive(epsilon: float, delta: float, sensitivity: float, integer: bool):
+def _price(epsilon, delta, rho) -> tuple[float, float, float | None]:
+    """(ε, δ, ρ) of a query, checked: ε (and δ), or ρ alone (a Gaussian release in ρ-zCDP)."""
+    if rho is None:
+        return _check_epsilon(epsilon), _check_delta(delta), None
+    if epsilon is not None or delta:
+        raise ParameterError("a query is priced in epsilon (and delta) or in rho, not both; give one.")
+    return 0.0, 0.0, float(exact_rho(rho))
+
+
+def _additive(epsilon: float, delta: float, sensitivity: float, integer: bool, rho: float | None = None):
+    if rho is not None:  # ρ-zCDP: integers keep integer (discrete Gaussian) noise
+        return DiscreteGaussian(rho, sensitivity) if integer else ZCDPGaussian(rho, sensitivity)
     if delta > 0:
         return Gaussian(epsilon, delta, sensitivity)
     return Geometric(epsilon, sensitivity) if integer else Laplace(epsilon, sensitivity)
 
 
-def _charge(accountant: Accountant | None, epsilon: float, delta: float, label: str) -> None:
+def _charge(accountant: Accountant | None, epsilon: float, delta: float, label: str, rho: float | None = None) -> None:
+    """Charge the query's cost in its own measure; a budget kept in the other one refuses it
+    (:class:`~veil.dp.measures.MeasureMismatchError`) and nothing is charged."""
     if accountant is None:
         return
-    if not isinstance(accountant, Accountant):
-        raise ParameterError(f"accountant must be a veil.dp.Accountant, got {type(accountant).__name__}.")
-    accountant.charge(epsilon, delta, label=label)
+    if not isinstance(accountant, (Accountant, ZCDPAccountant)):
+        raise ParameterError(f"accountant must be a veil.dp.Accountant or ZCDPAccountant, got "
+                             f"{type(accountant).__name__}.")
+    if rho is not None:
+        charge_cost(accountant, ZCDP(rho), label=label)
+    else:  # a ZCDPAccountant refuses ε and δ with a sentence of its own
+        accountant.charge(epsilon, delta, label=label)
 
 
 def _clamped_values(data: Any, column: str, lo: float, hi: float) -> tuple[np.ndarray, np.ndarray]:
@@ -306,26 +339,28 @@ def _half_width(mech, alpha: float) -> float:
     return mech.error_bound(alpha)
 
 
-def _result(query, noisy, mech, src, alpha, epsilon, delta, half, **kw) -> QueryResult:
+def _result(query, noisy, mech, src, alpha, epsilon, delta, half, rho=None, **kw) -> QueryResult:
     c = np.asarray(noisy)
     low, high = c - half, c + half
     if c.ndim == 0:
         low, high = low.item(), high.item()
     return QueryResult(query, noisy, low, high, alpha, epsilon, delta, mech.sensitivity, mech.name,
                        src.fit_for_release, src.description, variance=mech.variance,
-                       not_fit_because=unfit_reasons(src), **kw)
+                       not_fit_because=unfit_reasons(src), rho=rho, **kw)
 
 
 # ---------------------------------------------------------------------------------------------
 # count, sum, mean
 # ---------------------------------------------------------------------------------------------
-def dp_count(data: Any, epsilon: float, delta: float = 0.0, *, column: str | None = None,
-             accountant: Accountant | None = None, noise: NoiseArg = None, alpha: float = 0.05) -> QueryResult:
+def dp_count(data: Any, epsilon: float | None = None, delta: float = 0.0, *, column: str | None = None,
+             accountant: Accountant | None = None, noise: NoiseArg = None, alpha: float = 0.05,
+             rho: float | None = None) -> QueryResult:
     """The number of records (or of non-missing values in ``column``), sensitivity 1.
 
-    Discrete Laplace noise when δ = 0 (the answer stays an integer), Gaussian when δ > 0.
+    Discrete Laplace noise when δ = 0 (the answer stays an integer), Gaussian when δ > 0; with
+    ``rho`` (instead of ε) discrete Gaussian noise, ρ-zCDP, charged in ρ.
     """
-    eps, dlt, alpha = _check_epsilon(epsilon), _check_delta(delta), _check_alpha(alpha)
+    (eps, dlt, rho), alpha = _price(epsilon, delta, rho), _check_alpha(alpha)
     cols = _as_columns(data)
     if column is None:
         true, query, used = cols.num_rows, "count", ()
@@ -333,41 +368,45 @@ def dp_count(data: Any, epsilon: float, delta: float = 0.0, *, column: str | Non
         col = cols.column(column)
         miss = 0 if col.missing_code is None else int(col.counts()[col.missing_code])
         true, query, used = cols.num_rows - miss, f"count({column})", (column,)
-    mech = _additive(eps, dlt, 1.0, integer=True)
+    mech = _additive(eps, dlt, 1.0, integer=True, rho=rho)
     half = _half_width(mech, alpha)
     src = as_noise_source(noise)
-    _charge(accountant, eps, dlt, query)
+    _charge(accountant, eps, dlt, query, rho)
     noisy = mech.release(true, noise=src).value
-    return _result(query, noisy, mech, src, alpha, eps, dlt, half, columns=used)
+    return _result(query, noisy, mech, src, alpha, eps, dlt, half, rho, columns=used)
 
 
-def dp_sum(data: Any, column: str, bounds: Sequence[float] | None, epsilon: float, delta: float = 0.0, *,
-           accountant: Accountant | None = None, noise: NoiseArg = None, alpha: float = 0.05) -> QueryResult:
+def dp_sum(data: Any, column: str, bounds: Sequence[float] | None, epsilon: float | None = None,
+           delta: float = 0.0, *, accountant: Accountant | None = None, noise: NoiseArg = None,
+           alpha: float = 0.05, rho: float | None = None) -> QueryResult:
     """The sum of ``column`` with every value clamped to ``bounds`` = (lo, hi); sensitivity max(|lo|, |hi|).
 
     ``bounds`` must come from public knowledge, never from the data. Cells that are not numbers
-    are missing and left out (see the module notes).
+    are missing and left out (see the module notes). With ``rho`` (instead of ε): Gaussian noise,
+    ρ-zCDP (:class:`~veil.dp.zcdp_gaussian.ZCDPGaussian`), charged in ρ.
     """
-    eps, dlt, alpha = _check_epsilon(epsilon), _check_delta(delta), _check_alpha(alpha)
+    (eps, dlt, rho), alpha = _price(epsilon, delta, rho), _check_alpha(alpha)
     lo, hi = _check_bounds(bounds, f"the sum of '{column}'")
     values, counts = _clamped_values(data, column, lo, hi)
     true = float(counts @ values)
-    mech = _additive(eps, dlt, sum_sensitivity(lo, hi), integer=False)
+    mech = _additive(eps, dlt, sum_sensitivity(lo, hi), integer=False, rho=rho)
     half = _half_width(mech, alpha)
     src = as_noise_source(noise)
     query = f"sum({column})"
-    _charge(accountant, eps, dlt, query)
+    _charge(accountant, eps, dlt, query, rho)
     noisy = float(mech.release(true, noise=src).value)
-    return _result(query, noisy, mech, src, alpha, eps, dlt, half, columns=(column,), bounds=(lo, hi))
+    return _result(query, noisy, mech, src, alpha, eps, dlt, half, rho, columns=(column,), bounds=(lo, hi))
 
 
-def dp_mean(data: Any, column: str, bounds: Sequence[float] | None, epsilon: float, delta: float = 0.0, *,
-            split: float = 0.5, accountant: Accountant | None = None, noise: NoiseArg = None,
-            alpha: float = 0.05) -> QueryResult:
+def dp_mean(data: Any, column: str, bounds: Sequence[float] | None, epsilon: float | None = None,
+            delta: float = 0.0, *, split: float = 0.5, accountant: Accountant | None = None,
+            noise: NoiseArg = None, alpha: float = 0.05, rho: float | None = None) -> QueryResult:
     """The mean of ``column`` clamped to ``bounds``: a noisy sum over a noisy count.
 
     The budget is split: ``split``·ε (and ``split``·δ) for the sum, the rest for the count
-    (sequential composition; the accountant is charged once, with the whole ε and δ). The sum is
+    (sequential composition; the accountant is charged once, with the whole ε and δ); with ``rho``
+    (instead of ε) ``split``·ρ for a Gaussian sum and the rest for a discrete Gaussian count,
+    which add up to ρ in zCDP. The sum is
     taken of the *centred* values x − m, m = (lo + hi)/2, whose sensitivity is (hi − lo)/2, never
     more than max(|lo|, |hi|); the mean is then m + noisy_sum / noisy_count, a post-processing.
     The answer is clamped to [lo, hi] (free post-processing, so it never leaves the range); when
@@ -378,7 +417,7 @@ def dp_mean(data: Any, column: str, bounds: Sequence[float] | None, epsilon: flo
     (all of [lo, hi] when the count's interval reaches 0). It covers the mean of the *clamped*
     values.
     """
-    eps, dlt, alpha = _check_epsilon(epsilon), _check_delta(delta), _check_alpha(alpha)
+    (eps, dlt, rho), alpha = _price(epsilon, delta, rho), _check_alpha(alpha)
     lo, hi = _check_bounds(bounds, f"the mean of '{column}'")
     split = float(split)
     if not 0.0 < split < 1.0:
@@ -387,12 +426,14 @@ def dp_mean(data: Any, column: str, bounds: Sequence[float] | None, epsilon: flo
     mid = (lo + hi) / 2.0
     true_sum = float(counts @ np.where(counts > 0, values - mid, 0.0))
     true_count = int(counts.sum())
-    sum_mech = _additive(eps * split, dlt * split, (hi - lo) / 2.0, integer=False)
-    count_mech = _additive(eps * (1 - split), dlt * (1 - split), 1.0, integer=True)
+    # the two parts of ρ add up to the ρ charged exactly (each mechanism's σ meets its part exactly)
+    part = (None, None) if rho is None else (exact_rho(rho) * Fraction(split), exact_rho(rho) * (1 - Fraction(split)))
+    sum_mech = _additive(eps * split, dlt * split, (hi - lo) / 2.0, integer=False, rho=part[0])
+    count_mech = _additive(eps * (1 - split), dlt * (1 - split), 1.0, integer=True, rho=part[1])
     s_half, c_half = _half_width(sum_mech, alpha / 2), _half_width(count_mech, alpha / 2)
     src = as_noise_source(noise)
     query = f"mean({column})"
-    _charge(accountant, eps, dlt, query)
+    _charge(accountant, eps, dlt, query, rho)
     s = float(sum_mech.release(true_sum, noise=src).value)
     c = float(count_mech.release(true_count, noise=src).value)
     mean = mid + s / c if c >= 1 else mid
@@ -407,8 +448,9 @@ def dp_mean(data: Any, column: str, bounds: Sequence[float] | None, epsilon: flo
     return QueryResult(query, mean, float(low), float(high), alpha, eps, dlt, sum_mech.sensitivity,
                        f"{sum_mech.name} sum / {count_mech.name} count", src.fit_for_release, src.description,
                        columns=(column,), bounds=(lo, hi), postprocessing=("clamped to bounds",),
-                       not_fit_because=unfit_reasons(src),
-                       notes=((f"epsilon split {split:g} for the centred sum (sensitivity {(hi - lo) / 2:g}) and "
+                       not_fit_because=unfit_reasons(src), rho=rho,
+                       notes=((f"{'epsilon' if rho is None else 'rho'} split {split:g} for the centred sum "
+                               f"(sensitivity {(hi - lo) / 2:g}) and "
                                f"{1 - split:g} for the count (sensitivity 1)"),))
 
 
@@ -540,16 +582,18 @@ def _axis(col: EncodedColumn, given: list[str] | None) -> tuple[np.ndarray, list
     return lookup[col.codes], given
 
 
-def dp_histogram(data: Any, columns: str | Sequence[str], epsilon: float, delta: float = 0.0, *,
+def dp_histogram(data: Any, columns: str | Sequence[str], epsilon: float | None = None, delta: float = 0.0, *,
                  categories: Mapping[str, Sequence | Hierarchy] | None = None, data_categories: bool = False,
-                 accountant: Accountant | None = None, noise: NoiseArg = None, alpha: float = 0.05) -> QueryResult:
+                 accountant: Accountant | None = None, noise: NoiseArg = None, alpha: float = 0.05,
+                 rho: float | None = None) -> QueryResult:
     """Noisy counts over the full cross-product of the columns' public categories (a contingency table).
 
     One column gives a histogram, several a contingency table whose axes follow ``columns``. Every
     cell of the cross-product gets noise, the empty ones too (otherwise which cells are empty would
     leak); L1 and L2 sensitivity 1 under add/remove-one. Discrete Laplace noise when δ = 0,
-    Gaussian when δ > 0; one draw per cell. The counting is one bincount over a mixed-radix key of
-    the encoded codes, so ten million rows take well under a second.
+    Gaussian when δ > 0, discrete Gaussian (ρ-zCDP) with ``rho`` instead of ε; one draw per cell.
+    The counting is one bincount over a mixed-radix key of the encoded codes, so ten million rows
+    take well under a second.
 
     **The categories are public.** Which categories a table has is itself a disclosure: a cell
     that appears because one record holds a rare value (race ``Martian``) reveals that record
@@ -570,7 +614,7 @@ def dp_histogram(data: Any, columns: str | Sequence[str], epsilon: float, delta:
             a bad ε, δ or alpha.
         ColumnError: an unknown column.
     """
-    eps, dlt, alpha = _check_epsilon(epsilon), _check_delta(delta), _check_alpha(alpha)
+    (eps, dlt, rho), alpha = _price(epsilon, delta, rho), _check_alpha(alpha)
     names = [columns] if isinstance(columns, str) else list(columns)
     if not names:
         raise ParameterError("a histogram needs at least one column.")
@@ -606,11 +650,11 @@ def dp_histogram(data: Any, columns: str | Sequence[str], epsilon: float, delta:
         counts = np.bincount(key[valid] if not valid.all() else key, minlength=cells).astype(np.int64)
     else:
         counts = np.bincount(key[valid], weights=cols.weights[valid], minlength=cells).astype(np.int64)
-    mech = _additive(eps, dlt, 1.0, integer=True)
+    mech = _additive(eps, dlt, 1.0, integer=True, rho=rho)
     half = _half_width(mech, alpha)
     src = as_noise_source(noise)
     query = f"histogram({', '.join(names)})"
-    _charge(accountant, eps, dlt, query)
+    _charge(accountant, eps, dlt, query, rho)
     noisy = np.asarray(mech.release(counts, noise=src).value).reshape(shape)
     low, high = noisy - half, noisy + half
     reasons = unfit_reasons(src)
@@ -622,7 +666,7 @@ def dp_histogram(data: Any, columns: str | Sequence[str], epsilon: float, delta:
     return QueryResult(query, noisy, np.asarray(low), np.asarray(high), alpha, eps, dlt, 1.0, mech.name,
                        src.fit_for_release and not from_data, src.description, columns=tuple(names),
                        categories=tuple(tuple(lab) for lab in labels), notes=notes, not_fit_because=reasons,
-                       variance=mech.variance)
+                       variance=mech.variance, rho=rho)
 
 
 dp_contingency = dp_histogram

@@ -51,10 +51,17 @@ def answer_manifest(result: QueryResult, *, table: dict | None = None, charge: d
     from veil import __version__
 
     return {"veil": __version__, "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            "algorithm": "dp", "query": result.query, "epsilon": to_text(exact(result.epsilon, "epsilon")),
-            "delta": to_text(exact(result.delta, "delta")), "mechanism": result.mechanism,
+            "algorithm": "dp", "query": result.query, **_cost(result), "mechanism": result.mechanism,
             "fit_for_release": bool(result.fit_for_release), "not_fit_because": list(result.not_fit_because),
             "table": table, "charge": charge}
+
+
+def _cost(result: QueryResult) -> dict:
+    """What the answer cost, in its own measure: ``epsilon`` and ``delta``, or ``rho`` alone (a
+    ρ-zCDP answer names no ε, so that no reader can take its ρ for one)."""
+    if result.rho is not None:
+        return {"rho": to_text(exact(result.rho, "rho"))}
+    return {"epsilon": to_text(exact(result.epsilon, "epsilon")), "delta": to_text(exact(result.delta, "delta"))}
 
 
 def seal(doc: dict, key: bytes) -> dict:

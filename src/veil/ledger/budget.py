@@ -286,8 +286,12 @@ class LedgerBudget:
 
     def _refusal(self, mirror: PrivacyAccount, charge) -> BudgetExceededError:
         left_e, left_d = mirror.remaining()
-        what = (f"δ = {show(charge.delta)} but only δ = {show(left_d)}" if charge.delta > left_d
-                else f"ε = {show(charge.epsilon)} but only ε = {show(left_e)}")
+        if mirror.measure == "zcdp":  # its charges keep ρ where others keep ε
+            left_e, left_d = mirror.remaining_rho, mirror.budget.delta
+            what = f"ρ = {show(charge.epsilon)} but only ρ = {show(left_e)}"
+        else:
+            what = (f"δ = {show(charge.delta)} but only δ = {show(left_d)}" if charge.delta > left_d
+                    else f"ε = {show(charge.epsilon)} but only ε = {show(left_e)}")
         return BudgetExceededError(
             f"query {charge.label!r} asks for {what} is left of the budget {mirror.budget} for population "
             f"{self.population!r}, which other publishers charged meanwhile; ask for less or start a new "

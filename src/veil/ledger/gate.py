@@ -36,6 +36,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 
 import pyarrow as pa
@@ -556,14 +557,23 @@ def _dp_charge(ledger, w, pop: Population, candidate: _Candidate) -> tuple[int |
     from veil.dp.accountant import Accountant
 
     doc = candidate.manifest
+    in_rho = isinstance(doc, dict) and "rho" in doc
     try:
-        epsilon, delta = exact(doc["epsilon"], "epsilon"), exact(doc.get("delta", "0"), "delta")
+        # a ρ-zCDP answer's manifest names its ρ and no ε; the charge row keeps the ρ where others keep ε
+        epsilon, delta = (exact(doc["rho"], "rho"), Fraction(0)) if in_rho else \
+            (exact(doc["epsilon"], "epsilon"), exact(doc.get("delta", "0"), "delta"))
         label = doc["query"]
     except (KeyError, TypeError, VeilError):
         raise LedgerError("the DP release's manifest does not say what it cost (epsilon, delta, query); publish "
                           "what veil dp wrote.") from None
     if pop.budget is None:
         raise LedgerError(f"population {pop.name!r} has no privacy budget, so no DP release can be charged to it.")
+    kept_in_rho = pop.budget["composition"] == "zcdp"
+    if in_rho != kept_in_rho:
+        kept = "ρ-zCDP" if kept_in_rho else "(ε, δ)"
+        raise LedgerError(f"population {pop.name!r} keeps its budget in {kept} and the "
+                          f"answer cost {'ρ' if in_rho else 'ε'}, so it cannot be charged to it; publish it to a "
+                          "population whose budget is in the answer's measure.")
     named = doc.get("charge")
     if named:
         if named.get("ledger_id") != w.ledger_id:
@@ -580,10 +590,11 @@ def _dp_charge(ledger, w, pop: Population, candidate: _Candidate) -> tuple[int |
         return row.seq, None
     rows = w.conn.execute(select(CHARGES).where(CHARGES.c.population_id == pop.id).order_by(CHARGES.c.seq)).all()
     accountant = ledger._accountant(pop, rows)
-    if type(accountant) is not Accountant:
+    if type(accountant) is not Accountant and not in_rho:
         raise LedgerError(f"population {pop.name!r} counts its budget by {accountant.composition} composition, which "
                           "needs each query's time step; charge the query when it is drawn (veil dp --ledger).")
     if pop.relation != "add-remove":
         raise LedgerError(f"population {pop.name!r} keeps its budget under substitution of a record, and veil's "
                           "queries are private under adding or removing one.")
-    return None, accountant.charge(epsilon, delta, label=label)
+    return None, (accountant.charge(rho=epsilon, label=label) if in_rho else
+                  accountant.charge(epsilon, delta, label=label))

@@ -36,6 +36,9 @@ from sqlalchemy.engine import Connection
 from veil.dp.account import PrivacyAccount
 from veil.dp.accountant import Accountant
 from veil.dp.budget import Budget
+from veil.dp.exact import from_text, show
+from veil.dp.zcdp_accountant import ZCDPAccountant, ZCDPBudget
+from veil.dp.zcdp_conversion import zcdp_epsilon
 from veil.errors import ParameterError
 from veil.ledger import chain, verification
 from veil.ledger.binding import TableRef, binding, matches
@@ -344,6 +347,12 @@ class Ledger:
             raise LedgerError(f"population {existing.name!r} of {self._where} is "
                               f"{'bound to another table' if existing.fingerprint else 'not bound to one table'}; a "
                               "population's definition never changes, so use another name.")
+        if wanted.budget is not None and existing.budget is not None and \
+                ("rho" in wanted.budget["budget"]) != ("rho" in existing.budget["budget"]):
+            kept, given = (("ρ-zCDP", "(ε, δ)") if "rho" in existing.budget["budget"] else ("(ε, δ)", "ρ-zCDP"))
+            raise LedgerError(f"population {existing.name!r} of {self._where} keeps its budget in {kept} "
+                              f"({existing.describe_budget()}), not {given}; give its budget in {kept} or use another "
+                              "population.")
         if wanted.budget is not None and wanted.budget != existing.budget:
             raise LedgerError(f"population {existing.name!r} of {self._where} already has the budget "
                               f"{existing.describe_budget()}, not {wanted.describe_budget()}; a budget never "
@@ -566,6 +575,9 @@ class Ledger:
                                                  "delta": float(acc.budget.delta)},
                                        "spent": {"epsilon": float(spent.epsilon), "delta": float(spent.delta)},
                                        "left": {"epsilon": float(left[0]), "delta": float(left[1])}}
+                    if acc.measure == "zcdp":  # composed in ρ; the (ε, δ) above is its tight conversion
+                        entry["budget"]["rho"] = {"total": float(acc.budget.rho), "spent": float(acc.spent_rho),
+                                                  "left": float(acc.remaining_rho)}
                 out["populations"].append(entry)
         return out
 
@@ -593,11 +605,14 @@ class Ledger:
             if limit is not None:
                 query = query.limit(limit)
             rows = list(reversed(conn.execute(query).all()))
+        # a zCDP population's charges are shown in ρ with the ε they imply at the budget's δ
+        deltas = {p.name: p.budget["budget"]["delta"] for p in self.populations()
+                  if p.budget is not None and p.budget["composition"] == "zcdp"}
         entries = []
         for r in rows:
             payload = self._payload(r)
             entries.append({"seq": r.seq, "at": r.at, "by": r.by, "action": r.action, "population": r.population,
-                            "summary": self._summary(r, payload), "hash": r.hash,
+                            "summary": self._summary(r, payload, deltas.get(r.population)), "hash": r.hash,
                             "warnings": [str(w) for w in payload.get("warnings") or []]})
         return entries
 
@@ -615,15 +630,15 @@ class Ledger:
             raise self._altered(row)
         return payload
 
-    def _summary(self, row, payload: dict) -> str:
-        """What a log entry says.
+    def _summary(self, row, payload: dict, zcdp_delta: str | None = None) -> str:
+        """What a log entry says (``zcdp_delta``: the δ of its population's budget in ρ, if it has one).
 
         Raises:
             LedgerTamperedError: the payload is not the JSON object of its action.
         """
         try:
-            return summarize(row.action, payload)
-        except (ValueError, TypeError, KeyError, AttributeError):
+            return summarize(row.action, payload, zcdp_delta)
+        except (ValueError, TypeError, KeyError, AttributeError, ParameterError):
             raise self._altered(row) from None
 
     def _altered(self, row) -> LedgerTamperedError:
@@ -670,6 +685,8 @@ def _budget_document(budget, name: str) -> dict:
     """The composition rule, budget and options of a new accountant for ``budget`` (validated)."""
     if isinstance(budget, Budget):
         accountant = Accountant(budget, dataset_id=name)
+    elif isinstance(budget, ZCDPBudget):
+        accountant = ZCDPAccountant(budget, dataset_id=name)
     elif isinstance(budget, PrivacyAccount):
         if budget.charges:
             raise ParameterError("a population's budget must be a new accountant with no charges.")
@@ -679,7 +696,8 @@ def _budget_document(budget, name: str) -> dict:
             raise ParameterError("a ledger keeps the exponential or hyperbolic discount, not a custom function; "
                                  "use ExponentialDiscount or HyperbolicDiscount.")
     else:
-        raise ParameterError(f"a budget is a Budget(epsilon, delta) or a new accountant, not {type(budget).__name__}.")
+        raise ParameterError(f"a budget is a Budget(epsilon, delta), a ZCDPBudget(rho, delta) or a new accountant, not "
+                             f"{type(budget).__name__}.")
     doc = accountant.to_document()
     return {"composition": doc["composition"], "budget": doc["budget"], "options": doc["options"]}
 
@@ -700,8 +718,9 @@ def _check_key_column(pop: Population, table) -> None:
                           "person.")
 
 
-def summarize(action: str, payload: dict) -> str:
-    """One line saying what an entry recorded."""
+def summarize(action: str, payload: dict, zcdp_delta: str | None = None) -> str:
+    """One line saying what an entry recorded; a charge to a budget in ρ says its ρ and, given the
+    budget's δ (``zcdp_delta``, exact text), the ε it alone implies at that δ."""
     row = payload.get("row") or {}
     if action == "init":
         return f"ledger {payload.get('ledger_id')} created (schema {payload.get('schema_version')})"
@@ -711,13 +730,20 @@ def summarize(action: str, payload: dict) -> str:
         how = f"key column {row.get('key_column')!r}" if row.get("key_column") else \
             "its one table" if row.get("fingerprint") else "the first table registered"
         budget = json.loads(row["accountant"]) if row.get("accountant") else None
+        amount = budget and budget["budget"]
         money = "no budget" if budget is None else \
-            f"budget ε = {budget['budget']['epsilon']}, δ = {budget['budget']['delta']} ({budget['composition']})"
+            f"budget ρ = {amount['rho']}, δ = {amount['delta']} ({budget['composition']})" if "rho" in amount else \
+            f"budget ε = {amount['epsilon']}, δ = {amount['delta']} ({budget['composition']})"
         return f"population {row.get('name')!r} added: {how}, {money}"
     if action == "dataset":
         return f"table registered as dataset {row.get('id')}"
     if action == "charge":
-        cost = f"ε = {row.get('epsilon')}, δ = {row.get('delta')}"
+        # a zCDP budget's charge rows keep ρ where (ε, δ) budgets keep ε (veil.dp.zcdp_accountant)
+        cost = f"ρ = {row.get('epsilon')}" if row.get("composition") == "zcdp" else \
+            f"ε = {row.get('epsilon')}, δ = {row.get('delta')}"
+        if row.get("composition") == "zcdp" and zcdp_delta is not None:
+            cost += (f" (ε = {show(zcdp_epsilon(from_text(row['epsilon']), from_text(zcdp_delta)))} at "
+                     f"δ = {show(from_text(zcdp_delta))})")
         return f"charged {row.get('label')!r}: {cost}" + (f" (release {payload['release']})" if "release" in payload
                                                           else "")
     if action == "publish":

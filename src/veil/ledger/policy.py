@@ -12,8 +12,9 @@ parsed into it by :mod:`veil.config`); every decision records the policy it was 
 * ``populations``: per population, how a person is identified (a key column, or the one table it
   is) and its privacy budget with the composition rule that counts it: ``sequential`` (and
   parallel), ``advanced`` (Dwork–Rothblum–Vadhan, reporting the better bound), ``temporal``
-  (discounted by an exponential or hyperbolic g) or ``window`` (w-event); see
-  :mod:`veil.dp.accountant`.
+  (discounted by an exponential or hyperbolic g), ``window`` (w-event) or ``zcdp`` (a
+  :class:`~veil.dp.zcdp_accountant.ZCDPBudget` in ρ, stated as (ε, δ) at its δ; every charge in
+  ρ); see :mod:`veil.dp.accountant`.
 * ``recheck``: check the release's own models on the published file (default on).
 """
 
@@ -28,6 +29,7 @@ from veil.dp.budget import Budget
 from veil.dp.discounting import ExponentialDiscount, HyperbolicDiscount, TemporalAccountant
 from veil.dp.exact import to_text
 from veil.dp.window_accountant import WindowAccountant
+from veil.dp.zcdp_accountant import ZCDPBudget
 from veil.errors import ParameterError
 from veil.ledger.checks import (CorrespondenceCheck, CrossReleaseCheck, IntersectionCheck, JoinCheck,
                                 MatchingCheck, SingleReleaseCheck)
@@ -35,7 +37,7 @@ from veil.ledger.records import NEIGHBOURING
 
 __all__ = ["COMPOSITIONS", "Policy", "PopulationPolicy"]
 
-COMPOSITIONS = ("sequential", "advanced", "temporal", "window")
+COMPOSITIONS = ("sequential", "advanced", "temporal", "window", "zcdp")
 
 
 @dataclass(frozen=True)
@@ -46,7 +48,9 @@ class PopulationPolicy:
         name: the population's name.
         key_column: the column identifying a person in each of its tables; ``None``: it is the
             one table first registered under it.
-        budget: its privacy budget, or ``None`` when it gets no DP release.
+        budget: its privacy budget, or ``None`` when it gets no DP release: a
+            :class:`~veil.dp.budget.Budget` (ε, δ), or a :class:`~veil.dp.zcdp_accountant.ZCDPBudget`
+            (ρ, δ) exactly when the composition is ``zcdp``.
         composition: the rule that counts the budget (:data:`COMPOSITIONS`).
         delta_prime: advanced composition's δ' (default: half the budget's δ).
         discount: temporal composition's g: ``("exponential", base)`` or ``("hyperbolic", rate)``.
@@ -85,6 +89,9 @@ class PopulationPolicy:
                                  "base or hyperbolic rate).")
         if self.composition == "window" and self.window is None:
             raise ParameterError(f"population {self.name!r}: window composition needs w, the window's length.")
+        if self.budget is not None and (self.composition == "zcdp") != isinstance(self.budget, ZCDPBudget):
+            raise ParameterError(f"population {self.name!r}: a zcdp composition takes a budget in rho (ZCDPBudget) and "
+                                 "the other rules one in epsilon (Budget); give the budget in the rule's measure.")
         if self.budget is not None:
             self.template()  # the accountant's own checks, now rather than at the first charge
 
@@ -93,7 +100,7 @@ class PopulationPolicy:
         b = self.budget
         if b is None:
             return None
-        if self.composition == "sequential":
+        if self.composition in ("sequential", "zcdp"):
             return b
         if self.composition == "advanced":
             return Accountant(b, dataset_id=self.name, composition="advanced", advanced_delta_prime=self.delta_prime)
@@ -108,8 +115,10 @@ class PopulationPolicy:
 
     def to_dict(self) -> dict:
         return {"name": self.name, "key_column": self.key_column,
-                "budget": None if self.budget is None else {"epsilon": to_text(self.budget.epsilon),
-                                                            "delta": to_text(self.budget.delta)},
+                "budget": None if self.budget is None else (
+                    {"rho": to_text(self.budget.rho), "delta": to_text(self.budget.delta)}
+                    if isinstance(self.budget, ZCDPBudget) else
+                    {"epsilon": to_text(self.budget.epsilon), "delta": to_text(self.budget.delta)}),
                 "composition": self.composition, "delta_prime": self.delta_prime,
                 "discount": None if self.discount is None else list(self.discount), "window": self.window,
                 "relation": self.relation}
@@ -164,7 +173,8 @@ class Policy:
             raise ParameterError(f"the policy names the check {unknown[0]!r}, which the gate does not know; it knows "
                                  f"{', '.join(CHECKS)}.")
         populations = tuple(
-            PopulationPolicy(p.name, key_column=p.key, budget=None if p.budget is None else Budget(*p.budget),
+            PopulationPolicy(p.name, key_column=p.key, budget=None if p.budget is None else
+                             ZCDPBudget(*p.budget) if p.composition == "zcdp" else Budget(*p.budget),
                              composition=p.composition, delta_prime=p.delta_prime, discount=p.discount,
                              window=p.window, relation=p.relation)
             for p in spec.populations)

@@ -77,6 +77,8 @@ class Population:
         if self.budget is None:
             return "no budget"
         b = self.budget["budget"]
+        if "rho" in b:
+            return f"ρ = {show(Fraction(b['rho']))}, δ = {show(Fraction(b['delta']))} ({self.budget['composition']})"
         amount = f"ε = {show(Fraction(b['epsilon']))}, δ = {show(Fraction(b['delta']))}"
         return f"{amount} ({self.budget['composition']})"
 

@@ -57,7 +57,10 @@ def check_answer(answer, where: str) -> dict:
     if len(shapes) != 1:
         raise DataError(f"{where} gives its value and its bounds in different shapes; give what veil dp … --json "
                         "printed.")
+    in_rho = answer.get("rho") is not None  # priced in ρ-zCDP: its epsilon and delta are null
     for key, test, should in _ANSWER_FIELDS:
+        if in_rho and key in ("epsilon", "delta") and answer[key] is None:
+            continue
         if (key in ANSWER_KEYS or answer.get(key) is not None) and not test(answer[key]):
             raise DataError(f"{where} holds {key!r} that is not {should}; give what veil dp … --json printed.")
     return dict(answer)
@@ -85,6 +88,7 @@ _ANSWER_FIELDS = (
     ("confidence", lambda v: _finite(v) and 0 < v <= 1, "a share in (0, 1]"),
     ("epsilon", lambda v: _finite(v) and v >= 0, "a finite number 0 or more"),
     ("delta", lambda v: _finite(v) and 0 <= v <= 1, "a number in [0, 1]"),
+    ("rho", lambda v: _finite(v) and v > 0, "a finite number above 0"),
     ("mechanism", lambda v: isinstance(v, str), "text"),
     ("fit_for_release", lambda v: isinstance(v, bool), "true or false"),
     ("not_fit_because", _texts, "a list of sentences"),
@@ -110,26 +114,31 @@ def dp_report(answers: Sequence[Mapping], budget: Mapping | None = None, *, titl
     rows, figures, not_fit = [], [], []
     for i, a in enumerate(checked, start=1):
         labels, values, lows, highs = _series(a)
-        rows.append({"query": a["query"], "epsilon": a["epsilon"], "delta": a["delta"],
+        # a ρ-zCDP answer says ε = 0 and its ρ: shown as the ρ it cost, never as an ε
+        rho = a.get("rho")
+        cost = f"ρ = {rho:g}" if rho is not None else f"ε = {a['epsilon']:g}"
+        rows.append({"query": a["query"], "epsilon": a["epsilon"], "delta": a["delta"], "rho": rho,
                      "confidence": a["confidence"], "mechanism": a.get("mechanism", ""),
                      "fit": bool(a.get("fit_for_release")), "rows": list(zip(labels, values, lows, highs)),
                      "notes": list(a.get("postprocessing") or []) + list(a.get("notes") or [])})
         if not a.get("fit_for_release"):
             because = "; ".join(a.get("not_fit_because") or []) or "it says so"
             not_fit.append(f"answer {i} ({a['query']}) is not fit for release: {because}.")
-        alt = (f"{a['query']} at ε = {a['epsilon']:g}: " + "; ".join(
+        alt = (f"{a['query']} at {cost}: " + "; ".join(
             f"{label} {v:,.6g}, {a['confidence']:.0%} interval [{lo:,.6g}, {hi:,.6g}]"
             for label, v, lo, hi in zip(labels, values, lows, highs)) + ".")
         figures.append(interval_chart(f"answer-{i}", labels, values, lows, highs, title=f"{a['query']}", alt=alt,
                                       caption=f"{a['query']}: the noisy answer (dot) and its {a['confidence']:.0%} "
                                               f"error bar, from the noise of the {a.get('mechanism', '')} mechanism "
-                                              f"at ε = {a['epsilon']:g}; each row is drawn on its own scale, its interval "
+                                              f"at {cost}; each row is drawn on its own scale, its interval "
                                               "filling the middle half."))
     summary = None
     if budget is not None:
         total, spent = budget["budget"], budget["spent"]
         summary = {"total": total, "spent": spent,
-                   "left": {k: max(float(total[k]) - float(spent[k]), 0.0) for k in ("epsilon", "delta")},
+                   # a zCDP budget's ε do not subtract: its own "left" is the ε of the ρ left
+                   "left": budget["left"] if isinstance(budget.get("left"), Mapping) else
+                   {k: max(float(total[k]) - float(spent[k]), 0.0) for k in ("epsilon", "delta")},
                    "composition": budget.get("composition", ""), "charges": list(budget.get("charges") or [])}
     return DPReport(title or "Answers under differential privacy", rows, summary, figures, not_fit)
 
@@ -155,6 +164,9 @@ def check_budget(budget, where: str) -> dict:
         numbers.append(("charges", None))
     else:
         numbers += [(f"charges[{i}].{k}", c.get(k)) for i, c in enumerate(charges or []) for k in ("epsilon", "delta")]
+    if "left" in budget:  # a zCDP budget's own (ε, δ) left
+        left = budget["left"]
+        numbers += [(f"left.{k}", left.get(k) if isinstance(left, Mapping) else None) for k in ("epsilon", "delta")]
     bad = next((key for key, value in numbers if not (_finite(value) and value >= 0)), None)
     if bad is not None:
         raise DataError(f"{where} holds {bad!r} that is not a finite number 0 or more; give what veil dp budget … "
