@@ -78,7 +78,7 @@ def _share(epsilon: Fraction, part: Fraction) -> float:
     return value
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Query:
     """A table and its privacy unit: the start of a grouped query (nothing is read or spent).
 
@@ -129,7 +129,7 @@ class Query:
         return GroupedQuery(self, public, ())
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class GroupedQuery:
     """A grouped query: a :class:`Query`, its public keys and aggregates. Build it with
     :meth:`Query.group_by` and :meth:`agg`; nothing is spent until :meth:`evaluate`."""
