@@ -177,3 +177,21 @@ def test_bad_input_is_refused_in_one_sentence_before_anything_is_charged_or_draw
     assert isinstance(info.value, VeilError) and seen.draws == []
     text = str(info.value)
     assert text.endswith((".", "?")) and "\n" not in text
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(groups=st.lists(st.sampled_from(["a", "b", "c", "d", None]), max_size=30),
+       keys=st.lists(st.sampled_from(["a", "b", "c", "q", "r"]), min_size=1, unique=True))
+def test_exactly_the_public_keys_come_out_and_no_row_is_lost_or_invented(groups, keys):
+    """At the row unit with negligible noise, each public key's count is the number of rows with
+    that key, and the answer has one row per key, in the order given."""
+    frame = pd.DataFrame({"g": pd.Series(groups, dtype=object)})
+    out = Query(frame).group_by("g", keys=keys).agg(count()).evaluate(1e9, rng=0).table()
+    assert out["g"].tolist() == keys
+    assert out["count"].tolist() == [groups.count(k) for k in keys]
+
+
+def test_rows_without_a_person_id_are_dropped():
+    frame = pd.DataFrame({"pid": pd.array([1, None, None, 2], dtype="Int64"), "g": ["a"] * 4})
+    q = Query(frame, unit=PrivacyUnit.person("pid", max_rows=5)).group_by("g", keys=["a"]).agg(count())
+    assert q.evaluate(1e9, rng=0).table()["count"].tolist() == [2]
