@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from veil.dp.accountant import Accountant
+from veil.dp.exact import exact_epsilon
 from veil.dp.aggregates import Count, Mean, check_aggregates, check_numeric, measurements, true_values
 from veil.dp.grouped_answer import GroupedAnswer, mean_interval
 from veil.dp.mechanisms import Geometric, Laplace, _check_alpha, _check_epsilon, unfit_reasons
@@ -70,7 +71,9 @@ def _missing_column(frame: pd.DataFrame, name: str, what: str) -> None:
 
 
 def _share(epsilon: Fraction, part: Fraction) -> float:
-    """``epsilon · part`` as a float no larger than the exact product."""
+    """``epsilon · part`` as a float no larger than the exact product (``epsilon`` read as the
+    accountant reads it, :func:`veil.dp.exact.exact_epsilon`, so the shares never add up to more
+    than what is charged)."""
     exact = epsilon * part
     value = float(exact)
     if Fraction(value) > exact:
@@ -188,7 +191,7 @@ class GroupedQuery:
         plan = []  # (aggregate, measurement, ε, mechanism, half width), all before any data is read
         for agg, share in zip(self.aggregates, shares):
             for m in measurements(agg):
-                m_eps = _share(Fraction(eps), share * Fraction(m.share))
+                m_eps = _share(exact_epsilon(eps), share * Fraction(m.share))
                 mech = mechanism(m_eps, contribution * m.per_row, m.integer)
                 a = alpha / 2 if isinstance(agg, Mean) else alpha
                 half = 0 if isinstance(mech, Geometric) and mech.ratio == 0.0 else mech.error_bound(a)
