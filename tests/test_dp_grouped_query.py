@@ -197,3 +197,10 @@ def test_rows_without_a_person_id_are_dropped():
     frame = pd.DataFrame({"pid": pd.array([1, None, None, 2], dtype="Int64"), "g": ["a"] * 4})
     q = Query(frame, unit=PrivacyUnit.person("pid", max_rows=5)).group_by("g", keys=["a"]).agg(count())
     assert q.evaluate(1e9, rng=0).table()["count"].tolist() == [2]
+
+
+def test_the_noise_scales_are_stated_and_follow_from_the_bounds():
+    scales = _query().evaluate(1.0, rng=1).noise_scales
+    # eps 1/3 per aggregate, a mean's share halved; contribution 4 (2 groups x 2 rows)
+    assert scales == pytest.approx({"count": 12.0, "sum(spend)": 1200.0, "mean(spend).sum": 1200.0,
+                                    "mean(spend).count": 24.0})

@@ -73,6 +73,12 @@ class GroupedAnswer:
     def label(self) -> str:
         return release_label(self.fit_for_release, tuple(self.record["not_fit_because"]))
 
+    @property
+    def noise_scales(self) -> dict:
+        """The noise scale of every measurement, by label (``"count"``, ``"mean(x).sum"``, …): the
+        same for every cell of an aggregate, since it depends on the query alone."""
+        return {m["label"]: m["scale"] for a in self.record["aggregates"] for m in a["measurements"]}
+
     def to_pandas(self) -> pd.DataFrame:
         """The answer as a pandas frame: the key columns, then per aggregate ``name``,
         ``name_low`` and ``name_high``."""
