@@ -1,0 +1,186 @@
+"""The aggregates of a grouped DP query: count, sum and mean, and the measurements each needs.
+
+An aggregate is a frozen description (no data); :func:`measurements` turns it into the noisy
+vectors it asks for, one cell per public key, each with the contribution of one row to it (the
+L∞ bound) so that the query can state the L1 sensitivity ``contribution · per_row``
+(docs/concepts/privacy-units-and-grouped-queries.md):
+
+* ``Count()``: rows per key; per row 1;
+* ``Sum(column, low, high)``: clamped values per key; per row max(|low|, |high|);
+* ``Mean(column, low, high)``: a sum of the centred values x − (low + high)/2 (per row
+  (high − low)/2) over the count of rows with a value (per row 1); the mean is their ratio, a
+  post-processing.
+
+A missing value (NaN, None) is left out of a sum and of a mean's count, a fixed rule per row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from veil.dp.privacy_unit import clamp_bounds
+from veil.errors import ColumnError, ParameterError
+
+__all__ = ["Count", "Measurement", "Mean", "Sum", "check_aggregates", "check_numeric", "count", "mean", "measurements",
+           "sum", "true_values"]
+
+
+@dataclass(frozen=True)
+class Count:
+    """The number of rows of each group (after contribution bounding)."""
+
+    name: str = "count"
+
+
+@dataclass(frozen=True)
+class Sum:
+    """The sum of ``column`` clamped to the public ``[low, high]``, per group."""
+
+    column: str
+    low: float
+    high: float
+    name: str | None = None
+
+    def __post_init__(self):
+        lo, hi = clamp_bounds(self.low, self.high, self.column)
+        object.__setattr__(self, "low", lo)
+        object.__setattr__(self, "high", hi)
+        if self.name is None:
+            object.__setattr__(self, "name", f"sum({self.column})")
+
+
+@dataclass(frozen=True)
+class Mean:
+    """The mean of ``column`` clamped to the public ``[low, high]``, per group: a noisy sum of the
+    centred values over a noisy count (the answer is clamped to ``[low, high]``; ``(low + high)/2``
+    when the noisy count is below 1)."""
+
+    column: str
+    low: float
+    high: float
+    name: str | None = None
+
+    def __post_init__(self):
+        lo, hi = clamp_bounds(self.low, self.high, self.column)
+        object.__setattr__(self, "low", lo)
+        object.__setattr__(self, "high", hi)
+        if self.name is None:
+            object.__setattr__(self, "name", f"mean({self.column})")
+
+    @property
+    def mid(self) -> float:
+        return (self.low + self.high) / 2.0
+
+
+Aggregate = Count | Sum | Mean
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One noisy vector an aggregate asks for.
+
+    Attributes:
+        label: ``"count"``, ``"sum(x)"``, ``"mean(x).sum"``, ``"mean(x).count"``.
+        integer: the true values are whole numbers (a count), so integer noise fits.
+        per_row: the most one row changes one cell (L∞ after clamping).
+        share: the fraction of the aggregate's ε it gets.
+    """
+
+    label: str
+    integer: bool
+    per_row: float
+    share: float = 1.0
+
+
+def measurements(agg: Aggregate) -> tuple[Measurement, ...]:
+    """The measurements of ``agg`` (one for a count or a sum, two for a mean)."""
+    if isinstance(agg, Count):
+        return (Measurement(agg.name, True, 1.0),)
+    if isinstance(agg, Sum):
+        return (Measurement(agg.name, False, max(abs(agg.low), abs(agg.high))),)
+    return (Measurement(f"{agg.name}.sum", False, (agg.high - agg.low) / 2.0, 0.5),
+            Measurement(f"{agg.name}.count", True, 1.0, 0.5))
+
+
+def check_numeric(frame: pd.DataFrame, agg: Aggregate) -> None:
+    """Refuse a sum or mean of a column that is missing or not numeric by its type (never by its values).
+
+    Raises:
+        ColumnError: the column does not exist or its type is not numeric.
+    """
+    if isinstance(agg, Count):
+        return
+    if agg.column not in frame.columns:
+        raise ColumnError(f"the column '{agg.column}' does not exist; the columns are {', '.join(map(str, frame.columns))}.")
+    dtype = frame[agg.column].dtype
+    if not pd.api.types.is_numeric_dtype(dtype):
+        raise ColumnError(f"{agg.name} needs a numeric column, but '{agg.column}' holds {dtype} values; "
+                          "convert it to numbers first.")
+
+
+def true_values(agg: Aggregate, frame: pd.DataFrame, group: np.ndarray, num_keys: int) -> tuple[np.ndarray, ...]:
+    """The true vector of each measurement of ``agg`` over the kept rows.
+
+    Args:
+        agg: the aggregate.
+        frame: the kept rows.
+        group: the key index of each kept row (0 … num_keys − 1).
+        num_keys: the number of public keys.
+    """
+    if isinstance(agg, Count):
+        return (np.bincount(group, minlength=num_keys).astype(np.int64),)
+    values = pd.to_numeric(frame[agg.column], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    present = np.isfinite(values) | np.isinf(values)  # ±inf clamps to a bound; NaN is missing
+    clamped = np.where(present, np.clip(np.nan_to_num(values, nan=0.0), agg.low, agg.high), 0.0)
+    if isinstance(agg, Sum):
+        return (np.bincount(group, weights=clamped, minlength=num_keys),)
+    centred = np.where(present, clamped - agg.mid, 0.0)
+    return (np.bincount(group, weights=centred, minlength=num_keys),
+            np.bincount(group, weights=present.astype(float), minlength=num_keys).astype(np.int64))
+
+
+def check_aggregates(aggs) -> tuple:
+    """The aggregates as a tuple, each a Count, Sum or Mean with a distinct name.
+
+    Raises:
+        ParameterError: none given, something else given, or two with the same name.
+    """
+    aggs = tuple(aggs)
+    if not aggs:
+        raise ParameterError("agg needs at least one aggregate, e.g. count().")
+    for a in aggs:
+        if not isinstance(a, (Count, Sum, Mean)):
+            raise ParameterError(f"an aggregate is count(), sum(column, low, high) or mean(column, low, high), "
+                                 f"got {a!r}.")
+    names = [a.name for a in aggs]
+    if len(set(names)) != len(names):
+        raise ParameterError(f"two aggregates are named alike ({names!r}); give each a distinct name.")
+    return aggs
+
+
+# The builder functions of the query style ``agg(count(), sum(col, lo, hi), mean(col, lo, hi))``; ``sum``
+# shadows the builtin in this module only (nothing above uses the builtin).
+def count(name: str = "count") -> Count:
+    """The number of rows per group (see :class:`Count`)."""
+    return Count(name)
+
+
+def sum(column: str, low: float, high: float, name: str | None = None) -> Sum:  # noqa: A001
+    """The sum of ``column`` clamped to ``[low, high]`` per group (see :class:`Sum`).
+
+    Raises:
+        ParameterError: a bound that is not finite, or ``low >= high``.
+    """
+    return Sum(column, low, high, name)
+
+
+def mean(column: str, low: float, high: float, name: str | None = None) -> Mean:
+    """The mean of ``column`` clamped to ``[low, high]`` per group (see :class:`Mean`).
+
+    Raises:
+        ParameterError: a bound that is not finite, or ``low >= high``.
+    """
+    return Mean(column, low, high, name)

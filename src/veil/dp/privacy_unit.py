@@ -1,0 +1,211 @@
+"""The privacy unit of a release, a row or a person, and the bounding of a person's contribution.
+
+Definitions (docs/concepts/privacy-units-and-grouped-queries.md):
+
+* **row unit**: neighbouring tables differ by one row added or removed;
+* **person unit** (user-level DP): they differ by *every* row of one person, the rows sharing a
+  value of the ID column. A query bounds what one person contributes, as in Wilson et al.,
+  "Differentially Private SQL with Bounded User Contribution" (PoPETs 2020) and Amin et al.,
+  "Bounding User Contributions" (ICML 2019): at most ``max_groups`` groups per person (L0), at
+  most ``max_rows_per_group`` rows in each, at most ``max_rows`` rows in all, each choice uniformly
+  at random; values are clamped per aggregate (L∞).
+
+:func:`bound_contributions` is a pure function of the rows' person and group codes and of random
+keys (:func:`selection_keys`); it is vectorized (sorts, no loop per row or person).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from veil.dp.noise import NoiseSource
+from veil.errors import ParameterError
+
+__all__ = ["PrivacyUnit", "bound_contributions", "selection_keys"]
+
+
+def _positive_int(value, name: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ParameterError(f"{name} must be a whole number of at least 1, got {value!r}.")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class PrivacyUnit:
+    """What a release protects: a row (``id_column=None``) or a person named by ``id_column``.
+
+    Make one with :meth:`rows` or :meth:`person`.
+
+    Attributes:
+        id_column: the column identifying a person, or ``None`` for the row unit.
+        max_rows: at most this many rows per person in all (None: no such bound).
+        max_groups: at most this many groups per person (L0; None: no such bound).
+        max_rows_per_group: at most this many rows per person in each group (None: no such bound).
+    """
+
+    id_column: str | None = None
+    max_rows: int | None = None
+    max_groups: int | None = None
+    max_rows_per_group: int | None = None
+
+    def __post_init__(self):
+        for name in ("max_rows", "max_groups", "max_rows_per_group"):
+            object.__setattr__(self, name, _positive_int(getattr(self, name), name))
+        if self.id_column is None:
+            if (self.max_rows, self.max_groups, self.max_rows_per_group) != (None, None, None):
+                raise ParameterError("contribution bounds need a person's ID column; give "
+                                     "PrivacyUnit.person(id_column, ...).")
+            return
+        if not isinstance(self.id_column, str) or not self.id_column:
+            raise ParameterError(f"the ID column must be a column name, got {self.id_column!r}.")
+        if self.max_rows is None and (self.max_groups is None or self.max_rows_per_group is None):
+            raise ParameterError("a person's contribution needs max_rows, or both max_groups and "
+                                 "max_rows_per_group, else no sensitivity bounds it.")
+
+    @classmethod
+    def rows(cls) -> "PrivacyUnit":
+        """The row unit: neighbouring tables differ by one row."""
+        return cls()
+
+    @classmethod
+    def person(cls, id_column: str, *, max_rows: int | None = None, max_groups: int | None = None,
+               max_rows_per_group: int | None = None) -> "PrivacyUnit":
+        """The person unit, with the bounds a query enforces on each person's rows.
+
+        Raises:
+            ParameterError: a bound that is not a whole number >= 1, or neither ``max_rows`` nor
+                both ``max_groups`` and ``max_rows_per_group``.
+        """
+        return cls(id_column, max_rows, max_groups, max_rows_per_group)
+
+    @property
+    def is_person(self) -> bool:
+        return self.id_column is not None
+
+    def cell_contribution(self, num_keys: int) -> int:
+        """The most rows one unit adds to all ``num_keys`` cells together (the L1 sensitivity of
+        the vector of counts): 1 for a row; min(max_rows, min(max_groups, k)·max_rows_per_group)
+        for a person, a missing bound counting as infinite."""
+        if not self.is_person:
+            return 1
+        bounds = []
+        if self.max_rows is not None:
+            bounds.append(self.max_rows)
+        if self.max_rows_per_group is not None:
+            groups = num_keys if self.max_groups is None else min(self.max_groups, num_keys)
+            bounds.append(max(groups, 1) * self.max_rows_per_group)
+        return min(bounds)
+
+    def describe(self) -> dict:
+        """The unit and its bounds, for an answer's record."""
+        if not self.is_person:
+            return {"unit": "row"}
+        return {"unit": "person", "id_column": self.id_column, "max_rows": self.max_rows,
+                "max_groups": self.max_groups, "max_rows_per_group": self.max_rows_per_group}
+
+
+def selection_keys(source: NoiseSource, size: int) -> np.ndarray:
+    """``size`` independent uniform 64-bit keys that decide which rows and groups bounding keeps.
+
+    The secure source reads them from the operating system's CSPRNG in one call; a seeded source
+    (an experiment, not fit for release) from a generator seeded by one draw of its own, so that
+    the noise drawn afterwards does not depend on how many keys the data needed.
+    """
+    if size < 0:
+        raise ParameterError(f"a number of keys must be 0 or more, got {size}.")
+    if source.fit_for_release:
+        return np.frombuffer(os.urandom(8 * size), dtype=np.uint64).copy()
+    # One draw from the source's generator, whatever the size (see the docstring).
+    child = np.random.default_rng(int(source._rng.integers(0, 2**63)))
+    return child.integers(0, 2**64, size=size, dtype=np.uint64, endpoint=False)
+
+
+def _rank_within(owner: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """The rank of each item among the items of the same owner, in the order of ``keys``."""
+    n = len(owner)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    order = np.lexsort((keys, owner))
+    sorted_owner = owner[order]
+    starts = np.r_[0, np.flatnonzero(sorted_owner[1:] != sorted_owner[:-1]) + 1]
+    run_start = np.repeat(starts, np.diff(np.r_[starts, n]))
+    ranks = np.empty(n, dtype=np.int64)
+    ranks[order] = np.arange(n) - run_start
+    return ranks
+
+
+def bound_contributions(unit: PrivacyUnit, person: np.ndarray, group: np.ndarray, row_keys: np.ndarray,
+                        group_keys: np.ndarray, total_keys: np.ndarray) -> np.ndarray:
+    """The rows kept by the unit's contribution bounds, as a boolean mask.
+
+    Steps (each on one person's rows alone): keep at most ``max_groups`` of the person's groups
+    (the pairs with the smallest ``group_keys``: a uniformly random subset), then at most
+    ``max_rows_per_group`` rows in each kept (person, group) (smallest ``row_keys``), then at most
+    ``max_rows`` of what is left (smallest ``total_keys``). A row with ``person`` < 0 (no ID) or
+    ``group`` < 0 (a key outside the public set) is never kept.
+
+    Args:
+        unit: the privacy unit; for the row unit every row with a group is kept.
+        person: the person code of each row (int64, -1: none).
+        group: the public key's index of each row (int64, -1: none).
+        row_keys, group_keys, total_keys: one uniform key per row each (:func:`selection_keys`);
+            a pair's key is the ``group_keys`` entry of its first row.
+
+    Returns:
+        A boolean array, True for the rows kept.
+    """
+    person = np.asarray(person, dtype=np.int64)
+    group = np.asarray(group, dtype=np.int64)
+    keep = group >= 0
+    if not unit.is_person:
+        return keep
+    keep &= person >= 0
+    idx = np.flatnonzero(keep)
+    p, g = person[idx], group[idx]
+    if unit.max_groups is not None and len(idx):
+        # one key per (person, group) pair: factorize the pairs, take the first row's key
+        pair_codes = p * (int(g.max()) + 1) + g
+        _, first, pair_of_row = np.unique(pair_codes, return_index=True, return_inverse=True)
+        pair_person = p[first]
+        pair_rank = _rank_within(pair_person, group_keys[idx][first])
+        ok = (pair_rank < unit.max_groups)[pair_of_row]
+        idx, p, g = idx[ok], p[ok], g[ok]
+    if unit.max_rows_per_group is not None and len(idx):
+        pair_codes = p * (int(g.max()) + 1) + g
+        ok = _rank_within(pair_codes, row_keys[idx]) < unit.max_rows_per_group
+        idx, p, g = idx[ok], p[ok], g[ok]
+    if unit.max_rows is not None and len(idx):
+        ok = _rank_within(p, total_keys[idx]) < unit.max_rows
+        idx = idx[ok]
+    out = np.zeros(len(person), dtype=bool)
+    out[idx] = True
+    return out
+
+
+def _finite(value, what: str) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{what} must be a number, got {value!r}.") from None
+    if not math.isfinite(number):
+        raise ParameterError(f"{what} must be a finite number, got {value!r}.")
+    return number
+
+
+def clamp_bounds(low, high, column: str) -> tuple[float, float]:
+    """Public clamping bounds (L∞): two finite numbers with ``low < high``.
+
+    Raises:
+        ParameterError: a bound that is not a finite number, or ``low >= high``.
+    """
+    lo, hi = _finite(low, f"the lower bound of '{column}'"), _finite(high, f"the upper bound of '{column}'")
+    if not lo < hi:
+        raise ParameterError(f"the bounds of '{column}' must have low < high, got ({lo:g}, {hi:g}).")
+    return lo, hi
