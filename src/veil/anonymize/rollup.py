@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import sys
 from collections import OrderedDict
-from typing import Sequence
 
 import numpy as np
 
