@@ -235,7 +235,8 @@ POLICY = {
     "populations": {
         "patients": {"key": "id", "budget": {"epsilon": 1.0, "delta": 1e-6}, "composition": "advanced",
                      "delta_prime": 5e-7, "relation": "add-remove"},
-        "visits": {"budget": {"epsilon": 2}, "composition": "temporal", "discount": {"hyperbolic": 0.5}},
+        "visits": {"budget": {"epsilon": 2}, "composition": "temporal", "discount": {"hyperbolic": 0.5},
+                   "unit": {"person": "visitor"}},
         "streams": {"budget": {"epsilon": 1}, "composition": "window", "window": 7, "relation": "substitute"},
         "answers": {"budget": {"epsilon": 1}, "composition": "temporal", "discount": {"exponential": 0.9}},
         "census": None,
@@ -253,6 +254,7 @@ def test_a_policy_is_read_alone_or_from_a_configuration(folder):
     by_name = {p.name: p for p in spec.populations}
     assert by_name["patients"].budget == (1.0, 1e-6) and by_name["patients"].key == "id"
     assert by_name["visits"].discount == ("hyperbolic", 0.5) and by_name["streams"].window == 7
+    assert by_name["visits"].unit == "visitor" and by_name["patients"].unit is None
     assert by_name["census"].budget is None and by_name["census"].composition == "sequential"
     # A check the file leaves out runs with its defaults.
     path.write_text("policy:\n  populations: {census: }\n", encoding="utf-8")

@@ -175,7 +175,8 @@ def _grouped(unit, *aggs, rng=1, table_kind=None):
     def release(t):
         table = t if table_kind is None else table_kind(t)
         (Query(table, unit=unit).group_by("region", keys=["n", "s", "e", "x"])
-         .agg(*aggs).evaluate(0.9, rng=rng, accountant=Accountant(Budget(1.0), dataset_id="purchases")))
+         .agg(*aggs).evaluate(0.9, rng=rng, accountant=Accountant(Budget(1.0), dataset_id="purchases")
+                              .declare_unit(unit)))
     return release
 
 

@@ -68,7 +68,8 @@ def test_a_table_of_each_kind_gives_an_answer_of_that_kind(kind, convert, out_ty
 
 
 def test_building_spends_nothing_and_evaluate_charges_once_before_drawing():
-    acc = Accountant(Budget(1.0), dataset_id="visits")
+    # a person-level query is charged to a budget kept at its unit (tests/test_dp_budget_unit.py)
+    acc = Accountant(Budget(1.0), dataset_id="visits").declare_unit(PERSON)
     with recording() as seen:
         q = _query()
     assert acc.charges == () and seen.draws == []

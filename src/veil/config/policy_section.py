@@ -15,14 +15,38 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
-from veil.config.options import Option, options_schema
+from veil.config.options import Option, documented, options_schema
 from veil.config.specification import PolicySpec, PopulationSpec
+from veil.config.value_types import NAME_SCHEMA
 
 if TYPE_CHECKING:
     import yaml
 
 # The parser (veil.config.parser.Parser), which imports the schema, so it is not named here.
 Parser = Any
+
+
+@dataclass(frozen=True)
+class PrivacyUnitValue:
+    """A population's privacy unit: ``rows``, or ``{person: ID_COLUMN}`` (a person being the rows
+    sharing a value of that column; :mod:`veil.dp.budget_unit`), read as ``None`` or the column."""
+
+    def __call__(self, p: Parser, node: yaml.Node, where: str) -> str | None:
+        if p.is_mapping(node):
+            entries = p.mapping(node, where, "{person: user_id}")
+            if set(entries) != {"person"}:
+                raise p.error(node, f"{where} is rows or {{person: ID_COLUMN}}, like {{person: user_id}}.")
+            return p.name_of(entries["person"][1], f"{where}.person")
+        p.choice(node, where, ("rows",))
+        return None
+
+    def json_schema(self) -> dict:
+        person = {"type": "object", "properties": {"person": documented(
+            NAME_SCHEMA, "the column whose value names the person each row belongs to", "user_id")},
+            "required": ["person"], "additionalProperties": False,
+            "description": "a person: every row sharing a value of the ID column"}
+        return {"anyOf": [{"const": "rows", "description": "a row"}, person]}
+
 
 # Each composition rule's own option, and the rule it belongs to.
 _RULE_OPTIONS = {"delta_prime": "advanced", "discount": "temporal", "window": "window"}
@@ -76,8 +100,11 @@ class PopulationMap:
             if o["composition"] == "window" and o["window"] is None:
                 raise p.error(key_node, f"{here} has window composition and needs window, its length in time steps.")
             budget = None if o["budget"] is None else _budget(p, key_node, here, o["budget"], o["composition"])
+            if o["unit"] is not None and budget is None:
+                raise p.error(key_node, f"{here}.unit is what a budget protects, and it has no budget; give its budget "
+                                        "or leave unit out.")
             out.append(PopulationSpec(name, o["key"], budget, o["composition"], o["delta_prime"], discount,
-                                      o["window"], o["relation"]))
+                                      o["window"], o["relation"], o["unit"]))
         return tuple(out)
 
     def json_schema(self) -> dict:

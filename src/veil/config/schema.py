@@ -34,7 +34,7 @@ from veil.config.marginals_section import BaseTable, MarginalList, MarginalModel
 from veil.config.options import (NO_EXAMPLE, Option, Options, documented, options_schema, optional, required,
                                  yaml_example)
 from veil.config.per_quasi_identifier import PerQuasiIdentifier
-from veil.config.policy_section import PolicyOptions, PopulationMap
+from veil.config.policy_section import PolicyOptions, PopulationMap, PrivacyUnitValue
 from veil.config.specification import EngineSpec, MarginalsSpec, OutputSpec
 from veil.config.table_entries import (AlgorithmChoice, AlgorithmSchema, BuilderSchema, HierarchyMap, MetricChoice,
                                        MetricSchema, ModelList, ModelSchema, Section)
@@ -436,6 +436,11 @@ POPULATION_OPTIONS: dict[str, Option] = {
                          about="temporal composition's discount g: exponential or hyperbolic",
                          example={"exponential": 0.9}),
     "window": optional(Nullable(WholeNumber(1)), None, about="window composition's w, in time steps", example=7),
+    "unit": optional(Nullable(PrivacyUnitValue()), None,
+                     about="the privacy unit its budget protects: rows (each row, the default) or {person: ID_COLUMN} "
+                           "(every row of one person, named by that column); a charge at the other unit is refused, "
+                           "and a population kept before units is row-level",
+                     example={"person": "user_id"}),
     "relation": optional(Choice(("add-remove", "substitute")), "add-remove",
                          about="the neighbouring relation: add-remove (one person added or removed, under which "
                                "veil's queries are private) or substitute (one person's record changed)",

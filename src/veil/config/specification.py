@@ -186,6 +186,7 @@ class PopulationSpec:
         discount: temporal composition's ``(exponential|hyperbolic, parameter)``.
         window: window composition's w.
         relation: the neighbouring relation (``add-remove`` or ``substitute``).
+        unit: the ID column of the person its budget protects, or ``None`` (each row).
     """
 
     name: str
@@ -196,6 +197,7 @@ class PopulationSpec:
     discount: tuple[str, float] | None = None
     window: int | None = None
     relation: str = "add-remove"
+    unit: str | None = None
 
     def to_dict(self) -> dict:
         amount = "rho" if self.composition == "zcdp" else "epsilon"  # the rule's measure names the number
@@ -203,7 +205,8 @@ class PopulationSpec:
                                                                             "delta": self.budget[1]},
                 "composition": self.composition, "delta_prime": self.delta_prime,
                 "discount": None if self.discount is None else {self.discount[0]: self.discount[1]},
-                "window": self.window, "relation": self.relation}
+                "window": self.window, "relation": self.relation,
+                **({"unit": {"person": self.unit}} if self.unit is not None else {})}
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from veil.dp.aggregates import Count, Mean, Sum
 from veil.dp.grouped_answer import GroupedAnswer
 from veil.dp.grouped_query import GroupedQuery, Query
 from veil.dp.privacy_unit import PrivacyUnit
+from veil.dp.budget_unit import BudgetUnit, UnitMismatchError
 from veil.dp.public_keys import PublicKeys
 from veil.dp.noise import NoiseSource, as_noise_source
 from veil.dp.panprivate import PanPrivateCounter, PanPrivateDensity
@@ -44,7 +45,8 @@ from veil.dp.temporal import TemporalCorrelation
 __all__ = [
     "QueryResult", "dp_contingency", "dp_count", "dp_histogram", "dp_mean", "dp_quantile", "dp_sum", "postprocess",
     "quantile_grid",
-    "Count", "GroupedAnswer", "GroupedQuery", "Mean", "PrivacyUnit", "PublicKeys", "Query", "Sum",
+    "BudgetUnit", "Count", "GroupedAnswer", "GroupedQuery", "Mean", "PrivacyUnit", "PublicKeys", "Query", "Sum",
+    "UnitMismatchError",
     "ContinualRelease", "binary_tree_counts", "continual_histogram", "continual_sum", "event_level_counts",
     "w_event_counts",
     "PanPrivateCounter", "PanPrivateDensity", "StreamSettings", "TemporalCorrelation", "release_stream",

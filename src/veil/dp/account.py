@@ -18,12 +18,14 @@ and ``_replay(charge)`` to read a kept charge back.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from fractions import Fraction
 
 from veil.dp import budget_file
 from veil.dp.budget import Budget, Charge, check_label, check_step, timestamp
 from veil.dp.budget_file import BudgetFileError
+from veil.dp.budget_unit import ROWS, BudgetUnit, refusal, unit_of
 from veil.dp.exact import from_text, show, to_text
 from veil.errors import ParameterError
 
@@ -70,6 +72,50 @@ class PrivacyAccount:
         # Called with the accountant after every new charge, before the charge returns; a ledger
         # uses it to commit the charge before any noise is drawn (see veil.ledger.budget).
         self._sink: Callable[[PrivacyAccount], None] | None = None
+        self._unit = ROWS
+        self._release_unit = ROWS  # the unit of the release charging now (see charging_at)
+
+    @property
+    def unit(self) -> BudgetUnit:
+        """The privacy unit the budget protects (:mod:`veil.dp.budget_unit`; a row unless declared)."""
+        return self._unit
+
+    def declare_unit(self, unit) -> PrivacyAccount:
+        """Keep the budget at ``unit`` (a :class:`~veil.dp.budget_unit.BudgetUnit` or a query's
+        :class:`~veil.dp.privacy_unit.PrivacyUnit`) and return the accountant; a charge for a
+        release at another unit is then refused. Declare it before the first charge.
+
+        Raises:
+            ParameterError: not a unit, or the accountant has charges already (they were made at
+                its unit, which therefore cannot change).
+        """
+        unit = unit_of(unit)
+        if self._charges and unit != self._unit:
+            raise ParameterError(f"the budget of {self.dataset_id!r} has charges made at {self._unit}, so its unit "
+                                 "cannot change; start a new budget for another unit.")
+        self._unit = unit
+        return self
+
+    def check_unit(self, unit) -> None:
+        """Refuse a release at ``unit`` when the budget is kept at another (nothing is charged).
+
+        Raises:
+            UnitMismatchError: the units differ.
+        """
+        unit = unit_of(unit)
+        if unit != self._unit:
+            raise refusal(self._unit, unit, self.dataset_id)
+
+    @contextmanager
+    def charging_at(self, unit) -> Iterator[PrivacyAccount]:
+        """The charges made inside are for a release at ``unit`` (checked first, :meth:`check_unit`);
+        outside, a charge is for a row-level release, the unit of every release but grouped queries."""
+        self.check_unit(unit)
+        self._release_unit = unit_of(unit)
+        try:
+            yield self
+        finally:
+            self._release_unit = ROWS
 
     @property
     def charges(self) -> tuple[Charge, ...]:
@@ -86,7 +132,12 @@ class PrivacyAccount:
     def _record(self, charge: Charge, undo: Callable[[], None] | None = None) -> Charge:
         """Append ``charge`` and hand the accountant to its sink; if the sink fails, take the charge
         back (``undo`` restores the running totals) and let the error through, so a charge that
-        was not saved is not spent and the query that asked for it draws no noise."""
+        was not saved is not spent and the query that asked for it draws no noise. A charge for a
+        release at another unit than the budget's is taken back and refused the same way."""
+        if charge.kind != "postprocess" and self._release_unit != self._unit:
+            if undo is not None:
+                undo()
+            raise refusal(self._unit, self._release_unit, self.dataset_id)
         self._charges.append(charge)
         if self._sink is not None:
             try:
@@ -169,7 +220,7 @@ class PrivacyAccount:
         and any parallel group open in this process stay."""
         if type(other) is not type(self) or other.budget != self.budget or other.dataset_id != self.dataset_id:
             raise ParameterError("an accountant can only adopt the record of the same budget.")
-        kept = {"_sink", "_open_groups"}
+        kept = {"_sink", "_open_groups", "_release_unit"}
         self.__dict__.update({name: list(value) if isinstance(value, list) else value
                               for name, value in other.__dict__.items() if name not in kept})
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 
 from veil.dp.budget import BudgetExceededError, Charge, check_label, check_step
+from veil.dp.budget_unit import BudgetUnit
 from veil.dp.exact import exact_delta, exact_epsilon, from_text
 from veil.errors import ParameterError, VeilError
 
@@ -54,8 +55,10 @@ def register(cls: type) -> type:
 
 def to_document(accountant) -> dict:
     """An accountant as a JSON-ready dict: the format and schema version, the dataset id, the
-    composition rule, the budget, the options and every charge, numbers as their exact text."""
-    return {
+    composition rule, the budget, the options and every charge, numbers as their exact text; and
+    ``"unit": {"person": ID column}`` for a budget kept at the person unit (a document without
+    ``unit`` protects rows: :mod:`veil.dp.budget_unit`)."""
+    doc = {
         "format": FORMAT,
         "version": SCHEMA_VERSION,
         "dataset_id": accountant.dataset_id,
@@ -64,6 +67,9 @@ def to_document(accountant) -> dict:
         "options": accountant._options(),
         "charges": [c.to_dict() for c in accountant.charges],
     }
+    if accountant.unit.is_person:
+        doc["unit"] = accountant.unit.to_document()
+    return doc
 
 
 def from_json(text: str, *, dataset_id: str, discount=None, source: str | None = None):
@@ -159,7 +165,8 @@ def _build(doc: dict, dataset_id: str, discount):
     if cls is None:
         raise ValueError(f"unknown composition {kind!r}")
     b = cls._read_budget(budget)
-    return cls._from_options(b, dataset_id=dataset_id, composition=kind, options=options, discount=discount)
+    acc = cls._from_options(b, dataset_id=dataset_id, composition=kind, options=options, discount=discount)
+    return acc.declare_unit(BudgetUnit.from_document(doc.get("unit")))
 
 
 def read_charge(entry) -> Charge:

@@ -6,6 +6,8 @@ aggregate) cell with pure ε-DP noise (docs/concepts/privacy-units-and-grouped-q
 
 * Building a query reads only the table's schema and spends nothing; a bad column, type, bound
   or key list is refused there, in one sentence.
+* An accountant (a ledger population's) is kept at one privacy unit; a query at another unit is
+  refused before anything is read, drawn or charged (:mod:`veil.dp.budget_unit`).
 * :meth:`GroupedQuery.evaluate` checks its parameters, bounds each person's contribution
   (:mod:`veil.dp.privacy_unit`), computes the true cells, charges the accountant once with the
   whole ε (a refused charge draws nothing), then draws one noise vector per measurement, one
@@ -177,6 +179,8 @@ class GroupedQuery:
         Raises:
             ParameterError: no aggregate, ε or alpha out of range, bad weights, an accountant of
                 another type; nothing is charged.
+            UnitMismatchError: the accountant's budget (a ledger population's) is kept at another
+                privacy unit than the query's (:mod:`veil.dp.budget_unit`); nothing is drawn or charged.
             BudgetExceededError: the accountant refuses the charge; no noise is drawn.
         """
         if not self.aggregates:
@@ -184,6 +188,8 @@ class GroupedQuery:
         eps, alpha = _check_epsilon(epsilon), _check_alpha(alpha)
         if accountant is not None and not isinstance(accountant, Accountant):
             raise ParameterError(f"accountant must be a veil.dp.Accountant, got {type(accountant).__name__}.")
+        if accountant is not None:
+            accountant.check_unit(self.query.unit)  # before anything is read, drawn or charged
         shares = self._shares(weights)
         src = as_noise_source(rng)
         unit, k = self.query.unit, len(self.keys)
@@ -199,7 +205,8 @@ class GroupedQuery:
         truths = self._true_cells(src)
         label = f"grouped query {', '.join(a.name for a in self.aggregates)} by {', '.join(self.keys.columns)}"
         if accountant is not None:
-            accountant.charge(eps, 0.0, label=label)
+            with accountant.charging_at(self.query.unit):
+                accountant.charge(eps, 0.0, label=label)
         noisy = [mech.release(truths[m.label], noise=src).value for _, m, _, mech, _ in plan]
         return self._answer(plan, noisy, eps, alpha, src, contribution)
 

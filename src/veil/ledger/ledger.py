@@ -14,6 +14,9 @@ samples, versions, sites — can belong to one population and share its budget a
 is the *one table* first registered under it. A table is recognized by its binding, a fingerprint
 of its content keyed with the curator's key (:mod:`veil.ledger.binding`), which the ledger never
 shows: nothing an analyst sees of a population is computed from its data.
+A population's budget protects a privacy unit, a row or a person by an ID column
+(:mod:`veil.dp.budget_unit`), recorded with it; a release at another unit is refused, and a
+population kept before units is row-level.
 
 **Who and when.** Every entry records the time (UTC) and who wrote it: ``by`` (``--by``), else the
 operating-system user.
@@ -36,6 +39,7 @@ from sqlalchemy.engine import Connection
 from veil.dp.account import PrivacyAccount
 from veil.dp.accountant import Accountant
 from veil.dp.budget import Budget
+from veil.dp.budget_unit import unit_of
 from veil.dp.exact import from_text, show
 from veil.dp.zcdp_accountant import ZCDPAccountant, ZCDPBudget
 from veil.dp.zcdp_conversion import zcdp_epsilon
@@ -281,7 +285,7 @@ class Ledger:
 
     def add_population(self, name: str, *, budget: Budget | PrivacyAccount | None = None,
                        key_column: str | None = None, fingerprint: str | None = None, table=None,
-                       relation: str = "add-remove") -> Population:
+                       relation: str = "add-remove", unit=None) -> Population:
         """Add a population, or return the one of that name when it is defined the same way.
 
         Args:
@@ -296,9 +300,13 @@ class Ledger:
                 as its keyed binding (:mod:`veil.ledger.binding`); or give ``table``.
             table: its one table (a path, frame, pyarrow Table or :class:`veil.Dataset`).
             relation: the neighbouring relation of its budget (:data:`NEIGHBOURING`).
+            unit: the privacy unit its budget protects (:class:`~veil.dp.budget_unit.BudgetUnit`):
+                a row, or a person by an ID column; ``None``: the unit the budget's accountant
+                declares, a row unless it declares one. A population kept before units is row-level.
 
         Raises:
-            ParameterError: a bad name, budget or relation; a key column with a table.
+            ParameterError: a bad name, budget, relation or unit (a unit without a budget, or
+                another than the accountant given declares); a key column with a table.
             LedgerError: a population of that name exists with another definition (a budget is
                 never changed once set).
             LedgerTamperedError: the ledger fails verification.
@@ -309,7 +317,8 @@ class Ledger:
             fingerprint = TableRef.of(table).fingerprint
         with self._writing() as w:
             values = self._population_values(name, budget, key_column,
-                                             None if fingerprint is None else binding(w.key, fingerprint), relation)
+                                             None if fingerprint is None else binding(w.key, fingerprint), relation,
+                                             unit)
             existing = self._population(w.conn, name, missing_ok=True)
             if existing is not None:
                 self._same_population(existing, values, fingerprint, w.key)
@@ -317,7 +326,7 @@ class Ledger:
             pid = w.add("populations", values, action="population", population=name)
             return Population._from_row(w.conn.execute(select(POPULATIONS).where(POPULATIONS.c.id == pid)).one())
 
-    def _population_values(self, name, budget, key_column, bound, relation) -> dict:
+    def _population_values(self, name, budget, key_column, bound, relation, unit=None) -> dict:
         if not isinstance(name, str) or not name.strip() or name != name.strip():
             raise ParameterError(f"a population needs a name without surrounding spaces, got {name!r}.")
         if key_column is not None and bound is not None:
@@ -326,8 +335,12 @@ class Ledger:
             raise ParameterError(f"the key column must be a column name, got {key_column!r}.")
         if relation not in NEIGHBOURING:
             raise ParameterError(f"the neighbouring relation is one of {', '.join(NEIGHBOURING)}, not {relation!r}.")
+        if unit is not None and budget is None:
+            raise ParameterError(f"population {name!r} has a privacy unit but no budget; the unit is what a budget "
+                                 "protects, so give it a budget or leave the unit out.")
         return {"name": name, "key_column": key_column, "fingerprint": bound,
-                "accountant": None if budget is None else json.dumps(_budget_document(budget, name), sort_keys=True),
+                "accountant": None if budget is None else json.dumps(_budget_document(budget, name, unit),
+                                                                     sort_keys=True),
                 "relation": relation}
 
     def _same_population(self, existing: Population, values: dict, fingerprint: str | None = None,
@@ -347,6 +360,9 @@ class Ledger:
             raise LedgerError(f"population {existing.name!r} of {self._where} is "
                               f"{'bound to another table' if existing.fingerprint else 'not bound to one table'}; a "
                               "population's definition never changes, so use another name.")
+        if wanted.budget is not None and existing.budget is not None and wanted.unit != existing.unit:
+            raise LedgerError(f"population {existing.name!r} of {self._where} protects {existing.unit}, not "
+                              f"{wanted.unit}; a population's definition never changes, so use another name.")
         if wanted.budget is not None and existing.budget is not None and \
                 ("rho" in wanted.budget["budget"]) != ("rho" in existing.budget["budget"]):
             kept, given = (("ρ-zCDP", "(ε, δ)") if "rho" in existing.budget["budget"] else ("(ε, δ)", "ρ-zCDP"))
@@ -564,6 +580,7 @@ class Ledger:
                 datasets = conn.execute(select(func.count()).select_from(DATASETS)
                                         .where(DATASETS.c.population_id == pop.id)).scalar_one()
                 entry = {"name": pop.name, "key_column": pop.key_column, "relation": pop.relation,
+                         "unit": pop.unit.to_document(),
                          "datasets": datasets + (1 if pop.fingerprint is not None else 0), "charges": len(charges),
                          "releases": [{"id": r.id, "kind": r.kind, "name": r.name, "at": r.at, "by": r.by}
                                       for r in releases], "budget": None}
@@ -681,8 +698,9 @@ def _create(conn: Connection, by: str) -> list[int]:
     return applied
 
 
-def _budget_document(budget, name: str) -> dict:
-    """The composition rule, budget and options of a new accountant for ``budget`` (validated)."""
+def _budget_document(budget, name: str, unit=None) -> dict:
+    """The composition rule, budget and options of a new accountant for ``budget`` (validated), and
+    its privacy unit when it is a person (``unit``, else the accountant's own)."""
     if isinstance(budget, Budget):
         accountant = Accountant(budget, dataset_id=name)
     elif isinstance(budget, ZCDPBudget):
@@ -699,7 +717,14 @@ def _budget_document(budget, name: str) -> dict:
         raise ParameterError(f"a budget is a Budget(epsilon, delta), a ZCDPBudget(rho, delta) or a new accountant, not "
                              f"{type(budget).__name__}.")
     doc = accountant.to_document()
-    return {"composition": doc["composition"], "budget": doc["budget"], "options": doc["options"]}
+    declared = accountant.unit if unit is None else unit_of(unit)
+    if accountant.unit.is_person and declared != accountant.unit:
+        raise ParameterError(f"the accountant given protects {accountant.unit} and the unit given is {declared}; give "
+                             "one unit.")
+    out = {"composition": doc["composition"], "budget": doc["budget"], "options": doc["options"]}
+    if declared.is_person:  # a population kept without a unit is row-level
+        out["unit"] = declared.to_document()
+    return out
 
 
 def _check_key_column(pop: Population, table) -> None:
@@ -734,7 +759,9 @@ def summarize(action: str, payload: dict, zcdp_delta: str | None = None) -> str:
         money = "no budget" if budget is None else \
             f"budget ρ = {amount['rho']}, δ = {amount['delta']} ({budget['composition']})" if "rho" in amount else \
             f"budget ε = {amount['epsilon']}, δ = {amount['delta']} ({budget['composition']})"
-        return f"population {row.get('name')!r} added: {how}, {money}"
+        unit = budget and budget.get("unit")
+        protects = f", protecting a person by column {unit['person']!r}" if isinstance(unit, dict) else ""
+        return f"population {row.get('name')!r} added: {how}, {money}{protects}"
     if action == "dataset":
         return f"table registered as dataset {row.get('id')}"
     if action == "charge":

@@ -24,12 +24,14 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 
+from veil.dp.account import PrivacyAccount
 from veil.dp.accountant import Accountant
 from veil.dp.budget import Budget
+from veil.dp.budget_unit import ROWS, BudgetUnit
 from veil.dp.discounting import ExponentialDiscount, HyperbolicDiscount, TemporalAccountant
 from veil.dp.exact import to_text
 from veil.dp.window_accountant import WindowAccountant
-from veil.dp.zcdp_accountant import ZCDPBudget
+from veil.dp.zcdp_accountant import ZCDPAccountant, ZCDPBudget
 from veil.errors import ParameterError
 from veil.ledger.checks import (CorrespondenceCheck, CrossReleaseCheck, IntersectionCheck, JoinCheck,
                                 MatchingCheck, SingleReleaseCheck)
@@ -56,9 +58,12 @@ class PopulationPolicy:
         discount: temporal composition's g: ``("exponential", base)`` or ``("hyperbolic", rate)``.
         window: window composition's w (time steps).
         relation: the neighbouring relation (:data:`veil.ledger.NEIGHBOURING`).
+        unit: the privacy unit its budget protects (:class:`~veil.dp.budget_unit.BudgetUnit`; a
+            row by default): a charge for a release at another unit is refused.
 
     Raises:
-        ParameterError: an unknown rule, an option of another rule, or a rule without its option.
+        ParameterError: an unknown rule, an option of another rule, a rule without its option, or
+            a unit that is not a BudgetUnit or comes without a budget.
     """
 
     name: str
@@ -69,6 +74,7 @@ class PopulationPolicy:
     discount: tuple | None = None
     window: int | None = None
     relation: str = "add-remove"
+    unit: BudgetUnit = ROWS
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name.strip():
@@ -92,11 +98,26 @@ class PopulationPolicy:
         if self.budget is not None and (self.composition == "zcdp") != isinstance(self.budget, ZCDPBudget):
             raise ParameterError(f"population {self.name!r}: a zcdp composition takes a budget in rho (ZCDPBudget) and "
                                  "the other rules one in epsilon (Budget); give the budget in the rule's measure.")
+        if not isinstance(self.unit, BudgetUnit):
+            raise ParameterError(f"population {self.name!r}: unit must be a BudgetUnit (rows() or person(column)), "
+                                 f"got {self.unit!r}.")
+        if self.unit.is_person and self.budget is None:
+            raise ParameterError(f"population {self.name!r} has a privacy unit but no budget; the unit is what a "
+                                 "budget protects, so give it a budget or leave the unit out.")
         if self.budget is not None:
             self.template()  # the accountant's own checks, now rather than at the first charge
 
     def template(self):
-        """The budget as :meth:`veil.ledger.Ledger.add_population` takes it (``None`` without one)."""
+        """The budget as :meth:`veil.ledger.Ledger.add_population` takes it (``None`` without one),
+        an accountant declaring the unit when it is a person."""
+        made = self._accountant()
+        if made is None or not self.unit.is_person:
+            return made
+        if not isinstance(made, PrivacyAccount):
+            made = (ZCDPAccountant if isinstance(made, ZCDPBudget) else Accountant)(made, dataset_id=self.name)
+        return made.declare_unit(self.unit)
+
+    def _accountant(self):
         b = self.budget
         if b is None:
             return None
@@ -121,7 +142,9 @@ class PopulationPolicy:
                     {"epsilon": to_text(self.budget.epsilon), "delta": to_text(self.budget.delta)}),
                 "composition": self.composition, "delta_prime": self.delta_prime,
                 "discount": None if self.discount is None else list(self.discount), "window": self.window,
-                "relation": self.relation}
+                "relation": self.relation,
+                # a row-level population's dict is as before units (its digest does not change)
+                **({"unit": self.unit.to_document()} if self.unit.is_person else {})}
 
 
 @dataclass(frozen=True)
@@ -176,7 +199,8 @@ class Policy:
             PopulationPolicy(p.name, key_column=p.key, budget=None if p.budget is None else
                              ZCDPBudget(*p.budget) if p.composition == "zcdp" else Budget(*p.budget),
                              composition=p.composition, delta_prime=p.delta_prime, discount=p.discount,
-                             window=p.window, relation=p.relation)
+                             window=p.window, relation=p.relation,
+                             unit=ROWS if p.unit is None else BudgetUnit.person(p.unit))
             for p in spec.populations)
         single = tuple(SINGLE_CHECKS[name](**options) for name, options in (spec.single or {}).items())
         return cls(checks=tuple(CHECKS[name](**options) for name, options in spec.checks.items()) + single,

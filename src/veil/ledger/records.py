@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from veil.dp.budget_file import FORMAT, SCHEMA_VERSION, BudgetFileError, from_document
+from veil.dp.budget_unit import BudgetUnit
 from veil.dp.exact import show, to_text
 from veil.ledger.errors import LedgerTamperedError
 from veil.ledger.schema import TABLES
@@ -72,6 +73,12 @@ class Population:
     def _from_row(cls, row) -> Population:
         return cls(row.id, row.name, row.key_column, row.fingerprint,
                    None if row.accountant is None else json.loads(row.accountant), row.relation)
+
+    @property
+    def unit(self) -> BudgetUnit:
+        """The privacy unit its budget protects (:mod:`veil.dp.budget_unit`): a row unless the
+        budget document declares a person (a population kept before units is row-level)."""
+        return BudgetUnit.from_document(None if self.budget is None else self.budget.get("unit"))
 
     def describe_budget(self) -> str:
         if self.budget is None:
