@@ -171,12 +171,15 @@ API_PATHS = {
     "secure dp_quantile": lambda t: dp_quantile(t, "age", 0.5, (0, 100), 0.5, grid=50),
 }
 
-def _grouped(unit, *aggs, rng=1, table_kind=None):
+def _grouped(unit, *aggs, rng=1, table_kind=None, rho=None):
     def release(t):
         table = t if table_kind is None else table_kind(t)
-        (Query(table, unit=unit).group_by("region", keys=["n", "s", "e", "x"])
-         .agg(*aggs).evaluate(0.9, rng=rng, accountant=Accountant(Budget(1.0), dataset_id="purchases")
-                              .declare_unit(unit)))
+        query = Query(table, unit=unit).group_by("region", keys=["n", "s", "e", "x"]).agg(*aggs)
+        if rho is not None:  # priced in ρ: discrete Gaussian counts, Gaussian sums, a budget in ρ
+            acc = ZCDPAccountant(ZCDPBudget(1.0, 1e-6), dataset_id="purchases").declare_unit(unit)
+            query.evaluate(rho=rho, rng=rng, accountant=acc)
+        else:
+            query.evaluate(0.9, rng=rng, accountant=Accountant(Budget(1.0), dataset_id="purchases").declare_unit(unit))
     return release
 
 
@@ -193,6 +196,11 @@ PERSON_PATHS = {
                                       table_kind=lambda t: __import__("polars").from_pandas(t)),
     "grouped person secure": _grouped(PrivacyUnit.person("pid", max_rows=3), *_AGGS, rng=None),
     "grouped row unit": _grouped(PrivacyUnit.rows(), *_AGGS),
+    "grouped zcdp person max_rows": _grouped(PrivacyUnit.person("pid", max_rows=3), *_AGGS, rho=0.4),
+    "grouped zcdp person all bounds": _grouped(PrivacyUnit.person("pid", max_rows=4, max_groups=3,
+                                                                  max_rows_per_group=2), *_AGGS, rho=0.4),
+    "grouped zcdp person secure": _grouped(PrivacyUnit.person("pid", max_rows=3), *_AGGS, rng=None, rho=0.4),
+    "grouped zcdp row unit": _grouped(PrivacyUnit.rows(), *_AGGS, rho=0.4),
 }
 
 STREAM_PATHS = {

@@ -2,7 +2,8 @@
 
 ``Query(table, unit=...).group_by(columns, keys=... | domains=...).agg(count(), sum(c, lo, hi),
 mean(c, lo, hi)).evaluate(epsilon, accountant=..., rng=...)`` answers every (public key,
-aggregate) cell with pure ε-DP noise (docs/concepts/privacy-units-and-grouped-queries.md).
+aggregate) cell with pure ε-DP noise, or ρ-zCDP noise with ``evaluate(rho=...)``
+(docs/concepts/privacy-units-and-grouped-queries.md).
 
 * Building a query reads only the table's schema and spends nothing; a bad column, type, bound
   or key list is refused there, in one sentence.
@@ -20,6 +21,13 @@ aggregate) cell with pure ε-DP noise (docs/concepts/privacy-units-and-grouped-q
 * The mechanism is a parameter: a function ``(epsilon, sensitivity, integer) -> mechanism``
   returning an object with ``release(values, noise)``, ``error_bound(alpha)``, ``scale`` and
   ``name`` (:func:`pure_laplace` by default: discrete Laplace for counts, Laplace for sums).
+* Priced in ρ-zCDP instead (``evaluate(rho=...)``): :func:`zcdp_gaussian` (the discrete
+  Gaussian for counts, the Gaussian for sums and means) gets ``(ρ part, L2 sensitivity,
+  integer)``; ρ is split by the same weights as ε, but exactly (fractions: the parts add up to the
+  ρ charged, and each σ is calibrated to its part exactly); the L2 sensitivity is ``per_row``
+  times the square root of :meth:`~veil.dp.privacy_unit.PrivacyUnit.cell_contribution_l2_squared`,
+  rounded up. The accountant must keep its budget in ρ (a ZCDPAccountant, a zcdp population);
+  the record states ρ, with ε and δ null.
 """
 
 from __future__ import annotations
@@ -33,25 +41,53 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from veil.dp.account import PrivacyAccount
 from veil.dp.accountant import Accountant
+from veil.dp.discrete_gaussian import DiscreteGaussian
 from veil.dp.exact import exact_epsilon
 from veil.dp.aggregates import Count, Mean, check_aggregates, check_numeric, measurements, true_values
 from veil.dp.grouped_answer import GroupedAnswer, mean_interval
+from veil.dp.measures import MeasureMismatchError, exact_rho
 from veil.dp.mechanisms import Geometric, Laplace, _check_alpha, _check_epsilon, unfit_reasons
 from veil.dp.noise import NoiseSource, as_noise_source
 from veil.dp.privacy_unit import PrivacyUnit, bound_contributions, selection_keys
 from veil.dp.public_keys import PublicKeys
+from veil.dp.zcdp_gaussian import ZCDPGaussian
 from veil.errors import ColumnError, ParameterError
 
-__all__ = ["GroupedQuery", "Query", "pure_laplace"]
+__all__ = ["GroupedQuery", "Query", "pure_laplace", "zcdp_gaussian"]
 
 BOUNDING_REASON = "contribution bounding chose rows with a seeded generator"
 
 
 def pure_laplace(epsilon: float, sensitivity: float, integer: bool):
     """The default mechanism under pure ε-DP: discrete Laplace (geometric) for whole-number
-    cells, Laplace for real ones, each of scale sensitivity/ε."""
+    cells, Laplace for real ones, each of scale sensitivity/ε (``sensitivity``: L1)."""
     return Geometric(epsilon, sensitivity) if integer else Laplace(epsilon, sensitivity)
+
+
+pure_laplace.measure = "pure"
+
+
+def zcdp_gaussian(rho: Fraction, sensitivity: float, integer: bool):
+    """The mechanism under ρ-zCDP (Bun and Steinke 2016): the discrete Gaussian for whole-number
+    cells (Canonne, Kamath and Steinke 2020; :class:`~veil.dp.discrete_gaussian.DiscreteGaussian`),
+    the Gaussian for real ones (:class:`~veil.dp.zcdp_gaussian.ZCDPGaussian`), each of the
+    smallest σ with Δ²/(2σ²) <= ρ checked exactly (``sensitivity``: Δ, the L2 sensitivity).
+    :meth:`GroupedQuery.evaluate` gives it ρ as an exact fraction and charges ρ."""
+    return DiscreteGaussian(rho, sensitivity) if integer else ZCDPGaussian(rho, sensitivity)
+
+
+zcdp_gaussian.measure = "zcdp"
+
+
+def _l2(squared: Fraction) -> float:
+    """The smallest float whose square is at least ``squared`` (an L2 sensitivity rounded up, so
+    that σ is never a hair too small)."""
+    value = math.sqrt(float(squared))
+    while Fraction(value) ** 2 < squared:
+        value = math.nextafter(value, math.inf)
+    return value
 
 
 def _frame_of(table: Any) -> tuple[pd.DataFrame, str]:
@@ -81,6 +117,50 @@ def _share(epsilon: Fraction, part: Fraction) -> float:
     if Fraction(value) > exact:
         value = math.nextafter(value, 0.0)
     return value
+
+
+def _price(epsilon, rho, mechanism) -> tuple[bool, Fraction, float, Callable]:
+    """Whether the query is priced in ρ, its whole ε or ρ exactly (as the accountant reads it)
+    and as a float, and its mechanism (the measure's default when ``None``).
+
+    Raises:
+        ParameterError: neither or both of ε and ρ, one out of range, or a mechanism priced in the
+            other measure.
+    """
+    if (epsilon is None) == (rho is None):
+        raise ParameterError("a grouped query is priced in epsilon or in rho; give one of them.")
+    zcdp = rho is not None
+    if mechanism is None:
+        mechanism = zcdp_gaussian if zcdp else pure_laplace
+    if (getattr(mechanism, "measure", "pure") == "zcdp") != zcdp:
+        given, wanted = ("rho", "epsilon") if zcdp else ("epsilon", "rho")
+        raise ParameterError(f"the mechanism is priced in {wanted}, and the query was given {given}; give {wanted} "
+                             "or a mechanism priced in it.")
+    if zcdp:
+        return True, exact_rho(rho), float(rho), mechanism
+    eps = _check_epsilon(epsilon)
+    return False, exact_epsilon(eps), eps, mechanism
+
+
+def _check_accountant(accountant, zcdp: bool) -> None:
+    """Refuse an accountant of another type or measure than the query's, before anything is drawn.
+
+    Raises:
+        ParameterError: not an accountant, or an (ε, δ) accountant of another kind than Accountant.
+        MeasureMismatchError: a budget in ρ for a query in ε, or the other way round.
+    """
+    if accountant is None:
+        return
+    if not isinstance(accountant, PrivacyAccount):
+        raise ParameterError(f"accountant must be a veil.dp.Accountant or ZCDPAccountant, got "
+                             f"{type(accountant).__name__}.")
+    if zcdp != (accountant.measure == "zcdp"):
+        kept, asked = ("ρ-zCDP", "epsilon") if accountant.measure == "zcdp" else ("(ε, δ)", "rho")
+        raise MeasureMismatchError(f"the budget of {accountant.dataset_id!r} is kept in {kept}, and the query asks for "
+                                   f"{asked}; price the query in the budget's measure.")
+    if not zcdp and not isinstance(accountant, Accountant):
+        raise ParameterError(f"accountant must be a veil.dp.Accountant or ZCDPAccountant, got "
+                             f"{type(accountant).__name__}.")
 
 
 @dataclass(frozen=True, eq=False)
@@ -155,60 +235,88 @@ class GroupedQuery:
             check_numeric(self.query.frame, a)
         return GroupedQuery(self.query, self.keys, aggs)
 
-    def sensitivities(self) -> dict:
-        """The L1 sensitivity of each measurement, from the unit's bounds and the clamping ranges."""
-        c = self.query.unit.cell_contribution(len(self.keys))
-        return {m.label: c * m.per_row for a in self.aggregates for m in measurements(a)}
+    def sensitivities(self, norm: str = "L1") -> dict:
+        """The L1 (or, with ``norm="L2"``, the L2) sensitivity of each measurement's vector of
+        cells, from the unit's bounds and the clamping ranges: ``per_row`` times the unit's
+        :meth:`~veil.dp.privacy_unit.PrivacyUnit.cell_contribution` (L1) or the square root of its
+        :meth:`~veil.dp.privacy_unit.PrivacyUnit.cell_contribution_l2_squared` (L2, rounded up)."""
+        if norm not in ("L1", "L2"):
+            raise ParameterError(f"norm is L1 or L2, not {norm!r}.")
+        k = len(self.keys)
+        if norm == "L1":
+            c = self.query.unit.cell_contribution(k)
+            return {m.label: c * m.per_row for a in self.aggregates for m in measurements(a)}
+        c2 = self.query.unit.cell_contribution_l2_squared(k)
+        return {m.label: _l2(Fraction(m.per_row) ** 2 * c2) for a in self.aggregates for m in measurements(a)}
 
-    def evaluate(self, epsilon: float, *, accountant: Accountant | None = None,
+    def evaluate(self, epsilon: float | None = None, *, rho: float | None = None,
+                 accountant: PrivacyAccount | None = None,
                  rng: NoiseSource | np.random.Generator | int | None = None, alpha: float = 0.05,
                  weights: Sequence[float] | None = None,
-                 mechanism: Callable[[float, float, bool], Any] = pure_laplace) -> GroupedAnswer:
-        """Answer every (public key, aggregate) cell with ε-DP noise.
+                 mechanism: Callable[[Any, float, bool], Any] | None = None) -> GroupedAnswer:
+        """Answer every (public key, aggregate) cell with ε-DP noise, or ρ-zCDP noise given ``rho``.
 
         Args:
-            epsilon: the whole ε of the query, split over the aggregates.
-            accountant: charged once with ``epsilon`` before any noise is drawn.
+            epsilon: the whole ε of the query, split over the aggregates (pure ε-DP).
+            rho: instead of ε, the whole ρ of the query (ρ-zCDP): split exactly, as fractions,
+                over the aggregates and measurements, each drawn by :func:`zcdp_gaussian` (the
+                discrete Gaussian for counts, the Gaussian for sums and means) calibrated to its
+                L2 sensitivity; the accountant (a :class:`~veil.dp.zcdp_accountant.ZCDPAccountant`)
+                is charged the whole ρ.
+            accountant: charged once with ``epsilon`` (or ``rho``) before any noise is drawn.
             rng: ``None`` for the secure source (a release); a seed, Generator or seeded
                 NoiseSource makes an experiment that is not fit for release.
             alpha: each cell's interval misses with probability at most ``alpha``.
             weights: one positive weight per aggregate (equal by default): aggregate i gets
                 ε·w_i/Σw.
-            mechanism: see the module notes.
+            mechanism: see the module notes; :func:`pure_laplace` with ε, :func:`zcdp_gaussian`
+                with ρ (a mechanism's ``measure`` attribute says which it is priced in; one
+                without is priced in ε).
 
         Raises:
-            ParameterError: no aggregate, ε or alpha out of range, bad weights, an accountant of
+            ParameterError: no aggregate, neither or both of ε and ρ, ε, ρ or alpha out of
+                range, bad weights, a mechanism priced in the other measure, an accountant of
                 another type; nothing is charged.
+            MeasureMismatchError: an accountant kept in another measure than the query's (ρ for
+                an (ε, δ) budget, ε for a zCDP one); nothing is drawn or charged.
             UnitMismatchError: the accountant's budget (a ledger population's) is kept at another
                 privacy unit than the query's (:mod:`veil.dp.budget_unit`); nothing is drawn or charged.
             BudgetExceededError: the accountant refuses the charge; no noise is drawn.
         """
         if not self.aggregates:
             raise ParameterError("the query has no aggregate; add some with .agg(count(), ...).")
-        eps, alpha = _check_epsilon(epsilon), _check_alpha(alpha)
-        if accountant is not None and not isinstance(accountant, Accountant):
-            raise ParameterError(f"accountant must be a veil.dp.Accountant, got {type(accountant).__name__}.")
+        zcdp, total, amount, mechanism = _price(epsilon, rho, mechanism)
+        alpha = _check_alpha(alpha)
+        _check_accountant(accountant, zcdp)
         if accountant is not None:
             accountant.check_unit(self.query.unit)  # before anything is read, drawn or charged
         shares = self._shares(weights)
         src = as_noise_source(rng)
         unit, k = self.query.unit, len(self.keys)
         contribution = unit.cell_contribution(k)
-        plan = []  # (aggregate, measurement, ε, mechanism, half width), all before any data is read
+        l2 = self.sensitivities("L2") if zcdp else {}
+        plan = []  # (aggregate, measurement, ε or ρ, mechanism, half width), all before any data is read
         for agg, share in zip(self.aggregates, shares):
             for m in measurements(agg):
-                m_eps = _share(exact_epsilon(eps), share * Fraction(m.share))
-                mech = mechanism(m_eps, contribution * m.per_row, m.integer)
+                if zcdp:  # ρ split exactly: the parts add up to the ρ charged
+                    cost = total * share * Fraction(m.share)
+                    mech = mechanism(cost, l2[m.label], m.integer)
+                else:
+                    cost = _share(total, share * Fraction(m.share))
+                    mech = mechanism(cost, contribution * m.per_row, m.integer)
                 a = alpha / 2 if isinstance(agg, Mean) else alpha
                 half = 0 if isinstance(mech, Geometric) and mech.ratio == 0.0 else mech.error_bound(a)
-                plan.append((agg, m, m_eps, mech, half))
+                plan.append((agg, m, cost, mech, half))
         truths = self._true_cells(src)
         label = f"grouped query {', '.join(a.name for a in self.aggregates)} by {', '.join(self.keys.columns)}"
         if accountant is not None:
             with accountant.charging_at(self.query.unit):
-                accountant.charge(eps, 0.0, label=label)
+                if zcdp:
+                    accountant.charge(rho=total, label=label)
+                else:
+                    accountant.charge(amount, 0.0, label=label)
         noisy = [mech.release(truths[m.label], noise=src).value for _, m, _, mech, _ in plan]
-        return self._answer(plan, noisy, eps, alpha, src, contribution)
+        return self._answer(plan, noisy, amount, zcdp, alpha, src, contribution)
 
     # ---- the steps ------------------------------------------------------------------------------
     def _shares(self, weights) -> list[Fraction]:
@@ -243,7 +351,7 @@ class GroupedQuery:
                 out[m.label] = values
         return out
 
-    def _answer(self, plan, noisy, eps, alpha, src, contribution) -> GroupedAnswer:
+    def _answer(self, plan, noisy, amount, zcdp, alpha, src, contribution) -> GroupedAnswer:
         values, low, high, cells, record_aggs = {}, {}, {}, {}, []
         for (agg, m, m_eps, mech, half), v in zip(plan, noisy):
             cells[m.label] = (np.asarray(v), half, mech, m_eps)
@@ -265,17 +373,21 @@ class GroupedQuery:
                      "bounds": None if isinstance(agg, Count) else [agg.low, agg.high],
                      "interval": interval, "measurements": []}
             for m in ms:
-                _, half, mech, m_eps = cells[m.label]
-                entry["measurements"].append({"label": m.label, "epsilon": m_eps, "mechanism": mech.name,
-                                              "sensitivity": mech.sensitivity, "scale": mech.scale,
+                _, half, mech, cost = cells[m.label]
+                entry["measurements"].append({"label": m.label, ("rho" if zcdp else "epsilon"): float(cost),
+                                              "mechanism": mech.name, "sensitivity": mech.sensitivity,
+                                              "norm": "L2" if zcdp else "L1", "scale": mech.scale,
                                               "half_width": float(half)})
             record_aggs.append(entry)
         unfit = unfit_reasons(src)
         if self.query.unit.is_person and not src.fit_for_release:
             unfit = unfit + (BOUNDING_REASON,)
         record = {"unit": self.query.unit.describe(), "cell_contribution": contribution,
-                  "group_by": list(self.keys.columns), "num_keys": len(self.keys), "epsilon": eps, "delta": 0.0,
-                  "measure": "pure epsilon-DP", "alpha": alpha, "aggregates": record_aggs,
+                  "group_by": list(self.keys.columns), "num_keys": len(self.keys),
+                  # priced in ρ: ε and δ are null, not 0 (which a reader would take for free)
+                  **({"epsilon": None, "delta": None, "rho": amount, "measure": "rho-zCDP"} if zcdp else
+                     {"epsilon": amount, "delta": 0.0, "measure": "pure epsilon-DP"}),
+                  "alpha": alpha, "aggregates": record_aggs,
                   "fit_for_release": src.fit_for_release, "not_fit_because": list(unfit),
                   "noise_source": src.description,
                   "notes": ["every public key is answered, an empty group like any other",

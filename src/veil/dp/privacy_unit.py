@@ -103,6 +103,26 @@ class PrivacyUnit:
             bounds.append(max(groups, 1) * self.max_rows_per_group)
         return min(bounds)
 
+    def cell_contribution_l2_squared(self, num_keys: int) -> int:
+        """The square of the L2 sensitivity of the vector of counts over ``num_keys`` cells: the
+        most Σ c_g² one unit reaches with c_g rows in cell g. 1 for a row; for a person, the rows
+        packed into as few cells as the bounds allow (Σ c_g² is largest at the most uneven c):
+        max_rows in one cell without max_rows_per_group; min(max_groups, k)·max_rows_per_group²
+        without max_rows; with both, q = max_rows // max_rows_per_group full cells and the
+        remainder r in one more: q·max_rows_per_group² + r² (capped at min(max_groups, k) cells)."""
+        if not self.is_person:
+            return 1
+        if self.max_rows_per_group is None:
+            return self.max_rows ** 2
+        cells = max(num_keys if self.max_groups is None else min(self.max_groups, num_keys), 1)
+        per = self.max_rows_per_group
+        if self.max_rows is None:
+            return cells * per ** 2
+        full, rest = divmod(self.max_rows, per)
+        if full >= cells:
+            return cells * per ** 2
+        return full * per ** 2 + rest ** 2
+
     def describe(self) -> dict:
         """The unit and its bounds, for an answer's record."""
         if not self.is_person:
