@@ -109,6 +109,20 @@ def test_the_ledger_records_the_unit_and_never_changes_it(ledger):
                        "one unit")
 
 
+def test_veil_ledger_status_says_a_population_protects_a_person(ledger):
+    from typer.testing import CliRunner
+
+    from veil.cli import app
+
+    ledger.add_population("visits", budget=Budget(1.0), unit=BudgetUnit.person("pid"))
+    ledger.add_population("rows", budget=Budget(1.0))
+    result = CliRunner().invoke(app, ["ledger", "status", "--ledger", ledger.location])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.count("protects a person by column 'pid'") == 1
+    as_json = json.loads(CliRunner().invoke(app, ["ledger", "status", "--ledger", ledger.location, "--json"]).stdout)
+    assert [p["unit"] for p in as_json["populations"]] == [{"person": "pid"}, "rows"]
+
+
 def test_a_population_kept_before_units_is_row_level(ledger, tmp_path):
     ledger.add_population("old", budget=Budget(1.0))
     with sqlite3.connect(tmp_path / "ledger.db") as conn:  # what an earlier veil wrote: no unit

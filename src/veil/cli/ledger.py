@@ -125,6 +125,9 @@ def status_command(ledger: str = LEDGER, as_json: bool = JSON) -> None:
                 rho = budget["rho"]
                 console.print(f"  in ρ (zCDP): budget ρ = {rho['total']:g}, spent ρ = {rho['spent']:.6g}, left ρ = "
                               f"{rho['left']:.6g}; the ε above is what ρ implies at that δ", markup=False)
+            if isinstance(pop.get("unit"), dict):  # a row-level budget says nothing, as before units
+                console.print(f"  protects a person by column {pop['unit']['person']!r}: a row-level release is "
+                              "refused", markup=False)
         for release in pop["releases"]:
             console.print(f"  release {release['id']}: {release['name']} ({release['kind']}), "
                           f"{release['at'][:19].replace('T', ' ')} by {release['by']}", markup=False)

@@ -78,7 +78,11 @@ class Population:
     def unit(self) -> BudgetUnit:
         """The privacy unit its budget protects (:mod:`veil.dp.budget_unit`): a row unless the
         budget document declares a person (a population kept before units is row-level)."""
-        return BudgetUnit.from_document(None if self.budget is None else self.budget.get("unit"))
+        try:
+            return BudgetUnit.from_document(None if self.budget is None else self.budget.get("unit"))
+        except ValueError:
+            raise LedgerTamperedError(f"population {self.name!r} records a privacy unit veil did not write; "
+                                      "restore the ledger from a backup.") from None
 
     def describe_budget(self) -> str:
         if self.budget is None:
