@@ -64,6 +64,11 @@ def test_a_person_level_query_is_refused_by_a_row_level_population(ledger):
                                 "protects a row", "a person by column 'pid'")
     assert ledger.budget("visits").charges == ()
     assert [e["action"] for e in ledger.history("visits")] == ["population"]
+    # the accountant a ledger hands out keeps its population's unit
+    with ledger.open_budget("visits") as acc:
+        one_sentence_error(ParameterError, lambda: acc.declare_unit(BudgetUnit.person("pid")), "ledger population")
+        assert acc.declare_unit(ROWS) is acc
+    assert ledger.budget("visits").charges == ()
 
 
 def test_a_person_level_population_takes_person_level_queries_and_refuses_row_level_ones(ledger):

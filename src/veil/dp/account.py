@@ -86,10 +86,14 @@ class PrivacyAccount:
         release at another unit is then refused. Declare it before the first charge.
 
         Raises:
-            ParameterError: not a unit, or the accountant has charges already (they were made at
-                its unit, which therefore cannot change).
+            ParameterError: not a unit, the accountant has charges already (they were made at
+                its unit, which therefore cannot change), or it is a ledger population's (whose
+                unit the ledger records).
         """
         unit = unit_of(unit)
+        if self._sink is not None and unit != self._unit:
+            raise ParameterError(f"the budget of {self.dataset_id!r} is a ledger population's, kept at {self._unit}, "
+                                 "so its unit cannot change; charge a population kept at the release's unit.")
         if self._charges and unit != self._unit:
             raise ParameterError(f"the budget of {self.dataset_id!r} has charges made at {self._unit}, so its unit "
                                  "cannot change; start a new budget for another unit.")
