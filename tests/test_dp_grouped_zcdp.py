@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from veil.conformance.glue import recording
-from veil.dp import (Accountant, Budget, BudgetExceededError, BudgetUnit, MeasureMismatchError, PrivacyUnit, Query, ZCDPAccountant,
-                     ZCDPBudget)
+from veil.dp import (Accountant, Budget, BudgetExceededError, BudgetUnit, MeasureMismatchError, PrivacyUnit, Query,
+                     ZCDPAccountant, ZCDPBudget)
 from veil.dp.aggregates import count, mean, sum
 from veil.dp.grouped_query import pure_laplace, zcdp_gaussian
 from veil.errors import ParameterError
@@ -102,8 +102,8 @@ def sum_of(values):
 
 
 @settings(max_examples=60, deadline=None)
-@given(k=st.integers(1, 4), rows=st.one_of(st.none(), st.integers(1, 6)), groups=st.one_of(st.none(), st.integers(1, 4)),
-       per=st.one_of(st.none(), st.integers(1, 3)))
+@given(k=st.integers(1, 4), rows=st.one_of(st.none(), st.integers(1, 6)),
+       groups=st.one_of(st.none(), st.integers(1, 4)), per=st.one_of(st.none(), st.integers(1, 3)))
 def test_the_l2_sensitivity_is_the_largest_a_person_reaches_within_the_bounds(k, rows, groups, per):
     if rows is None and (groups is None or per is None):
         rows = 3
