@@ -42,14 +42,11 @@ import argparse
 import importlib.metadata
 import math
 import os
-import platform
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 
 import veil.models
@@ -58,7 +55,7 @@ from veil.anonymize import FullDomain
 from veil.config.schema import MODELS as MODEL_SCHEMAS
 from veil.data.bundled import adult_csv, adult_hierarchies
 
-from harness import cpu_model, fmt_ratio, fmt_time, wrap
+from harness import fmt_ratio, fmt_time, goal_lines, machine, machine_sentence, wrap
 from processes import veil_command
 from timing import SAMPLES, progress
 
@@ -402,9 +399,7 @@ def run(repeat: int, process_repeat: int = PROCESS_REPEAT, arx: Path | None = No
     if folder is not None:
         versions["ARX"] = "3.9.2"
         versions["Java"] = java_version() or "unknown"
-    meta = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "cpu": cpu_model(),
-            "cores": os.cpu_count(), "python": platform.python_version(), "versions": versions, "repeat": repeat,
-            "process_repeat": process_repeat, "rows": rows[0]["veil"]["rows"] if rows else None,
+    meta = {**machine(versions), "repeat": repeat, "process_repeat": process_repeat, "rows": rows[0]["veil"]["rows"] if rows else None,
             "quasi_identifiers": QUASI_IDENTIFIERS,
             "sensitive": SENSITIVE, "arx_folder": str(folder) if folder else None}
     results = {"meta": meta, "tasks": rows, "goals": goals(rows)}
@@ -492,18 +487,15 @@ def terminal_report(results: dict) -> str:
         out += [""] + [line for text in loud for line in wrap(text, "    ")]
     out += ["", "Notes"] + [line for note in NOTES for line in wrap("  - " + note, "    ")]
     if results["goals"]:
-        out += ["", "Goals"]
-        for goal in results["goals"]:
-            out += wrap(f"  {goal['goal']}: {goal['measured']}, {'met' if goal['met'] else 'NOT MET'}", "    ")
+        out += goal_lines(results["goals"])
     return "\n".join(out)
 
 
 def markdown_report(results: dict) -> str:
     """The results as Markdown."""
     meta = results["meta"]
-    versions = ", ".join(f"{k} {v}" for k, v in meta["versions"].items())
     out = ["## veil beside ARX: optimal full-domain search", "",
-           f"Measured {meta['date']} on {meta['cpu']} ({meta['cores']} cores), Python {meta['python']}, {versions}. "
+           f"{machine_sentence(meta)}. "
            f"Adult ({meta['rows']:,} rows), quasi-identifiers {', '.join(meta['quasi_identifiers'])} (a lattice of "
            f"4,320 nodes), sensitive {meta['sensitive']}. Search: best of {meta['repeat']}; whole processes: best of "
            f"{meta['process_repeat']}. Reproduce with `python benchmarks/run.py --only arx`."]

@@ -59,6 +59,14 @@ def machine_sentence(meta: dict) -> str:
     return f"Measured {meta['date']} on {meta['cpu']} ({meta['cores']} cores), Python {meta['python']}, {versions}"
 
 
+def goal_lines(goals: list[dict]) -> list[str]:
+    """The terminal's "Goals" section: each goal with what was measured and whether it was met."""
+    out = ["", "Goals"]
+    for goal in goals:
+        out += wrap(f"  {goal['goal']}: {goal['measured']}, {'met' if goal['met'] else 'NOT MET'}", "    ")
+    return out
+
+
 def wrap(text: str, indent: str, width: int = 78) -> list[str]:
     """Greedy word wrap for the terminal, keeping ``text``'s own leading spaces; continuation
     lines start with ``indent``."""
