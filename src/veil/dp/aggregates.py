@@ -12,6 +12,10 @@ L∞ bound) so that the query can state the L1 sensitivity ``contribution · per
   post-processing.
 
 A missing value (NaN, None) is left out of a sum and of a mean's count, a fixed rule per row.
+
+An engine computes only the sufficient statistics of :mod:`veil.dp.statistics`: an aggregate
+names those it needs (:func:`statistics`) and turns them into its true vectors
+(:func:`measure_values`), so the same aggregate runs on pandas and on Spark.
 """
 
 from __future__ import annotations
@@ -22,10 +26,11 @@ import numpy as np
 import pandas as pd
 
 from veil.dp.privacy_unit import clamp_bounds
+from veil.dp.statistics import compute_statistics
 from veil.errors import ColumnError, ParameterError
 
-__all__ = ["Count", "Measurement", "Mean", "Sum", "check_aggregates", "check_numeric", "count", "mean", "measurements",
-           "sum", "true_values"]
+__all__ = ["Count", "Measurement", "Mean", "Sum", "check_aggregates", "check_numeric", "count", "mean", "measure_values",
+           "measurements", "statistics", "sum", "true_values"]
 
 
 @dataclass(frozen=True)
@@ -121,8 +126,23 @@ def check_numeric(frame: pd.DataFrame, agg: Aggregate) -> None:
                           "convert it to numbers first.")
 
 
+def statistics(agg: Aggregate) -> tuple:
+    """The sufficient statistics ``agg`` needs from an engine (:mod:`veil.dp.statistics`)."""
+    if isinstance(agg, Count):
+        return (("rows",),)
+    if isinstance(agg, Sum):
+        return (("sum", agg.column, agg.low, agg.high),)
+    return (("csum", agg.column, agg.low, agg.high), ("count", agg.column))
+
+
+def measure_values(agg: Aggregate, stats: dict) -> tuple[np.ndarray, ...]:
+    """The true vector of each measurement of ``agg`` (in :func:`measurements`' order), from the
+    statistics an engine computed (a pure function of them)."""
+    return tuple(stats[s] for s in statistics(agg))
+
+
 def true_values(agg: Aggregate, frame: pd.DataFrame, group: np.ndarray, num_keys: int) -> tuple[np.ndarray, ...]:
-    """The true vector of each measurement of ``agg`` over the kept rows.
+    """The true vector of each measurement of ``agg`` over the kept rows (the pandas engine).
 
     Args:
         agg: the aggregate.
@@ -130,16 +150,7 @@ def true_values(agg: Aggregate, frame: pd.DataFrame, group: np.ndarray, num_keys
         group: the key index of each kept row (0 … num_keys − 1).
         num_keys: the number of public keys.
     """
-    if isinstance(agg, Count):
-        return (np.bincount(group, minlength=num_keys).astype(np.int64),)
-    values = pd.to_numeric(frame[agg.column], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-    present = np.isfinite(values) | np.isinf(values)  # ±inf clamps to a bound; NaN is missing
-    clamped = np.where(present, np.clip(np.nan_to_num(values, nan=0.0), agg.low, agg.high), 0.0)
-    if isinstance(agg, Sum):
-        return (np.bincount(group, weights=clamped, minlength=num_keys),)
-    centred = np.where(present, clamped - agg.mid, 0.0)
-    return (np.bincount(group, weights=centred, minlength=num_keys),
-            np.bincount(group, weights=present.astype(float), minlength=num_keys).astype(np.int64))
+    return measure_values(agg, compute_statistics(frame, group, num_keys, statistics(agg)))
 
 
 def check_aggregates(aggs) -> tuple:
