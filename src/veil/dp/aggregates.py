@@ -29,8 +29,8 @@ from veil.dp.privacy_unit import clamp_bounds
 from veil.dp.statistics import compute_statistics
 from veil.errors import ColumnError, ParameterError
 
-__all__ = ["Count", "Measurement", "Mean", "Sum", "check_aggregates", "check_numeric", "count", "mean", "measure_values",
-           "measurements", "statistics", "sum", "true_values"]
+__all__ = ["Count", "Measurement", "Mean", "Sum", "check_aggregates", "check_numeric", "count", "mean",
+           "measure_values", "measurements", "statistics", "sum", "true_values"]
 
 
 @dataclass(frozen=True)
