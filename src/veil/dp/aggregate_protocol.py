@@ -19,11 +19,14 @@ An aggregate is a frozen description (no data). It says
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-__all__ = ["Aggregate", "Measurement", "Noisy", "Output", "column_of"]
+from veil.dp.privacy_unit import clamp_bounds
+
+__all__ = ["Aggregate", "Measurement", "Noisy", "Output", "bounded", "column_of"]
 
 
 @dataclass(frozen=True)
@@ -43,7 +46,7 @@ class Measurement:
     label: str
     integer: bool
     per_row: float
-    share: float = 1.0
+    share: float | Fraction = 1.0
     alpha_share: float = 1.0
     width: int = 1
 
@@ -91,6 +94,20 @@ class Aggregate:
         column = column_of(self)
         return {"name": self.name, "aggregate": type(self).__name__.lower(), "column": column,
                 "bounds": None if column is None else [self.low, self.high]}
+
+
+def bounded(agg: Aggregate, kind: str) -> None:
+    """Check and store a frozen aggregate's clamping bounds ``low``, ``high`` (finite, low < high),
+    and name it ``kind(column)`` when it has no name.
+
+    Raises:
+        ParameterError: a bound that is not finite, or ``low >= high``.
+    """
+    lo, hi = clamp_bounds(agg.low, agg.high, agg.column)
+    object.__setattr__(agg, "low", lo)
+    object.__setattr__(agg, "high", hi)
+    if agg.name is None:
+        object.__setattr__(agg, "name", f"{kind}({agg.column})")
 
 
 def column_of(agg: Aggregate) -> str | None:

@@ -30,14 +30,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from veil.dp.aggregate_protocol import Aggregate, Measurement, Noisy, Output, column_of
+from veil.dp.aggregate_protocol import Aggregate, Measurement, Noisy, Output, bounded, column_of
 from veil.dp.grouped_answer import mean_interval
-from veil.dp.privacy_unit import clamp_bounds
+from veil.dp.variance_aggregate import Variance, variance
 from veil.dp.statistics import compute_statistics
 from veil.errors import ColumnError, ParameterError
 
-__all__ = ["Count", "Measurement", "Mean", "Sum", "check_aggregates", "check_numeric", "count", "mean",
-           "measure_values", "measurements", "statistics", "sum", "true_values"]
+__all__ = ["Count", "Measurement", "Mean", "Sum", "Variance", "check_aggregates", "check_numeric", "count", "mean",
+           "measure_values", "measurements", "statistics", "sum", "true_values", "variance"]
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ class Sum(Aggregate):
     name: str | None = None
 
     def __post_init__(self):
-        _bounded(self, "sum")
+        bounded(self, "sum")
 
     def measurements(self) -> tuple[Measurement, ...]:
         return (Measurement(self.name, False, max(abs(self.low), abs(self.high))),)
@@ -90,7 +90,7 @@ class Mean(Aggregate):
     name: str | None = None
 
     def __post_init__(self):
-        _bounded(self, "mean")
+        bounded(self, "mean")
 
     @property
     def mid(self) -> float:
@@ -112,15 +112,6 @@ class Mean(Aggregate):
 MEAN_INTERVAL = ("approximate: the range of the ratio over the alpha/2 intervals of the centred sum and the count "
                  "(union bound), cut to the bounds; it covers the mean of the bounded, clamped rows")
 ADDITIVE_INTERVAL = "exact: from the noise distribution; covers the bounded, clamped cell"
-
-
-def _bounded(agg, kind: str) -> None:
-    """Check and store an aggregate's clamping bounds, and name it ``kind(column)`` by default."""
-    lo, hi = clamp_bounds(agg.low, agg.high, agg.column)
-    object.__setattr__(agg, "low", lo)
-    object.__setattr__(agg, "high", hi)
-    if agg.name is None:
-        object.__setattr__(agg, "name", f"{kind}({agg.column})")
 
 
 def _additive(name: str, cell: Noisy) -> Output:
