@@ -32,12 +32,13 @@ import pandas as pd
 
 from veil.dp.aggregate_protocol import Aggregate, Measurement, Noisy, Output, bounded, column_of
 from veil.dp.grouped_answer import mean_interval
+from veil.dp.quantile_aggregate import Quantiles, quantiles
 from veil.dp.variance_aggregate import Variance, variance
 from veil.dp.statistics import compute_statistics
 from veil.errors import ColumnError, ParameterError
 
-__all__ = ["Count", "Measurement", "Mean", "Sum", "Variance", "check_aggregates", "check_numeric", "count", "mean",
-           "measure_values", "measurements", "statistics", "sum", "true_values", "variance"]
+__all__ = ["Count", "Measurement", "Mean", "Quantiles", "Sum", "Variance", "check_aggregates", "check_numeric", "count",
+           "mean", "measure_values", "measurements", "quantiles", "statistics", "sum", "true_values", "variance"]
 
 
 @dataclass(frozen=True)
