@@ -250,6 +250,16 @@ class GroupedQuery:
         c2 = self.query.unit.cell_contribution_l2_squared(k)
         return {m.label: _l2(Fraction(m.per_row) ** 2 * c2) for a in self.aggregates for m in measurements(a)}
 
+    def plan(self, target, alpha: float = 0.05, measure: str = "epsilon", weights=None, *,
+             group_size: int | None = None, mechanism=None):
+        """The smallest ε (or ρ) per aggregate whose reported half-width is at most ``target``, the
+        total and the weights that give each its part: see :func:`veil.dp.accuracy_plan.plan`.
+        Nothing is read from the table and nothing is spent."""
+        from veil.dp.accuracy_plan import plan
+
+        return plan(self, target, alpha=alpha, measure=measure, weights=weights, group_size=group_size,
+                    mechanism=mechanism)
+
     def evaluate(self, epsilon: float | None = None, *, rho: float | None = None,
                  accountant: PrivacyAccount | None = None,
                  rng: NoiseSource | np.random.Generator | int | None = None, alpha: float = 0.05,
@@ -293,21 +303,8 @@ class GroupedQuery:
             accountant.check_unit(self.query.unit)  # before anything is read, drawn or charged
         shares = self._shares(weights)
         src = as_noise_source(rng)
-        unit, k = self.query.unit, len(self.keys)
-        contribution = unit.cell_contribution(k)
-        l2 = self.sensitivities("L2") if zcdp else {}
-        plan = []  # (aggregate, measurement, ε or ρ, mechanism, half width), all before any data is read
-        for agg, share in zip(self.aggregates, shares):
-            for m in measurements(agg):
-                if zcdp:  # ρ split exactly: the parts add up to the ρ charged
-                    cost = total * share * Fraction(m.share)
-                    mech = mechanism(cost, l2[m.label], m.integer)
-                else:
-                    cost = _share(total, share * Fraction(m.share))
-                    mech = mechanism(cost, contribution * m.per_row, m.integer)
-                a = alpha * m.alpha_share
-                half = 0 if isinstance(mech, Geometric) and mech.ratio == 0.0 else mech.error_bound(a)
-                plan.append((agg, m, cost, mech, half))
+        contribution = self.query.unit.cell_contribution(len(self.keys))
+        plan = self._mechanisms(zcdp, total, shares, mechanism, alpha)  # all before any data is read
         truths = self._true_cells(src)
         label = f"grouped query {', '.join(a.name for a in self.aggregates)} by {', '.join(self.keys.columns)}"
         if accountant is not None:
@@ -320,6 +317,25 @@ class GroupedQuery:
         return self._answer(plan, noisy, amount, zcdp, alpha, src, contribution)
 
     # ---- the steps ------------------------------------------------------------------------------
+    def _mechanisms(self, zcdp: bool, total: Fraction, shares, mechanism, alpha: float) -> list:
+        """(aggregate, measurement, ε or ρ, mechanism, half-width at α·alpha_share) for every
+        measurement, from the query alone (also what :mod:`veil.dp.accuracy_plan` plans with)."""
+        contribution = self.query.unit.cell_contribution(len(self.keys))
+        l2 = self.sensitivities("L2") if zcdp else {}
+        plan = []
+        for agg, share in zip(self.aggregates, shares):
+            for m in measurements(agg):
+                if zcdp:  # ρ split exactly: the parts add up to the ρ charged
+                    cost = total * share * Fraction(m.share)
+                    mech = mechanism(cost, l2[m.label], m.integer)
+                else:
+                    cost = _share(total, share * Fraction(m.share))
+                    mech = mechanism(cost, contribution * m.per_row, m.integer)
+                a = alpha * m.alpha_share
+                half = 0 if isinstance(mech, Geometric) and mech.ratio == 0.0 else mech.error_bound(a)
+                plan.append((agg, m, cost, mech, half))
+        return plan
+
     def _shares(self, weights) -> list[Fraction]:
         n = len(self.aggregates)
         if weights is None:
