@@ -1,4 +1,6 @@
-"""The aggregates of a grouped DP query: count, sum and mean, and the measurements each needs.
+"""The aggregates of a grouped DP query: count, sum and mean here, variance and quantiles beside
+(:mod:`veil.dp.variance_aggregate`, :mod:`veil.dp.quantile_aggregate`), all following
+:mod:`veil.dp.aggregate_protocol`.
 
 An aggregate is a frozen description (no data); :func:`measurements` turns it into the noisy
 vectors it asks for, one cell per public key, each with the contribution of one row to it (the
@@ -10,6 +12,9 @@ L∞ bound) so that the query can state the L1 sensitivity ``contribution · per
 * ``Mean(column, low, high)``: a sum of the centred values x − (low + high)/2 (per row
   (high − low)/2) over the count of rows with a value (per row 1); the mean is their ratio, a
   post-processing.
+
+Each aggregate turns its noisy measurements into its output columns and their intervals itself
+(``post_process``), so the query (:mod:`veil.dp.grouped_query`) knows no aggregate by name.
 
 A missing value (NaN, None) is left out of a sum and of a mean's count, a fixed rule per row.
 
@@ -25,23 +30,35 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from veil.dp.privacy_unit import clamp_bounds
+from veil.dp.aggregate_protocol import Aggregate, Measurement, Noisy, Output, bounded, column_of
+from veil.dp.grouped_answer import mean_interval
+from veil.dp.quantile_aggregate import Quantiles, quantiles
+from veil.dp.variance_aggregate import Variance, variance
 from veil.dp.statistics import compute_statistics
 from veil.errors import ColumnError, ParameterError
 
-__all__ = ["Count", "Measurement", "Mean", "Sum", "check_aggregates", "check_numeric", "count", "mean",
-           "measure_values", "measurements", "statistics", "sum", "true_values"]
+__all__ = ["Count", "Measurement", "Mean", "Quantiles", "Sum", "Variance", "check_aggregates", "check_numeric", "count",
+           "mean", "measure_values", "measurements", "quantiles", "statistics", "sum", "true_values", "variance"]
 
 
 @dataclass(frozen=True)
-class Count:
+class Count(Aggregate):
     """The number of rows of each group (after contribution bounding)."""
 
     name: str = "count"
 
+    def measurements(self) -> tuple[Measurement, ...]:
+        return (Measurement(self.name, True, 1.0),)
+
+    def statistics(self) -> tuple:
+        return (("rows",),)
+
+    def post_process(self, noisy: tuple[Noisy, ...], alpha: float) -> Output:
+        return _additive(self.name, noisy[0])
+
 
 @dataclass(frozen=True)
-class Sum:
+class Sum(Aggregate):
     """The sum of ``column`` clamped to the public ``[low, high]``, per group."""
 
     column: str
@@ -50,15 +67,20 @@ class Sum:
     name: str | None = None
 
     def __post_init__(self):
-        lo, hi = clamp_bounds(self.low, self.high, self.column)
-        object.__setattr__(self, "low", lo)
-        object.__setattr__(self, "high", hi)
-        if self.name is None:
-            object.__setattr__(self, "name", f"sum({self.column})")
+        bounded(self, "sum")
+
+    def measurements(self) -> tuple[Measurement, ...]:
+        return (Measurement(self.name, False, max(abs(self.low), abs(self.high))),)
+
+    def statistics(self) -> tuple:
+        return (("sum", self.column, self.low, self.high),)
+
+    def post_process(self, noisy: tuple[Noisy, ...], alpha: float) -> Output:
+        return _additive(self.name, noisy[0])
 
 
 @dataclass(frozen=True)
-class Mean:
+class Mean(Aggregate):
     """The mean of ``column`` clamped to the public ``[low, high]``, per group: a noisy sum of the
     centred values over a noisy count (the answer is clamped to ``[low, high]``; ``(low + high)/2``
     when the noisy count is below 1)."""
@@ -69,45 +91,39 @@ class Mean:
     name: str | None = None
 
     def __post_init__(self):
-        lo, hi = clamp_bounds(self.low, self.high, self.column)
-        object.__setattr__(self, "low", lo)
-        object.__setattr__(self, "high", hi)
-        if self.name is None:
-            object.__setattr__(self, "name", f"mean({self.column})")
+        bounded(self, "mean")
 
     @property
     def mid(self) -> float:
         return (self.low + self.high) / 2.0
 
+    def measurements(self) -> tuple[Measurement, ...]:
+        return (Measurement(f"{self.name}.sum", False, (self.high - self.low) / 2.0, 0.5, 0.5),
+                Measurement(f"{self.name}.count", True, 1.0, 0.5, 0.5))
 
-Aggregate = Count | Sum | Mean
+    def statistics(self) -> tuple:
+        return (("csum", self.column, self.low, self.high), ("count", self.column))
+
+    def post_process(self, noisy: tuple[Noisy, ...], alpha: float) -> Output:
+        s, c = noisy
+        value, lo, hi = mean_interval(np.asarray(s.values), np.asarray(c.values), s.half, c.half, self.low, self.high)
+        return Output({self.name: (value, lo, hi)}, MEAN_INTERVAL)
 
 
-@dataclass(frozen=True)
-class Measurement:
-    """One noisy vector an aggregate asks for.
+MEAN_INTERVAL = ("approximate: the range of the ratio over the alpha/2 intervals of the centred sum and the count "
+                 "(union bound), cut to the bounds; it covers the mean of the bounded, clamped rows")
+ADDITIVE_INTERVAL = "exact: from the noise distribution; covers the bounded, clamped cell"
 
-    Attributes:
-        label: ``"count"``, ``"sum(x)"``, ``"mean(x).sum"``, ``"mean(x).count"``.
-        integer: the true values are whole numbers (a count), so integer noise fits.
-        per_row: the most one row changes one cell (L∞ after clamping).
-        share: the fraction of the aggregate's ε it gets.
-    """
 
-    label: str
-    integer: bool
-    per_row: float
-    share: float = 1.0
+def _additive(name: str, cell: Noisy) -> Output:
+    """A count's or a sum's output: the noisy cell ± its half-width (exact)."""
+    v = np.asarray(cell.values)
+    return Output({name: (v, v - cell.half, v + cell.half)}, ADDITIVE_INTERVAL)
 
 
 def measurements(agg: Aggregate) -> tuple[Measurement, ...]:
-    """The measurements of ``agg`` (one for a count or a sum, two for a mean)."""
-    if isinstance(agg, Count):
-        return (Measurement(agg.name, True, 1.0),)
-    if isinstance(agg, Sum):
-        return (Measurement(agg.name, False, max(abs(agg.low), abs(agg.high))),)
-    return (Measurement(f"{agg.name}.sum", False, (agg.high - agg.low) / 2.0, 0.5),
-            Measurement(f"{agg.name}.count", True, 1.0, 0.5))
+    """The measurements of ``agg`` (one for a count or a sum, two for a mean, ...)."""
+    return agg.measurements()
 
 
 def check_numeric(frame: pd.DataFrame, agg: Aggregate) -> None:
@@ -116,7 +132,7 @@ def check_numeric(frame: pd.DataFrame, agg: Aggregate) -> None:
     Raises:
         ColumnError: the column does not exist or its type is not numeric.
     """
-    if isinstance(agg, Count):
+    if column_of(agg) is None:
         return
     if agg.column not in frame.columns:
         raise ColumnError(f"the column '{agg.column}' does not exist; the columns are {', '.join(map(str, frame.columns))}.")
@@ -128,17 +144,13 @@ def check_numeric(frame: pd.DataFrame, agg: Aggregate) -> None:
 
 def statistics(agg: Aggregate) -> tuple:
     """The sufficient statistics ``agg`` needs from an engine (:mod:`veil.dp.statistics`)."""
-    if isinstance(agg, Count):
-        return (("rows",),)
-    if isinstance(agg, Sum):
-        return (("sum", agg.column, agg.low, agg.high),)
-    return (("csum", agg.column, agg.low, agg.high), ("count", agg.column))
+    return agg.statistics()
 
 
 def measure_values(agg: Aggregate, stats: dict) -> tuple[np.ndarray, ...]:
     """The true vector of each measurement of ``agg`` (in :func:`measurements`' order), from the
     statistics an engine computed (a pure function of them)."""
-    return tuple(stats[s] for s in statistics(agg))
+    return agg.measure_values(stats)
 
 
 def true_values(agg: Aggregate, frame: pd.DataFrame, group: np.ndarray, num_keys: int) -> tuple[np.ndarray, ...]:
@@ -154,7 +166,8 @@ def true_values(agg: Aggregate, frame: pd.DataFrame, group: np.ndarray, num_keys
 
 
 def check_aggregates(aggs) -> tuple:
-    """The aggregates as a tuple, each a Count, Sum or Mean with a distinct name.
+    """The aggregates as a tuple, each an :class:`~veil.dp.aggregate_protocol.Aggregate` (count, sum,
+    mean, variance, quantiles) with a distinct name.
 
     Raises:
         ParameterError: none given, something else given, or two with the same name.
@@ -163,9 +176,9 @@ def check_aggregates(aggs) -> tuple:
     if not aggs:
         raise ParameterError("agg needs at least one aggregate, e.g. count().")
     for a in aggs:
-        if not isinstance(a, (Count, Sum, Mean)):
-            raise ParameterError(f"an aggregate is count(), sum(column, low, high) or mean(column, low, high), "
-                                 f"got {a!r}.")
+        if not isinstance(a, Aggregate):
+            raise ParameterError(f"an aggregate is count(), sum(column, low, high), mean(column, low, high), "
+                                 f"variance(column, low, high) or quantiles(column, qs, low, high), got {a!r}.")
     names = [a.name for a in aggs]
     if len(set(names)) != len(names):
         raise ParameterError(f"two aggregates are named alike ({names!r}); give each a distinct name.")

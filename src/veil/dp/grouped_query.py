@@ -45,8 +45,9 @@ from veil.dp.account import PrivacyAccount
 from veil.dp.accountant import Accountant
 from veil.dp.discrete_gaussian import DiscreteGaussian
 from veil.dp.exact import exact_epsilon
-from veil.dp.aggregates import Count, Mean, check_aggregates, check_numeric, measurements, true_values
-from veil.dp.grouped_answer import GroupedAnswer, mean_interval
+from veil.dp.aggregate_protocol import Noisy
+from veil.dp.aggregates import check_aggregates, check_numeric, measurements, true_values
+from veil.dp.grouped_answer import GroupedAnswer
 from veil.dp.measures import MeasureMismatchError, exact_rho
 from veil.dp.mechanisms import Geometric, Laplace, _check_alpha, _check_epsilon, unfit_reasons
 from veil.dp.noise import NoiseSource, as_noise_source
@@ -249,6 +250,16 @@ class GroupedQuery:
         c2 = self.query.unit.cell_contribution_l2_squared(k)
         return {m.label: _l2(Fraction(m.per_row) ** 2 * c2) for a in self.aggregates for m in measurements(a)}
 
+    def plan(self, target, alpha: float = 0.05, measure: str = "epsilon", weights=None, *,
+             group_size: int | None = None, mechanism=None):
+        """The smallest ε (or ρ) per aggregate whose reported half-width is at most ``target``, the
+        total and the weights that give each its part: see :func:`veil.dp.accuracy_plan.plan`.
+        Nothing is read from the table and nothing is spent."""
+        from veil.dp.accuracy_plan import plan
+
+        return plan(self, target, alpha=alpha, measure=measure, weights=weights, group_size=group_size,
+                    mechanism=mechanism)
+
     def evaluate(self, epsilon: float | None = None, *, rho: float | None = None,
                  accountant: PrivacyAccount | None = None,
                  rng: NoiseSource | np.random.Generator | int | None = None, alpha: float = 0.05,
@@ -292,21 +303,8 @@ class GroupedQuery:
             accountant.check_unit(self.query.unit)  # before anything is read, drawn or charged
         shares = self._shares(weights)
         src = as_noise_source(rng)
-        unit, k = self.query.unit, len(self.keys)
-        contribution = unit.cell_contribution(k)
-        l2 = self.sensitivities("L2") if zcdp else {}
-        plan = []  # (aggregate, measurement, ε or ρ, mechanism, half width), all before any data is read
-        for agg, share in zip(self.aggregates, shares):
-            for m in measurements(agg):
-                if zcdp:  # ρ split exactly: the parts add up to the ρ charged
-                    cost = total * share * Fraction(m.share)
-                    mech = mechanism(cost, l2[m.label], m.integer)
-                else:
-                    cost = _share(total, share * Fraction(m.share))
-                    mech = mechanism(cost, contribution * m.per_row, m.integer)
-                a = alpha / 2 if isinstance(agg, Mean) else alpha
-                half = 0 if isinstance(mech, Geometric) and mech.ratio == 0.0 else mech.error_bound(a)
-                plan.append((agg, m, cost, mech, half))
+        contribution = self.query.unit.cell_contribution(len(self.keys))
+        plan = self._mechanisms(zcdp, total, shares, mechanism, alpha)  # all before any data is read
         truths = self._true_cells(src)
         label = f"grouped query {', '.join(a.name for a in self.aggregates)} by {', '.join(self.keys.columns)}"
         if accountant is not None:
@@ -319,6 +317,25 @@ class GroupedQuery:
         return self._answer(plan, noisy, amount, zcdp, alpha, src, contribution)
 
     # ---- the steps ------------------------------------------------------------------------------
+    def _mechanisms(self, zcdp: bool, total: Fraction, shares, mechanism, alpha: float) -> list:
+        """(aggregate, measurement, ε or ρ, mechanism, half-width at α·alpha_share) for every
+        measurement, from the query alone (also what :mod:`veil.dp.accuracy_plan` plans with)."""
+        contribution = self.query.unit.cell_contribution(len(self.keys))
+        l2 = self.sensitivities("L2") if zcdp else {}
+        plan = []
+        for agg, share in zip(self.aggregates, shares):
+            for m in measurements(agg):
+                if zcdp:  # ρ split exactly: the parts add up to the ρ charged
+                    cost = total * share * Fraction(m.share)
+                    mech = mechanism(cost, l2[m.label], m.integer)
+                else:
+                    cost = _share(total, share * Fraction(m.share))
+                    mech = mechanism(cost, contribution * m.per_row, m.integer)
+                a = alpha * m.alpha_share
+                half = 0 if isinstance(mech, Geometric) and mech.ratio == 0.0 else mech.error_bound(a)
+                plan.append((agg, m, cost, mech, half))
+        return plan
+
     def _shares(self, weights) -> list[Fraction]:
         n = len(self.aggregates)
         if weights is None:
@@ -352,32 +369,23 @@ class GroupedQuery:
         return out
 
     def _answer(self, plan, noisy, amount, zcdp, alpha, src, contribution) -> GroupedAnswer:
-        values, low, high, cells, record_aggs = {}, {}, {}, {}, []
-        for (agg, m, m_eps, mech, half), v in zip(plan, noisy):
-            cells[m.label] = (np.asarray(v), half, mech, m_eps)
+        """Each aggregate post-processes its noisy measurements into its output columns and its
+        record entry (:meth:`veil.dp.aggregate_protocol.Aggregate.post_process`)."""
+        values, low, high, record_aggs = {}, {}, {}, []
+        cells = {m.label: Noisy(np.asarray(v), mech, m_eps, half) for (_, m, m_eps, mech, half), v in zip(plan, noisy)}
         for agg in self.aggregates:
             ms = measurements(agg)
-            if isinstance(agg, Mean):
-                (s, s_half, s_mech, s_eps), (c, c_half, c_mech, c_eps) = (cells[m.label] for m in ms)
-                values[agg.name], low[agg.name], high[agg.name] = mean_interval(s, c, s_half, c_half,
-                                                                                agg.low, agg.high)
-                interval = ("approximate: the range of the ratio over the alpha/2 intervals of the centred sum "
-                            "and the count (union bound), cut to the bounds; it covers the mean of the bounded, "
-                            "clamped rows")
-            else:
-                v, half, mech, _ = cells[ms[0].label]
-                values[agg.name], low[agg.name], high[agg.name] = v, v - half, v + half
-                interval = "exact: from the noise distribution; covers the bounded, clamped cell"
-            entry = {"name": agg.name, "aggregate": type(agg).__name__.lower(),
-                     "column": None if isinstance(agg, Count) else agg.column,
-                     "bounds": None if isinstance(agg, Count) else [agg.low, agg.high],
-                     "interval": interval, "measurements": []}
+            out = agg.post_process(tuple(cells[m.label] for m in ms), alpha)
+            for column, (v, lo, hi) in out.columns.items():
+                values[column], low[column], high[column] = v, lo, hi
+            entry = {**agg.describe(), "interval": out.interval, "measurements": []}
             for m in ms:
-                _, half, mech, cost = cells[m.label]
-                entry["measurements"].append({"label": m.label, ("rho" if zcdp else "epsilon"): float(cost),
+                cell = cells[m.label]
+                mech = cell.mechanism
+                entry["measurements"].append({"label": m.label, ("rho" if zcdp else "epsilon"): float(cell.cost),
                                               "mechanism": mech.name, "sensitivity": mech.sensitivity,
                                               "norm": "L2" if zcdp else "L1", "scale": mech.scale,
-                                              "half_width": float(half)})
+                                              "half_width": float(cell.half)})
             record_aggs.append(entry)
         unfit = unfit_reasons(src)
         if self.query.unit.is_person and not src.fit_for_release:
