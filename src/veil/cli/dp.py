@@ -759,3 +759,9 @@ def _leakage_lines(leakage, first_step: int) -> list[str]:
 
 
 dp_app.command("report")(dp_report_command)
+
+# veil dp query and query-schema: grouped queries from a specification file (veil.cli.dp_query)
+from veil.cli.dp_query import query_command, query_schema_command  # noqa: E402
+
+dp_app.command("query")(query_command)
+dp_app.command("query-schema")(query_schema_command)
