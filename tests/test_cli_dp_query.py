@@ -262,9 +262,9 @@ def test_an_out_that_cannot_be_written_is_refused_before_the_charge(tmp_path, da
 INVALID_SPECS = {
     "unknown top key": ({**SPEC, "epsilonn": 1}, ["unknown key 'epsilonn'"]),
     "unknown unit key": (_with(unit={"person": {"id_column": "person", "max_row": 2}}),
-                         ["unit.person", "'max_row'", "max_rows"]),
+                         ["unit.person", "unknown key 'max_row', perhaps 'max_rows'"]),
     "unknown aggregate key": (_with(aggregates__1={"aggregate": "sum", "column": "income", "low": 0, "high": 1,
-                                                   "bins": 3}), ["aggregates[1]", "'bins'"]),
+                                                   "bins": 3}), ["aggregates[1] has an unknown key 'bins' (its keys are aggregate, column, low, high, name)"]),
     "wrong type": (_with(epsilon="one"), ["epsilon", "a number"]),
     "negative epsilon": (_with(epsilon=-1), ["epsilon", "above 0"]),
     "both prices": (_with(rho=0.5), ["only one of epsilon, rho"]),

@@ -100,7 +100,8 @@ def build_query(spec: QuerySpec, table: Any) -> GroupedQuery:
     """
     doc = spec.document
     unit_doc = doc.get("unit", "rows")
-    unit = PrivacyUnit.rows() if unit_doc == "rows" else PrivacyUnit.person(**unit_doc["person"])
+    unit = PrivacyUnit.rows() if unit_doc == "rows" else PrivacyUnit.person(
+        **{k: v if k == "id_column" else int(v) for k, v in unit_doc["person"].items()})
     query = Query(table, unit=unit)
     frame = query.frame
     group = doc["group_by"]

@@ -24,6 +24,7 @@ when the query is built (:func:`veil.dp.query_from_spec.build_query`), before th
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import os
@@ -33,7 +34,7 @@ from typing import Any
 
 import yaml
 
-from veil.config.yaml_nodes import compose, suggest
+from veil.config.yaml_nodes import compose
 from veil.errors import ConfigError
 from veil.inputs import read_text
 
@@ -253,7 +254,9 @@ def _check_mapping(value: dict, schema: dict, path: str) -> str | None:
         if not isinstance(key, str):
             return f"{_where(path)} has a key {_shown(key)} that is not text"
         if key not in props and extra is False:
-            return f"{_where(path)} has an unknown key '{key}'{suggest(key, list(props)).rstrip('.')}"
+            close = difflib.get_close_matches(key, list(props), n=1, cutoff=0.6)
+            return (f"{_where(path)} has an unknown key '{key}', perhaps '{close[0]}'" if close else
+                    f"{_where(path)} has an unknown key '{key}' (its keys are {', '.join(props)})")
     if len(value) < schema.get("minProperties", 0):
         return f"{_where(path)} must not be empty"
     for key in schema.get("required", []):
