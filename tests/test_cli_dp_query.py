@@ -16,7 +16,7 @@ import yaml
 from typer.testing import CliRunner
 
 from veil.cli import app
-from veil.dp.query_spec import QUERY_SCHEMA, SHIPPED_QUERY_SCHEMA, load_query_spec, query_schema_text
+from veil.config.dp_query_spec import QUERY_SCHEMA, SHIPPED_QUERY_SCHEMA, load_query_spec, query_schema_text
 from veil.errors import ConfigError
 
 # Visits: several rows per person; the person IDs and incomes are values no manifest may hold.

@@ -1,11 +1,11 @@
 """``veil dp query``: a grouped DP query from a specification file, charged to a ledger, written as
-a release; ``veil dp query-schema``: the JSON Schema of the specification.
+a release; ``veil dp query-schema``: the JSON Schema of the specification (both declared in :mod:`veil.cli.dp`).
 
 ``veil dp query [DATA] --spec SPEC --out DIR [--budget-file B [--budget E[,D]] | --ledger L
 [--population P] [--budget E[,D]]] [--seed N] [--json]`` reads the specification
-(:mod:`veil.dp.query_spec`), builds the query (:func:`veil.dp.query_from_spec.build_query`),
+(:mod:`veil.config.dp_query_spec`), builds the query (:func:`veil.config.dp_query_builder.build_query`),
 charges the budget and writes ``answers.csv`` (or ``answers.parquet``) and ``manifest.json`` into
-DIR (:mod:`veil.dp.grouped_release`).
+DIR (:mod:`veil.ledger.grouped_answers`).
 
 Order of work, as for every ``veil dp`` query (:mod:`veil.cli.dp`): the specification, the options,
 the table's schema, the query (columns, types, bounds, keys) and the output files are checked
@@ -29,15 +29,14 @@ from typing import Optional
 
 import numpy as np
 import pandas as pd
-import typer
 
-from veil.cli.console import fails_cleanly, reads_tables, stage, terminal
-from veil.cli.dp import (BUDGET, BUDGET_FILE, BY, DELIMITER, JSON, LEDGER, POPULATION, SEED, STRICT, _Budget,
-                         _fingerprint, _rho_entry)
+from veil.cli.console import stage, terminal
 from veil.dp.exact import show
-from veil.dp.grouped_release import ANSWER_FILES, MANIFEST_FILE, write_grouped_release
-from veil.dp.query_from_spec import build_query, evaluate_arguments
-from veil.dp.query_spec import QuerySpec, load_query_spec, query_schema_text
+from veil.dp.fingerprint import dataset_id
+from veil.ledger.grouped_answers import ANSWER_FILES, MANIFEST_FILE, write_grouped_release
+from veil.report.dp_grouped import grouped_lines
+from veil.config.dp_query_builder import build_query, evaluate_arguments
+from veil.config.dp_query_spec import QuerySpec, load_query_spec, query_schema_text
 from veil.errors import ColumnError, DataError, ParameterError
 
 
@@ -87,25 +86,10 @@ def _fresh_budget(budget, unit):
     return kind(budget, dataset_id="table").declare_unit(unit)
 
 
-@fails_cleanly
-@reads_tables
-def query_command(
-    data: Optional[Path] = typer.Argument(None, help="CSV or Parquet table to query (default: the specification's "
-                                                     "table)."),
-    spec: Path = typer.Option(..., "--spec", help="The query specification (YAML or JSON; veil dp query-schema "
-                                                  "prints its JSON Schema)."),
-    out: Path = typer.Option(..., "--out", help="Folder to write answers.csv (or .parquet) and manifest.json in."),
-    budget_file: Optional[Path] = BUDGET_FILE, budget: Optional[str] = BUDGET, ledger: Optional[str] = LEDGER,
-    population: Optional[str] = POPULATION, by: Optional[str] = BY, seed: Optional[int] = SEED,
-    delimiter: Optional[str] = DELIMITER, as_json: bool = JSON, strict: bool = STRICT,
-) -> None:
-    """A grouped query from a specification file: every key's aggregates with their intervals.
-
-    Writes the answers (the key columns, then per aggregate its value, _low and _high) and a
-    manifest of the transformation (unit, bounds, mechanisms, sensitivities, noise scales, ε, δ or
-    ρ), both or neither; the query is charged before its noise is drawn, and a query refused
-    charges nothing and writes nothing.
-    """
+def run_query(where, data: Optional[Path], spec: Path, out: Path, seed: Optional[int], delimiter: Optional[str],
+              as_json: bool, strict: bool) -> None:
+    """``veil dp query`` (its options are declared in :mod:`veil.cli.dp`, beside the other queries'):
+    ``where`` is the command's budget options (``veil.cli.dp._Budget``)."""
     query_spec = load_query_spec(spec)
     table = data if data is not None else query_spec.table
     if table is None:
@@ -113,8 +97,7 @@ def query_command(
     if not table.is_file():
         raise DataError(f"data file {str(table)!r} does not exist; check the path.")
     price = evaluate_arguments(query_spec)
-    run = _Budget(budget_file, budget, ledger, population, None, by).run(
-        table, price.get("epsilon"), 0.0, seed, delimiter, strict=strict, rho=price.get("rho"))
+    run = where.run(table, price.get("epsilon"), 0.0, seed, delimiter, strict=strict, rho=price.get("rho"))
     grouped = build_query(query_spec, _typed_frame(run.columns, query_spec))
     if run.fresh or run.new_budget is not None:
         run.new_budget = _fresh_budget(run.new_budget, grouped.query.unit)
@@ -122,14 +105,14 @@ def query_command(
     from veil.output.writer import OutputSet
 
     group = query_spec.document["group_by"]
-    reads = [table, spec, budget_file] + ([query_spec.path(group["file"])] if "file" in group else [])
+    reads = [table, spec, where.budget_file] + ([query_spec.path(group["file"])] if "file" in group else [])
     outputs = OutputSet([out / ANSWER_FILES[fmt], out / MANIFEST_FILE], reads=reads, make_folders=True)
     with outputs:
         with run.charging() as accountant:
             answer = grouped.evaluate(**price, accountant=accountant, rng=run.noise)
         label = accountant.charges[-1].label if accountant is not None else \
             f"grouped query {', '.join(a.name for a in grouped.aggregates)} by {', '.join(grouped.keys.columns)}"
-        fingerprint = (run.table.fingerprint if run.table is not None else _fingerprint(run.columns.table))
+        fingerprint = run.table.fingerprint if run.table is not None else dataset_id(run.columns.table)
         with stage(f"writing {out}"):
             manifest = write_grouped_release(answer, out, label=label, keys_given=_keys_given(query_spec),
                                              output_format=fmt, outputs=outputs, fingerprint=fingerprint,
@@ -160,8 +143,8 @@ def _budget_entry(run) -> dict:
              "total": {"epsilon": float(acc.budget.epsilon), "delta": float(acc.budget.delta)},
              "spent": {"epsilon": float(spent.epsilon), "delta": float(spent.delta)},
              "left": {"epsilon": float(left[0]), "delta": float(left[1])}}
-    if acc.measure == "zcdp":
-        entry["rho"] = _rho_entry(acc)
+    if acc.measure == "zcdp":  # composed in ρ; the (ε, δ) above is its tight conversion
+        entry["rho"] = {"total": float(acc.budget.rho), "spent": float(acc.spent_rho), "left": float(acc.remaining_rho)}
     return entry
 
 
@@ -176,43 +159,7 @@ def _budget_line(run) -> str:
             f"left ε = {show(eps)}, δ = {show(dlt)}")
 
 
-def _cell(value) -> str:
-    if isinstance(value, (int, np.integer)):
-        return f"{int(value):,}"
-    if isinstance(value, (float, np.floating)):
-        return f"{float(value):,.6g}"
-    return "(missing)" if value is None or value == "" else str(value)
-
-
-def grouped_lines(frame: pd.DataFrame, manifest: dict) -> list[str]:
-    """A grouped answer as lines of text: what it cost and how, then one row per key with each
-    aggregate's value and interval (what ``veil dp query`` and ``veil dp report`` print)."""
-    unit = manifest["unit"]
-    who = "a row" if unit.get("unit") == "row" else \
-        f"a person by '{unit['id_column']}'" + "".join(
-            f", {k} {unit[k]}" for k in ("max_rows", "max_groups", "max_rows_per_group") if unit.get(k) is not None)
-    cost = f"ρ = {manifest['rho']}" if "rho" in manifest else f"ε = {manifest['epsilon']}"
-    fit = "fit for release" if manifest["fit_for_release"] else "NOT fit for release"
-    lines = [f"{manifest['query']}: {cost}, protecting {who}, {manifest['mechanism']} noise, {fit}"]
-    conf = f"{1 - float(manifest['alpha']):.0%}"
-    keys = list(manifest["group_by"]["columns"])
-    names = [a["name"] for a in manifest["aggregates"]]
-    rows = [keys + [f"{n} [{conf} interval]" for n in names]]
-    for record in frame.to_dict(orient="records"):
-        rows.append([_cell(record[k]) for k in keys] +
-                    [f"{_cell(record[n])} [{_cell(record[n + '_low'])}, {_cell(record[n + '_high'])}]"
-                     for n in names])
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
-    for a in manifest["aggregates"]:
-        for m in a["measurements"]:
-            lines.append(f"{m['label']}: {m['mechanism']}, {m['norm']} sensitivity {m['sensitivity']:g}, "
-                         f"scale {m['scale']:.6g}, ± {m['half_width']:.6g} ({conf})")
-    return lines
-
-
-@fails_cleanly
-def query_schema_command() -> None:
-    """Print the JSON Schema of a query specification file (veil dp query --spec), for editors."""
+def print_query_schema() -> None:
+    """``veil dp query-schema``: print the JSON Schema of a query specification file."""
     sys.stdout.write(query_schema_text())
 

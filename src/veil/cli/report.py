@@ -139,7 +139,7 @@ def _show_grouped(releases: list, as_json: bool) -> None:
     import json
     import sys
 
-    from veil.cli.dp_query import grouped_lines
+    from veil.report.dp_grouped import grouped_lines
 
     if as_json:
         doc = [{"manifest": {k: v for k, v in manifest.items() if k != "seal"},

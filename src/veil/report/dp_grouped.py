@@ -14,11 +14,12 @@ import io
 from collections.abc import Mapping
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from veil.errors import DataError
 
-__all__ = ["grouped_report_answers", "is_grouped_release", "read_grouped_release"]
+__all__ = ["grouped_lines", "grouped_report_answers", "is_grouped_release", "read_grouped_release"]
 
 KIND = "dp grouped query"
 MANIFEST_FILE = "manifest.json"
@@ -89,3 +90,38 @@ def grouped_report_answers(manifest: Mapping, frame: pd.DataFrame) -> list[dict]
                     "not_fit_because": list(manifest.get("not_fit_because") or []),
                     "notes": [agg["interval"]], "categories": [labels]})
     return out
+
+
+def _cell(value) -> str:
+    if isinstance(value, (int, np.integer)):
+        return f"{int(value):,}"
+    if isinstance(value, (float, np.floating)):
+        return f"{float(value):,.6g}"
+    return "(missing)" if value is None or value == "" else str(value)
+
+
+def grouped_lines(frame: pd.DataFrame, manifest: dict) -> list[str]:
+    """A grouped answer as lines of text: what it cost and how, then one row per key with each
+    aggregate's value and interval (what ``veil dp query`` and ``veil dp report`` print)."""
+    unit = manifest["unit"]
+    who = "a row" if unit.get("unit") == "row" else \
+        f"a person by '{unit['id_column']}'" + "".join(
+            f", {k} {unit[k]}" for k in ("max_rows", "max_groups", "max_rows_per_group") if unit.get(k) is not None)
+    cost = f"ρ = {manifest['rho']}" if "rho" in manifest else f"ε = {manifest['epsilon']}"
+    fit = "fit for release" if manifest["fit_for_release"] else "NOT fit for release"
+    lines = [f"{manifest['query']}: {cost}, protecting {who}, {manifest['mechanism']} noise, {fit}"]
+    conf = f"{1 - float(manifest['alpha']):.0%}"
+    keys = list(manifest["group_by"]["columns"])
+    names = [a["name"] for a in manifest["aggregates"]]
+    rows = [keys + [f"{n} [{conf} interval]" for n in names]]
+    for record in frame.to_dict(orient="records"):
+        rows.append([_cell(record[k]) for k in keys] +
+                    [f"{_cell(record[n])} [{_cell(record[n + '_low'])}, {_cell(record[n + '_high'])}]"
+                     for n in names])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    for a in manifest["aggregates"]:
+        for m in a["measurements"]:
+            lines.append(f"{m['label']}: {m['mechanism']}, {m['norm']} sensitivity {m['sensitivity']:g}, "
+                         f"scale {m['scale']:.6g}, ± {m['half_width']:.6g} ({conf})")
+    return lines

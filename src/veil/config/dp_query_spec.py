@@ -19,7 +19,7 @@ and that :func:`load_query_spec` checks every file against, with a small reader 
 JSON Schema it uses (:func:`check_document`), so that the file format and the checks cannot
 disagree; a mistake is one sentence naming the file and the key. What JSON Schema cannot say (a
 low bound below the high one, a person's bounds that together bound nothing) the query API checks
-when the query is built (:func:`veil.dp.query_from_spec.build_query`), before the data is read.
+when the query is built (:func:`veil.config.dp_query_builder.build_query`), before the data is read.
 """
 
 from __future__ import annotations

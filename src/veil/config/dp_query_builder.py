@@ -1,4 +1,4 @@
-"""A query specification (:mod:`veil.dp.query_spec`) turned into a grouped query of the Python API.
+"""A query specification (:mod:`veil.config.dp_query_spec`) turned into a grouped query of the Python API.
 
 :func:`build_query` is the one place where the file format meets the API
 (:class:`veil.dp.grouped_query.Query`, ``group_by``, ``agg`` and the aggregates of
@@ -16,7 +16,7 @@ from veil.dp import aggregates as agg_api
 from veil.dp.grouped_query import GroupedQuery, Query
 from veil.dp.privacy_unit import PrivacyUnit
 from veil.dp.public_keys import PublicKeys
-from veil.dp.query_spec import QuerySpec
+from veil.config.dp_query_spec import QuerySpec
 from veil.errors import ConfigError, DataError, ParameterError
 
 __all__ = ["build_query", "evaluate_arguments", "key_value"]
