@@ -377,3 +377,92 @@ def test_report_refuses_an_edited_answers_file_and_a_folder_of_something_else(tm
     refused(veil("dp", "report", out), "answers.csv")
     (tmp_path / "empty").mkdir()
     refused(veil("dp", "report", tmp_path / "empty"), "manifest.json")
+
+
+# ---------------------------------------------------------------------------------------------
+# the checker and JSON Schema agree; the order of charge and writing
+# ---------------------------------------------------------------------------------------------
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from veil.config.dp_query_spec import check_document  # noqa: E402
+
+_FULL = {"table": "t.csv", "unit": {"person": {"id_column": "p", "max_rows": 2, "max_groups": 1,
+                                               "max_rows_per_group": 1}},
+         "group_by": {"columns": ["a", "b"], "keys": [["x", 1], ["y", 2]], "other": False},
+         "aggregates": [{"aggregate": "count", "name": "n"}, {"aggregate": "sum", "column": "c", "low": 0, "high": 1},
+                        {"aggregate": "quantiles", "column": "c", "quantiles": [0.5], "low": 0, "high": 9, "bins": 4}],
+         "epsilon": 1.0, "alpha": 0.05, "weights": [1, 1, 1], "output": {"format": "csv"}}
+
+
+def _paths(doc, prefix=()):
+    yield prefix
+    if isinstance(doc, dict):
+        for key, value in doc.items():
+            yield from _paths(value, prefix + (key,))
+    elif isinstance(doc, list):
+        for i, value in enumerate(doc):
+            yield from _paths(value, prefix + (i,))
+
+
+VALUES = st.one_of(st.sampled_from(["rows", "count", "sum", "csv", "parquet", "", "x", "p", 0, 1, -1, 2.5, 0.5, 1.0,
+                                    True, False, None, [], {}, ["x"], [1, 2], {"person": {"id_column": "p"}},
+                                    {"delta": 1e-6}, {"column": "a", "file": "h.csv", "level": 1}]),
+                   st.integers(-3, 3), st.floats(-2, 2, allow_nan=False, allow_infinity=False))
+PATHS = list(_paths(_FULL))[1:]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(PATHS), st.one_of(VALUES, st.just("<delete>"), st.just("<extra>"))),
+                max_size=3))
+def test_the_checker_agrees_with_json_schema(edits):
+    doc = json.loads(json.dumps(_FULL))
+    for path, value in edits:
+        where = doc
+        try:
+            for key in path[:-1]:
+                where = where[key]
+            if isinstance(where, dict) != isinstance(path[-1], str):
+                continue
+            value = json.loads(json.dumps(value))
+            if value == "<delete>":
+                del where[path[-1]]
+            elif value == "<extra>" and isinstance(where[path[-1]], dict):
+                where[path[-1]]["surprise"] = 1
+            else:
+                where[path[-1]] = value
+        except (KeyError, IndexError, TypeError):
+            continue
+    assert (check_document(doc) is None) == (not list(VALIDATOR.iter_errors(doc))), doc
+
+
+def test_text_cells_match_keys_written_as_numbers(tmp_path):
+    table = tmp_path / "t.csv"
+    pd.DataFrame({"region": ["n", "n", "s"], "year": [2023, 2024, 2024], "v": [1, 2, 3]}).to_csv(table, index=False)
+    spec = write_spec(tmp_path, {"group_by": {"columns": ["region", "year"], "keys": [["n", 2024], ["s", 2024]]},
+                                 "aggregates": [{"aggregate": "count"}], "epsilon": 1000})
+    done = veil("dp", "query", table, "--spec", spec, "--out", tmp_path / "o", "--seed", 1)
+    assert done.exit_code == 0, done.output
+    frame = pd.read_csv(tmp_path / "o" / "answers.csv")
+    assert list(frame["count"]) == [1, 1]  # ε = 1000: the noise is 0 with overwhelming probability
+
+
+def test_a_write_that_fails_after_the_charge_leaves_the_budget_spent_and_no_file(tmp_path, data, budget_file,
+                                                                                   monkeypatch):
+    """The charge is committed before the noise is drawn (never an answer drawn unpaid); a write
+    that fails afterwards publishes nothing, and the budget stays spent: the safe side."""
+    from veil.errors import DataError
+    from veil.output.writer import OutputSet
+
+    def full_disk(self, *args, **kwargs):
+        raise DataError("cannot write 'manifest.json': no space left on device; nothing was written.")
+
+    kept = OutputSet.put_manifest
+    monkeypatch.setattr(OutputSet, "put_manifest", full_disk)
+    spec = write_spec(tmp_path, {**SPEC, "unit": "rows"})
+    before = charges(budget_file)
+    refused(veil("dp", "query", data, "--spec", spec, "--out", tmp_path / "out", "--budget-file", budget_file),
+            "no space")
+    monkeypatch.setattr(OutputSet, "put_manifest", kept)
+    assert not (tmp_path / "out").exists()
+    assert len(charges(budget_file)) == len(before) + 1
