@@ -10,7 +10,7 @@ module              commands
 ``audit``           ``veil audit``: MAX, MIN and SUM queries answered or denied by an auditor
 ``experiment``      ``veil experiment composition|tradeoff|alphabeta|transparency|marginals|releases``
 ``marginals``       ``veil marginals``: anonymized marginals of a table, checked and published together
-``dp``              ``veil dp count|sum|mean|quantile|histogram|budget|stream``
+``dp``              ``veil dp count|sum|mean|quantile|histogram|query|budget|stream``
 ``alphabeta``       ``veil alphabeta estimate|parameters``: the αβ algorithm's view and parameters
 ``ldp``             ``veil ldp simulate|encode|collect``
 ``config``          ``veil config schema``: the JSON Schema of the configuration files

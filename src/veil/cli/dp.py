@@ -759,3 +759,38 @@ def _leakage_lines(leakage, first_step: int) -> list[str]:
 
 
 dp_app.command("report")(dp_report_command)
+
+
+@dp_app.command("query")
+@fails_cleanly
+@reads_tables
+def query_command(data: Optional[Path] = typer.Argument(None, help="CSV or Parquet table to query (default: the "
+                                                                   "specification's table)."),
+                  spec: Path = typer.Option(..., "--spec", help="The query specification (YAML or JSON; veil dp "
+                                                                "query-schema prints its JSON Schema)."),
+                  out: Path = typer.Option(..., "--out", help="Folder to write answers.csv (or .parquet) and "
+                                                              "manifest.json in."),
+                  budget_file: Optional[Path] = BUDGET_FILE, budget: Optional[str] = BUDGET,
+                  ledger: Optional[str] = LEDGER, population: Optional[str] = POPULATION, by: Optional[str] = BY,
+                  seed: Optional[int] = SEED, delimiter: Optional[str] = DELIMITER, as_json: bool = JSON,
+                  strict: bool = STRICT) -> None:
+    """A grouped query from a specification file: every key's aggregates with their intervals.
+
+    Writes the answers (the key columns, then per aggregate its value, _low and _high) and a
+    manifest of the transformation (unit, bounds, mechanisms, sensitivities, noise scales, ε, δ or
+    ρ), both or neither; the query is charged before its noise is drawn, and a query refused
+    charges nothing and writes nothing (veil.cli.dp_query).
+    """
+    from veil.cli.dp_query import run_query
+
+    run_query(_Budget(budget_file, budget, ledger, population, None, by), data, spec, out, seed, delimiter, as_json,
+              strict)
+
+
+@dp_app.command("query-schema")
+@fails_cleanly
+def query_schema_command() -> None:
+    """Print the JSON Schema of a query specification file (veil dp query --spec), for editors."""
+    from veil.cli.dp_query import print_query_schema
+
+    print_query_schema()

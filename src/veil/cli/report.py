@@ -1,5 +1,6 @@
 """``veil report`` and ``veil dp report``: the HTML report of a release, from its manifest, and of
-answers released under differential privacy, from what ``veil dp … --json`` printed.
+answers released under differential privacy, from what ``veil dp … --json`` printed or
+the folders ``veil dp query`` wrote (shown as text without ``--out``).
 
 The report is one self-contained page (see :mod:`veil.report`). It is written whole or not at
 all, and never over a file the run reads (the manifest, the release, the original table).
@@ -85,27 +86,72 @@ def report_command(
 
 @fails_cleanly
 def dp_report_command(
-    answers: List[Path] = typer.Argument(..., help="Answers as veil dp … --json printed them (JSON files)."),
-    out: Path = typer.Option(..., "--out", help="The HTML report to write."),
+    answers: List[Path] = typer.Argument(..., help="Answers as veil dp … --json printed them (JSON files), or the "
+                                                   "folders veil dp query --out wrote."),
+    out: Optional[Path] = typer.Option(None, "--out", help="The HTML report to write (without it, the folders of "
+                                                           "veil dp query are shown as text)."),
     budget: Optional[Path] = typer.Option(None, "--budget", help="What veil dp budget … --json printed (a JSON "
                                                                  "file): ε and δ spent and left."),
+    as_json: bool = typer.Option(False, "--json", help="Without --out: print the grouped answers and their "
+                                                       "manifests as one JSON object."),
 ) -> None:
     """Write the report of answers released under differential privacy: each answer with its error
     bar, ε and δ spent, and the budget left (one self-contained HTML page).
 
+    A folder written by veil dp query is a grouped answer: each of its aggregates is reported with a
+    row per key. Without --out, such folders are shown as text (or, with --json, as JSON).
     Nothing is charged: the report only reads what was already released and shown.
     """
+    from veil.errors import ParameterError
     from veil.output.targets import check_targets
     from veil.output.writer import write_file
     from veil.report import dp_report, render_dp_html
     from veil.report.dp import check_answer, check_budget
+    from veil.report.dp_grouped import grouped_report_answers, is_grouped_release, read_grouped_release
 
+    grouped = [path for path in answers if is_grouped_release(path)]
+    if out is None:
+        if len(grouped) != len(answers) or budget is not None:
+            raise ParameterError("give --out FILE.html for a report of answers printed by veil dp … --json (and of "
+                                 "a budget); without it, only the folders veil dp query wrote are shown.")
+        _show_grouped([read_grouped_release(path) for path in answers], as_json)
+        return
+    if as_json:
+        raise ParameterError("--json prints the grouped answers instead of writing a report; leave out --out or "
+                             "--json.")
     reads = [*answers, budget]
     check_targets([out], reads=reads)
-    parsed = [check_answer(_json(path, "answer file"), repr(str(path))) for path in answers]
+    parsed = []
+    for path in answers:
+        if is_grouped_release(path):
+            manifest, frame = read_grouped_release(path)
+            reads.append((path / "manifest.json" if path.is_dir() else path).parent / manifest["release"]["file"])
+            parsed += [check_answer(a, repr(str(path))) for a in grouped_report_answers(manifest, frame)]
+        else:
+            parsed.append(check_answer(_json(path, "answer file"), repr(str(path))))
     shown = check_budget(_json(budget, "budget file"), repr(str(budget))) if budget is not None else None
     write_file(out, render_dp_html(dp_report(parsed, shown)), reads=reads)
     terminal().print(f"wrote {out}", soft_wrap=True)
+
+
+def _show_grouped(releases: list, as_json: bool) -> None:
+    """Print grouped answers (manifest and answers, as read) as text or one JSON object."""
+    import json
+    import sys
+
+    from veil.report.dp_grouped import grouped_lines
+
+    if as_json:
+        doc = [{"manifest": {k: v for k, v in manifest.items() if k != "seal"},
+                "answers": json.loads(frame.to_json(orient="records"))} for manifest, frame in releases]
+        sys.stdout.write(json.dumps(doc[0] if len(doc) == 1 else doc, indent=2, ensure_ascii=False) + "\n")
+        return
+    console = terminal(soft_wrap=True)
+    for i, (manifest, frame) in enumerate(releases):
+        if i:
+            console.print("", markup=False)
+        for line in grouped_lines(frame, manifest):
+            console.print(line, markup=False)
 
 
 def _json(path: Path, what: str):

@@ -1,0 +1,141 @@
+"""A query specification (:mod:`veil.config.dp_query_spec`) turned into a grouped query of the Python API.
+
+:func:`build_query` is the one place where the file format meets the API
+(:class:`veil.dp.grouped_query.Query`, ``group_by``, ``agg`` and the aggregates of
+:mod:`veil.dp.aggregates`); ``veil dp query`` calls it, and so can a Python user holding a
+specification. Building reads only the table's schema and spends nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from veil.dp import aggregates as agg_api
+from veil.dp.grouped_query import GroupedQuery, Query
+from veil.dp.privacy_unit import PrivacyUnit
+from veil.dp.public_keys import PublicKeys
+from veil.config.dp_query_spec import QuerySpec
+from veil.errors import ConfigError, DataError, ParameterError
+
+__all__ = ["build_query", "evaluate_arguments", "key_value"]
+
+
+def key_value(value: Any, column: pd.Series) -> Any:
+    """A key's value as the grouping column holds it: text for a column of text (a CSV column, where
+    ``2020`` in the specification stands for the cell ``2020``), else as given."""
+    if pd.api.types.is_numeric_dtype(column.dtype) or isinstance(value, str):
+        return value
+    return str(value)
+
+
+def _keys_as_held(columns: list[str], keys: list, frame: pd.DataFrame) -> list[tuple]:
+    out = []
+    for key in keys:
+        values = key if isinstance(key, list) else [key]
+        if len(values) != len(columns):
+            raise ParameterError(f"every key needs one value per grouping column {columns}, got {values!r}.")
+        out.append(tuple(key_value(v, frame[c]) if c in frame.columns else v for c, v in zip(columns, values)))
+    return out
+
+
+def _keys_from_file(spec: QuerySpec, columns: list[str], frame: pd.DataFrame) -> PublicKeys:
+    """The public keys of a CSV file: one column per grouping column, one key a line.
+
+    Raises:
+        DataError: the file is missing or empty, or lacks a grouping column.
+        ParameterError: it lists a key twice.
+    """
+    from veil.data.io import read_table
+
+    path = spec.path(spec.document["group_by"]["file"])
+    if not path.is_file():
+        raise DataError(f"the key file {str(path)!r} does not exist; check the path in group_by.file.")
+    table = read_table(path, None, allow_empty=True, malformed="refuse").data.to_pandas()
+    missing = [c for c in columns if c not in table.columns]
+    if missing:
+        raise DataError(f"the key file {str(path)!r} has no column '{missing[0]}'; give one column per grouping "
+                        f"column ({', '.join(columns)}).")
+    if not len(table):
+        raise DataError(f"the key file {str(path)!r} holds no key; list the public keys, one a line.")
+    rows = table[columns].astype(object).where(table[columns].notna(), "")
+    keys = [list(r) for r in rows.itertuples(index=False)]
+    try:
+        return PublicKeys.from_list(columns, _keys_as_held(columns, keys, frame))
+    except ParameterError as exc:
+        if "twice" in str(exc):
+            raise ParameterError(f"the key file {str(path)!r} lists a key twice; give each key once.") from None
+        raise
+
+
+_AGGREGATES = {"count": lambda a: agg_api.count(a.get("name", "count")),
+               "sum": lambda a: agg_api.sum(a["column"], a["low"], a["high"], a.get("name")),
+               "mean": lambda a: agg_api.mean(a["column"], a["low"], a["high"], a.get("name"))}
+
+
+def build_query(spec: QuerySpec, table: Any) -> GroupedQuery:
+    """The grouped query a specification describes, over ``table`` (pandas, polars or Arrow).
+
+    The mapping, key by key (docs/guides/dp-grouped-queries.md):
+
+    * ``unit: rows`` → :meth:`PrivacyUnit.rows`; ``unit: {person: {...}}`` →
+      :meth:`PrivacyUnit.person` with the same bounds;
+    * ``group_by.keys`` → ``group_by(columns, keys)``; ``group_by.domains`` →
+      ``group_by(columns, domains=...)``; ``group_by.file`` → the keys of the CSV file, given as a
+      list; ``group_by.hierarchy`` → the keys of a hierarchy level; ``group_by.private`` →
+      ``group_by(columns, private=PartitionSelection(delta=..., threshold=...))``;
+      ``group_by.other`` → ``other=True``;
+    * each aggregate → :func:`~veil.dp.aggregates.count`, ``sum``, ``mean``, ``variance(column,
+      low, high)``, ``quantiles(column, [q, …], low, high, bins=...)``, with its ``name``.
+
+    Features whose API is still being built on other branches (private keys, the other bucket,
+    variance, quantiles, hierarchy levels) are refused here, and only here, in one sentence.
+
+    Raises:
+        ConfigError: a feature this build cannot answer yet.
+        ParameterError, ColumnError: what the API refuses (a bound not finite or reversed, a
+            person's bounds that bound nothing, a missing column, a text column aggregated, a
+            key listed twice); nothing is read beyond the table's schema, nothing spent.
+    """
+    doc = spec.document
+    unit_doc = doc.get("unit", "rows")
+    unit = PrivacyUnit.rows() if unit_doc == "rows" else PrivacyUnit.person(
+        **{k: v if k == "id_column" else int(v) for k, v in unit_doc["person"].items()})
+    query = Query(table, unit=unit)
+    frame = query.frame
+    group = doc["group_by"]
+    columns = list(group["columns"])
+    pending = [what for key, what in (("private", "private keys (partition selection)"),
+                                      ("hierarchy", "keys from a hierarchy level"))
+               if key in group]
+    if group.get("other"):
+        pending.append("the 'other' bucket")
+    pending += [f"the {a['aggregate']} aggregate" for a in doc["aggregates"] if a["aggregate"] not in _AGGREGATES]
+    if pending:
+        # To complete after merging (DP27.md): group_by(columns, private=PartitionSelection(
+        # delta=group["private"]["delta"], threshold=group["private"].get("threshold"))); the
+        # hierarchy level's public keys (the pselect branch's key source); other=True; and in
+        # _AGGREGATES: "variance": variance(column, low, high, name), "quantiles":
+        # quantiles(column, quantiles, low, high, bins=..., name=...).
+        raise ConfigError(f"{spec.name}: {pending[0]} is not available in this build of veil; leave it out of the "
+                          "specification.")
+    if "keys" in group:
+        grouped = query.group_by(columns, _keys_as_held(columns, group["keys"], frame))
+    elif "domains" in group:
+        domains = group["domains"]
+        if list(domains) != columns:
+            raise ConfigError(f"{spec.name}: group_by.domains must name the grouping columns {columns} in order.")
+        grouped = query.group_by(columns, domains={c: [key_value(v, frame[c]) if c in frame.columns else v
+                                                       for v in vs] for c, vs in domains.items()})
+    else:
+        grouped = query.group_by(columns, list(_keys_from_file(spec, columns, frame).keys))
+    return grouped.agg(*(_AGGREGATES[a["aggregate"]](a) for a in doc["aggregates"]))
+
+
+def evaluate_arguments(spec: QuerySpec) -> dict:
+    """The keyword arguments of :meth:`GroupedQuery.evaluate` a specification gives: ``epsilon``
+    or ``rho``, ``alpha`` and ``weights``."""
+    doc = spec.document
+    price = {"rho": doc["rho"]} if spec.in_rho else {"epsilon": doc["epsilon"]}
+    return {**price, "alpha": spec.alpha, "weights": doc.get("weights")}
