@@ -309,13 +309,10 @@ def test_a_key_given_twice_in_the_file_or_bad_yaml_is_refused(tmp_path):
 
 
 def test_features_of_other_branches_are_refused_until_merged(tmp_path, data, budget_file):
-    """Private keys, the other bucket, variance, quantiles, hierarchy levels: in the schema now,
-    refused in one sentence by build_query until their API is merged (then this test changes)."""
+    """Private keys, the other bucket, hierarchy levels: in the schema now, refused in one sentence
+    by build_query until their API is merged (then this test changes)."""
     docs = [_with(group_by={"columns": ["region"], "private": {"delta": 1e-6}}),
             _with(group_by={"columns": ["region"], "keys": ["north"], "other": True}),
-            _with(aggregates__1={"aggregate": "variance", "column": "income", "low": 0, "high": 5000}),
-            _with(aggregates__1={"aggregate": "quantiles", "column": "income", "quantiles": [0.5], "low": 0,
-                                 "high": 5000, "bins": 64}),
             _with(group_by={"columns": ["region"], "hierarchy": {"column": "region", "file": "h.csv", "level": 1}})]
     for doc in docs:
         assert not list(VALIDATOR.iter_errors(doc))
@@ -323,6 +320,45 @@ def test_features_of_other_branches_are_refused_until_merged(tmp_path, data, bud
         before = charges(budget_file)
         refused(veil("dp", "query", data, "--spec", spec, "--out", tmp_path / "out", "--budget-file", budget_file))
         _assert_nothing_happened(tmp_path, tmp_path / "out", before)
+
+
+def test_variance_and_several_quantiles_are_answered_with_intervals(tmp_path, data):
+    doc = {**SPEC, "aggregates": [
+        {"aggregate": "variance", "column": "income", "low": 0, "high": 5000},
+        {"aggregate": "quantiles", "column": "income", "quantiles": [0.25, 0.5, 0.75], "low": 0, "high": 5000,
+         "bins": 32, "name": "q"}]}
+    assert not list(VALIDATOR.iter_errors(doc))
+    out = tmp_path / "o"
+    done = veil("dp", "query", data, "--spec", write_spec(tmp_path, doc), "--out", out, "--seed", 3)
+    assert done.exit_code == 0, done.output
+    frame = pd.read_csv(out / "answers.csv", keep_default_na=False)
+    names = ["variance(income)", "q[0.25]", "q[0.5]", "q[0.75]"]
+    assert list(frame.columns) == ["region"] + [f"{n}{s}" for n in names for s in ("", "_low", "_high")]
+    for n in names:
+        assert (frame[f"{n}_low"] <= frame[n]).all() and (frame[n] <= frame[f"{n}_high"]).all()
+    assert ((0 <= frame["variance(income)"]) & (frame["variance(income)"] <= 2500 ** 2)).all()
+    assert ((frame["q[0.25]"] <= frame["q[0.5]"]) & (frame["q[0.5]"] <= frame["q[0.75]"])).all()
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    quantile = next(a for a in manifest["aggregates"] if a["name"] == "q")
+    assert quantile["bins"] == 32 and quantile["resolution"] == pytest.approx(5000 / 32)
+    shown = veil("dp", "report", out, "--json")
+    assert shown.exit_code == 0, shown.output
+    rows = json.loads(shown.stdout)["answers"]
+    assert [r["region"] for r in rows] == ["north", "south", "east", "west"] and set(frame.columns) == set(rows[0])
+    text = veil("dp", "report", out)
+    assert text.exit_code == 0 and all(f"{n} [95% interval]" in text.stdout for n in names), text.output
+
+
+@pytest.mark.parametrize("entry, words", [
+    ({"quantiles": [0.0, 0.5]}, "above 0"), ({"quantiles": [0.5, 1]}, "below 1"), ({"bins": 0}, "at least 1"),
+    ({"method": "sorted"}, "tree, flat")])
+def test_quantiles_out_of_range_are_refused_by_the_schema(tmp_path, data, entry, words):
+    doc = {**SPEC, "aggregates": [{"aggregate": "quantiles", "column": "income", "quantiles": [0.5], "low": 0,
+                                   "high": 5000, **entry}]}
+    assert list(VALIDATOR.iter_errors(doc))
+    refused(veil("dp", "query", data, "--spec", write_spec(tmp_path, doc), "--out", tmp_path / "o", "--seed", 1),
+            words)
+    assert not (tmp_path / "o").exists()
 
 
 # ---------------------------------------------------------------------------------------------

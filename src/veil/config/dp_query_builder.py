@@ -71,7 +71,10 @@ def _keys_from_file(spec: QuerySpec, columns: list[str], frame: pd.DataFrame) ->
 
 _AGGREGATES = {"count": lambda a: agg_api.count(a.get("name", "count")),
                "sum": lambda a: agg_api.sum(a["column"], a["low"], a["high"], a.get("name")),
-               "mean": lambda a: agg_api.mean(a["column"], a["low"], a["high"], a.get("name"))}
+               "mean": lambda a: agg_api.mean(a["column"], a["low"], a["high"], a.get("name")),
+               "variance": lambda a: agg_api.variance(a["column"], a["low"], a["high"], a.get("name")),
+               "quantiles": lambda a: agg_api.quantiles(a["column"], a["quantiles"], a["low"], a["high"],
+                                                        a.get("bins"), a.get("name"), a.get("method", "tree"))}
 
 
 def build_query(spec: QuerySpec, table: Any) -> GroupedQuery:

@@ -57,7 +57,7 @@ def grouped_manifest(answer: GroupedAnswer, *, label: str, keys_given: dict, out
 
     record = answer.record
     columns = list(answer.keys.columns)
-    answer_columns = columns + [f"{name}{end}" for a in record["aggregates"] for name in [a["name"]]
+    answer_columns = columns + [f"{name}{end}" for a in record["aggregates"] for name in a.get("columns", [a["name"]])
                                 for end in ("", "_low", "_high")]
     return {"veil": __version__, "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "algorithm": "dp", "kind": KIND, "query": label, **_cost(record),

@@ -76,19 +76,21 @@ def grouped_report_answers(manifest: Mapping, frame: pd.DataFrame) -> list[dict]
     in_rho = "rho" in manifest
     out = []
     for agg in manifest["aggregates"]:
-        name = agg["name"]
         share = sum(float(m.get("rho" if in_rho else "epsilon") or 0.0) for m in agg["measurements"])
-        out.append({"query": f"{name} by {', '.join(columns)}",
-                    "value": [float(r[name]) for r in records],
-                    "low": [float(r[f"{name}_low"]) for r in records],
-                    "high": [float(r[f"{name}_high"]) for r in records],
-                    "confidence": 1 - float(manifest["alpha"]),
-                    "epsilon": None if in_rho else share, "delta": None if in_rho else 0.0,
-                    "rho": share if in_rho else None,
-                    "mechanism": ", ".join(m["mechanism"] for m in agg["measurements"]),
-                    "fit_for_release": bool(manifest["fit_for_release"]),
-                    "not_fit_because": list(manifest.get("not_fit_because") or []),
-                    "notes": [agg["interval"]], "categories": [labels]})
+        names = agg.get("columns", [agg["name"]])  # several quantiles: one column each, one price for all
+        notes = [agg["interval"]] + ([f"the {len(names)} quantiles of {agg['name']} come from one mechanism; "
+                                      "its price is shown with each"] if len(names) > 1 else [])
+        mechanisms = ", ".join(dict.fromkeys(m["mechanism"] for m in agg["measurements"]))
+        out += [{"query": f"{name} by {', '.join(columns)}",
+                 "value": [float(r[name]) for r in records],
+                 "low": [float(r[f"{name}_low"]) for r in records],
+                 "high": [float(r[f"{name}_high"]) for r in records],
+                 "confidence": 1 - float(manifest["alpha"]),
+                 "epsilon": None if in_rho else share, "delta": None if in_rho else 0.0,
+                 "rho": share if in_rho else None, "mechanism": mechanisms,
+                 "fit_for_release": bool(manifest["fit_for_release"]),
+                 "not_fit_because": list(manifest.get("not_fit_because") or []),
+                 "notes": notes, "categories": [labels]} for name in names]
     return out
 
 
@@ -112,7 +114,7 @@ def grouped_lines(frame: pd.DataFrame, manifest: dict) -> list[str]:
     lines = [f"{manifest['query']}: {cost}, protecting {who}, {manifest['mechanism']} noise, {fit}"]
     conf = f"{1 - float(manifest['alpha']):.0%}"
     keys = list(manifest["group_by"]["columns"])
-    names = [a["name"] for a in manifest["aggregates"]]
+    names = [n for a in manifest["aggregates"] for n in a.get("columns", [a["name"]])]
     rows = [keys + [f"{n} [{conf} interval]" for n in names]]
     for record in frame.to_dict(orient="records"):
         rows.append([_cell(record[k]) for k in keys] +
