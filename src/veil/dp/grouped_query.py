@@ -45,13 +45,14 @@ from veil.dp.account import PrivacyAccount
 from veil.dp.accountant import Accountant
 from veil.dp.discrete_gaussian import DiscreteGaussian
 from veil.dp.exact import exact_epsilon
-from veil.dp.aggregates import Count, Mean, check_aggregates, check_numeric, measurements, true_values
+from veil.dp.aggregates import Count, Mean, check_aggregates, check_numeric, measure_values, measurements, statistics
 from veil.dp.grouped_answer import GroupedAnswer, mean_interval
 from veil.dp.measures import MeasureMismatchError, exact_rho
 from veil.dp.mechanisms import Geometric, Laplace, _check_alpha, _check_epsilon, unfit_reasons
 from veil.dp.noise import NoiseSource, as_noise_source
-from veil.dp.privacy_unit import PrivacyUnit, bound_contributions, selection_keys
+from veil.dp.privacy_unit import PrivacyUnit
 from veil.dp.public_keys import PublicKeys
+from veil.dp.true_cells import true_statistics
 from veil.dp.zcdp_gaussian import ZCDPGaussian
 from veil.errors import ColumnError, ParameterError
 
@@ -307,7 +308,7 @@ class GroupedQuery:
                 a = alpha / 2 if isinstance(agg, Mean) else alpha
                 half = 0 if isinstance(mech, Geometric) and mech.ratio == 0.0 else mech.error_bound(a)
                 plan.append((agg, m, cost, mech, half))
-        truths = self._true_cells(src)
+        _, truths = self._true_cells(src)
         label = f"grouped query {', '.join(a.name for a in self.aggregates)} by {', '.join(self.keys.columns)}"
         if accountant is not None:
             with accountant.charging_at(self.query.unit):
@@ -332,24 +333,16 @@ class GroupedQuery:
         total = sum(ws)
         return [w / total for w in ws]
 
-    def _true_cells(self, src: NoiseSource) -> dict:
-        """Bound the contributions and compute every measurement's true vector."""
-        frame = self.query.frame
-        unit, k, n = self.query.unit, len(self.keys), len(frame)
-        group = self.keys.index_of_rows(frame)
-        if unit.is_person:
-            person, _ = pd.factorize(frame[unit.id_column], use_na_sentinel=True)
-            keys = selection_keys(src, 3 * n).reshape(3, n)
-            kept = bound_contributions(unit, person, group, keys[0], keys[1], keys[2])
-        else:
-            kept = group >= 0
-        rows = frame.loc[kept] if not kept.all() else frame
-        kept_group = group[kept]
+    def _true_cells(self, src: NoiseSource) -> tuple[pd.DataFrame, dict]:
+        """The keys answered and every measurement's true vector, from the engine's statistics
+        (:func:`veil.dp.true_cells.true_statistics`: bounding, then the statistics per key)."""
+        wanted = list(dict.fromkeys(s for agg in self.aggregates for s in statistics(agg)))
+        keys_frame, stats = true_statistics(self.query, self.keys.columns, self.keys, wanted, src)
         out = {}
         for agg in self.aggregates:
-            for m, values in zip(measurements(agg), true_values(agg, rows, kept_group, k)):
+            for m, values in zip(measurements(agg), measure_values(agg, stats)):
                 out[m.label] = values
-        return out
+        return keys_frame, out
 
     def _answer(self, plan, noisy, amount, zcdp, alpha, src, contribution) -> GroupedAnswer:
         values, low, high, cells, record_aggs = {}, {}, {}, {}, []
