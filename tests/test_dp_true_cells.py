@@ -110,3 +110,33 @@ def test_the_grouped_query_reads_the_data_only_through_the_engine_entry_point(mo
     q = Query(table).group_by("k", private=PartitionSelection(1e-6)) if private else Query(table).group_by("k", ["a"])
     q.agg(count()).evaluate(1.0, rng=1)
     assert len(calls) == 1 and (calls[0] is None) == private
+
+
+def test_a_spark_dataframe_is_read_by_its_schema_and_dispatched(monkeypatch):
+    """A Spark DataFrame (classic or Connect: the class is named DataFrame in a pyspark module)
+    gives the query its columns and types from the schema, without a Spark job; its rows go to the
+    Spark engine. A stand-in with a real schema, so that no JVM starts here."""
+    T = pytest.importorskip("pyspark.sql.types")
+    schema = T.StructType([T.StructField("pid", T.LongType()), T.StructField("k", T.StringType()),
+                           T.StructField("x", T.DoubleType()), T.StructField("ok", T.BooleanType())])
+    FakeFrame = type("DataFrame", (), {"__module__": "pyspark.sql.connect.dataframe", "schema": schema})
+    query = Query(FakeFrame(), unit=PrivacyUnit.person("pid", max_rows=2))
+    assert query.kind == "spark" and len(query.frame) == 0
+    assert [str(t) for t in query.frame.dtypes] == ["int64", "object", "float64", "bool"]
+    from veil.dp.aggregates import count, mean
+    from veil.errors import ColumnError
+
+    with pytest.raises(ColumnError, match="numeric"):
+        Query(FakeFrame()).group_by("k", ["a"]).agg(mean("k", 0, 1))
+    seen = []
+    fake = types.ModuleType("veil.dp.spark_statistics")
+
+    def engine(q, columns, keys, wanted, src):
+        seen.append((columns, keys.keys, wanted))
+        return keys.frame(), {("rows",): np.array([3, 0])}
+
+    fake.spark_true_statistics = engine
+    monkeypatch.setitem(sys.modules, "veil.dp.spark_statistics", fake)
+    answer = query.group_by("k", ["a", "b"]).agg(count()).evaluate(1e9, rng=1)
+    assert seen == [(("k",), (("a",), ("b",)), [("rows",)])]
+    assert answer.values["count"].tolist() == [3, 0]

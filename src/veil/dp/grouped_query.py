@@ -108,7 +108,30 @@ def _frame_of(table: Any) -> tuple[pd.DataFrame, str]:
         return table.to_pandas(), "polars"
     if kind == "pyarrow" and type(table).__name__ == "Table":
         return table.to_pandas(), "arrow"
-    raise ParameterError(f"a query reads a pandas, polars or Arrow table, got {type(table).__name__}.")
+    if kind == "pyspark" and type(table).__name__ == "DataFrame":  # classic or Spark Connect
+        return _spark_schema_frame(table), "spark"
+    raise ParameterError(f"a query reads a pandas, polars or Arrow table or a Spark DataFrame, got "
+                         f"{type(table).__name__}.")
+
+
+def _spark_schema_frame(table) -> pd.DataFrame:
+    """An empty pandas frame with a Spark DataFrame's columns and their types (read from its schema,
+    no Spark job): what building a query checks; the rows are read by the Spark engine
+    (:mod:`veil.dp.spark_statistics`, through :func:`veil.dp.true_cells.true_statistics`)."""
+    from pyspark.sql import types as T
+
+    def dtype(t):
+        if isinstance(t, (T.ByteType, T.ShortType, T.IntegerType, T.LongType)):
+            return "int64"
+        if isinstance(t, (T.FloatType, T.DoubleType, T.DecimalType)):
+            return "float64"
+        if isinstance(t, T.BooleanType):
+            return "bool"
+        if isinstance(t, (T.DateType, T.TimestampType)):
+            return "datetime64[ns]"
+        return object
+
+    return pd.DataFrame({f.name: pd.Series([], dtype=dtype(f.dataType)) for f in table.schema.fields})
 
 
 def _missing_column(frame: pd.DataFrame, name: str, what: str) -> None:
@@ -177,7 +200,8 @@ class Query:
     """A table and its privacy unit: the start of a grouped query (nothing is read or spent).
 
     Args:
-        table: a pandas, polars or Arrow table; it is never modified.
+        table: a pandas, polars or Arrow table, or a Spark DataFrame (classic or Spark Connect:
+            its schema is read here, its rows by the Spark engine); it is never modified.
         unit: a :class:`PrivacyUnit` (the row unit by default).
 
     Raises:
