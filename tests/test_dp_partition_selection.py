@@ -192,7 +192,8 @@ def test_the_shares_give_the_selection_its_weight():
 
 
 def test_a_zcdp_query_with_private_keys_states_rho_and_delta():
-    answer = (Query(_people(), unit=PrivacyUnit.person("pid", max_rows=2)).group_by("k", private=PartitionSelection(1e-6))
+    unit = PrivacyUnit.person("pid", max_rows=2)
+    answer = (Query(_people(), unit=unit).group_by("k", private=PartitionSelection(1e-6))
               .agg(count(), mean("x", 0, 10)).evaluate(rho=1.0, rng=1))
     assert answer.record["rho"] == 1.0 and answer.record["delta"] == 1e-6 and answer.record["epsilon"] is None
     assert answer.record["measure"] == "delta-approximate rho-zCDP"

@@ -253,7 +253,8 @@ class Query:
                                       ("hierarchy", hierarchy), ("private", private)) if v is not None]
         if len(given) != 1:
             raise ParameterError("group_by needs one source of keys, the public keys (keys=[...], domains={...}, "
-                                 "keys_file=... or hierarchy=(hierarchy, level)) or private=PartitionSelection(...); got "
+                                 "keys_file=... or hierarchy=(hierarchy, level)) or "
+                                 "private=PartitionSelection(...); got "
                                  f"{' and '.join(given) if given else 'none'}.")
         wanted = _columns(columns)
         for name in wanted:

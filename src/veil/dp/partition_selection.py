@@ -210,7 +210,8 @@ class SelectionPlan:
                 "counts": "a separate noisy count of the kept rows of each candidate key"}
 
 
-def plan_selection(selection: PartitionSelection, unit: PrivacyUnit, zcdp: bool, cost, sensitivity: float) -> SelectionPlan:
+def plan_selection(selection: PartitionSelection, unit: PrivacyUnit, zcdp: bool, cost,
+                   sensitivity: float) -> SelectionPlan:
     """The noise and threshold of ``selection`` for a query at ``unit``.
 
     Args:

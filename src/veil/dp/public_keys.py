@@ -140,18 +140,22 @@ class PublicKeys:
             with open_regular_file(path, "key file", ParameterError, keep_os_errors=True) as fh:
                 text = fh.read().decode("utf-8-sig")
         except FileNotFoundError:
-            raise ParameterError(f"the key file '{shown}' does not exist; give the path of a CSV of the public keys.") from None
+            raise ParameterError(f"the key file '{shown}' does not exist; give the path of a CSV of the "
+                                 "public keys.") from None
         except (OSError, UnicodeDecodeError) as exc:
-            reason = "it is not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else (exc.strerror or str(exc))
-            raise ParameterError(f"the key file '{shown}' cannot be read ({reason}); give a readable CSV file.") from None
+            reason = ("it is not UTF-8 text" if isinstance(exc, UnicodeDecodeError)
+                      else (exc.strerror or str(exc)))
+            raise ParameterError(f"the key file '{shown}' cannot be read ({reason}); give a readable CSV "
+                                 "file.") from None
         rows = [row for row in csv.reader(io.StringIO(text, newline="")) if row]
         if len(rows) < 2:
-            raise ParameterError(f"the key file '{shown}' is empty; give a header naming {list(names)} and one row per key.")
+            raise ParameterError(f"the key file '{shown}' is empty; give a header naming {list(names)} and one "
+                                 "row per key.")
         header = [h.strip() for h in rows[0]]
         for name in names:
             if name not in header:
-                raise ParameterError(f"the key file '{shown}' has no column '{name}'; its header must name the grouping "
-                                     f"columns {list(names)}.")
+                raise ParameterError(f"the key file '{shown}' has no column '{name}'; its header must name the "
+                                     f"grouping columns {list(names)}.")
         extra = [h for h in header if h not in names]
         if extra or len(set(header)) != len(header):
             which = extra[0] if extra else next(h for h in header if header.count(h) > 1)
