@@ -218,3 +218,19 @@ def test_building_a_query_from_any_source_draws_nothing(tmp_path):
         Query(TABLE).group_by("age", keys_file=_file(tmp_path, "age\n23\n")).agg(count())
         Query(TABLE).group_by("age", hierarchy=(AGES, 1), other=True).agg(count())
     assert seen.draws == []
+
+
+@settings(max_examples=80, deadline=None)
+@given(rows=st.lists(st.tuples(st.sampled_from(["n", "s", None]), st.sampled_from([1, 2, 3]),
+                               st.sampled_from([0.5, 1.0, float("nan")])), max_size=25),
+       keys=st.lists(st.tuples(st.sampled_from(["n", "s", "q"]), st.sampled_from([1, 2, 9]),
+                               st.sampled_from([0.5, 1.0, 7.0])), min_size=1, max_size=6, unique=True),
+       other=st.booleans())
+def test_each_row_finds_its_key_as_a_loop_over_the_rows_would(rows, keys, other):
+    table = pd.DataFrame(rows, columns=["r", "i", "f"]).astype({"i": "int64"}) if rows else \
+        pd.DataFrame({"r": pd.Series([], dtype=object), "i": pd.Series([], dtype="int64"), "f": []})
+    public = PublicKeys.from_list(["r", "i", "f"], keys, other=other)
+    where = {k: i for i, k in enumerate(keys)}
+    expected = [where.get(tuple(row), len(keys) if other else -1)
+                for row in table.itertuples(index=False, name=None)]
+    assert public.index_of_rows(table).tolist() == expected

@@ -257,6 +257,8 @@ class PublicKeys:
         if self.generalized:
             (name, table), = self.generalized.items()
             return _generalized_index(frame[name], table)
+        if self.keys and not any(pd.isna(v) for key in self.keys for v in key):
+            return self._index_by_codes(frame)
         if len(self.columns) == 1:
             index = pd.Index([k[0] for k in self.keys], dtype=object)
             rows = pd.Index(frame[self.columns[0]].astype(object))
@@ -264,6 +266,37 @@ class PublicKeys:
             index = pd.MultiIndex.from_tuples(self.keys, names=self.columns)
             rows = pd.MultiIndex.from_frame(frame[list(self.columns)].astype(object))
         return np.asarray(index.get_indexer(rows), dtype=np.int64)
+
+    def _index_by_codes(self, frame: pd.DataFrame) -> np.ndarray:
+        """:meth:`_index` by the codes of each column's distinct values (no key value missing): a
+        row's and a key's codes combine into one number per column at a time, then match."""
+        row_code = np.zeros(len(frame), dtype=np.int64)
+        key_code = np.zeros(len(self.keys), dtype=np.int64)
+        row_ok = np.ones(len(frame), dtype=bool)
+        key_ok = np.ones(len(self.keys), dtype=bool)
+        for j, name in enumerate(self.columns):
+            codes, uniques = pd.factorize(frame[name], use_na_sentinel=True)
+            values = pd.Index(uniques.astype(object) if hasattr(uniques, "astype") else uniques, dtype=object)
+            found = values.get_indexer(pd.Index([k[j] for k in self.keys], dtype=object))
+            row_ok &= codes >= 0
+            key_ok &= found >= 0
+            radix = max(len(values), 1)
+            if int(row_code.max(initial=0)) >= 2**62 // radix:  # compact both before they overflow
+                both, inverse = np.unique(np.r_[row_code, key_code], return_inverse=True)
+                row_code, key_code = inverse[:len(frame)], inverse[len(frame):]
+            row_code = row_code * radix + np.maximum(codes, 0)
+            key_code = key_code * radix + np.maximum(found, 0)
+        out = np.full(len(frame), -1, dtype=np.int64)
+        index = np.flatnonzero(key_ok)
+        if not len(index):
+            return out
+        order = np.argsort(key_code[index], kind="stable")
+        sorted_codes = key_code[index][order]
+        at = np.searchsorted(sorted_codes, row_code)
+        hit = row_ok & (at < len(sorted_codes))
+        hit[hit] = sorted_codes[at[hit]] == row_code[hit]
+        out[hit] = index[order][at[hit]]
+        return out
 
     def frame(self) -> pd.DataFrame:
         """The keys as a frame, one column per grouping column, the other bucket last (module notes)."""
