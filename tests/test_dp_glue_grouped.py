@@ -63,6 +63,8 @@ PUBLIC_PATHS = {
     "key file + other": _release(lambda q: q.group_by("region", keys_file=_KEYS_FILE, other=True)),
     "hierarchy level 1": _release(lambda q: q.group_by("region", hierarchy=(COMPASS, 1))),
     "hierarchy level 1 + other": _release(lambda q: q.group_by("region", hierarchy=(COMPASS, 1), other=True)),
+    "hierarchy x domain + other": _release(lambda q: q.group_by(
+        ["region", "pid"], hierarchy={"region": (COMPASS, 1)}, domains={"pid": ["p0", "p1", "p4"]}, other=True)),
     "list + other": _release(lambda q: q.group_by("region", keys=["n", "x"], other=True)),
     "domains + other zcdp": _release(lambda q: q.group_by("region", domains={"region": ["n", "s"]}, other=True),
                                      rho=0.3),

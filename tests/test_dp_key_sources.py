@@ -119,6 +119,20 @@ def test_a_hierarchy_matches_numbers_of_another_spelling_and_missing_values():
         ("young", 2), ("unknown", 1), ("other", 1)]
 
 
+def test_several_columns_mix_hierarchy_levels_and_domains():
+    q = Query(TABLE).group_by(["region", "age"], domains={"region": ["n", "s"]}, hierarchy={"age": (AGES, 1)},
+                              other=True)
+    got = _exact(q)
+    assert [k[:2] for k in got] == [(r, f"{d}-{d + 9}") for r in ("n", "s") for d in range(0, 80, 10)] + [
+        ("other", "other")]
+    cells = {k[:2]: k[2] for k in got}
+    assert cells[("n", "20-29")] == 1 and cells[("s", "20-29")] == 2 and cells[("n", "30-39")] == 1
+    assert cells[("other", "other")] == 2  # (e, 41) is not public and 88 has no leaf
+    two = Query(TABLE).group_by(["age", "score"], hierarchy={"age": (AGES, 2), "score": (Hierarchy(
+        [["1.5", "low"], ["2.5", "low"], ["3.5", "high"]], name="s"), 1)})
+    assert _exact(two) == [("minor", "low", 0), ("minor", "high", 0), ("adult", "low", 2), ("adult", "high", 0)]
+
+
 def test_a_hierarchy_file_path_is_read(tmp_path):
     path = tmp_path / "ages.csv"
     AGES.to_csv(path)
@@ -132,6 +146,11 @@ def test_a_hierarchy_file_path_is_read(tmp_path):
     (lambda: Query(TABLE).group_by("age", hierarchy=("x", "y", "z")), "pair"),
     (lambda: Query(TABLE).group_by("age", hierarchy=(42, 1)), "Hierarchy"),
     (lambda: Query(TABLE).group_by(["age", "region"], hierarchy=(AGES, 1)), "one grouping column"),
+    (lambda: Query(TABLE).group_by(["age", "region"], hierarchy={"age": (AGES, 1)}), "'region' needs"),
+    (lambda: Query(TABLE).group_by(["age", "region"], hierarchy={"age": (AGES, 1)},
+                                   domains={"age": [1], "region": ["n"]}), "'age' needs"),
+    (lambda: Query(TABLE).group_by("age", hierarchy={"age": (AGES, 1), "region": (AGES, 1)}), "not a grouping"),
+    (lambda: Query(TABLE).group_by(["age", "region"], hierarchy={"age": AGES}, domains={"region": ["n"]}), "pair"),
 ])
 def test_a_bad_hierarchy_is_refused_in_one_sentence(build, message):
     with pytest.raises(ParameterError, match=message):

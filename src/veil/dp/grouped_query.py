@@ -237,7 +237,9 @@ class Query:
         * ``hierarchy``: ``(hierarchy, level)``, a :class:`~veil.data.hierarchy.Hierarchy` (or
           the path of its file) and a level, for one grouping column: rows are grouped by their
           value generalized to that level, the keys are the level's values
-          (:meth:`PublicKeys.from_hierarchy`);
+          (:meth:`PublicKeys.from_hierarchy`); for several columns, ``{column: (hierarchy,
+          level)}`` with ``domains`` for the columns without a hierarchy, their cross product
+          (:meth:`PublicKeys.from_levels`);
         * ``private``: a :class:`~veil.dp.partition_selection.PartitionSelection`: the keys are
           released privately from those present after contribution bounding.
 
@@ -251,6 +253,8 @@ class Query:
         """
         given = [name for name, v in (("keys", keys), ("domains", domains), ("keys_file", keys_file),
                                       ("hierarchy", hierarchy), ("private", private)) if v is not None]
+        if given == ["domains", "hierarchy"] and isinstance(hierarchy, Mapping):
+            given = ["hierarchy"]  # levels for some columns, domains for the others
         if len(given) != 1:
             raise ParameterError("group_by needs one source of keys, the public keys (keys=[...], domains={...}, "
                                  "keys_file=... or hierarchy=(hierarchy, level)) or "
@@ -266,7 +270,9 @@ class Query:
                 raise ParameterError("the other bucket answers rows outside public keys; private keys have none, "
                                      "so drop other=True.")
             return GroupedQuery(self, None, (), wanted, private)
-        if keys is not None:
+        if isinstance(hierarchy, Mapping):
+            public = PublicKeys.from_levels(wanted, hierarchy, domains, other=other)
+        elif keys is not None:
             public = PublicKeys.from_list(wanted, keys, other=other)
         elif domains is not None:
             public = PublicKeys.from_domains(domains, other=other)

@@ -213,7 +213,7 @@ class PublicKeys:
         labels = [str(v) for v in hierarchy.level_labels[level]]
         leaves = [str(v) for v in hierarchy.leaves]
         key_of_leaf = hierarchy.codes[:, level].tolist()  # label index == key index
-        table = {"text": dict(zip(leaves, key_of_leaf)), "numeric": {}, "missing": -1}
+        table = {"text": dict(zip(leaves, key_of_leaf)), "numeric": {}, "missing": -1, "labels": labels}
         canonical = [str(c) for c in canonical_numeric_texts(np.array(leaves, dtype=object))]
         if len(set(canonical)) == len(canonical):
             table["numeric"] = dict(zip(canonical, key_of_leaf))
@@ -222,6 +222,46 @@ class PublicKeys:
                 table["missing"] = table["text"][marker]
                 break
         return replace(cls.from_list(names, labels), generalized={names[0]: table}).with_other(other)
+
+    @classmethod
+    def from_levels(cls, columns, levels: Mapping[str, tuple], domains: Mapping[str, Sequence] | None = None, *,
+                    other: bool = False) -> "PublicKeys":
+        """Keys of several columns: a column of ``levels`` (``{column: (hierarchy, level)}``) takes
+        the values of that hierarchy level (its rows grouped by their generalization, as in
+        :meth:`from_hierarchy`), every other column its declared domain (``{column: values}``);
+        the keys are their cross product in the order of ``columns``.
+
+        Raises:
+            ParameterError: a column with neither or both, a level or domain of a column that is
+                not grouped, a bad hierarchy or level, an empty domain or one listing a value twice,
+                too many keys.
+            HierarchyError: a hierarchy file cannot be read.
+        """
+        names = _columns(columns)
+        domains = {} if domains is None else domains
+        if not isinstance(levels, Mapping) or not isinstance(domains, Mapping):
+            raise ParameterError("levels must map columns to (hierarchy, level) pairs, and domains columns to values.")
+        for name in [*levels, *domains]:
+            if name not in names:
+                raise ParameterError(f"'{name}' has a hierarchy level or a domain but is not a grouping column "
+                                     f"{list(names)}.")
+        values, generalized = [], {}
+        for name in names:
+            if (name in levels) == (name in domains):
+                raise ParameterError(f"the grouping column '{name}' needs a hierarchy level or a domain, one of them.")
+            if name in domains:
+                values.append([k[0] for k in cls.from_domains({name: domains[name]}).keys])
+                continue
+            pair = levels[name]
+            if not isinstance(pair, tuple) or len(pair) != 2:
+                raise ParameterError(f"the level of '{name}' must be a pair (hierarchy, level), got {pair!r}.")
+            one = cls.from_hierarchy(name, *pair)
+            values.append([k[0] for k in one.keys])
+            generalized[name] = one.generalized[name]
+        size = int(np.prod([len(v) for v in values], dtype=object))
+        if size > MAX_KEYS:
+            raise ParameterError(f"the levels and domains make {size:,} keys; at most {MAX_KEYS:,} are answered.")
+        return cls(names, tuple(itertools.product(*values)), generalized=generalized or None).with_other(other)
 
     def with_other(self, other: bool = True) -> "PublicKeys":
         """These keys with (or without) the other bucket.
@@ -254,9 +294,15 @@ class PublicKeys:
         return out
 
     def _index(self, frame: pd.DataFrame) -> np.ndarray:
-        if self.generalized:
+        if self.generalized and len(self.columns) == 1:
             (name, table), = self.generalized.items()
             return _generalized_index(frame[name], table)
+        if self.generalized:  # each generalized column replaced by its label (None: not covered)
+            work = frame[list(self.columns)].copy()
+            for name, table in self.generalized.items():
+                labels = np.array([*table["labels"], None], dtype=object)
+                work[name] = labels[_generalized_index(frame[name], table)]
+            frame = work
         if self.keys and not any(pd.isna(v) for key in self.keys for v in key):
             return self._index_by_codes(frame)
         if len(self.columns) == 1:
