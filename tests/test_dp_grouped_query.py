@@ -42,7 +42,7 @@ def test_every_public_key_is_answered_in_order_and_other_keys_are_dropped():
     assert frame["count"].dtype == np.int64
     # the empty groups (z, *) are answered; e and w are not public and appear nowhere
     assert not frame["region"].isin(["e", "w"]).any()
-    assert answer.record["num_keys"] == 6 and "no 'other' bucket" in " ".join(answer.record["notes"])
+    assert answer.record["num_keys"] == 6 and "other=True" in " ".join(answer.record["notes"])
 
 
 def test_the_true_cells_come_out_with_negligible_noise():

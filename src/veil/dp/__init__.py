@@ -35,6 +35,7 @@ from veil.dp.grouped_query import GroupedQuery, Query
 from veil.dp.privacy_unit import PrivacyUnit
 from veil.dp.budget_unit import BudgetUnit, UnitMismatchError
 from veil.dp.public_keys import PublicKeys
+from veil.dp.partition_selection import PartitionSelection
 from veil.dp.noise import NoiseSource, as_noise_source
 from veil.dp.panprivate import PanPrivateCounter, PanPrivateDensity
 from veil.dp.queries import (QueryResult, dp_contingency, dp_count, dp_histogram, dp_mean, dp_quantile, dp_sum,
@@ -46,7 +47,7 @@ __all__ = [
     "QueryResult", "dp_contingency", "dp_count", "dp_histogram", "dp_mean", "dp_quantile", "dp_sum", "postprocess",
     "quantile_grid",
     "BudgetUnit", "Count", "GroupedAnswer", "GroupedQuery", "Mean", "PrivacyUnit", "PublicKeys", "Query", "Sum",
-    "UnitMismatchError",
+    "UnitMismatchError", "PartitionSelection",
     "ContinualRelease", "binary_tree_counts", "continual_histogram", "continual_sum", "event_level_counts",
     "w_event_counts",
     "PanPrivateCounter", "PanPrivateDensity", "StreamSettings", "TemporalCorrelation", "release_stream",

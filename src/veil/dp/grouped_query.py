@@ -33,8 +33,9 @@ aggregate) cell with pure ε-DP noise, or ρ-zCDP noise with ``evaluate(rho=...)
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
@@ -46,19 +47,27 @@ from veil.dp.accountant import Accountant
 from veil.dp.discrete_gaussian import DiscreteGaussian
 from veil.dp.exact import exact_epsilon
 from veil.dp.aggregate_protocol import Noisy
-from veil.dp.aggregates import check_aggregates, check_numeric, measurements, true_values
+from veil.dp.aggregates import check_aggregates, check_numeric, measure_values, measurements, statistics
 from veil.dp.grouped_answer import GroupedAnswer
 from veil.dp.measures import MeasureMismatchError, exact_rho
 from veil.dp.mechanisms import Geometric, Laplace, _check_alpha, _check_epsilon, unfit_reasons
 from veil.dp.noise import NoiseSource, as_noise_source
-from veil.dp.privacy_unit import PrivacyUnit, bound_contributions, selection_keys
-from veil.dp.public_keys import PublicKeys
+from veil.dp.privacy_unit import PrivacyUnit
+from veil.dp.partition_selection import UNBOUNDED_KEYS, PartitionSelection, plan_selection
+from veil.dp.public_keys import PublicKeys, _columns
+from veil.dp.true_cells import true_statistics
 from veil.dp.zcdp_gaussian import ZCDPGaussian
 from veil.errors import ColumnError, ParameterError
 
 __all__ = ["GroupedQuery", "Query", "pure_laplace", "zcdp_gaussian"]
 
 BOUNDING_REASON = "contribution bounding chose rows with a seeded generator"
+ROWS = ("rows",)
+
+
+def _plain(value):
+    """A numpy scalar as the Python value it holds."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def pure_laplace(epsilon: float, sensitivity: float, integer: bool):
@@ -100,7 +109,30 @@ def _frame_of(table: Any) -> tuple[pd.DataFrame, str]:
         return table.to_pandas(), "polars"
     if kind == "pyarrow" and type(table).__name__ == "Table":
         return table.to_pandas(), "arrow"
-    raise ParameterError(f"a query reads a pandas, polars or Arrow table, got {type(table).__name__}.")
+    if kind == "pyspark" and type(table).__name__ == "DataFrame":  # classic or Spark Connect
+        return _spark_schema_frame(table), "spark"
+    raise ParameterError(f"a query reads a pandas, polars or Arrow table or a Spark DataFrame, got "
+                         f"{type(table).__name__}.")
+
+
+def _spark_schema_frame(table) -> pd.DataFrame:
+    """An empty pandas frame with a Spark DataFrame's columns and their types (read from its schema,
+    no Spark job): what building a query checks; the rows are read by the Spark engine
+    (:mod:`veil.dp.spark_statistics`, through :func:`veil.dp.true_cells.true_statistics`)."""
+    from pyspark.sql import types as T
+
+    def dtype(t):
+        if isinstance(t, (T.ByteType, T.ShortType, T.IntegerType, T.LongType)):
+            return "int64"
+        if isinstance(t, (T.FloatType, T.DoubleType, T.DecimalType)):
+            return "float64"
+        if isinstance(t, T.BooleanType):
+            return "bool"
+        if isinstance(t, (T.DateType, T.TimestampType)):
+            return "datetime64[ns]"
+        return object
+
+    return pd.DataFrame({f.name: pd.Series([], dtype=dtype(f.dataType)) for f in table.schema.fields})
 
 
 def _missing_column(frame: pd.DataFrame, name: str, what: str) -> None:
@@ -169,7 +201,8 @@ class Query:
     """A table and its privacy unit: the start of a grouped query (nothing is read or spent).
 
     Args:
-        table: a pandas, polars or Arrow table; it is never modified.
+        table: a pandas, polars or Arrow table, or a Spark DataFrame (classic or Spark Connect:
+            its schema is read here, its rows by the Spark engine); it is never modified.
         unit: a :class:`PrivacyUnit` (the row unit by default).
 
     Raises:
@@ -193,36 +226,92 @@ class Query:
             _missing_column(frame, self.unit.id_column, "ID column")
 
     def group_by(self, columns: str | Sequence[str], keys: Sequence | None = None, *,
-                 domains: Mapping[str, Sequence] | None = None) -> "GroupedQuery":
-        """Group by ``columns`` with public keys: ``keys`` (a list of key tuples) or ``domains``
-        (``{column: values}``, their cross product; its columns must be ``columns``).
+                 domains: Mapping[str, Sequence] | None = None, keys_file: str | os.PathLike | None = None,
+                 hierarchy: tuple | None = None, private: PartitionSelection | None = None,
+                 other: bool = False) -> "GroupedQuery":
+        """Group by ``columns``, with the keys given by exactly one of:
+
+        * ``keys``: a list of key tuples (a bare value each for one column);
+        * ``domains``: ``{column: values}``, their cross product (its columns must be ``columns``);
+        * ``keys_file``: a CSV file whose header names the grouping columns, one row per key, its
+          values read as the table's column types (:meth:`PublicKeys.from_file`);
+        * ``hierarchy``: ``(hierarchy, level)``, a :class:`~veil.data.hierarchy.Hierarchy` (or
+          the path of its file) and a level, for one grouping column: rows are grouped by their
+          value generalized to that level, the keys are the level's values
+          (:meth:`PublicKeys.from_hierarchy`); for several columns, ``{column: (hierarchy,
+          level)}`` with ``domains`` for the columns without a hierarchy, their cross product
+          (:meth:`PublicKeys.from_levels`);
+        * ``private``: a :class:`~veil.dp.partition_selection.PartitionSelection`: the keys are
+          released privately from those present after contribution bounding.
+
+        ``other=True`` answers the rows whose key is outside the public set in one more key, the
+        other bucket (:mod:`veil.dp.public_keys`); it counts as a key in every sensitivity.
 
         Raises:
-            ParameterError: neither or both of keys and domains, an empty key list, a duplicate key.
+            ParameterError: not exactly one source of keys, an empty key list or file, a duplicate
+                key, a bad hierarchy level, ``other`` with private keys.
             ColumnError: a grouping column that does not exist.
         """
-        if (keys is None) == (domains is None):
-            raise ParameterError("group_by needs the public keys: give keys=[...] or domains={...}, one of them.")
-        if keys is not None:
-            public = PublicKeys.from_list(columns, keys)
-        else:
-            public = PublicKeys.from_domains(domains)
-            wanted = (columns,) if isinstance(columns, str) else tuple(columns)
+        given = [name for name, v in (("keys", keys), ("domains", domains), ("keys_file", keys_file),
+                                      ("hierarchy", hierarchy), ("private", private)) if v is not None]
+        if given == ["domains", "hierarchy"] and isinstance(hierarchy, Mapping):
+            given = ["hierarchy"]  # levels for some columns, domains for the others
+        if len(given) != 1:
+            raise ParameterError("group_by needs one source of keys, the public keys (keys=[...], domains={...}, "
+                                 "keys_file=... or hierarchy=(hierarchy, level)) or "
+                                 "private=PartitionSelection(...); got "
+                                 f"{' and '.join(given) if given else 'none'}.")
+        wanted = _columns(columns)
+        for name in wanted:
+            _missing_column(self.frame, name, "grouping column")
+        if private is not None:
+            if not isinstance(private, PartitionSelection):
+                raise ParameterError(f"private must be a PartitionSelection(delta, ...), got {private!r}.")
+            if other:
+                raise ParameterError("the other bucket answers rows outside public keys; private keys have none, "
+                                     "so drop other=True.")
+            return GroupedQuery(self, None, (), wanted, private)
+        if isinstance(hierarchy, Mapping):
+            public = PublicKeys.from_levels(wanted, hierarchy, domains, other=other)
+        elif keys is not None:
+            public = PublicKeys.from_list(wanted, keys, other=other)
+        elif domains is not None:
+            public = PublicKeys.from_domains(domains, other=other)
             if public.columns != wanted:
                 raise ParameterError(f"the domains must name the grouping columns {list(wanted)} in order.")
-        for name in public.columns:
-            _missing_column(self.frame, name, "grouping column")
-        return GroupedQuery(self, public, ())
+        elif keys_file is not None:
+            public = PublicKeys.from_file(keys_file, wanted, types=self.frame.dtypes.to_dict(), other=other)
+        else:
+            if not isinstance(hierarchy, tuple) or len(hierarchy) != 2:
+                raise ParameterError("hierarchy must be a pair (hierarchy, level), e.g. (Hierarchy.read_csv(path), 2).")
+            if len(wanted) != 1:
+                raise ParameterError("a hierarchy level gives the keys of one grouping column; group by that column "
+                                     "alone.")
+            public = PublicKeys.from_hierarchy(wanted[0], hierarchy[0], hierarchy[1], other=other)
+        return GroupedQuery(self, public, (), wanted)
 
 
 @dataclass(frozen=True, eq=False)
 class GroupedQuery:
-    """A grouped query: a :class:`Query`, its public keys and aggregates. Build it with
-    :meth:`Query.group_by` and :meth:`agg`; nothing is spent until :meth:`evaluate`."""
+    """A grouped query: a :class:`Query`, its keys (public, or released by ``private`` partition
+    selection when ``keys`` is None) and aggregates. Build it with :meth:`Query.group_by` and
+    :meth:`agg`; nothing is spent until :meth:`evaluate`."""
 
     query: Query
-    keys: PublicKeys
+    keys: PublicKeys | None
     aggregates: tuple = ()
+    columns: tuple = ()
+    private: PartitionSelection | None = None
+
+    def __post_init__(self):
+        if not self.columns and self.keys is not None:
+            object.__setattr__(self, "columns", self.keys.columns)
+
+    @property
+    def num_cells(self) -> int:
+        """The number of keys the sensitivities count: the public keys (with the other bucket), or,
+        for private keys, unbounded (only the unit's bounds count, never the candidates present)."""
+        return UNBOUNDED_KEYS if self.keys is None else len(self.keys)
 
     def agg(self, *aggregates) -> "GroupedQuery":
         """A query with these aggregates added (:func:`veil.dp.aggregates.count`, ``sum``, ``mean``).
@@ -234,7 +323,7 @@ class GroupedQuery:
         aggs = check_aggregates(self.aggregates + tuple(aggregates))
         for a in aggs:
             check_numeric(self.query.frame, a)
-        return GroupedQuery(self.query, self.keys, aggs)
+        return replace(self, aggregates=aggs)
 
     def sensitivities(self, norm: str = "L1") -> dict:
         """The L1 (or, with ``norm="L2"``, the L2) sensitivity of each measurement's vector of
@@ -243,7 +332,7 @@ class GroupedQuery:
         :meth:`~veil.dp.privacy_unit.PrivacyUnit.cell_contribution_l2_squared` (L2, rounded up)."""
         if norm not in ("L1", "L2"):
             raise ParameterError(f"norm is L1 or L2, not {norm!r}.")
-        k = len(self.keys)
+        k = self.num_cells
         if norm == "L1":
             c = self.query.unit.cell_contribution(k)
             return {m.label: c * m.per_row for a in self.aggregates for m in measurements(a)}
@@ -301,26 +390,46 @@ class GroupedQuery:
         _check_accountant(accountant, zcdp)
         if accountant is not None:
             accountant.check_unit(self.query.unit)  # before anything is read, drawn or charged
+        delta = self._check_delta(accountant, zcdp)
         shares = self._shares(weights)
         src = as_noise_source(rng)
-        contribution = self.query.unit.cell_contribution(len(self.keys))
+        unit, k = self.query.unit, self.num_cells
+        contribution = unit.cell_contribution(k)
         plan = self._mechanisms(zcdp, total, shares, mechanism, alpha)  # all before any data is read
-        truths = self._true_cells(src)
-        label = f"grouped query {', '.join(a.name for a in self.aggregates)} by {', '.join(self.keys.columns)}"
+        selection = None
+        if self.private is not None:  # the selection's noisy counts: the last share (partition_selection)
+            if zcdp:
+                selection = plan_selection(self.private, unit, zcdp, total * shares[-1],
+                                           _l2(Fraction(unit.cell_contribution_l2_squared(k))))
+            else:
+                selection = plan_selection(self.private, unit, zcdp, _share(total, shares[-1]), contribution)
+        keys_frame, truths, counts = self._true_cells(src)
+        label = f"grouped query {', '.join(a.name for a in self.aggregates)} by {', '.join(self.columns)}"
         if accountant is not None:
             with accountant.charging_at(self.query.unit):
                 if zcdp:
                     accountant.charge(rho=total, label=label)
                 else:
-                    accountant.charge(amount, 0.0, label=label)
+                    accountant.charge(amount, delta, label=label)
+        if selection is not None:  # drawn for every candidate key, before the aggregates
+            released = selection.select(selection.mechanism.release(counts, noise=src).value)
         noisy = [mech.release(truths[m.label], noise=src).value for _, m, _, mech, _ in plan]
-        return self._answer(plan, noisy, amount, zcdp, alpha, src, contribution)
+        if selection is None:
+            return self._answer(plan, noisy, amount, zcdp, alpha, src, contribution)
+        # only the keys that pass, sorted; nothing about the others (no row, no count, no message)
+        noisy = [np.asarray(v)[released] for v in noisy]
+        kept = [tuple(_plain(v) for v in row) for row in keys_frame.loc[released].itertuples(index=False, name=None)]
+        answer = replace(self, keys=PublicKeys(self.columns, tuple(kept)))._answer(plan, noisy, amount, zcdp, alpha,
+                                                                                  src, contribution)
+        answer.record.update({"delta": self.private.delta, "partition_selection": selection.record(zcdp),
+                              "measure": "delta-approximate rho-zCDP" if zcdp else "approximate (epsilon, delta)-DP"})
+        return answer
 
     # ---- the steps ------------------------------------------------------------------------------
     def _mechanisms(self, zcdp: bool, total: Fraction, shares, mechanism, alpha: float) -> list:
         """(aggregate, measurement, ε or ρ, mechanism, half-width at α·alpha_share) for every
         measurement, from the query alone (also what :mod:`veil.dp.accuracy_plan` plans with)."""
-        contribution = self.query.unit.cell_contribution(len(self.keys))
+        contribution = self.query.unit.cell_contribution(self.num_cells)
         l2 = self.sensitivities("L2") if zcdp else {}
         plan = []
         for agg, share in zip(self.aggregates, shares):
@@ -337,36 +446,67 @@ class GroupedQuery:
         return plan
 
     def _shares(self, weights) -> list[Fraction]:
+        """Each aggregate's fraction of ε or ρ, then (private keys) the selection's, adding up to 1."""
         n = len(self.aggregates)
+        extra = [] if self.private is None else [Fraction(self.private.weight)]
         if weights is None:
-            return [Fraction(1, n)] * n
+            ws = [Fraction(1)] * n + extra
+            return [w / sum(ws) for w in ws]
         try:
             ws = [Fraction(float(w)) for w in weights]
         except (TypeError, ValueError):
             raise ParameterError(f"weights must be numbers, one per aggregate, got {weights!r}.") from None
         if len(ws) != n or not all(w > 0 and math.isfinite(float(w)) for w in ws):
             raise ParameterError(f"weights must be {n} positive finite numbers, one per aggregate, got {weights!r}.")
+        ws += extra
         total = sum(ws)
         return [w / total for w in ws]
 
-    def _true_cells(self, src: NoiseSource) -> dict:
-        """Bound the contributions and compute every measurement's true vector."""
-        frame = self.query.frame
-        unit, k, n = self.query.unit, len(self.keys), len(frame)
-        group = self.keys.index_of_rows(frame)
-        if unit.is_person:
-            person, _ = pd.factorize(frame[unit.id_column], use_na_sentinel=True)
-            keys = selection_keys(src, 3 * n).reshape(3, n)
-            kept = bound_contributions(unit, person, group, keys[0], keys[1], keys[2])
-        else:
-            kept = group >= 0
-        rows = frame.loc[kept] if not kept.all() else frame
-        kept_group = group[kept]
+    def _true_cells(self, src: NoiseSource) -> tuple[pd.DataFrame, dict, np.ndarray | None]:
+        """The keys answered (public, or the candidates of private selection), every measurement's
+        true vector, and the candidates' kept rows (``None`` for public keys), from the engine's
+        statistics (:func:`veil.dp.true_cells.true_statistics`: bounding, then the statistics per key)."""
+        wanted = [s for agg in self.aggregates for s in statistics(agg)]
+        if self.private is not None:
+            wanted.append(ROWS)
+        keys_frame, stats = true_statistics(self.query, self.columns, self.keys, list(dict.fromkeys(wanted)), src)
         out = {}
         for agg in self.aggregates:
-            for m, values in zip(measurements(agg), true_values(agg, rows, kept_group, k)):
+            for m, values in zip(measurements(agg), measure_values(agg, stats)):
                 out[m.label] = values
-        return out
+        return keys_frame, out, (stats[ROWS] if self.private is not None else None)
+
+    def _check_delta(self, accountant, zcdp: bool) -> float:
+        """The δ the query spends (0 with public keys), refusing an accountant that cannot hold it.
+
+        Raises:
+            MeasureMismatchError: private keys priced in ρ with a zCDP accountant (it keeps no δ).
+            ParameterError: private keys with an (ε, δ) budget whose δ is 0.
+        """
+        if self.private is None:
+            return 0.0
+        delta = self.private.delta
+        if accountant is not None and zcdp:
+            raise MeasureMismatchError(f"private partition selection spends δ = {delta:g}, and the budget of "
+                                       f"{accountant.dataset_id!r} is kept in ρ-zCDP, which holds no δ; price the "
+                                       "query in epsilon with an (ε, δ) budget, or give public keys.")
+        if accountant is not None and accountant.budget.delta == 0:
+            raise ParameterError(f"private partition selection spends δ = {delta:g}, and the budget of "
+                                 f"{accountant.dataset_id!r} has δ = 0; give the budget a δ, or give public keys.")
+        return delta
+
+    def _notes(self) -> list[str]:
+        """The notes of an answer's record: how keys and rows were treated."""
+        if self.keys is None:
+            keys = ["the keys were released by private partition selection: only those whose noisy count reached "
+                    "the threshold, sorted; rows with a missing grouping value take no key"]
+        elif self.keys.other:
+            keys = ["every public key is answered, an empty group like any other",
+                    "the rows whose key is not public are answered in the last key, the other bucket"]
+        else:
+            keys = ["every public key is answered, an empty group like any other",
+                    "rows whose key is not public are dropped (group_by(..., other=True) answers them)"]
+        return keys + ["rows without a person ID are dropped" if self.query.unit.is_person else "each row is a unit"]
 
     def _answer(self, plan, noisy, amount, zcdp, alpha, src, contribution) -> GroupedAnswer:
         """Each aggregate post-processes its noisy measurements into its output columns and its
@@ -398,8 +538,5 @@ class GroupedQuery:
                   "alpha": alpha, "aggregates": record_aggs,
                   "fit_for_release": src.fit_for_release, "not_fit_because": list(unfit),
                   "noise_source": src.description,
-                  "notes": ["every public key is answered, an empty group like any other",
-                            "rows whose key is not public are dropped (no 'other' bucket yet)",
-                            "rows without a person ID are dropped" if self.query.unit.is_person else
-                            "each row is a unit"]}
+                  "notes": self._notes()}
         return GroupedAnswer(self.keys, values, low, high, alpha, record, self.query.kind)
