@@ -222,7 +222,7 @@ def test_bad_input_is_refused_before_anything_is_charged_or_written(tmp_path, da
     _assert_nothing_happened(tmp_path, out, before)
 
 
-@pytest.mark.parametrize("content, words", [("region\n", ["holds no key"]),
+@pytest.mark.parametrize("content, words", [("region\n", ["is empty"]),
                                             ("region\nnorth\nsouth\nnorth\n", ["twice"]),
                                             ("", ["empty"]),
                                             ("place\nnorth\n", ["no column 'region'"])])
@@ -308,18 +308,65 @@ def test_a_key_given_twice_in_the_file_or_bad_yaml_is_refused(tmp_path):
         load_query_spec(path)
 
 
-def test_features_of_other_branches_are_refused_until_merged(tmp_path, data, budget_file):
-    """Private keys, the other bucket, hierarchy levels: in the schema now, refused in one sentence
-    by build_query until their API is merged (then this test changes)."""
-    docs = [_with(group_by={"columns": ["region"], "private": {"delta": 1e-6}}),
-            _with(group_by={"columns": ["region"], "keys": ["north"], "other": True}),
-            _with(group_by={"columns": ["region"], "hierarchy": {"column": "region", "file": "h.csv", "level": 1}})]
-    for doc in docs:
-        assert not list(VALIDATOR.iter_errors(doc))
-        spec = write_spec(tmp_path, doc)
-        before = charges(budget_file)
-        refused(veil("dp", "query", data, "--spec", spec, "--out", tmp_path / "out", "--budget-file", budget_file))
-        _assert_nothing_happened(tmp_path, tmp_path / "out", before)
+def test_private_keys_are_released_by_partition_selection_and_charge_delta(tmp_path, data):
+    doc = _with(group_by={"columns": ["region"], "private": {"delta": 1e-6}})
+    out = tmp_path / "out"
+    done = veil("dp", "query", data, "--spec", write_spec(tmp_path, doc), "--out", out, "--budget-file",
+                tmp_path / "b.db", "--budget", "3,1e-5")
+    assert done.exit_code == 0, done.output
+    frame = pd.read_csv(out / "answers.csv", keep_default_na=False)
+    # twelve rows of five people: no key reaches the threshold, and the answer says nothing of them
+    assert list(frame.columns)[:2] == ["region", "count"] and len(frame) == 0
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["group_by"]["keys"] == {"source": "private", "public": False, "other": False, "delta": 1e-6,
+                                            "threshold": None}
+    spent = charges(tmp_path / "b.db")
+    assert len(spent) == 1 and spent[0]["epsilon"] == 1.0 and spent[0]["delta"] == 1e-6
+    for value in ("north", "south", "east"):
+        assert value not in (out / "manifest.json").read_text(encoding="utf-8")
+
+
+def test_private_keys_need_a_budget_with_a_delta(tmp_path, data):
+    doc = _with(group_by={"columns": ["region"], "private": {"delta": 1e-6}})
+    refused(veil("dp", "query", data, "--spec", write_spec(tmp_path, doc), "--out", tmp_path / "o", "--budget-file",
+                 tmp_path / "b.db", "--budget", "3"), "δ")
+    assert not (tmp_path / "o").exists()
+
+
+def test_the_other_bucket_answers_the_rows_outside_the_public_keys(tmp_path, data):
+    doc = _with(group_by={"columns": ["region"], "keys": ["north"], "other": True})
+    out = tmp_path / "out"
+    done = veil("dp", "query", data, "--spec", write_spec(tmp_path, doc), "--out", out, "--seed", 2)
+    assert done.exit_code == 0, done.output
+    frame = pd.read_csv(out / "answers.csv", keep_default_na=False)
+    assert list(frame["region"]) == ["north", "other"]
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["group_by"]["keys"]["other"] is True and manifest["group_by"]["num_keys"] == 2
+
+
+def test_keys_from_a_hierarchy_level(tmp_path, data):
+    (tmp_path / "regions.csv").write_text("north;NS\nsouth;NS\neast;EW\nwest;EW\n", encoding="utf-8")
+    doc = _with(group_by={"columns": ["region"], "hierarchy": {"column": "region", "file": "regions.csv",
+                                                               "level": 1}})
+    out = tmp_path / "out"
+    done = veil("dp", "query", data, "--spec", write_spec(tmp_path, doc), "--out", out, "--seed", 2)
+    assert done.exit_code == 0, done.output
+    frame = pd.read_csv(out / "answers.csv", keep_default_na=False)
+    assert list(frame["region"]) == ["NS", "EW"]
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["group_by"]["keys"] == {"source": "hierarchy", "public": True, "other": False,
+                                            "column": "region", "level": 1}
+
+
+@pytest.mark.parametrize("group, words", [
+    ({"columns": ["region"], "private": {"delta": 1e-6}, "other": True}, "leave other out"),
+    ({"columns": ["region", "name"], "hierarchy": {"column": "region", "file": "h.csv", "level": 1}},
+     "groups by its one column")])
+def test_a_grouping_the_api_cannot_answer_is_one_sentence(tmp_path, data, budget_file, group, words):
+    spec = write_spec(tmp_path, _with(group_by=group))
+    before = charges(budget_file)
+    refused(veil("dp", "query", data, "--spec", spec, "--out", tmp_path / "out", "--budget-file", budget_file), words)
+    _assert_nothing_happened(tmp_path, tmp_path / "out", before)
 
 
 def test_variance_and_several_quantiles_are_answered_with_intervals(tmp_path, data):

@@ -3,6 +3,7 @@ target, planned from the mechanisms' own error bounds, reading and spending noth
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
@@ -74,3 +75,22 @@ def test_bad_plans_are_refused(kwargs):
 def test_a_mean_plan_needs_a_group_size():
     with pytest.raises(ParameterError, match="group_size"):
         _query(mean("x", 0, 1)).plan(0.1)
+
+
+def test_a_plan_with_private_keys_leaves_the_selection_its_share_and_meets_the_targets():
+    from veil.dp import PartitionSelection, PrivacyUnit, Query
+    from veil.dp.aggregates import count as count_, sum as sum_
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"pid": rng.integers(0, 300, 2000), "g": rng.choice(list("abc"), 2000),
+                          "x": rng.normal(40, 10, 2000)})
+    q = (Query(frame, unit=PrivacyUnit.person("pid", max_rows=3)).group_by("g", private=PartitionSelection(1e-6))
+         .agg(count_(), sum_("x", 0, 100)))
+    p = q.plan({"count": 10, "sum(x)": 500})
+    answer = q.evaluate(**p.evaluate_arguments(), rng=1)
+    out = answer.to_pandas()
+    assert len(out) == 3
+    assert (out["count_high"] - out["count"]).max() <= 10 and (out["sum(x)_high"] - out["sum(x)"]).max() <= 500
+    # the selection gets what an average aggregate gets (its weight 1), not a fixed ε
+    selection = answer.record["partition_selection"]["epsilon"]
+    assert selection == pytest.approx(np.sum([a["epsilon"] for a in p.aggregates]) / 2, rel=1e-6)

@@ -125,3 +125,17 @@ def test_a_person_more_or_less_draws_the_same_noise(aggs):
     check_release("quantiles/variance", release, small,
                   [("removed", neighbour(small, "removed", row=3, unit="pid")),
                    ("added", neighbour(small, "added", row=0, record=heavy, unit="pid"))])
+
+
+@pytest.mark.parametrize("method", ["tree", "flat"])
+def test_quantiles_of_keys_released_by_partition_selection_belong_to_their_key(method):
+    from veil.dp import PartitionSelection
+
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"pid": np.arange(4000), "g": np.repeat(["low", "high", "rare"], [2000, 1995, 5]),
+                          "x": np.r_[rng.uniform(0, 20, 2000), rng.uniform(80, 100, 1995), np.full(5, 50.0)]})
+    q = (Query(frame, unit=PrivacyUnit.person("pid", max_rows=1)).group_by("g", private=PartitionSelection(1e-9))
+         .agg(quantiles("x", [0.25, 0.5, 0.75], 0, 100, bins=32, method=method)))
+    out = q.evaluate(4.0, rng=5).to_pandas().set_index("g")
+    assert sorted(out.index) == ["high", "low"]  # the five-person key is not released, and nothing says so
+    assert out.loc["low", "quantiles(x)[0.5]"] < 25 < 75 < out.loc["high", "quantiles(x)[0.5]"]

@@ -15,9 +15,9 @@ import pandas as pd
 from veil.dp import aggregates as agg_api
 from veil.dp.grouped_query import GroupedQuery, Query
 from veil.dp.privacy_unit import PrivacyUnit
-from veil.dp.public_keys import PublicKeys
+from veil.dp.partition_selection import PartitionSelection
 from veil.config.dp_query_spec import QuerySpec
-from veil.errors import ConfigError, DataError, ParameterError
+from veil.errors import ConfigError, ParameterError
 
 __all__ = ["build_query", "evaluate_arguments", "key_value"]
 
@@ -40,35 +40,6 @@ def _keys_as_held(columns: list[str], keys: list, frame: pd.DataFrame) -> list[t
     return out
 
 
-def _keys_from_file(spec: QuerySpec, columns: list[str], frame: pd.DataFrame) -> PublicKeys:
-    """The public keys of a CSV file: one column per grouping column, one key a line.
-
-    Raises:
-        DataError: the file is missing or empty, or lacks a grouping column.
-        ParameterError: it lists a key twice.
-    """
-    from veil.data.io import read_table
-
-    path = spec.path(spec.document["group_by"]["file"])
-    if not path.is_file():
-        raise DataError(f"the key file {str(path)!r} does not exist; check the path in group_by.file.")
-    table = read_table(path, None, allow_empty=True, malformed="refuse").data.to_pandas()
-    missing = [c for c in columns if c not in table.columns]
-    if missing:
-        raise DataError(f"the key file {str(path)!r} has no column '{missing[0]}'; give one column per grouping "
-                        f"column ({', '.join(columns)}).")
-    if not len(table):
-        raise DataError(f"the key file {str(path)!r} holds no key; list the public keys, one a line.")
-    rows = table[columns].astype(object).where(table[columns].notna(), "")
-    keys = [list(r) for r in rows.itertuples(index=False)]
-    try:
-        return PublicKeys.from_list(columns, _keys_as_held(columns, keys, frame))
-    except ParameterError as exc:
-        if "twice" in str(exc):
-            raise ParameterError(f"the key file {str(path)!r} lists a key twice; give each key once.") from None
-        raise
-
-
 _AGGREGATES = {"count": lambda a: agg_api.count(a.get("name", "count")),
                "sum": lambda a: agg_api.sum(a["column"], a["low"], a["high"], a.get("name")),
                "mean": lambda a: agg_api.mean(a["column"], a["low"], a["high"], a.get("name")),
@@ -85,18 +56,16 @@ def build_query(spec: QuerySpec, table: Any) -> GroupedQuery:
     * ``unit: rows`` → :meth:`PrivacyUnit.rows`; ``unit: {person: {...}}`` →
       :meth:`PrivacyUnit.person` with the same bounds;
     * ``group_by.keys`` → ``group_by(columns, keys)``; ``group_by.domains`` →
-      ``group_by(columns, domains=...)``; ``group_by.file`` → the keys of the CSV file, given as a
-      list; ``group_by.hierarchy`` → the keys of a hierarchy level; ``group_by.private`` →
+      ``group_by(columns, domains=...)``; ``group_by.file`` → ``group_by(columns, keys_file=...)``;
+      ``group_by.hierarchy`` → ``group_by(column, hierarchy=(file, level))``; ``group_by.private`` →
       ``group_by(columns, private=PartitionSelection(delta=..., threshold=...))``;
       ``group_by.other`` → ``other=True``;
     * each aggregate → :func:`~veil.dp.aggregates.count`, ``sum``, ``mean``, ``variance(column,
       low, high)``, ``quantiles(column, [q, …], low, high, bins=...)``, with its ``name``.
 
-    Features whose API is still being built on other branches (private keys, the other bucket,
-    variance, quantiles, hierarchy levels) are refused here, and only here, in one sentence.
-
     Raises:
-        ConfigError: a feature this build cannot answer yet.
+        ConfigError: domains that do not name the grouping columns, a hierarchy for other columns
+            than the grouping column, the other bucket with private keys.
         ParameterError, ColumnError: what the API refuses (a bound not finite or reversed, a
             person's bounds that bound nothing, a missing column, a text column aggregated, a
             key listed twice); nothing is read beyond the table's schema, nothing spent.
@@ -109,30 +78,29 @@ def build_query(spec: QuerySpec, table: Any) -> GroupedQuery:
     frame = query.frame
     group = doc["group_by"]
     columns = list(group["columns"])
-    pending = [what for key, what in (("private", "private keys (partition selection)"),
-                                      ("hierarchy", "keys from a hierarchy level"))
-               if key in group]
-    if group.get("other"):
-        pending.append("the 'other' bucket")
-    pending += [f"the {a['aggregate']} aggregate" for a in doc["aggregates"] if a["aggregate"] not in _AGGREGATES]
-    if pending:
-        # To complete after merging (DP27.md): group_by(columns, private=PartitionSelection(
-        # delta=group["private"]["delta"], threshold=group["private"].get("threshold"))); the
-        # hierarchy level's public keys (the pselect branch's key source); other=True; and in
-        # _AGGREGATES: "variance": variance(column, low, high, name), "quantiles":
-        # quantiles(column, quantiles, low, high, bins=..., name=...).
-        raise ConfigError(f"{spec.name}: {pending[0]} is not available in this build of veil; leave it out of the "
-                          "specification.")
+    other = bool(group.get("other", False))
     if "keys" in group:
-        grouped = query.group_by(columns, _keys_as_held(columns, group["keys"], frame))
+        grouped = query.group_by(columns, _keys_as_held(columns, group["keys"], frame), other=other)
     elif "domains" in group:
         domains = group["domains"]
         if list(domains) != columns:
             raise ConfigError(f"{spec.name}: group_by.domains must name the grouping columns {columns} in order.")
         grouped = query.group_by(columns, domains={c: [key_value(v, frame[c]) if c in frame.columns else v
-                                                       for v in vs] for c, vs in domains.items()})
+                                                       for v in vs] for c, vs in domains.items()}, other=other)
+    elif "file" in group:
+        grouped = query.group_by(columns, keys_file=spec.path(group["file"]), other=other)
+    elif "hierarchy" in group:
+        level = group["hierarchy"]
+        if columns != [level["column"]]:
+            raise ConfigError(f"{spec.name}: group_by.hierarchy groups by its one column; make group_by.columns "
+                              f"[{level['column']!r}].")
+        grouped = query.group_by(columns, hierarchy=(spec.path(level["file"]), level["level"]), other=other)
     else:
-        grouped = query.group_by(columns, list(_keys_from_file(spec, columns, frame).keys))
+        if other:
+            raise ConfigError(f"{spec.name}: group_by.other answers the rows outside public keys, and private keys "
+                              "have none; leave other out.")
+        private = group["private"]
+        grouped = query.group_by(columns, private=PartitionSelection(private["delta"], private.get("threshold")))
     return grouped.agg(*(_AGGREGATES[a["aggregate"]](a) for a in doc["aggregates"]))
 
 

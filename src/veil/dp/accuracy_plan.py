@@ -193,7 +193,10 @@ def plan(query, target, *, alpha: float = 0.05, measure: str = "epsilon", weight
     if weights is None:
         budgets = [_smallest_budget(single(a), a, float(targets[a.name]), zcdp, mechanism, alpha, n)
                    for a in query.aggregates]
-        weights = budgets
+        # with private keys the selection has weight private.weight beside these: in units of the
+        # aggregates' mean budget, so that it gets private.weight times what an average aggregate gets
+        mean = sum(budgets) / len(budgets)
+        weights = budgets if getattr(query, "private", None) is None else [b / mean for b in budgets]
     shares = query._shares(weights)
     # the smallest total whose split meets every target: each aggregate needs total >= budget/share
     need = [_smallest_budget(single(a), a, float(targets[a.name]), zcdp, mechanism, alpha, n) / float(s)
