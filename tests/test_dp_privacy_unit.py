@@ -183,3 +183,28 @@ def test_a_bad_unit_is_refused_in_one_sentence(make, message):
     with pytest.raises(ParameterError, match=message) as info:
         make()
     assert str(info.value).count(". ") == 0 and str(info.value).endswith(".")
+
+
+@settings(max_examples=200, deadline=None)
+@given(owners=st.lists(st.integers(0, 2**45), min_size=1, max_size=60), key_bits=st.sampled_from([2, 30, 64]),
+       data=st.data())
+def test_the_rank_within_an_owner_is_the_rank_of_the_full_keys(owners, key_bits, data):
+    """The one-sort fast path (owner in the high bits, truncated keys below) ranks each owner's
+    items in the order of their full keys, ties of the truncated keys (few key bits) and owners
+    past 40 bits included; and bounding keeps exactly the items whose rank is under the bound."""
+    from veil.dp.privacy_unit import _rank_within, _within_bound
+
+    owner = np.asarray(owners, dtype=np.int64)
+    keys = np.asarray(data.draw(st.lists(st.integers(0, 2**key_bits - 1), min_size=len(owners),
+                                         max_size=len(owners))), dtype=np.uint64)
+    if key_bits == 64:
+        keys = keys | np.uint64(1) << np.uint64(63)  # keys with their top bit set survive the shift too
+    ranks = _rank_within(owner, keys)
+    # equal keys of one owner may be ranked either way; distinct keys must be ranked as the slow way
+    for o in set(owners):
+        mine = np.flatnonzero(owner == o)
+        assert sorted(ranks[mine]) == list(range(len(mine)))
+        assert all(keys[i] <= keys[j] for i in mine for j in mine if ranks[i] < ranks[j])
+    dense = np.unique(owner, return_inverse=True)[1].ravel()
+    for bound in (1, 2, 5):
+        assert (_within_bound(dense, keys, bound) == (_rank_within(dense, keys) < bound)).all()

@@ -148,17 +148,41 @@ def selection_keys(source: NoiseSource, size: int) -> np.ndarray:
 
 
 def _rank_within(owner: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """The rank of each item among the items of the same owner, in the order of ``keys``."""
+    """The rank of each item among the items of the same owner, in the order of ``keys``.
+
+    One sort of a 64-bit word per item, the owner in the high bits and the key's top bits below
+    (the order of the truncated keys is the order of the keys while no two of one owner tie); when
+    two do tie, or the owners need more than 40 bits, the two-key sort of the full keys decides.
+    """
     n = len(owner)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    order = np.lexsort((keys, owner))
+    bits = int(owner.max()).bit_length()
+    order = None
+    if bits <= 40:
+        combined = keys if bits == 0 else (owner.astype(np.uint64) << np.uint64(64 - bits)) | (keys >> np.uint64(bits))
+        order = np.argsort(combined)
+        ordered = combined[order]
+        if (ordered[1:] == ordered[:-1]).any():
+            order = None
+    if order is None:
+        order = np.lexsort((keys, owner))
     sorted_owner = owner[order]
     starts = np.r_[0, np.flatnonzero(sorted_owner[1:] != sorted_owner[:-1]) + 1]
     run_start = np.repeat(starts, np.diff(np.r_[starts, n]))
     ranks = np.empty(n, dtype=np.int64)
     ranks[order] = np.arange(n) - run_start
     return ranks
+
+
+def _within_bound(owner: np.ndarray, keys: np.ndarray, bound: int) -> np.ndarray:
+    """Whether each item is among the ``bound`` smallest keys of its owner (the owners with at most
+    ``bound`` items keep all of them, so only the others are ranked)."""
+    over = np.bincount(owner)[owner] > bound
+    ok = np.ones(len(owner), dtype=bool)
+    if over.any():
+        ok[over] = _rank_within(owner[over], keys[over]) < bound
+    return ok
 
 
 def bound_contributions(unit: PrivacyUnit, person: np.ndarray, group: np.ndarray, row_keys: np.ndarray,
@@ -176,7 +200,8 @@ def bound_contributions(unit: PrivacyUnit, person: np.ndarray, group: np.ndarray
         person: the person code of each row (int64, -1: none).
         group: the public key's index of each row (int64, -1: none).
         row_keys, group_keys, total_keys: one uniform key per row each (:func:`selection_keys`);
-            a pair's key is the ``group_keys`` entry of its first row.
+            a pair's key is the ``group_keys`` entry of its first row; ``None`` for a bound the
+            unit does not set.
 
     Returns:
         A boolean array, True for the rows kept.
@@ -194,15 +219,15 @@ def bound_contributions(unit: PrivacyUnit, person: np.ndarray, group: np.ndarray
         pair_codes = p * (int(g.max()) + 1) + g
         _, first, pair_of_row = np.unique(pair_codes, return_index=True, return_inverse=True)
         pair_person = p[first]
-        pair_rank = _rank_within(pair_person, group_keys[idx][first])
-        ok = (pair_rank < unit.max_groups)[pair_of_row]
+        ok = _within_bound(pair_person, group_keys[idx][first], unit.max_groups)[pair_of_row]
         idx, p, g = idx[ok], p[ok], g[ok]
     if unit.max_rows_per_group is not None and len(idx):
         pair_codes = p * (int(g.max()) + 1) + g
-        ok = _rank_within(pair_codes, row_keys[idx]) < unit.max_rows_per_group
+        ok = _within_bound(np.unique(pair_codes, return_inverse=True)[1].ravel(), row_keys[idx],
+                           unit.max_rows_per_group)
         idx, p, g = idx[ok], p[ok], g[ok]
     if unit.max_rows is not None and len(idx):
-        ok = _rank_within(p, total_keys[idx]) < unit.max_rows
+        ok = _within_bound(p, total_keys[idx], unit.max_rows)
         idx = idx[ok]
     out = np.zeros(len(person), dtype=bool)
     out[idx] = True

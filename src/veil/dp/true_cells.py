@@ -35,14 +35,17 @@ __all__ = ["kept_rows", "true_statistics"]
 
 def kept_rows(unit, frame: pd.DataFrame, group: np.ndarray, src: NoiseSource) -> np.ndarray:
     """The rows contribution bounding keeps (a boolean mask): every row with a key at the row unit;
-    at the person unit :func:`~veil.dp.privacy_unit.bound_contributions` with three keys per row
-    from :func:`~veil.dp.privacy_unit.selection_keys` (the CSPRNG for the secure source)."""
+    at the person unit :func:`~veil.dp.privacy_unit.bound_contributions` with one key per row for
+    each bound the unit sets (per group, groups, in all), from
+    :func:`~veil.dp.privacy_unit.selection_keys` (the CSPRNG for the secure source)."""
     n = len(frame)
     if not unit.is_person:
         return np.asarray(group, dtype=np.int64) >= 0
     person, _ = pd.factorize(frame[unit.id_column], use_na_sentinel=True)
-    keys = selection_keys(src, 3 * n).reshape(3, n)
-    return bound_contributions(unit, person, group, keys[0], keys[1], keys[2])
+    used = [unit.max_rows_per_group is not None, unit.max_groups is not None, unit.max_rows is not None]
+    drawn = iter(selection_keys(src, sum(used) * n).reshape(sum(used), n))
+    row_keys, group_keys, total_keys = (next(drawn) if u else None for u in used)
+    return bound_contributions(unit, person, group, row_keys, group_keys, total_keys)
 
 
 def _ordered(tuples: list[tuple]) -> list[int]:
