@@ -45,13 +45,15 @@ from veil.dp.account import PrivacyAccount
 from veil.dp.accountant import Accountant
 from veil.dp.discrete_gaussian import DiscreteGaussian
 from veil.dp.exact import exact_epsilon
-from veil.dp.aggregates import Count, Mean, check_aggregates, check_numeric, measurements, true_values
+from veil.dp.aggregates import (Count, Mean, check_aggregates, check_numeric, measure_values, measurements,
+                                 statistics, true_values)
 from veil.dp.grouped_answer import GroupedAnswer, mean_interval
 from veil.dp.measures import MeasureMismatchError, exact_rho
 from veil.dp.mechanisms import Geometric, Laplace, _check_alpha, _check_epsilon, unfit_reasons
 from veil.dp.noise import NoiseSource, as_noise_source
 from veil.dp.privacy_unit import PrivacyUnit, bound_contributions, selection_keys
 from veil.dp.public_keys import PublicKeys
+from veil.dp.spark_statistics import is_spark_frame, spark_schema_frame, spark_true_statistics
 from veil.dp.zcdp_gaussian import ZCDPGaussian
 from veil.errors import ColumnError, ParameterError
 
@@ -99,7 +101,9 @@ def _frame_of(table: Any) -> tuple[pd.DataFrame, str]:
         return table.to_pandas(), "polars"
     if kind == "pyarrow" and type(table).__name__ == "Table":
         return table.to_pandas(), "arrow"
-    raise ParameterError(f"a query reads a pandas, polars or Arrow table, got {type(table).__name__}.")
+    if is_spark_frame(table):  # its schema only, as an empty frame: the rows stay in Spark
+        return spark_schema_frame(table), "spark"
+    raise ParameterError(f"a query reads a pandas, polars, Arrow or Spark table, got {type(table).__name__}.")
 
 
 def _missing_column(frame: pd.DataFrame, name: str, what: str) -> None:
@@ -168,7 +172,8 @@ class Query:
     """A table and its privacy unit: the start of a grouped query (nothing is read or spent).
 
     Args:
-        table: a pandas, polars or Arrow table; it is never modified.
+        table: a pandas, polars, Arrow or Spark table (a DataFrame of a classic or Spark Connect
+            session, read by :mod:`veil.dp.spark_statistics`); it is never modified.
         unit: a :class:`PrivacyUnit` (the row unit by default).
 
     Raises:
@@ -334,6 +339,11 @@ class GroupedQuery:
 
     def _true_cells(self, src: NoiseSource) -> dict:
         """Bound the contributions and compute every measurement's true vector."""
+        if self.query.kind == "spark":
+            wanted = [s for agg in self.aggregates for s in statistics(agg)]
+            _, stats = spark_true_statistics(self.query, self.keys.columns, self.keys, wanted, src)
+            return {m.label: v for agg in self.aggregates
+                    for m, v in zip(measurements(agg), measure_values(agg, stats))}
         frame = self.query.frame
         unit, k, n = self.query.unit, len(self.keys), len(frame)
         group = self.keys.index_of_rows(frame)
@@ -394,4 +404,5 @@ class GroupedQuery:
                             "rows whose key is not public are dropped (no 'other' bucket yet)",
                             "rows without a person ID are dropped" if self.query.unit.is_person else
                             "each row is a unit"]}
-        return GroupedAnswer(self.keys, values, low, high, alpha, record, self.query.kind)
+        session = self.query.table.sparkSession if self.query.kind == "spark" else None
+        return GroupedAnswer(self.keys, values, low, high, alpha, record, self.query.kind, session)
