@@ -26,14 +26,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from veil.dp import Accountant
+from veil.dp import Accountant, Budget
 from veil.dp import aggregates as A
 from veil.dp.grouped_query import Query
 from veil.dp.noise import as_noise_source
 from veil.dp.privacy_unit import PrivacyUnit, bound_contributions, selection_keys
 from veil.dp.spark_statistics import spark_true_statistics
 from veil.dp.statistics import compute_statistics
-from veil.dp.zcdp_accountant import ZCDPAccountant
+from veil.dp.zcdp_accountant import ZCDPAccountant, ZCDPBudget
 from veil.errors import ParameterError, VeilError
 
 pytestmark = pytest.mark.service
@@ -357,11 +357,13 @@ def test_a_query_on_spark_answers_as_on_pandas(spark, price, unit):
     answers = []
     for data in (frame, spark.createDataFrame(frame)):
         query = Query(data, unit=unit).group_by("g", keys=["a", "b", "c", "nobody"]).agg(*aggs)
-        accountant = ZCDPAccountant(1.0, dataset_id="t") if "rho" in price else Accountant(2.0, dataset_id="t")
+        accountant = (ZCDPAccountant(ZCDPBudget(1.0, 1e-6), dataset_id="t") if "rho" in price else
+                      Accountant(Budget(2.0), dataset_id="t")).declare_unit(unit)
         answers.append((query.evaluate(**price, accountant=accountant, rng=21), accountant))
     (local, local_acc), (remote, remote_acc) = answers
     assert remote.kind == "spark" and remote.record == local.record
-    assert remote_acc.charges == local_acc.charges
+    assert [(c.label, c.epsilon, c.delta) for c in remote_acc.charges] == \
+        [(c.label, c.epsilon, c.delta) for c in local_acc.charges]
     pd.testing.assert_frame_equal(remote.to_pandas(), local.to_pandas(), rtol=1e-9)
 
 
@@ -389,7 +391,8 @@ def test_statistics_and_queries_on_spark_connect(connect):
         same_statistics(stats, pandas_statistics(frame, grouped.keys, ALL))
     query = Query(data, unit=PrivacyUnit.person("pid", max_rows=3, max_groups=2, max_rows_per_group=2))
     grouped = query.group_by("g", keys=["a", "b"]).agg(A.count(), A.sum("y", 0, 4))
-    accountant = ZCDPAccountant(1.0, dataset_id="t")
+    query = grouped
+    accountant = ZCDPAccountant(ZCDPBudget(1.0, 1e-6), dataset_id="t").declare_unit(query.query.unit)
     answer = grouped.evaluate(rho=0.5, accountant=accountant)
     assert answer.fit_for_release and accountant.spent_rho == Fraction(1, 2)
     table_ = answer.table()
@@ -412,7 +415,7 @@ def test_an_unreachable_connect_server_is_one_sentence_and_charges_nothing(conne
         .group_by("g", keys=["a", "b"]).agg(A.count())
     _fast_failing(connect)
     connect_server.stop()
-    accountant = Accountant(1.0, dataset_id="t")
+    accountant = Accountant(Budget(1.0), dataset_id="t").declare_unit(query.query.unit)
     with pytest.raises(VeilError, match="cannot be reached") as failed:
         query.evaluate(0.5, accountant=accountant)
     assert "\n" not in str(failed.value)
