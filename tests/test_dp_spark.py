@@ -248,7 +248,7 @@ def test_row_unit_statistics_equal_the_pandas_engine_property(spark, seed, n):
     frame = table(seed, n=n, people=5)
     query = Query(spark.createDataFrame(frame, schema="pid long, g string, h long, x double, y long"))
     grouped = query.group_by("g", keys=["a", "b", "c"])
-    keys_frame, stats = spark_true_statistics(query, ("g",), grouped.keys, ALL, as_noise_source(seed))
+    _, stats = spark_true_statistics(query, ("g",), grouped.keys, ALL, as_noise_source(seed))
     same_statistics(stats, pandas_statistics(frame, grouped.keys, ALL))
     # no row is lost or invented: the rows of the public keys, each counted once
     assert int(stats[("rows",)].sum()) == int(frame["g"].isin(["a", "b", "c"]).sum())
@@ -268,7 +268,7 @@ def test_only_max_rows_keeps_exactly_min_of_rows_and_bound(spark):
     frame = table(3, n=300, people=12)
     unit = PrivacyUnit.person("pid", max_rows=4)
     query = Query(spark.createDataFrame(frame), unit=unit)
-    keys_frame, stats = spark_true_statistics(query, ("g",), None, [("rows",)], as_noise_source(2))
+    _, stats = spark_true_statistics(query, ("g",), None, [("rows",)], as_noise_source(2))
     kept = frame.dropna(subset=["g"]).groupby("pid").size().clip(upper=4).sum()
     assert int(stats[("rows",)].sum()) == int(kept)
 

@@ -43,7 +43,9 @@ from __future__ import annotations
 import datetime
 import math
 import numbers
-from collections.abc import Iterable
+import warnings
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -80,9 +82,19 @@ def is_spark_frame(table: Any) -> bool:
     return cls.__name__ == "DataFrame" and cls.__module__.startswith("pyspark.sql")
 
 
-def _col(name: str):
-    from pyspark.sql import functions as F
+def _api(table):
+    """The functions module and Window class of ``table``'s kind of session: Spark Connect's for
+    a Spark Connect DataFrame (whatever else this program runs), the classic ones otherwise."""
+    if type(table).__module__.startswith("pyspark.sql.connect"):
+        from pyspark.sql.connect import functions
+        from pyspark.sql.connect.window import Window
+    else:
+        from pyspark.sql import functions
+        from pyspark.sql.classic.window import Window
+    return functions, Window
 
+
+def _col(F, name: str):
     return F.col("`" + name.replace("`", "``") + "`")
 
 
@@ -150,6 +162,19 @@ def _spark_errors():
     return tuple(types)
 
 
+@contextmanager
+def _on_spark(what: str) -> Iterator[None]:
+    """Run Spark calls: PySpark's own warnings (a Spark Connect client's retries) kept from the
+    terminal, and a failure turned into one sentence (:func:`spark_failure`)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", module=r"pyspark(\.|$)")
+        warnings.filterwarnings("ignore", module=r"py4j(\.|$)")
+        try:
+            yield
+        except _spark_errors() as exc:
+            raise spark_failure(exc, what) from None
+
+
 def spark_schema_frame(table) -> pd.DataFrame:
     """An empty pandas frame with the Spark DataFrame's columns and a pandas type for each
     (numbers and booleans as such, everything else ``object``): what a query checks its columns
@@ -160,10 +185,8 @@ def spark_schema_frame(table) -> pd.DataFrame:
             from its server).
         DataError: two columns share a name, or Spark fails.
     """
-    try:
+    with _on_spark("reading the table's schema"):
         fields = list(table.schema.fields)
-    except _spark_errors() as exc:
-        raise spark_failure(exc, "reading the table's schema") from None
     names = [f.name for f in fields]
     if len(set(names)) != len(names):
         raise DataError("the table has two columns with the same name; rename one.")
@@ -213,15 +236,17 @@ _KEY_TYPES = {**{t: "long" for t in _INTEGRAL}, **{t: "double" for t in _FRACTIO
               "TimestampNTZType": "timestamp_ntz"}
 
 
-def _joined_keys(rows, read: list[str], keys, columns: tuple[str, ...], types: dict, other: bool):
+def _joined_keys(F, rows, read: list[str], keys, columns: tuple[str, ...], types: dict, other: bool):
     """``rows`` (of columns ``read``) with the index of each row's public key in ``_KEY`` (rows of
     no key dropped, or given index ``len(keys)`` with ``other``): a join with the keys' table.
 
     Raises:
         ParameterError: a grouping column of a type public keys cannot be compared with on Spark.
     """
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import BooleanType, LongType, StructField, StructType, _parse_datatype_string
+    from pyspark.sql import types as T
+
+    spark_types = {"long": T.LongType(), "double": T.DoubleType(), "boolean": T.BooleanType(), "string": T.StringType(),
+                   "date": T.DateType(), "timestamp": T.TimestampType(), "timestamp_ntz": T.TimestampNTZType()}
 
     fields, table, condition = [], [], None
     for j, name in enumerate(columns):
@@ -234,62 +259,55 @@ def _joined_keys(rows, read: list[str], keys, columns: tuple[str, ...], types: d
         # a value the column cannot hold is null: it equals no row
         table.append([None if (v is _UNMATCHED or n) else v for v, n in zip(values, nan)])
         table.append(nan)
-        fields += [StructField(f"__veil_k{j}", _parse_datatype_string(_KEY_TYPES[t]), True),
-                   StructField(f"__veil_n{j}", BooleanType(), False)]
-        data = _col(name)
+        fields += [T.StructField(f"__veil_k{j}", spark_types[_KEY_TYPES[t]], True),
+                   T.StructField(f"__veil_n{j}", T.BooleanType(), False)]
+        data = _col(F, name)
         cast = data.cast(_KEY_TYPES[t]) if t in _INTEGRAL + _FRACTIONAL else data
         missing = data.isNull() | F.isnan(cast) if t in _FRACTIONAL else data.isNull()
         match = F.when(F.col(f"__veil_n{j}"), missing).otherwise(cast == F.col(f"__veil_k{j}"))
         condition = match if condition is None else condition & match
-    schema = StructType(fields + [StructField(_KEY, LongType(), False)])
+    schema = T.StructType(fields + [T.StructField(_KEY, T.LongType(), False)])
     key_frame = rows.sparkSession.createDataFrame(list(zip(*table, range(len(keys)))), schema)
     if len(keys) <= _BROADCAST_KEYS:
         key_frame = F.broadcast(key_frame)
     joined = rows.join(key_frame, condition, "left" if other else "inner")
     group = F.coalesce(F.col(_KEY), F.lit(len(keys)).cast("long")) if other else F.col(_KEY)
-    return joined.select(*[_col(c) for c in read], group.alias(_KEY))
+    return joined.select(*[_col(F, c) for c in read], group.alias(_KEY))
 
 
 # ---- bounding -----------------------------------------------------------------------------------
-def _bounded(rows, unit, group_cols: list[str], secret: str):
+def _bounded(F, Window, rows, unit, group_cols: list[str], secret: str):
     """The rows kept by the unit's contribution bounds (:func:`veil.dp.privacy_unit.bound_contributions`)."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    person = _col(unit.id_column)
-    groups = [_col(c) for c in group_cols]
+    person = _col(F, unit.id_column)
+    groups = [_col(F, c) for c in group_cols]
     # 512 bits of keyed hash per row: the row's key for the per-group step and for the total step
     digest = F.sha2(F.concat_ws("|", F.lit(secret[:32]), F.col(_RID).cast("string")), 512)
     rows = rows.withColumn(_ROWKEY, F.substring(digest, 1, 64)).withColumn(_TOTALKEY, F.substring(digest, 65, 64))
     if unit.max_groups is not None:
         pair = F.to_json(F.struct(person.alias("p"), *[g.alias(f"g{i}") for i, g in enumerate(groups)]))
         rows = rows.withColumn(_PAIR, F.sha2(F.concat_ws("|", F.lit(secret[32:]), pair), 256))
-        w = Window.partitionBy(person).orderBy(_col(_PAIR))
-        rows = rows.withColumn(_RANK, F.dense_rank().over(w)).where(_col(_RANK) <= unit.max_groups)
+        w = Window.partitionBy(person).orderBy(_col(F, _PAIR))
+        rows = rows.withColumn(_RANK, F.dense_rank().over(w)).where(_col(F, _RANK) <= unit.max_groups)
     if unit.max_rows_per_group is not None:
-        w = Window.partitionBy(person, *groups).orderBy(_col(_ROWKEY), _col(_RID))
-        rows = rows.withColumn(_RANK, F.row_number().over(w)).where(_col(_RANK) <= unit.max_rows_per_group)
+        w = Window.partitionBy(person, *groups).orderBy(_col(F, _ROWKEY), _col(F, _RID))
+        rows = rows.withColumn(_RANK, F.row_number().over(w)).where(_col(F, _RANK) <= unit.max_rows_per_group)
     if unit.max_rows is not None:
-        w = Window.partitionBy(person).orderBy(_col(_TOTALKEY), _col(_RID))
-        rows = rows.withColumn(_RANK, F.row_number().over(w)).where(_col(_RANK) <= unit.max_rows)
+        w = Window.partitionBy(person).orderBy(_col(F, _TOTALKEY), _col(F, _RID))
+        rows = rows.withColumn(_RANK, F.row_number().over(w)).where(_col(F, _RANK) <= unit.max_rows)
     return rows
 
 
 # ---- statistics ---------------------------------------------------------------------------------
-def _value(name: str, type_name: str):
+def _value(F, name: str, type_name: str):
     """The column as doubles (null where missing or, for text, not a number) and whether present."""
-    from pyspark.sql import functions as F
-
-    data = _col(name)
+    data = _col(F, name)
     value = data.try_cast("double") if type_name == "StringType" else data.cast("double")
     return value, value.isNotNull() & ~F.isnan(value)
 
 
-def _statistic_columns(wanted: list, types: dict, own=None):
+def _statistic_columns(F, wanted: list, types: dict, own=None):
     """Per statistic, its Spark aggregate (scalars) or its bin expression (histograms); with
     ``own``, a scalar aggregate reads only the entries where ``own`` holds."""
-    from pyspark.sql import functions as F
-
     def only(condition):
         return condition if own is None else own & condition
 
@@ -299,7 +317,7 @@ def _statistic_columns(wanted: list, types: dict, own=None):
         if kind == "rows":
             scalars[stat] = F.count(F.lit(1)) if own is None else F.count(F.when(own, F.lit(1)))
             continue
-        value, present = _value(stat[1], types[stat[1]])
+        value, present = _value(F, stat[1], types[stat[1]])
         if kind == "count":
             scalars[stat] = F.count(F.when(only(present), F.lit(1)))
             continue
@@ -344,50 +362,45 @@ def spark_true_statistics(query, columns, keys, wanted: Iterable, src: NoiseSour
             cannot be reached.
         DataError: a Spark job fails (one sentence, no value of the table in it).
     """
-    from pyspark.sql import functions as F
-
+    F, Window = _api(query.table)
     columns = (columns,) if isinstance(columns, str) else tuple(columns)
     wanted = list(dict.fromkeys(check_statistic(s) for s in wanted))
     unit = query.unit
     other = bool(getattr(keys, "other", False)) if keys is not None else False
-    try:
+    with _on_spark("computing the grouped query's statistics"):
         types = {f.name: type(f.dataType).__name__ for f in query.table.schema.fields}
         value_cols = [s[1] for s in wanted if s[0] != "rows"]
         read = list(dict.fromkeys(([unit.id_column] if unit.is_person else []) + list(columns) + value_cols))
-        rows = query.table.select(*[_col(c) for c in read])
+        rows = query.table.select(*[_col(F, c) for c in read])
         if unit.is_person:
-            ident = _col(unit.id_column)
+            ident = _col(F, unit.id_column)
             missing = ident.isNull() | F.isnan(ident) if types[unit.id_column] in _FRACTIONAL else ident.isNull()
             rows = rows.where(~missing).withColumn(_RID, F.monotonically_increasing_id())
             read.append(_RID)
         if keys is not None:
-            rows = _joined_keys(rows, read, keys, columns, types, other)
+            rows = _joined_keys(F, rows, read, keys, columns, types, other)
             group_cols = [_KEY]
         else:
             for c in columns:
-                data = _col(c)
+                data = _col(F, c)
                 rows = rows.where(data.isNotNull() & ~F.isnan(data.cast("double"))) if types[c] in _FRACTIONAL \
                     else rows.where(data.isNotNull())
             group_cols = list(columns)
         if unit.is_person:
-            rows = _bounded(rows, unit, group_cols, _secret_hex(src))
-        table, hists = _aggregate(rows, group_cols, wanted, types)
-    except _spark_errors() as exc:
-        raise spark_failure(exc, "computing the grouped query's statistics") from None
+            rows = _bounded(F, Window, rows, unit, group_cols, _secret_hex(src))
+        table, hists = _aggregate(F, rows, group_cols, wanted, types)
     return _arrays(table, keys, columns, wanted, hists, other)
 
 
-def _aggregate(rows, group_cols: list[str], wanted: list, types: dict):
+def _aggregate(F, rows, group_cols: list[str], wanted: list, types: dict):
     """One Spark action: per key (and, for histograms, per histogram and bin), the statistics,
     collected as an Arrow table. Each kept row is read once; with histograms each row is exploded
     into its own entry (hid = −1, which the scalars read) and one entry per histogram (its bin)."""
-    from pyspark.sql import functions as F
-
-    by = [_col(c) for c in group_cols]
-    scalars, hists = _statistic_columns(wanted, types)
+    by = [_col(F, c) for c in group_cols]
+    scalars, hists = _statistic_columns(F, wanted, types)
     if hists:
         own = F.col(_HID) == -1
-        scalars, _ = _statistic_columns(wanted, types, own)
+        scalars, _ = _statistic_columns(F, wanted, types, own)
         entries = [F.struct(F.lit(-1).alias("h"), F.lit(0).cast("long").alias("b"))]
         entries += [F.struct(F.lit(j).alias("h"), b.cast("long").alias("b")) for j, b in enumerate(hists.values())]
         rows = rows.withColumn("__veil_e", F.explode(F.array(*entries)))
@@ -452,7 +465,5 @@ def spark_answer(frame: pd.DataFrame, session):
                              "Spark DataFrame, or ask for a pandas, polars or Arrow table.")
     import pyarrow as pa
 
-    try:
+    with _on_spark("making the answer's Spark DataFrame"):
         return session.createDataFrame(pa.Table.from_pandas(frame, preserve_index=False))
-    except _spark_errors() as exc:
-        raise spark_failure(exc, "making the answer's Spark DataFrame") from None
