@@ -420,3 +420,31 @@ def test_an_unreachable_connect_server_is_one_sentence_and_charges_nothing(conne
         query.evaluate(0.5, accountant=accountant)
     assert "\n" not in str(failed.value)
     assert accountant.charges == ()
+
+
+# ---- the glue: the noise asked for does not depend on the data, on Spark too ---------------------------
+PURCHASES = pd.DataFrame({"pid": [f"p{(i * 7) % 9}" for i in range(36)],
+                          "region": ["n", "s", "e", "n", "w", "s"] * 6,
+                          "amount": [float((i * 37) % 120 - 10) for i in range(36)]})
+
+
+@pytest.mark.parametrize("price", [{"epsilon": 0.9}, {"rho": 0.4}], ids=["epsilon", "zcdp"])
+def test_a_spark_query_draws_the_same_noise_for_one_person_more_or_less(spark, price):
+    from veil.conformance.glue import check_release, neighbour
+
+    unit = PrivacyUnit.person("pid", max_rows=4, max_groups=3, max_rows_per_group=2)
+
+    def release(t):
+        data = spark.createDataFrame(t, schema="pid string, region string, amount double")
+        query = Query(data, unit=unit).group_by("region", keys=["n", "s", "e", "x"]) \
+            .agg(A.count(), A.sum("amount", -5, 100), A.mean("amount", 0, 100))
+        accountant = (ZCDPAccountant(ZCDPBudget(1.0, 1e-6), dataset_id="p") if "rho" in price else
+                      Accountant(Budget(1.0), dataset_id="p")).declare_unit(unit)
+        query.evaluate(**price, accountant=accountant)  # the secure source: a release
+
+    heavy = pd.DataFrame({"pid": ["p_heavy"] * 30, "region": ["n", "s", "e", "x", "zz"] * 6,
+                          "amount": [1e6, -1e6, 50.0, float("nan"), 3.0] * 6})
+    check_release("spark grouped query", release, PURCHASES,
+                  {"heavy added": pd.concat([PURCHASES, heavy], ignore_index=True),
+                   "one removed": neighbour(PURCHASES, "removed", row=0, unit="pid"),
+                   "empty": PURCHASES.iloc[:0]})
