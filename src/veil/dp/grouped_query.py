@@ -103,7 +103,8 @@ def _frame_of(table: Any) -> tuple[pd.DataFrame, str]:
         return table.to_pandas(), "arrow"
     if is_spark_frame(table):  # its schema only, as an empty frame: the rows stay in Spark
         return spark_schema_frame(table), "spark"
-    raise ParameterError(f"a query reads a pandas, polars or Arrow table or a Spark DataFrame, got {type(table).__name__}.")
+    raise ParameterError(f"a query reads a pandas, polars or Arrow table or a Spark DataFrame, got "
+                         f"{type(table).__name__}.")
 
 
 def _missing_column(frame: pd.DataFrame, name: str, what: str) -> None:

@@ -21,8 +21,10 @@ function run by Spark), so a Spark Connect session works as well as a classic on
   identifier within the action (``monotonically_increasing_id``), or, for a (person, group) pair,
   of the pair's values. Under SHA-256 as a pseudorandom function these orders are independent
   uniform permutations, as the pandas engine's uniform keys give; a fresh secret is drawn for
-  every query. The secret is a literal of the Spark plan (whoever reads the cluster's plans sees
-  it, and could replay which rows were kept; the noise is drawn on the driver, apart).
+  every query. The row identifier is stable within the one action (a task Spark runs again reads
+  its part of the table again, in the same order, when the table's source is deterministic). The
+  secret is a literal of the Spark plan (whoever reads the cluster's plans sees it, and could
+  replay which rows were kept; the noise is drawn on the driver, apart).
 * **Statistics** are the table of :mod:`veil.dp.statistics`, with its rules: a value is missing
   when it is null or NaN (a text column's value when it is not a number, as ``pd.to_numeric``
   coerces), ±∞ clamps to a bound, the bin of a histogram is
@@ -245,8 +247,9 @@ def _joined_keys(F, rows, read: list[str], keys, columns: tuple[str, ...], types
     """
     from pyspark.sql import types as T
 
-    spark_types = {"long": T.LongType(), "double": T.DoubleType(), "boolean": T.BooleanType(), "string": T.StringType(),
-                   "date": T.DateType(), "timestamp": T.TimestampType(), "timestamp_ntz": T.TimestampNTZType()}
+    spark_types = {"long": T.LongType(), "double": T.DoubleType(), "boolean": T.BooleanType(),
+                   "string": T.StringType(), "date": T.DateType(), "timestamp": T.TimestampType(),
+                   "timestamp_ntz": T.TimestampNTZType()}
 
     fields, table, condition = [], [], None
     for j, name in enumerate(columns):
@@ -281,11 +284,11 @@ def _bounded(F, Window, rows, unit, group_cols: list[str], secret: str):
     person = _col(F, unit.id_column)
     groups = [_col(F, c) for c in group_cols]
     # 512 bits of keyed hash per row: the row's key for the per-group step and for the total step
-    digest = F.sha2(F.concat_ws("|", F.lit(secret[:32]), F.col(_RID).cast("string")), 512)
+    digest = F.sha2(F.concat_ws("|", F.lit("row"), F.lit(secret), F.col(_RID).cast("string")), 512)
     rows = rows.withColumn(_ROWKEY, F.substring(digest, 1, 64)).withColumn(_TOTALKEY, F.substring(digest, 65, 64))
     if unit.max_groups is not None:
         pair = F.to_json(F.struct(person.alias("p"), *[g.alias(f"g{i}") for i, g in enumerate(groups)]))
-        rows = rows.withColumn(_PAIR, F.sha2(F.concat_ws("|", F.lit(secret[32:]), pair), 256))
+        rows = rows.withColumn(_PAIR, F.sha2(F.concat_ws("|", F.lit("pair"), F.lit(secret), pair), 256))
         w = Window.partitionBy(person).orderBy(_col(F, _PAIR))
         rows = rows.withColumn(_RANK, F.dense_rank().over(w)).where(_col(F, _RANK) <= unit.max_groups)
     if unit.max_rows_per_group is not None:
