@@ -22,7 +22,7 @@ from veil.errors import ParameterError
 
 __all__ = ["GroupedAnswer", "mean_interval"]
 
-KINDS = ("pandas", "polars", "arrow")
+KINDS = ("pandas", "polars", "arrow", "spark")
 
 
 def mean_interval(s: np.ndarray, c: np.ndarray, s_half: float, c_half: float, low: float,
@@ -53,8 +53,10 @@ class GroupedAnswer:
         alpha: the miss probability of each interval.
         record: how the answer was made: the unit and its bounds, ε and its split, each
             measurement's mechanism, sensitivity and noise scale, the intervals' nature, notes.
-        kind: the input's table kind (``"pandas"``, ``"polars"``, ``"arrow"``), the default of
-            :meth:`table`.
+        kind: the input's table kind (``"pandas"``, ``"polars"``, ``"arrow"``, ``"spark"``), the
+            default of :meth:`table`.
+        session: the Spark session of the query's table (a Spark query's), in which
+            ``table("spark")`` makes its DataFrame.
     """
 
     keys: PublicKeys
@@ -64,6 +66,7 @@ class GroupedAnswer:
     alpha: float
     record: dict = field(repr=False)
     kind: str = "pandas"
+    session: Any = field(default=None, repr=False, compare=False)
 
     @property
     def fit_for_release(self) -> bool:
@@ -90,10 +93,13 @@ class GroupedAnswer:
         return out
 
     def table(self, kind: str | None = None) -> Any:
-        """The answer as a table of ``kind`` (by default the input's kind).
+        """The answer as a table of ``kind`` (by default the input's kind). A ``"spark"`` table is
+        a DataFrame of the noisy rows already drawn (:func:`veil.dp.spark_statistics.spark_answer`):
+        every action on it reads the same numbers.
 
         Raises:
-            ParameterError: an unknown kind.
+            ParameterError: an unknown kind, or ``"spark"`` for an answer of a query that did not
+                read a Spark table.
         """
         kind = self.kind if kind is None else kind
         if kind not in KINDS:
@@ -101,6 +107,10 @@ class GroupedAnswer:
         frame = self.to_pandas()
         if kind == "pandas":
             return frame
+        if kind == "spark":
+            from veil.dp.spark_statistics import spark_answer
+
+            return spark_answer(frame, self.session)
         import pyarrow as pa
 
         arrow = pa.Table.from_pandas(frame, preserve_index=False)

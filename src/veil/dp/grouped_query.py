@@ -56,6 +56,7 @@ from veil.dp.privacy_unit import PrivacyUnit
 from veil.dp.partition_selection import UNBOUNDED_KEYS, PartitionSelection, plan_selection
 from veil.dp.public_keys import PublicKeys, _columns
 from veil.dp.true_cells import true_statistics
+from veil.dp.spark_statistics import is_spark_frame, spark_schema_frame
 from veil.dp.zcdp_gaussian import ZCDPGaussian
 from veil.errors import ColumnError, ParameterError
 
@@ -109,30 +110,10 @@ def _frame_of(table: Any) -> tuple[pd.DataFrame, str]:
         return table.to_pandas(), "polars"
     if kind == "pyarrow" and type(table).__name__ == "Table":
         return table.to_pandas(), "arrow"
-    if kind == "pyspark" and type(table).__name__ == "DataFrame":  # classic or Spark Connect
-        return _spark_schema_frame(table), "spark"
+    if is_spark_frame(table):  # its schema only, as an empty frame: the rows stay in Spark
+        return spark_schema_frame(table), "spark"
     raise ParameterError(f"a query reads a pandas, polars or Arrow table or a Spark DataFrame, got "
                          f"{type(table).__name__}.")
-
-
-def _spark_schema_frame(table) -> pd.DataFrame:
-    """An empty pandas frame with a Spark DataFrame's columns and their types (read from its schema,
-    no Spark job): what building a query checks; the rows are read by the Spark engine
-    (:mod:`veil.dp.spark_statistics`, through :func:`veil.dp.true_cells.true_statistics`)."""
-    from pyspark.sql import types as T
-
-    def dtype(t):
-        if isinstance(t, (T.ByteType, T.ShortType, T.IntegerType, T.LongType)):
-            return "int64"
-        if isinstance(t, (T.FloatType, T.DoubleType, T.DecimalType)):
-            return "float64"
-        if isinstance(t, T.BooleanType):
-            return "bool"
-        if isinstance(t, (T.DateType, T.TimestampType)):
-            return "datetime64[ns]"
-        return object
-
-    return pd.DataFrame({f.name: pd.Series([], dtype=dtype(f.dataType)) for f in table.schema.fields})
 
 
 def _missing_column(frame: pd.DataFrame, name: str, what: str) -> None:
@@ -539,4 +520,5 @@ class GroupedQuery:
                   "fit_for_release": src.fit_for_release, "not_fit_because": list(unfit),
                   "noise_source": src.description,
                   "notes": self._notes()}
-        return GroupedAnswer(self.keys, values, low, high, alpha, record, self.query.kind)
+        session = self.query.table.sparkSession if self.query.kind == "spark" else None
+        return GroupedAnswer(self.keys, values, low, high, alpha, record, self.query.kind, session)
