@@ -23,7 +23,7 @@ the plan says so. Nothing is read from the table and nothing is spent.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import numpy as np
@@ -31,6 +31,7 @@ import pandas as pd
 
 from veil.dp.aggregate_protocol import Noisy, column_of
 from veil.dp.aggregates import Count, Quantiles, Sum
+from veil.dp.query_pricing import _price
 from veil.dp.statistics import compute_statistics
 from veil.errors import ParameterError
 
@@ -102,8 +103,6 @@ def _half_width(agg, rows, alpha: float, n: int | None) -> float:
 
 def _exact(budget: float, zcdp: bool, mechanism) -> Fraction:
     """The budget as evaluate reads it (:func:`veil.dp.grouped_query._price`)."""
-    from veil.dp.grouped_query import _price
-
     return _price(None, budget, mechanism)[1] if zcdp else _price(budget, None, mechanism)[1]
 
 
@@ -165,7 +164,6 @@ def plan(query, target, *, alpha: float = 0.05, measure: str = "epsilon", weight
         ParameterError: no aggregate, a bad target, measure, alpha, weights or group size, or a
             target no budget reaches.
     """
-    from veil.dp.grouped_query import GroupedQuery, _price  # the query's own pricing and defaults
     from veil.dp.mechanisms import _check_alpha
 
     if not query.aggregates:
@@ -188,7 +186,7 @@ def plan(query, target, *, alpha: float = 0.05, measure: str = "epsilon", weight
     n = None if exact else group_size
 
     def single(agg):
-        return GroupedQuery(query.query, query.keys, (agg,))
+        return replace(query, aggregates=(agg,))
 
     if weights is None:
         budgets = [_smallest_budget(single(a), a, float(targets[a.name]), zcdp, mechanism, alpha, n)

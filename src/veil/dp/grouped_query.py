@@ -44,20 +44,18 @@ import pandas as pd
 
 from veil.dp.account import PrivacyAccount
 from veil.dp.accountant import Accountant
-from veil.dp.discrete_gaussian import DiscreteGaussian
-from veil.dp.exact import exact_epsilon
 from veil.dp.aggregate_protocol import Noisy
 from veil.dp.aggregates import check_aggregates, check_numeric, measure_values, measurements, statistics
 from veil.dp.grouped_answer import GroupedAnswer
-from veil.dp.measures import MeasureMismatchError, exact_rho
-from veil.dp.mechanisms import Geometric, Laplace, _check_alpha, _check_epsilon, unfit_reasons
+from veil.dp.measures import MeasureMismatchError
+from veil.dp.mechanisms import Geometric, _check_alpha, unfit_reasons
 from veil.dp.noise import NoiseSource, as_noise_source
 from veil.dp.privacy_unit import PrivacyUnit
 from veil.dp.partition_selection import UNBOUNDED_KEYS, PartitionSelection, plan_selection
 from veil.dp.public_keys import PublicKeys, _columns
 from veil.dp.true_cells import true_statistics
 from veil.dp.spark_statistics import is_spark_frame, spark_schema_frame
-from veil.dp.zcdp_gaussian import ZCDPGaussian
+from veil.dp.query_pricing import _l2, _price, _share, pure_laplace, zcdp_gaussian
 from veil.errors import ColumnError, ParameterError
 
 __all__ = ["GroupedQuery", "Query", "pure_laplace", "zcdp_gaussian"]
@@ -69,36 +67,6 @@ ROWS = ("rows",)
 def _plain(value):
     """A numpy scalar as the Python value it holds."""
     return value.item() if isinstance(value, np.generic) else value
-
-
-def pure_laplace(epsilon: float, sensitivity: float, integer: bool):
-    """The default mechanism under pure ε-DP: discrete Laplace (geometric) for whole-number
-    cells, Laplace for real ones, each of scale sensitivity/ε (``sensitivity``: L1)."""
-    return Geometric(epsilon, sensitivity) if integer else Laplace(epsilon, sensitivity)
-
-
-pure_laplace.measure = "pure"
-
-
-def zcdp_gaussian(rho: Fraction, sensitivity: float, integer: bool):
-    """The mechanism under ρ-zCDP (Bun and Steinke 2016): the discrete Gaussian for whole-number
-    cells (Canonne, Kamath and Steinke 2020; :class:`~veil.dp.discrete_gaussian.DiscreteGaussian`),
-    the Gaussian for real ones (:class:`~veil.dp.zcdp_gaussian.ZCDPGaussian`), each of the
-    smallest σ with Δ²/(2σ²) <= ρ checked exactly (``sensitivity``: Δ, the L2 sensitivity).
-    :meth:`GroupedQuery.evaluate` gives it ρ as an exact fraction and charges ρ."""
-    return DiscreteGaussian(rho, sensitivity) if integer else ZCDPGaussian(rho, sensitivity)
-
-
-zcdp_gaussian.measure = "zcdp"
-
-
-def _l2(squared: Fraction) -> float:
-    """The smallest float whose square is at least ``squared`` (an L2 sensitivity rounded up, so
-    that σ is never a hair too small)."""
-    value = math.sqrt(float(squared))
-    while Fraction(value) ** 2 < squared:
-        value = math.nextafter(value, math.inf)
-    return value
 
 
 def _frame_of(table: Any) -> tuple[pd.DataFrame, str]:
@@ -120,40 +88,6 @@ def _missing_column(frame: pd.DataFrame, name: str, what: str) -> None:
     if name not in frame.columns:
         raise ColumnError(f"the {what} '{name}' does not exist; the columns are "
                           f"{', '.join(map(str, frame.columns))}.")
-
-
-def _share(epsilon: Fraction, part: Fraction) -> float:
-    """``epsilon · part`` as a float no larger than the exact product (``epsilon`` read as the
-    accountant reads it, :func:`veil.dp.exact.exact_epsilon`, so the shares never add up to more
-    than what is charged)."""
-    exact = epsilon * part
-    value = float(exact)
-    if Fraction(value) > exact:
-        value = math.nextafter(value, 0.0)
-    return value
-
-
-def _price(epsilon, rho, mechanism) -> tuple[bool, Fraction, float, Callable]:
-    """Whether the query is priced in ρ, its whole ε or ρ exactly (as the accountant reads it)
-    and as a float, and its mechanism (the measure's default when ``None``).
-
-    Raises:
-        ParameterError: neither or both of ε and ρ, one out of range, or a mechanism priced in the
-            other measure.
-    """
-    if (epsilon is None) == (rho is None):
-        raise ParameterError("a grouped query is priced in epsilon or in rho; give one of them.")
-    zcdp = rho is not None
-    if mechanism is None:
-        mechanism = zcdp_gaussian if zcdp else pure_laplace
-    if (getattr(mechanism, "measure", "pure") == "zcdp") != zcdp:
-        given, wanted = ("rho", "epsilon") if zcdp else ("epsilon", "rho")
-        raise ParameterError(f"the mechanism is priced in {wanted}, and the query was given {given}; give {wanted} "
-                             "or a mechanism priced in it.")
-    if zcdp:
-        return True, exact_rho(rho), float(rho), mechanism
-    eps = _check_epsilon(epsilon)
-    return False, exact_epsilon(eps), eps, mechanism
 
 
 def _check_accountant(accountant, zcdp: bool) -> None:
