@@ -119,7 +119,8 @@ def test_a_spark_dataframe_is_read_by_its_schema_and_dispatched(monkeypatch):
     T = pytest.importorskip("pyspark.sql.types")
     schema = T.StructType([T.StructField("pid", T.LongType()), T.StructField("k", T.StringType()),
                            T.StructField("x", T.DoubleType()), T.StructField("ok", T.BooleanType())])
-    FakeFrame = type("DataFrame", (), {"__module__": "pyspark.sql.connect.dataframe", "schema": schema})
+    FakeFrame = type("DataFrame", (), {"__module__": "pyspark.sql.connect.dataframe", "schema": schema,
+                                        "sparkSession": None})
     query = Query(FakeFrame(), unit=PrivacyUnit.person("pid", max_rows=2))
     assert query.kind == "spark" and len(query.frame) == 0
     assert [str(t) for t in query.frame.dtypes] == ["int64", "object", "float64", "bool"]

@@ -320,6 +320,7 @@ class PublicKeys:
         key_code = np.zeros(len(self.keys), dtype=np.int64)
         row_ok = np.ones(len(frame), dtype=bool)
         key_ok = np.ones(len(self.keys), dtype=bool)
+        span = 1  # the number of codes so far: a dense table when it stays small
         for j, name in enumerate(self.columns):
             codes, uniques = pd.factorize(frame[name], use_na_sentinel=True)
             values = pd.Index(uniques.astype(object) if hasattr(uniques, "astype") else uniques, dtype=object)
@@ -330,12 +331,18 @@ class PublicKeys:
             if int(row_code.max(initial=0)) >= 2**62 // radix:  # compact both before they overflow
                 both, inverse = np.unique(np.r_[row_code, key_code], return_inverse=True)
                 row_code, key_code = inverse[:len(frame)], inverse[len(frame):]
+                span = len(both)
             row_code = row_code * radix + np.maximum(codes, 0)
             key_code = key_code * radix + np.maximum(found, 0)
+            span *= radix
         out = np.full(len(frame), -1, dtype=np.int64)
         index = np.flatnonzero(key_ok)
         if not len(index):
             return out
+        if span <= max(4 * len(frame), 1 << 16):  # a table of every code: one lookup per row
+            table = np.full(span, -1, dtype=np.int64)
+            table[key_code[index]] = index
+            return np.where(row_ok, table[row_code], -1)
         order = np.argsort(key_code[index], kind="stable")
         sorted_codes = key_code[index][order]
         at = np.searchsorted(sorted_codes, row_code)
