@@ -43,7 +43,7 @@ from veil.data.encoding import canonical_number
 from veil.dp.public_keys import PublicKeys, _generalized_index
 from veil.errors import ParameterError
 
-__all__ = ["generalized_rows"]
+__all__ = ["generalized_rows", "leaf_tables"]
 
 _INTEGRAL = ("ByteType", "ShortType", "IntegerType", "LongType")
 _FRACTIONAL = ("FloatType", "DoubleType", "DecimalType")
@@ -122,6 +122,22 @@ def _large_wholes(table: dict) -> list[tuple[float, int]]:
     return out
 
 
+def leaf_tables(table: dict, kind: str) -> tuple[list[tuple], list[tuple[float, int]]]:
+    """The two tables a column of ``kind`` is joined with (the module notes): ``(value, label)``
+    for every candidate value that takes a label by the pandas engine's rule, and, for whole
+    numbers, ``(float, label)`` for those of 2⁵³ or more, matched by the float they round to.
+
+    Args:
+        table: a column's entry of :attr:`PublicKeys.generalized <veil.dp.public_keys.PublicKeys>`.
+        kind: ``"string"``, ``"long"``, ``"double"``, ``"boolean"`` or ``"date"``.
+    """
+    candidates = _candidates(table, kind)
+    labels = _generalized_index(candidates, table) if len(candidates) else []
+    pairs = [(v.item() if hasattr(v, "item") else v, int(label)) for v, label in zip(candidates, labels) if label >= 0]
+    large = _large_wholes(table) if kind == "long" and table["numeric"] else []
+    return pairs, large
+
+
 def _mapping(session, pairs: list, value_type, F):
     """A broadcast table of ``(value, label)`` rows."""
     from pyspark.sql import types as T
@@ -138,9 +154,7 @@ def _labelled(F, rows, data, kind: str, table: dict, slot: int, missing):
     value_types = {"string": T.StringType(), "long": T.LongType(), "double": T.DoubleType(),
                    "boolean": T.BooleanType(), "date": T.DateType()}
     value = data.cast(kind) if kind in ("long", "double") else data
-    candidates = _candidates(table, kind)
-    labels = _generalized_index(candidates, table) if len(candidates) else []
-    pairs = [(v.item() if hasattr(v, "item") else v, int(label)) for v, label in zip(candidates, labels) if label >= 0]
+    pairs, large = leaf_tables(table, kind)
     out = f"__veil_g{slot}"
     found = F.lit(None).cast("long")
     if pairs:
@@ -148,7 +162,6 @@ def _labelled(F, rows, data, kind: str, table: dict, slot: int, missing):
             {"__veil_leaf": f"__veil_leaf{slot}", "__veil_label": f"__veil_label{slot}"})
         rows = rows.join(leaves, value == F.col(f"__veil_leaf{slot}"), "left").drop(f"__veil_leaf{slot}")
         found = F.col(f"__veil_label{slot}")
-    large = _large_wholes(table) if kind == "long" and table["numeric"] else []
     if large:
         leaves = _mapping(rows.sparkSession, large, T.DoubleType(), F).withColumnsRenamed(
             {"__veil_leaf": f"__veil_big{slot}", "__veil_label": f"__veil_biglabel{slot}"})
