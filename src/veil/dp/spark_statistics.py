@@ -11,6 +11,8 @@ function run by Spark), so a Spark Connect session works as well as a classic on
   dropped, or falls in the "other" bucket when the key set asks for one); every public key is
   answered, in the public order, an empty one with zeros. Without public keys the candidate keys
   are the ones present after bounding, sorted; a row with a missing grouping value belongs to no key.
+  Keys from a hierarchy level map each row's value to its label first, by a join with the values
+  the leaves can match, as the pandas engine maps them (:mod:`veil.dp.spark_generalized`).
 * **Contribution bounding** (the person unit) replays
   :func:`~veil.dp.privacy_unit.bound_contributions` step for step, each person alone, with window
   functions partitioned by the person: at most ``max_groups`` of the person's groups (a uniformly
