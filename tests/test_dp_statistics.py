@@ -79,3 +79,18 @@ def test_a_statistic_that_is_not_one_is_refused(bad):
 def test_group_must_match_the_rows():
     with pytest.raises(ParameterError):
         compute_statistics(pd.DataFrame({"x": [1, 2]}), np.array([0]), 1, [("rows",)])
+
+
+@pytest.mark.parametrize("frame, group", [
+    (pd.DataFrame({"x": pd.Series([], dtype=float)}), np.array([], dtype=np.int64)),
+    (pd.DataFrame({"x": [1.0, 2.0]}), np.array([-1, -1])),
+], ids=["no-rows", "no-row-taken"])
+@pytest.mark.parametrize("k", [0, 3])
+def test_sums_are_floats_and_counts_integers_on_no_rows(frame, group, k):
+    # np.bincount gives int64 on empty weights: the sums must still be float64
+    wanted = [("rows",), ("count", "x"), ("sum", "x", 0, 1), ("csum", "x", 0, 1), ("csq", "x", 0, 1),
+              ("hist", "x", 0, 1, 2)]
+    got = compute_statistics(frame, group, k, wanted)
+    for s in wanted:
+        assert got[s].dtype == (np.float64 if s[0] in ("sum", "csum", "csq") else np.int64), s
+        assert got[s].shape == ((k, 2) if s[0] == "hist" else (k,)) and not got[s].any(), s

@@ -11,6 +11,8 @@ function run by Spark), so a Spark Connect session works as well as a classic on
   dropped, or falls in the "other" bucket when the key set asks for one); every public key is
   answered, in the public order, an empty one with zeros. Without public keys the candidate keys
   are the ones present after bounding, sorted; a row with a missing grouping value belongs to no key.
+  Keys from a hierarchy level map each row's value to its label first, by a join with the values
+  the leaves can match, as the pandas engine maps them (:mod:`veil.dp.spark_generalized`).
 * **Contribution bounding** (the person unit) replays
   :func:`~veil.dp.privacy_unit.bound_contributions` step for step, each person alone, with window
   functions partitioned by the person: at most ``max_groups`` of the person's groups (a uniformly
@@ -55,6 +57,7 @@ import pandas as pd
 
 from veil.dp.noise import NoiseSource
 from veil.dp.privacy_unit import selection_keys
+from veil.dp.spark_generalized import generalized_rows
 from veil.dp.statistics import check_statistic
 from veil.errors import DataError, ParameterError, VeilError
 
@@ -240,7 +243,8 @@ _KEY_TYPES = {**{t: "long" for t in _INTEGRAL}, **{t: "double" for t in _FRACTIO
 
 def _joined_keys(F, rows, read: list[str], keys, columns: tuple[str, ...], types: dict, other: bool):
     """``rows`` (of columns ``read``) with the index of each row's public key in ``_KEY`` (rows of
-    no key dropped, or given index ``len(keys)`` with ``other``): a join with the keys' table.
+    no key dropped, or given the other bucket's index, ``len(keys.keys)``, with ``other``): a join
+    with the keys' table.
 
     Raises:
         ParameterError: a grouping column of a type public keys cannot be compared with on Spark.
@@ -270,11 +274,11 @@ def _joined_keys(F, rows, read: list[str], keys, columns: tuple[str, ...], types
         match = F.when(F.col(f"__veil_n{j}"), missing).otherwise(cast == F.col(f"__veil_k{j}"))
         condition = match if condition is None else condition & match
     schema = T.StructType(fields + [T.StructField(_KEY, T.LongType(), False)])
-    key_frame = rows.sparkSession.createDataFrame(list(zip(*table, range(len(keys)))), schema)
-    if len(keys) <= _BROADCAST_KEYS:
+    key_frame = rows.sparkSession.createDataFrame(list(zip(*table, range(len(keys.keys)))), schema)
+    if len(keys.keys) <= _BROADCAST_KEYS:
         key_frame = F.broadcast(key_frame)
     joined = rows.join(key_frame, condition, "left" if other else "inner")
-    group = F.coalesce(F.col(_KEY), F.lit(len(keys)).cast("long")) if other else F.col(_KEY)
+    group = F.coalesce(F.col(_KEY), F.lit(len(keys.keys)).cast("long")) if other else F.col(_KEY)
     return joined.select(*[_col(F, c) for c in read], group.alias(_KEY))
 
 
@@ -381,7 +385,10 @@ def spark_true_statistics(query, columns, keys, wanted: Iterable, src: NoiseSour
             rows = rows.where(~missing).withColumn(_RID, F.monotonically_increasing_id())
             read.append(_RID)
         if keys is not None:
-            rows = _joined_keys(F, rows, read, keys, columns, types, other)
+            joined, key_cols, key_types = keys, columns, types
+            if keys.generalized:  # a hierarchy level: each row's value to its label first
+                rows, key_cols, key_types, joined = generalized_rows(F, rows, keys, columns, types)
+            rows = _joined_keys(F, rows, read, joined, key_cols, key_types, other)
             group_cols = [_KEY]
         else:
             for c in columns:
@@ -427,7 +434,7 @@ def _arrays(table, keys, columns, wanted, hists, other) -> tuple[pd.DataFrame, d
     own = frame[frame[_HID] == -1] if hists else frame
     if keys is not None:
         keys_frame = keys.frame()
-        k = len(keys) + (1 if other else 0)
+        k = len(keys)  # the other bucket, when asked, is one of them
         index = own[_KEY].to_numpy(dtype=np.int64)
         all_index = frame[_KEY].to_numpy(dtype=np.int64)
     else:

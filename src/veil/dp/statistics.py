@@ -60,6 +60,11 @@ def _clamped(values: np.ndarray, present: np.ndarray, low: float, high: float) -
     return np.where(present, np.clip(np.nan_to_num(values, nan=0.0, posinf=high, neginf=low), low, high), 0.0)
 
 
+def _weighted(group: np.ndarray, weights: np.ndarray, num_keys: int) -> np.ndarray:
+    """Per key, the sum of its rows' weights, as float64 (np.bincount gives int64 on no rows)."""
+    return np.bincount(group, weights=weights, minlength=num_keys).astype(np.float64, copy=False)
+
+
 def compute_statistics(frame: pd.DataFrame, group: np.ndarray, num_keys: int,
                        wanted: Iterable[Statistic]) -> dict:
     """Compute the ``wanted`` statistics per key (the module's table).
@@ -102,11 +107,11 @@ def compute_statistics(frame: pd.DataFrame, group: np.ndarray, num_keys: int,
         low, high = float(stat[2]), float(stat[3])
         clamped = _clamped(values, present, low, high)
         if kind == "sum":
-            out[stat] = np.bincount(g, weights=clamped, minlength=num_keys)
+            out[stat] = _weighted(g, clamped, num_keys)
         elif kind in ("csum", "csq"):
             centred = np.where(present, clamped - (low + high) / 2.0, 0.0)
             weights = centred if kind == "csum" else centred * centred
-            out[stat] = np.bincount(g, weights=weights, minlength=num_keys)
+            out[stat] = _weighted(g, weights, num_keys)
         else:  # hist
             bins = stat[4]
             b = np.minimum(bins - 1, np.floor((clamped - low) * bins / (high - low))).astype(np.int64)
