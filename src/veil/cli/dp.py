@@ -227,7 +227,7 @@ class _Run:
                  budget: Optional[str], seed: Optional[int], delimiter: Optional[str], ledger: Optional[str] = None,
                  population: Optional[str] = None, out: Optional[Path] = None, by: Optional[str] = None,
                  engine: str = "local", master: Optional[str] = None, reads: tuple[str, ...] = (),
-                 strict: bool = False, rho: Optional[float] = None):
+                 strict: bool = False, rho: Optional[float] = None, read=None):
         if rho is None and (not epsilon > 0 or not math.isfinite(epsilon)):
             raise ParameterError(f"--epsilon must be a positive finite number, got {epsilon:g}.")
         if not 0.0 <= delta < 1.0:
@@ -245,7 +245,7 @@ class _Run:
                                  "which the Spark engine does not compute; charge a veil.dp.Accountant in Python, "
                                  "or use the local engine.")
         reader = engine_named(engine, master)
-        if engine != "spark" and not data.is_file():
+        if engine != "spark" and read is None and not data.is_file():
             raise DataError(f"data file {str(data)!r} does not exist; check the path.")
         self.location = str(budget_file) if budget_file is not None else ledger
         self.single = budget_file is not None  # a budget file is the ledger of one table's budget
@@ -259,15 +259,18 @@ class _Run:
         self.out = out
         if out is not None:
             check_targets([out / "answer.json", out / "manifest.json"], reads=[data, budget_file], make_folders=True)
-        if engine == "spark":
+        if read is not None:  # read by veil dp query's Spark engine (veil.cli.dp_query_spark)
+            self.columns, self.table = read.columns, read.ref(ledger is not None or budget_file is not None)
+        elif engine == "spark":
             # The true aggregate on Spark: the distinct values of the columns read, with counts.
             self.columns = _Columns(reader.query_dataset(data, list(reads), delimiter, strict=strict))
         else:
             self.columns = _Columns(data, delimiter, strict=strict)
         # The table's fingerprint binds it to its budget (keyed before it is stored) and names it, as a
         # tag, in the manifest; it is never shown.
-        self.table = None if self.ledger is None and out is None else \
-            TableRef(_fingerprint(self.columns.table), self.columns.table, data.name)
+        if read is None:
+            self.table = None if self.ledger is None and out is None else \
+                TableRef(_fingerprint(self.columns.table), self.columns.table, data.name)
         self.population = population
         self.accountant: Optional[Accountant] = None
         self.charge: Optional[dict] = None  # the ledger's charge of this answer, which its manifest names
@@ -389,9 +392,9 @@ class _Budget:
 
     def run(self, data: Path, epsilon: Optional[float], delta: float, seed: Optional[int], delimiter: Optional[str],
             engine: str = "local", master: Optional[str] = None, reads: tuple[str, ...] = (),
-            strict: bool = False, rho: Optional[float] = None) -> _Run:
+            strict: bool = False, rho: Optional[float] = None, read=None) -> _Run:
         return _Run(data, epsilon, delta, self.budget_file, self.budget, seed, delimiter, self.ledger,
-                    self.population, self.out, self.by, engine, master, reads, strict, rho)
+                    self.population, self.out, self.by, engine, master, reads, strict, rho, read)
 
 
 @dp_app.command("count")
