@@ -67,6 +67,7 @@ import typer
 
 from veil.cli.console import (Console, ENGINE, MASTER, command_group, engine_named, fails_cleanly, parse_pairs, reads_tables,
                               split_names, stage, terminal)
+from veil.cli.dp_query_options import QUERY_DATA, QUERY_ENGINE, QUERY_MASTER, QUERY_OUT, QUERY_SPEC
 from veil.cli.report import dp_report_command
 from veil.data.hierarchy import Hierarchy
 from veil.dp.accountant import Accountant
@@ -767,16 +768,12 @@ dp_app.command("report")(dp_report_command)
 @dp_app.command("query")
 @fails_cleanly
 @reads_tables
-def query_command(data: Optional[Path] = typer.Argument(None, help="CSV or Parquet table to query (default: the "
-                                                                   "specification's table)."),
-                  spec: Path = typer.Option(..., "--spec", help="The query specification (YAML or JSON; veil dp "
-                                                                "query-schema prints its JSON Schema)."),
-                  out: Path = typer.Option(..., "--out", help="Folder to write answers.csv (or .parquet) and "
-                                                              "manifest.json in."),
+def query_command(data: Optional[Path] = QUERY_DATA, spec: Path = QUERY_SPEC, out: Path = QUERY_OUT,
                   budget_file: Optional[Path] = BUDGET_FILE, budget: Optional[str] = BUDGET,
                   ledger: Optional[str] = LEDGER, population: Optional[str] = POPULATION, by: Optional[str] = BY,
                   seed: Optional[int] = SEED, delimiter: Optional[str] = DELIMITER, as_json: bool = JSON,
-                  strict: bool = STRICT) -> None:
+                  strict: bool = STRICT, engine: Optional[str] = QUERY_ENGINE,
+                  master: Optional[str] = QUERY_MASTER) -> None:
     """A grouped query from a specification file: every key's aggregates with their intervals.
 
     Writes the answers (the key columns, then per aggregate its value, _low and _high) and a
@@ -787,7 +784,7 @@ def query_command(data: Optional[Path] = typer.Argument(None, help="CSV or Parqu
     from veil.cli.dp_query import run_query
 
     run_query(_Budget(budget_file, budget, ledger, population, None, by), data, spec, out, seed, delimiter, as_json,
-              strict)
+              strict, engine, master)
 
 
 @dp_app.command("query-schema")
