@@ -67,6 +67,7 @@ import typer
 
 from veil.cli.console import (Console, ENGINE, MASTER, command_group, engine_named, fails_cleanly, parse_pairs, reads_tables,
                               split_names, stage, terminal)
+from veil.cli.dp_query_options import QUERY_DATA, QUERY_ENGINE, QUERY_MASTER, QUERY_OUT, QUERY_SPEC
 from veil.cli.report import dp_report_command
 from veil.data.hierarchy import Hierarchy
 from veil.dp.accountant import Accountant
@@ -227,7 +228,7 @@ class _Run:
                  budget: Optional[str], seed: Optional[int], delimiter: Optional[str], ledger: Optional[str] = None,
                  population: Optional[str] = None, out: Optional[Path] = None, by: Optional[str] = None,
                  engine: str = "local", master: Optional[str] = None, reads: tuple[str, ...] = (),
-                 strict: bool = False, rho: Optional[float] = None):
+                 strict: bool = False, rho: Optional[float] = None, read=None):
         if rho is None and (not epsilon > 0 or not math.isfinite(epsilon)):
             raise ParameterError(f"--epsilon must be a positive finite number, got {epsilon:g}.")
         if not 0.0 <= delta < 1.0:
@@ -245,7 +246,7 @@ class _Run:
                                  "which the Spark engine does not compute; charge a veil.dp.Accountant in Python, "
                                  "or use the local engine.")
         reader = engine_named(engine, master)
-        if engine != "spark" and not data.is_file():
+        if engine != "spark" and read is None and not data.is_file():
             raise DataError(f"data file {str(data)!r} does not exist; check the path.")
         self.location = str(budget_file) if budget_file is not None else ledger
         self.single = budget_file is not None  # a budget file is the ledger of one table's budget
@@ -259,15 +260,18 @@ class _Run:
         self.out = out
         if out is not None:
             check_targets([out / "answer.json", out / "manifest.json"], reads=[data, budget_file], make_folders=True)
-        if engine == "spark":
+        if read is not None:  # read by veil dp query's Spark engine (veil.cli.dp_query_spark)
+            self.columns, self.table = read.columns, read.ref(ledger is not None or budget_file is not None)
+        elif engine == "spark":
             # The true aggregate on Spark: the distinct values of the columns read, with counts.
             self.columns = _Columns(reader.query_dataset(data, list(reads), delimiter, strict=strict))
         else:
             self.columns = _Columns(data, delimiter, strict=strict)
         # The table's fingerprint binds it to its budget (keyed before it is stored) and names it, as a
         # tag, in the manifest; it is never shown.
-        self.table = None if self.ledger is None and out is None else \
-            TableRef(_fingerprint(self.columns.table), self.columns.table, data.name)
+        if read is None:
+            self.table = None if self.ledger is None and out is None else \
+                TableRef(_fingerprint(self.columns.table), self.columns.table, data.name)
         self.population = population
         self.accountant: Optional[Accountant] = None
         self.charge: Optional[dict] = None  # the ledger's charge of this answer, which its manifest names
@@ -389,9 +393,9 @@ class _Budget:
 
     def run(self, data: Path, epsilon: Optional[float], delta: float, seed: Optional[int], delimiter: Optional[str],
             engine: str = "local", master: Optional[str] = None, reads: tuple[str, ...] = (),
-            strict: bool = False, rho: Optional[float] = None) -> _Run:
+            strict: bool = False, rho: Optional[float] = None, read=None) -> _Run:
         return _Run(data, epsilon, delta, self.budget_file, self.budget, seed, delimiter, self.ledger,
-                    self.population, self.out, self.by, engine, master, reads, strict, rho)
+                    self.population, self.out, self.by, engine, master, reads, strict, rho, read)
 
 
 @dp_app.command("count")
@@ -764,16 +768,12 @@ dp_app.command("report")(dp_report_command)
 @dp_app.command("query")
 @fails_cleanly
 @reads_tables
-def query_command(data: Optional[Path] = typer.Argument(None, help="CSV or Parquet table to query (default: the "
-                                                                   "specification's table)."),
-                  spec: Path = typer.Option(..., "--spec", help="The query specification (YAML or JSON; veil dp "
-                                                                "query-schema prints its JSON Schema)."),
-                  out: Path = typer.Option(..., "--out", help="Folder to write answers.csv (or .parquet) and "
-                                                              "manifest.json in."),
+def query_command(data: Optional[Path] = QUERY_DATA, spec: Path = QUERY_SPEC, out: Path = QUERY_OUT,
                   budget_file: Optional[Path] = BUDGET_FILE, budget: Optional[str] = BUDGET,
                   ledger: Optional[str] = LEDGER, population: Optional[str] = POPULATION, by: Optional[str] = BY,
                   seed: Optional[int] = SEED, delimiter: Optional[str] = DELIMITER, as_json: bool = JSON,
-                  strict: bool = STRICT) -> None:
+                  strict: bool = STRICT, engine: Optional[str] = QUERY_ENGINE,
+                  master: Optional[str] = QUERY_MASTER) -> None:
     """A grouped query from a specification file: every key's aggregates with their intervals.
 
     Writes the answers (the key columns, then per aggregate its value, _low and _high) and a
@@ -784,7 +784,7 @@ def query_command(data: Optional[Path] = typer.Argument(None, help="CSV or Parqu
     from veil.cli.dp_query import run_query
 
     run_query(_Budget(budget_file, budget, ledger, population, None, by), data, spec, out, seed, delimiter, as_json,
-              strict)
+              strict, engine, master)
 
 
 @dp_app.command("query-schema")

@@ -87,18 +87,28 @@ def _fresh_budget(budget, unit):
 
 
 def run_query(where, data: Optional[Path], spec: Path, out: Path, seed: Optional[int], delimiter: Optional[str],
-              as_json: bool, strict: bool) -> None:
+              as_json: bool, strict: bool, engine: Optional[str] = None, master: Optional[str] = None) -> None:
     """``veil dp query`` (its options are declared in :mod:`veil.cli.dp`, beside the other queries'):
-    ``where`` is the command's budget options (``veil.cli.dp._Budget``)."""
+    ``where`` is the command's budget options (``veil.cli.dp._Budget``); ``engine`` and ``master``
+    choose Spark (:mod:`veil.cli.dp_query_spark`)."""
+    from veil.cli.dp_query_spark import engine_of, spark_read, spark_typed_frame
+
     query_spec = load_query_spec(spec)
+    name, master, settings = engine_of(query_spec.document, engine, master)
     table = data if data is not None else query_spec.table
     if table is None:
         raise ParameterError("name the table to query: give DATA, or 'table:' in the specification.")
-    if not table.is_file():
+    if not (table.is_file() or name == "spark" and table.is_dir()):
         raise DataError(f"data file {str(table)!r} does not exist; check the path.")
     price = evaluate_arguments(query_spec)
-    run = where.run(table, price.get("epsilon"), 0.0, seed, delimiter, strict=strict, rho=price.get("rho"))
-    grouped = build_query(query_spec, _typed_frame(run.columns, query_spec))
+    read = None
+    if name == "spark":
+        aggregated = [a["column"] for a in query_spec.document["aggregates"] if "column" in a]
+        with stage(f"starting Spark at {master}"):
+            read = spark_read(table, master, settings, delimiter, strict, aggregated)
+    run = where.run(table, price.get("epsilon"), 0.0, seed, delimiter, strict=strict, rho=price.get("rho"), read=read)
+    grouped = build_query(query_spec, _typed_frame(run.columns, query_spec) if read is None else
+                          spark_typed_frame(read, query_spec))
     if run.fresh or run.new_budget is not None:
         run.new_budget = _fresh_budget(run.new_budget, grouped.query.unit)
     fmt = query_spec.output_format
@@ -112,7 +122,8 @@ def run_query(where, data: Optional[Path], spec: Path, out: Path, seed: Optional
             answer = grouped.evaluate(**price, accountant=accountant, rng=run.noise)
         label = accountant.charges[-1].label if accountant is not None else \
             f"grouped query {', '.join(a.name for a in grouped.aggregates)} by {', '.join(grouped.keys.columns)}"
-        fingerprint = run.table.fingerprint if run.table is not None else dataset_id(run.columns.table)
+        fingerprint = run.table.fingerprint if run.table is not None else \
+            read.found()["fingerprint"] if read is not None else dataset_id(run.columns.table)
         with stage(f"writing {out}"):
             manifest = write_grouped_release(answer, out, label=label, keys_given=_keys_given(query_spec),
                                              output_format=fmt, outputs=outputs, fingerprint=fingerprint,

@@ -3,8 +3,8 @@
 A specification says which table to read (optional: the command's DATA argument names it too),
 what a release protects (``unit``), the groups and where their keys come from (``group_by``), the
 aggregates with their public bounds, the price (``epsilon`` for pure ε-DP, or ``rho`` for ρ-zCDP),
-the level of the intervals (``alpha``), how the price is split (``weights``) and the format of the
-answers (``output``)::
+the level of the intervals (``alpha``), how the price is split (``weights``), the format of the
+answers (``output``) and where the query runs (``engine``, as in an anonymization configuration)::
 
     unit: {person: {id_column: person, max_rows: 4}}
     group_by: {columns: [region], keys: [north, south, east]}
@@ -159,6 +159,16 @@ QUERY_SCHEMA: dict = {
                   "description": "each cell's interval misses with probability at most alpha"},
         "weights": {"type": "array", "minItems": 1, "items": {"type": "number", "exclusiveMinimum": 0},
                     "description": "one positive weight per aggregate: how the price is split (equal by default)"},
+        "engine": {"type": "object", "additionalProperties": False,
+                   "description": "where the table is read and the query counted, as in an anonymization "
+                                  "configuration (veil dp query --engine and --master override it)",
+                   "properties": {"name": {"enum": ["local", "spark"], "default": "local",
+                                           "description": "local (in memory) or spark (Apache Spark)"},
+                                  "master": {"type": "string", "minLength": 1, "default": "local[*]",
+                                             "description": "the Spark master: local[*], local[N], "
+                                                            "spark://HOST:PORT or yarn"},
+                                  "config": {"type": "object", "additionalProperties": {"type": ["string", "number", "boolean"]},
+                                             "description": "Spark settings, given to the session as they are"}}},
         "output": {"type": "object", "additionalProperties": False,
                    "properties": {"format": {"enum": ["csv", "parquet"], "default": "csv",
                                              "description": "the answers' file: answers.csv or answers.parquet"}}},

@@ -44,7 +44,7 @@ import pandas as pd
 
 from veil.data.encoding import encode_column
 
-__all__ = ["FINGERPRINT_VERSION", "dataset_id", "table_fingerprint"]
+__all__ = ["FINGERPRINT_VERSION", "dataset_id", "fingerprint_of_sums", "fingerprint_sums", "table_fingerprint"]
 
 FINGERPRINT_VERSION = "veil-data-1"
 _SIPHASH_KEY = "veil-dataset-id1"  # pandas' hash_array takes a 16-character key
@@ -71,22 +71,34 @@ def table_fingerprint(table, *, missing_values=("",)) -> str:
         table: the table as read (``veil.data.io.Table.data``).
         missing_values: cell texts that mean "missing" (veil's default: the empty cell).
     """
+    return fingerprint_of_sums(table.column_names, *fingerprint_sums(table, missing_values=missing_values))
+
+
+def fingerprint_sums(table, *, missing_values=("",)) -> tuple[int, int, int]:
+    """``(rows, first, second)``: the number of rows and the two sums modulo 2⁶⁴ of mixed row hashes
+    of step 3 (see the module notes). The sums of a table's parts (its record batches, on Spark
+    its partitions) add up, modulo 2⁶⁴, to the whole table's, since each row's hash is its own.
+    """
     n = table.num_rows
-    names = sorted(table.column_names)
     rows = np.zeros(n, dtype=np.uint64)
     with np.errstate(over="ignore"):  # wrapping uint64 arithmetic is intended
-        for name in names:
+        for name in sorted(table.column_names):
             col = encode_column(name, table.column(name), missing_values=missing_values)
             labels = np.asarray(col.labels, dtype=object)
             value_hash = pd.util.hash_array(labels, encoding="utf8", hash_key=_SIPHASH_KEY, categorize=False)
             rows += _splitmix64(value_hash.astype(np.uint64)[col.codes] ^ _name_key(name))
         first = int(_splitmix64(rows).sum(dtype=np.uint64))
         second = int(_splitmix64(rows ^ _LANE_SALT).sum(dtype=np.uint64))
+    return n, first, second
+
+
+def fingerprint_of_sums(names, n: int, first: int, second: int) -> str:
+    """The id of a table with columns ``names`` from its :func:`fingerprint_sums` (summed modulo 2⁶⁴)."""
     digest = hashlib.sha256()
     digest.update(f"{FINGERPRINT_VERSION}\n{n}\n".encode())
-    for name in names:
+    for name in sorted(names):
         digest.update(name.encode("utf-8") + b"\x00")
-    digest.update(first.to_bytes(8, "little") + second.to_bytes(8, "little"))
+    digest.update((first % 2**64).to_bytes(8, "little") + (second % 2**64).to_bytes(8, "little"))
     return f"{FINGERPRINT_VERSION}:{digest.hexdigest()}"
 
 
