@@ -24,6 +24,26 @@ def reference_file(name: str) -> Path:
     return {"adult": ADULT_DIR, "arx-toy": ARX_TOY_DIR}[folder] / file
 
 
+def veil(*args):
+    """Run the ``veil`` command in this process with ``args`` (each turned into text)."""
+    from typer.testing import CliRunner
+
+    from veil.cli import app
+
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+def refused(result, *words) -> str:
+    """Check that a ``veil`` run was refused for bad input: exit status 2, one line on stderr
+    starting ``error:`` with every word in it, no traceback; return that line."""
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in result.output, result.output
+    for word in words:
+        assert word in lines[0], lines[0]
+    return lines[0]
+
+
 def one_sentence_error(exc_type, call, *words) -> str:
     """Run ``call``, expect a one-sentence ``exc_type`` (a VeilError) whose message holds every
     word, and return the message."""

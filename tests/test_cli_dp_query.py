@@ -13,11 +13,11 @@ import jsonschema
 import pandas as pd
 import pytest
 import yaml
-from typer.testing import CliRunner
 
-from veil.cli import app
 from veil.config.dp_query_spec import QUERY_SCHEMA, SHIPPED_QUERY_SCHEMA, load_query_spec, query_schema_text
 from veil.errors import ConfigError
+
+from helpers import refused, veil
 
 # Visits: several rows per person; the person IDs and incomes are values no manifest may hold.
 VISITS = pd.DataFrame({
@@ -33,19 +33,6 @@ SPEC = {"unit": {"person": {"id_column": "person", "max_rows": 2}},
                        {"aggregate": "mean", "column": "income", "low": 0, "high": 5000, "name": "avg"}],
         "epsilon": 1.0}
 VALIDATOR = jsonschema.Draft202012Validator(QUERY_SCHEMA)
-
-
-def veil(*args):
-    return CliRunner().invoke(app, [str(a) for a in args])
-
-
-def refused(result, *words) -> str:
-    assert result.exit_code == 2, result.output
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in result.output, result.output
-    for word in words:
-        assert word in lines[0], lines[0]
-    return lines[0]
 
 
 @pytest.fixture

@@ -13,9 +13,8 @@ import shutil
 import pandas as pd
 import pytest
 import yaml
-from typer.testing import CliRunner
 
-from veil.cli import app
+from helpers import veil
 
 pytestmark = pytest.mark.service
 
@@ -33,10 +32,6 @@ def _spark_available():
 
         if not os.environ.get("JAVA_HOME"):
             pytest.skip("Java is not installed (Spark needs Java 17 or later)")
-
-
-def veil(*args):
-    return CliRunner().invoke(app, [str(a) for a in args])
 
 
 def _files(tmp_path, unit="rows", text_income=False):

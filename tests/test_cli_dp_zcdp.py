@@ -16,9 +16,7 @@ from fractions import Fraction
 import pandas as pd
 import pytest
 import yaml
-from typer.testing import CliRunner
 
-from veil.cli import app
 from veil.config import ConfigError, load_policy
 from veil.dp import ZCDPAccountant, ZCDPBudget
 from veil.dp.exact import show
@@ -26,20 +24,9 @@ from veil.dp.zcdp_conversion import zcdp_epsilon
 from veil.ledger import Ledger
 from veil.ledger.policy import Policy
 
+from helpers import refused, veil
+
 PEOPLE = pd.DataFrame({"age": [23, 35, 41, 52, 67, 30], "sex": ["f", "m", "f", "m", "f", "f"]})
-
-
-def veil(*args):
-    return CliRunner().invoke(app, [str(a) for a in args])
-
-
-def refused(result, *words) -> str:
-    assert result.exit_code == 2, result.output
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in result.output, result.output
-    for word in words:
-        assert word in lines[0], lines[0]
-    return lines[0]
 
 
 @pytest.fixture

@@ -11,21 +11,15 @@ import sqlite3
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
-from typer.testing import CliRunner
 
-from helpers import one_sentence_error
+from helpers import one_sentence_error, veil
 from test_ledger import sealed_budget_file
-from veil.cli import app
 from veil.data.dataset import Dataset
 from veil.dp import Accountant, Budget, BudgetFileError
 from veil.dp.fingerprint import dataset_id
 from veil.ledger import Ledger
 
 PEOPLE = pd.DataFrame({"age": ["34", "45", "66", "70"], "sex": ["m", "f", "m", "f"]})
-
-
-def veil(*args):
-    return CliRunner().invoke(app, [str(a) for a in args])
 
 
 def one_sentence(result, *words) -> str:

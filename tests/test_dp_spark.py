@@ -13,7 +13,6 @@ client the tests skip and say why (they fail instead under ``VEIL_REQUIRE_SERVIC
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 import time
@@ -36,48 +35,18 @@ from veil.dp.statistics import compute_statistics
 from veil.dp.zcdp_accountant import ZCDPAccountant, ZCDPBudget
 from veil.errors import ParameterError, VeilError
 
+from spark_session import classic_session, java, unavailable
+
 pytestmark = pytest.mark.service
 
 ALL = [("rows",), ("count", "x"), ("sum", "x", -2.0, 7.5), ("csum", "x", -2.0, 7.5), ("csq", "x", -2.0, 7.5),
        ("hist", "x", -2.0, 7.5, 5), ("count", "y"), ("sum", "y", 0.0, 3.0)]
 
 
-def unavailable(reason: str) -> None:
-    """Skip with ``reason``, or fail under ``VEIL_REQUIRE_SERVICES=1`` (as CI sets)."""
-    if os.environ.get("VEIL_REQUIRE_SERVICES") == "1":
-        pytest.fail(f"VEIL_REQUIRE_SERVICES=1 but Spark is unavailable: {reason}", pytrace=False)
-    pytest.skip(reason)
-
-
-def _java() -> str | None:
-    home = os.environ.get("JAVA_HOME")
-    if home and (Path(home) / "bin" / "java").exists():
-        return str(Path(home) / "bin" / "java")
-    return shutil.which("java")
-
-
 @pytest.fixture(scope="module")
 def spark():
     """A classic local[2] session (the one the run already has, if any)."""
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        unavailable('PySpark is not installed (pip install "veil[spark]")')
-    if _java() is None:
-        unavailable("Java is not installed (Spark needs Java 17 or later on PATH or in JAVA_HOME)")
-    from pyspark.sql import SparkSession
-
-    from veil.engines import SparkEngine
-
-    had = SparkSession.getActiveSession()
-    try:
-        session = SparkEngine("local[2]", {"spark.sql.shuffle.partitions": "2", "spark.ui.enabled": "false",
-                                           "spark.default.parallelism": "2"}).session
-    except ParameterError as exc:
-        unavailable(f"Spark did not start: {exc}")
-    yield session
-    if had is None:
-        session.stop()
+    yield from classic_session()
 
 
 def _free_port() -> int:
@@ -144,7 +113,7 @@ def connect_server(tmp_path_factory):
         import pyspark  # noqa: F401
     except ImportError:
         unavailable('PySpark is not installed (pip install "veil[spark]")')
-    if _java() is None:
+    if java() is None:
         unavailable("Java is not installed (Spark needs Java 17 or later on PATH or in JAVA_HOME)")
     missing = _connect_client_missing()
     if missing:

@@ -10,9 +10,6 @@ tables are tiny: every comparison is exact (the row unit, or bounds that keep ev
 from __future__ import annotations
 
 import datetime
-import os
-import shutil
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -28,42 +25,18 @@ from veil.dp.spark_statistics import spark_true_statistics
 from veil.dp.true_cells import true_statistics
 from veil.errors import ParameterError
 
+from spark_session import classic_session
+
 pytestmark = pytest.mark.service
 
 WANTED = [("rows",), ("count", "x"), ("sum", "x", 0.0, 10.0), ("hist", "x", 0.0, 10.0, 2)]
 KEEP_ALL = PrivacyUnit.person("pid", max_rows=10_000, max_groups=100, max_rows_per_group=10_000)
 
 
-def unavailable(reason: str) -> None:
-    """Skip with ``reason``, or fail under ``VEIL_REQUIRE_SERVICES=1`` (as CI sets)."""
-    if os.environ.get("VEIL_REQUIRE_SERVICES") == "1":
-        pytest.fail(f"VEIL_REQUIRE_SERVICES=1 but Spark is unavailable: {reason}", pytrace=False)
-    pytest.skip(reason)
-
-
 @pytest.fixture(scope="module")
 def spark():
     """A classic local[2] session (the one the run already has, if any)."""
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        unavailable('PySpark is not installed (pip install "veil[spark]")')
-    home = os.environ.get("JAVA_HOME")
-    if not (home and (Path(home) / "bin" / "java").exists()) and shutil.which("java") is None:
-        unavailable("Java is not installed (Spark needs Java 17 or later on PATH or in JAVA_HOME)")
-    from pyspark.sql import SparkSession
-
-    from veil.engines import SparkEngine
-
-    had = SparkSession.getActiveSession()
-    try:
-        session = SparkEngine("local[2]", {"spark.sql.shuffle.partitions": "2", "spark.ui.enabled": "false",
-                                           "spark.default.parallelism": "2"}).session
-    except ParameterError as exc:
-        unavailable(f"Spark did not start: {exc}")
-    yield session
-    if had is None:
-        session.stop()
+    yield from classic_session()
 
 
 def both_engines(spark, frame: pd.DataFrame, columns, keys, unit=None, wanted=WANTED, schema=None):

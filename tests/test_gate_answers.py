@@ -13,23 +13,10 @@ import json
 import os
 
 import pytest
-from typer.testing import CliRunner
 
 from test_ledger import PEOPLE
-from veil.cli import app
 
-
-def veil(*args):
-    return CliRunner().invoke(app, [str(a) for a in args])
-
-
-def refused(result, *words) -> str:
-    assert result.exit_code == 2, result.output
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in result.output, result.output
-    for word in words:
-        assert word in lines[0], lines[0]
-    return lines[0]
+from helpers import refused, veil
 
 
 @pytest.fixture

@@ -19,9 +19,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
 
-from veil.cli import app
+from helpers import veil
 
 SRC = Path(__file__).parents[1] / "src"
 
@@ -128,10 +127,6 @@ for n in range(1, int(go.read_text()) + 1):
         killed.append(n)
 print(json.dumps(killed))
 '''
-
-
-def veil(*args):
-    return CliRunner().invoke(app, [str(a) for a in args])
 
 
 @pytest.fixture

@@ -11,16 +11,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from typer.testing import CliRunner
 
 from test_ledger import PEOPLE, release_at
-from veil.cli import app
+
+from helpers import veil
 
 BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.service)]
-
-
-def veil(*args):
-    return CliRunner().invoke(app, [str(a) for a in args])
 
 
 def actions(ledger) -> list[str]:

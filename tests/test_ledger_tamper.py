@@ -16,19 +16,13 @@ import shutil
 import sqlite3
 
 import pytest
-from typer.testing import CliRunner
 
-from helpers import one_sentence_error
+from helpers import one_sentence_error, veil
 from test_ledger import PEOPLE, release_at
-from veil.cli import app
 from veil.dp import Budget
 from veil.ledger import Ledger, LedgerTamperedError
 
 BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.service)]
-
-
-def veil(*args):
-    return CliRunner().invoke(app, [str(a) for a in args])
 
 
 def refused(result, *words) -> str:
