@@ -15,7 +15,8 @@ aggregate) cell with pure ε-DP noise, or ρ-zCDP noise with ``evaluate(rho=...)
   cell per public key: how many draws and at which scales depend only on the query, never on the
   data (the replay harness of :mod:`veil.conformance.glue` checks it).
 * ε is split over the aggregates by ``weights`` (equal by default), a mean's share half to its
-  sum and half to its count; each share is rounded *down* to a float so that the shares never
+  sum and half to its count (the whole share to its sum when it divides by the query's count(),
+  :mod:`veil.dp.shared_count`); each share is rounded *down* to a float so that the shares never
   add up to more than ε. The L1 sensitivity of a measurement is ``c · per_row`` with ``c`` the
   unit's :meth:`~veil.dp.privacy_unit.PrivacyUnit.cell_contribution` over the keys.
 * The mechanism is a parameter: a function ``(epsilon, sensitivity, integer) -> mechanism``
@@ -56,6 +57,7 @@ from veil.dp.public_keys import PublicKeys, _columns
 from veil.dp.true_cells import true_statistics
 from veil.dp.spark_statistics import is_spark_frame, spark_schema_frame
 from veil.dp.query_pricing import _l2, _price, _share, pure_laplace, zcdp_gaussian
+from veil.dp.shared_count import Borrowed, denominators, shared_measurements
 from veil.errors import ColumnError, ParameterError
 
 __all__ = ["GroupedQuery", "Query", "pure_laplace", "zcdp_gaussian"]
@@ -328,7 +330,8 @@ class GroupedQuery:
                     accountant.charge(amount, delta, label=label)
         if selection is not None:  # drawn for every candidate key, before the aggregates
             released = selection.select(selection.mechanism.release(counts, noise=src).value)
-        noisy = [mech.release(truths[m.label], noise=src).value for _, m, _, mech, _ in plan]
+        noisy = [mech.release(truths[m.label], noise=src).value for _, m, _, mech, _ in plan
+                 if not isinstance(m, Borrowed)]
         if selection is None:
             return self._answer(plan, noisy, amount, zcdp, alpha, src, contribution)
         # only the keys that pass, sorted; nothing about the others (no row, no count, no message)
@@ -343,12 +346,21 @@ class GroupedQuery:
     # ---- the steps ------------------------------------------------------------------------------
     def _mechanisms(self, zcdp: bool, total: Fraction, shares, mechanism, alpha: float) -> list:
         """(aggregate, measurement, ε or ρ, mechanism, half-width at α·alpha_share) for every
-        measurement, from the query alone (also what :mod:`veil.dp.accuracy_plan` plans with)."""
+        measurement, from the query alone (also what :mod:`veil.dp.accuracy_plan` plans with).
+
+        A mean or variance that divides by the query's count (:mod:`veil.dp.shared_count`, decided
+        from the schema and the shares) has its count measurement as a
+        :class:`~veil.dp.shared_count.Borrowed` row: no cost, the count's mechanism, its half-width
+        at the aggregate's α share; it is never drawn."""
         contribution = self.query.unit.cell_contribution(self.num_cells)
         l2 = self.sensitivities("L2") if zcdp else {}
+        shared = denominators(self.query, self.aggregates, shares)
         plan = []
-        for agg, share in zip(self.aggregates, shares):
-            for m in measurements(agg):
+        for i, (agg, share) in enumerate(zip(self.aggregates, shares)):
+            for m in (shared_measurements(agg, shared[i]) if i in shared else measurements(agg)):
+                if isinstance(m, Borrowed):  # filled below, once the count's mechanism is built
+                    plan.append((agg, m, Fraction(0), None, None))
+                    continue
                 if zcdp:  # ρ split exactly: the parts add up to the ρ charged
                     cost = total * share * Fraction(m.share)
                     mech = mechanism(cost, l2[m.label], m.integer)
@@ -358,6 +370,13 @@ class GroupedQuery:
                 a = alpha * m.alpha_share
                 half = 0 if isinstance(mech, Geometric) and mech.ratio == 0.0 else mech.error_bound(a)
                 plan.append((agg, m, cost, mech, half))
+        built = {m.label: mech for _, m, _, mech, _ in plan if mech is not None}
+        for i, (agg, m, cost, mech, half) in enumerate(plan):
+            if isinstance(m, Borrowed):
+                mech = built[m.source]
+                a = alpha * m.alpha_share
+                half = 0 if isinstance(mech, Geometric) and mech.ratio == 0.0 else mech.error_bound(a)
+                plan[i] = (agg, m, cost, mech, half)
         return plan
 
     def _shares(self, weights) -> list[Fraction]:
@@ -426,15 +445,26 @@ class GroupedQuery:
     def _answer(self, plan, noisy, amount, zcdp, alpha, src, contribution) -> GroupedAnswer:
         """Each aggregate post-processes its noisy measurements into its output columns and its
         record entry (:meth:`veil.dp.aggregate_protocol.Aggregate.post_process`)."""
-        values, low, high, record_aggs = {}, {}, {}, []
-        cells = {m.label: Noisy(np.asarray(v), mech, m_eps, half) for (_, m, m_eps, mech, half), v in zip(plan, noisy)}
+        values, low, high, record_aggs, shared_notes = {}, {}, {}, [], []
+        drawn = [row for row in plan if not isinstance(row[1], Borrowed)]
+        cells = {m.label: Noisy(np.asarray(v), mech, m_eps, half) for (_, m, m_eps, mech, half), v in zip(drawn, noisy)}
+        for _, m, m_eps, mech, half in plan:  # a count's released cells, at the borrower's α share
+            if isinstance(m, Borrowed):
+                cells[m.label] = Noisy(cells[m.source].values, mech, m_eps, half)
         for agg in self.aggregates:
-            ms = measurements(agg)
-            out = agg.post_process(tuple(cells[m.label] for m in ms), alpha)
+            rows = [row for row in plan if row[0] is agg]
+            out = agg.post_process(tuple(cells[m.label] for _, m, *_ in rows), alpha)
             for column, (v, lo, hi) in out.columns.items():
                 values[column], low[column], high[column] = v, lo, hi
             entry = {**agg.describe(), "interval": out.interval, "measurements": []}
-            for m in ms:
+            for _, m, *_ in rows:
+                if isinstance(m, Borrowed):
+                    entry["denominator"] = m.source
+                    shared_notes.append(f"{agg.name} divides by the noisy cells of {m.source}: its column cannot be "
+                                        f"missing by its type, so its count of values is the count of rows; its "
+                                        f"interval takes {m.source}'s half-width at alpha x {m.alpha_share:.4g}, and "
+                                        "its share of the budget goes to its other measurements")
+                    continue
                 cell = cells[m.label]
                 mech = cell.mechanism
                 entry["measurements"].append({"label": m.label, ("rho" if zcdp else "epsilon"): float(cell.cost),
@@ -453,6 +483,6 @@ class GroupedQuery:
                   "alpha": alpha, "aggregates": record_aggs,
                   "fit_for_release": src.fit_for_release, "not_fit_because": list(unfit),
                   "noise_source": src.description,
-                  "notes": self._notes()}
+                  "notes": self._notes() + shared_notes}
         session = self.query.table.sparkSession if self.query.kind == "spark" else None
         return GroupedAnswer(self.keys, values, low, high, alpha, record, self.query.kind, session)

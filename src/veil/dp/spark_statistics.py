@@ -183,7 +183,8 @@ def _on_spark(what: str) -> Iterator[None]:
 def spark_schema_frame(table) -> pd.DataFrame:
     """An empty pandas frame with the Spark DataFrame's columns and a pandas type for each
     (numbers and booleans as such, everything else ``object``): what a query checks its columns
-    against, without reading a row.
+    against, without reading a row. ``attrs["never_null_types"]`` names the integral and boolean
+    columns declared not nullable.
 
     Raises:
         ParameterError: the session cannot be reached (a Spark Connect session reads the schema
@@ -195,8 +196,13 @@ def spark_schema_frame(table) -> pd.DataFrame:
     names = [f.name for f in fields]
     if len(set(names)) != len(names):
         raise DataError("the table has two columns with the same name; rename one.")
-    return pd.DataFrame({f.name: pd.Series([], dtype=_PANDAS_DTYPES.get(type(f.dataType).__name__, object))
-                         for f in fields})
+    frame = pd.DataFrame({f.name: pd.Series([], dtype=_PANDAS_DTYPES.get(type(f.dataType).__name__, object))
+                          for f in fields})
+    # the columns that cannot hold a missing value by their type: whole numbers or booleans declared
+    # not nullable (read by veil.dp.shared_count; a pandas dtype cannot say it)
+    frame.attrs["never_null_types"] = tuple(f.name for f in fields if not f.nullable and type(f.dataType).__name__
+                                            in ("ByteType", "ShortType", "IntegerType", "LongType", "BooleanType"))
+    return frame
 
 
 def _secret_hex(src: NoiseSource) -> str:
