@@ -17,7 +17,11 @@ on the noisy values: their plan is approximate, the largest half-width of their 
 construction at the noise-free values of a group of ``group_size`` rows over a few public
 scenarios (all values at the middle, at one bound, half at each bound, spread evenly over the
 range; for quantiles only the last, since a quantile on a jump of the CDF is never pinned down);
-the plan says so. Nothing is read from the table and nothing is spent.
+the plan says so. A mean or variance that divides by the query's count (:mod:`veil.dp.shared_count`)
+is planned alone as if it measured its own count (the bisection sees no count), and its planned
+half-width is then computed with the whole query, sharing: every noisy vector it uses is at least as
+accurate as alone, so the target is still met, and the budget may be more than the least; the plan
+says so. Nothing is read from the table and nothing is spent.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import pandas as pd
 from veil.dp.aggregate_protocol import Noisy, column_of
 from veil.dp.aggregates import Count, Quantiles, Sum
 from veil.dp.query_pricing import _price
+from veil.dp.shared_count import Borrowed
 from veil.dp.statistics import compute_statistics
 from veil.errors import ParameterError
 
@@ -203,6 +208,7 @@ def plan(query, target, *, alpha: float = 0.05, measure: str = "epsilon", weight
     for _ in range(200):  # the float splits of evaluate may round a part a hair below: raise the total
         rows = query._mechanisms(zcdp, _exact(total, zcdp, mechanism), shares, mechanism, alpha)
         halves = [_half_width(a, [r for r in rows if r[0] is a], alpha, n) for a in query.aggregates]
+        borrowed = {r[0].name: r[1].source for r in rows if isinstance(r[1], Borrowed)}
         if all(h <= targets[a.name] for h, a in zip(halves, query.aggregates)):
             break
         total = math.nextafter(total, math.inf) if _ < 100 else total * (1 + 1e-9)
@@ -214,6 +220,9 @@ def plan(query, target, *, alpha: float = 0.05, measure: str = "epsilon", weight
                      "note": ("exact: the reported half-width does not depend on the data"
                               if isinstance(a, (Count, Sum)) else
                               f"approximate: the widest interval of a group of {n} rows over a few layouts of its "
-                              "values at their noise-free values; the reported one depends on the data")}
+                              "values at their noise-free values; the reported one depends on the data"
+                              + ("" if a.name not in borrowed else
+                                 f"; it divides by {borrowed[a.name]}'s noisy cells, and its budget was planned as "
+                                 "if it measured its own count (an upper bound: sharing only narrows it)"))}
                     for a, s, h in zip(query.aggregates, shares, halves))
     return AccuracyPlan(measure, alpha, total, tuple(float(w) for w in weights), entries, n)
