@@ -278,7 +278,9 @@ def run(rows: int, queries: list[str], tools: list[str], skip_large: bool = Fals
                 if "failed" in timed:
                     entry[tool] = {"failed": timed["failed"]}
                     continue
-                peer_versions |= timed.pop("versions", {})
+                versions = timed.pop("versions", {})
+                if tool != "veil":
+                    peer_versions |= versions
                 record = {k: timed[k] for k in ("first_s", "best_s", "process_s", "import_s", "setup_s", "peak_bytes")}
                 record["timed_runs"] = len(timed["runs"])
                 record["accuracy"] = score(acc["runs"], exact[q], q) if "failed" not in acc else None

@@ -3,14 +3,14 @@
 ``ru_maxrss`` counts one process only, and a JVM that PySpark starts is a child the Python process
 never waits for, so its memory would be missed. :class:`PeakTreeMemory` sums the resident memory
 (``/proc/<pid>/statm``) of the process and all its descendants every ``interval`` seconds in a
-thread and keeps the largest sum, never less than the process's own ``ru_maxrss``. Linux only
+thread and keeps the largest sum, never less than the process's own peak (``VmHWM``; not
+``ru_maxrss``, which a child inherits from its parent across exec). Linux only
 (elsewhere it reports ``None``). Standard library only, so the peer environments use it too.
 """
 
 from __future__ import annotations
 
 import os
-import resource
 import threading
 from pathlib import Path
 
@@ -73,5 +73,16 @@ class PeakTreeMemory:
             return None
         self._stop.set()
         self._thread.join()
-        own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-        return max(self.peak, own, tree_rss(os.getpid()))
+        return max(self.peak, _high_water(), tree_rss(os.getpid()))
+
+
+def _high_water() -> int:
+    """The process's own peak resident memory, ``VmHWM``: unlike ``ru_maxrss``, which Linux carries
+    over from the parent through fork and exec, it is the peak of this program's memory alone."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0

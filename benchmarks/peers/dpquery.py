@@ -21,6 +21,7 @@ from __future__ import annotations
 import itertools
 import os
 import sys
+import tempfile
 import time
 import warnings
 
@@ -74,7 +75,9 @@ def tumult(spec: dict, runs: int) -> dict:
     start = time.perf_counter()
     spark = (SparkSession.builder.master("local[2]").config("spark.driver.memory", "12g")
              .config("spark.sql.shuffle.partitions", "4").config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false").getOrCreate())
+             .config("spark.ui.showConsoleProgress", "false")
+             .config("spark.sql.warehouse.dir", os.path.join(tempfile.gettempdir(), "veil-dpquery-spark-warehouse"))
+             .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     setup_s = time.perf_counter() - start
     eps, delta, q = spec["epsilon"], spec["delta"], spec["query"]
