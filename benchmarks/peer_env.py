@@ -4,7 +4,11 @@ The peers pin numpy, pandas and scikit-learn to versions of their own (pyCANON 1
 2.0.2 and pandas 2.3.3 exactly; diffprivlib 0.6.6 needs a scikit-learn below 1.7). Installed
 beside veil they would decide which versions veil runs on, so they live in
 ``benchmarks/.peers-venv``, made on first use from ``peers-requirements.txt`` (every version
-pinned) and made again when that file changes.
+pinned) and made again when that file changes. Tumult Analytics pins pandas < 2, numpy < 2 and
+pyspark < 3.6, which the other peers cannot share: it has an environment of its own,
+``benchmarks/.tumult-venv`` from ``tumult-requirements.txt``, made the same way (``env="tumult"``).
+``env="veil"`` runs a function in a fresh process of veil's own environment (this interpreter), for
+figures of a whole process.
 
 A peer is measured by a function of the ``peers`` package, run in a subprocess of that
 environment's Python: its keyword arguments go in as JSON on stdin, and what it returns (or, for
@@ -35,6 +39,9 @@ VENV = HERE / ".peers-venv"
 # Written into the environment once every requirement is installed: the hash of the
 # requirements file it was made from.
 STAMP = VENV / "requirements.sha256"
+#: Each environment by name: its requirements file and its folder.
+ENVIRONMENTS = {"peers": (REQUIREMENTS, VENV),
+                "tumult": (HERE / "tumult-requirements.txt", HERE / ".tumult-venv")}
 
 
 class PeerError(RuntimeError):
@@ -45,30 +52,38 @@ class PeerTimeout(PeerError):
     """A peer took longer than the time it was given (its process has been ended)."""
 
 
-def python() -> Path:
-    """The peer environment's Python, after making the environment if it is missing or stale.
+def python(env: str = "peers") -> Path:
+    """The Python of environment ``env`` (see :data:`ENVIRONMENTS`; ``"veil"``: this interpreter),
+    after making the environment if it is missing or stale.
 
     Raises:
         PeerError: the environment could not be made (the message says why, in one line).
     """
-    interpreter = VENV / "bin" / "python"
-    wanted = hashlib.sha256(REQUIREMENTS.read_bytes()).hexdigest()
-    if STAMP.is_file() and STAMP.read_text().strip() == wanted and interpreter.is_file():
+    if env == "veil":
+        return Path(sys.executable)
+    requirements, folder = ENVIRONMENTS[env]
+    stamp = folder / STAMP.name
+    interpreter = folder / "bin" / "python"
+    wanted = hashlib.sha256(requirements.read_bytes()).hexdigest()
+    if stamp.is_file() and stamp.read_text().strip() == wanted and interpreter.is_file():
         return interpreter
-    sys.stderr.write(f"making the peer environment in {VENV} from {REQUIREMENTS.name} "
-                     "(once; about a minute)\n")
-    venv.EnvBuilder(clear=True, with_pip=True).create(VENV)
+    sys.stderr.write(f"making the peer environment in {folder} from {requirements.name} "
+                     "(once; a minute or more)\n")
+    venv.EnvBuilder(clear=True, with_pip=True).create(folder)
     done = subprocess.run([str(interpreter), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                           "-r", str(REQUIREMENTS)], capture_output=True, text=True)
+                           "-r", str(requirements)], capture_output=True, text=True)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        raise PeerError(f"pip could not install {REQUIREMENTS.name} into {VENV}: {last}")
-    STAMP.write_text(wanted + "\n")
+        raise PeerError(f"pip could not install {requirements.name} into {folder}: {last}")
+    stamp.write_text(wanted + "\n")
     return interpreter
 
 
-def results(module: str, function: str, timeout: float | None = None, **kwargs) -> Iterator[object]:
-    """Run ``peers.<module>.<function>(**kwargs)`` in the peer environment and yield its results.
+def results(module: str, function: str, timeout: float | None = None, env: str = "peers",
+            **kwargs) -> Iterator[object]:
+    """Run ``peers.<module>.<function>(**kwargs)`` in the peer environment ``env`` (for
+    ``env="veil"``: ``<module>.<function>``, a module of this folder, in a fresh process of veil's
+    own environment) and yield its results.
 
     A plain function yields one result, its return value; a generator yields each item as the
     peer yields it. Arguments and results are JSON values. ``timeout`` bounds the wait for each
@@ -79,7 +94,8 @@ def results(module: str, function: str, timeout: float | None = None, **kwargs) 
             exception type and message are in the error's message).
         PeerTimeout: a result took longer than ``timeout`` seconds.
     """
-    process = subprocess.Popen([str(python()), str(Path(__file__).resolve()), module, function],
+    target = module if env == "veil" else f"peers.{module}"
+    process = subprocess.Popen([str(python(env)), str(Path(__file__).resolve()), target, function],
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:
         try:
@@ -92,7 +108,7 @@ def results(module: str, function: str, timeout: float | None = None, **kwargs) 
                 raise PeerError(message["error"])
             yield message["result"]
         if process.wait() != 0:
-            raise PeerError(f"peers.{module}.{function} ended with exit code {process.returncode}")
+            raise PeerError(f"{target}.{function} ended with exit code {process.returncode}")
     finally:
         if process.poll() is None:
             process.kill()
@@ -100,10 +116,10 @@ def results(module: str, function: str, timeout: float | None = None, **kwargs) 
         process.stdout.close()
 
 
-def call(module: str, function: str, **kwargs) -> object:
+def call(module: str, function: str, env: str = "peers", **kwargs) -> object:
     """The single result of ``peers.<module>.<function>(**kwargs)`` run in the peer environment
-    (see :func:`results`, whose errors it raises)."""
-    (result,) = results(module, function, **kwargs)
+    ``env`` (see :func:`results`, whose errors it raises)."""
+    (result,) = results(module, function, env=env, **kwargs)
     return result
 
 
@@ -128,7 +144,7 @@ def _serve(module: str, function: str) -> None:
     # Whatever the peer prints (Python or C) goes to stderr, so stdout carries only results.
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     try:
-        fn = getattr(importlib.import_module(f"peers.{module}"), function)
+        fn = getattr(importlib.import_module(module), function)
         outcome = fn(**json.load(sys.stdin))
         for item in outcome if inspect.isgenerator(outcome) else [outcome]:
             channel.write(json.dumps({"result": item}) + "\n")

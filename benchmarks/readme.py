@@ -225,6 +225,43 @@ def dp(r: dict) -> list[str]:
             *table(["query", "secure", "seeded", "secure / seeded"], fast_rows), *goals(r)]
 
 
+DPQUERY_LABELS = {"a": "count and mean by sex, race (public keys)", "b": "count and mean by sex, race (private keys)",
+                  "c": "five quantiles of age by race (public keys)"}
+DPQUERY_TOOLS = {"veil": "veil", "tumult": "Tumult Analytics", "opendp": "OpenDP (polars)", "pipelinedp": "PipelineDP"}
+
+
+def dpquery(r: dict) -> list[str]:
+    """Grouped DP queries at the person level: per table and query, each tool's first run, peak
+    memory, mean absolute errors and time over veil's."""
+    meta, rows = r["meta"], []
+    for size, block in r["sizes"].items():
+        for q, entry in block["queries"].items():
+            for tool, label in DPQUERY_TOOLS.items():
+                e = entry.get(tool)
+                if e is None:
+                    continue
+                if "failed" in e:
+                    rows.append([f"{block['rows']:,}", f"({q})", label, "could not run", "", "", "", ""])
+                    continue
+                mae = (e.get("accuracy") or {}).get("mae") or {}
+                errs = " / ".join("—" if mae.get(n) is None else f"{mae[n]:.3g}"
+                                  for n in (["count", "mean"] if q != "c" else ["all"]))
+                ratio = (r["ratios"].get(f"{size}/{q}/{tool}") or {}).get("time")
+                rows.append([f"{block['rows']:,}", f"({q})", label, t(e["first_s"]), t(e["process_s"]),
+                             mib(e["peak_bytes"]) if e.get("peak_bytes") else "—", errs,
+                             "" if tool == "veil" else x(ratio)])
+    legend = "; ".join(f"({q}) {label}" for q, label in DPQUERY_LABELS.items()
+                       if any(q in b["queries"] for b in r["sizes"].values()))
+    return [machine(meta, r.get("run")) + f" ε = {meta['epsilon']:g}, each person at most {meta['max_rows_per_group']} "
+            f"rows in at most {meta['max_groups']} group; each tool in a fresh process, from the Parquet file to "
+            f"the released table; errors over {meta['accuracy_runs']} runs on Adult, from the timed runs on the "
+            "large table.", "",
+            *table(["rows", "query", "tool", "first run", "whole process", "peak memory",
+                    "mean abs. error (count / mean, or years)", "time / veil's"], rows, text=(1, 2)),
+            "", f"Queries: {legend}. The full report, with what each tool can and cannot do, is "
+                "`benchmarks/results/dpquery.md`.", *goals(r)]
+
+
 def ldp(r: dict) -> list[str]:
     meta = {k: r[k] for k in ("date", "cpu", "cores", "python", "versions")}
     rows = [[f"{p['protocol']}, 100,000 × 64", t(p["veil"]["seconds"]), t(p["veil_seeded"]["seconds"]),
@@ -401,6 +438,15 @@ def summary(every: dict[str, dict]) -> list[str]:
         for name, key in (("diffprivlib", "diffprivlib"), ("OpenDP", "opendp")):
             add("dp", f"{label}, {d['meta']['rows']:,} rows, secure", ours, name,
                 (d.get(key) or {}).get("queries", {}).get(query, {}).get("seconds"))
+    g = every["dpquery"]
+    large = g["sizes"].get("large") or g["sizes"]["adult"]
+    for q, entry in large["queries"].items():
+        ours = (entry.get("veil") or {}).get("first_s")
+        if ours is None:
+            continue
+        for tool in ("tumult", "opendp", "pipelinedp"):
+            add("dpquery", f"grouped DP query ({q}), {large['rows']:,} rows, whole query", ours, DPQUERY_TOOLS[tool],
+                (entry.get(tool) or {}).get("first_s"))
     for p in every["ldp"]["side_by_side"]:
         add("ldp", f"LDP {p['protocol']}, 100,000 users × 64, secure", p["veil"]["seconds"], "pure-LDP",
             p["pure_ldp"]["seconds"])
@@ -434,7 +480,8 @@ def summary(every: dict[str, dict]) -> list[str]:
 
 RENDERERS: dict[str, Callable[[dict], list[str]]] = {
     "summary": summary, "checker": checker, "fulldomain": fulldomain, "arx": arx, "local_recoding": local_recoding,
-    "attacks": attacks, "dp": dp, "ldp": ldp, "alphabeta": alphabeta, "ledger": ledger, "startup": startup, "memory": memory,
+    "attacks": attacks, "dp": dp, "dpquery": dpquery, "ldp": ldp, "alphabeta": alphabeta, "ledger": ledger,
+    "startup": startup, "memory": memory,
     "threads": threads, "spark": spark}
 # The summary is drawn from every results file rather than a file of its own.
 SUMMARY = "summary"

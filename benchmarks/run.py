@@ -2,11 +2,12 @@
 
 Run from the repository root::
 
-    python benchmarks/run.py [--only checker|fulldomain|arx|local|attacks|dp|ldp|adversary|alphabeta|temporal|ledger|
+    python benchmarks/run.py [--only checker|fulldomain|arx|local|attacks|dp|dpquery|ldp|adversary|alphabeta|temporal|ledger|
                                     marginals|report|startup|memory|threads|spark]
                              [--quick] [--rows N] [--repeat R]
                              [--skip-pycanon] [--skip-anjana] [--skip-exhaustive] [--skip-anonypy]
                              [--curve-rows N] [--dp-rows N] [--skip-diffprivlib] [--skip-opendp]
+                             [--dpquery-rows N] [--dpquery-queries a,b,c] [--dpquery-tools veil,...]
                              [--spark-rows N,N,...] [--spark-master URL] [--out DIR]
 
 Without ``--only`` every benchmark runs, in the order below. ``--quick`` checks that a run works
@@ -46,6 +47,12 @@ targets, and the composition experiment at its default settings. The results go 
 **dp** (``dp.py``): a DP histogram and a 3-way contingency table over ``--dp-rows`` rows
 (10,000,000 by default) beside diffprivlib and OpenDP; see that module. The results go to
 ``dp.json`` and ``dp.md``.
+
+**dpquery** (``dpquery.py``): grouped DP queries at the person level (count and mean by two keys
+with public or private keys, five quantiles by one key) beside Tumult Analytics, OpenDP's polars
+front end and PipelineDP, on Adult with a synthetic person ID and on ``--dpquery-rows`` rows (10M
+by default); Tumult runs in an environment of its own (``.tumult-venv``). The results go to
+``dpquery.json`` and ``dpquery.md``.
 
 **ldp** (``ldp.py``): local-DP frequency oracles (OUE and OLH) beside pure-LDP at 100,000 users
 over 64 values, secure and seeded, and at 1,000,000 users; see that module. The results go to
@@ -122,6 +129,7 @@ import alphabeta
 import arx
 import attacks
 import dp
+import dpquery
 import fulldomain
 import ldp
 import ledger
@@ -143,18 +151,20 @@ from timing import best_of, progress
 
 QUASI_IDENTIFIERS = list(ADULT_QUASI_IDENTIFIERS)
 SENSITIVE = "occupation"
-BENCHMARKS = ("checker", "fulldomain", "arx", "local", "attacks", "dp", "ldp", "adversary", "alphabeta", "temporal", "ledger",
+BENCHMARKS = ("checker", "fulldomain", "arx", "local", "attacks", "dp", "dpquery", "ldp", "adversary", "alphabeta", "temporal", "ledger",
               "marginals", "report", "startup", "memory", "threads", "spark")
 # The goals: every model together on Adult, and each model on the large table.
 ADULT_GOAL_S = 0.2
 FLOOR_GOAL_RATIO = 3.0
 RESULTS = Path(__file__).resolve().parent / "results"
 # The sizes and repeats of a full run, and of a --quick one.
-DEFAULTS = {"rows": 1_000_000, "repeat": 5, "dp_rows": dp.ROWS, "curve_rows": local_recoding.CURVE_ROWS[-1],
+DEFAULTS = {"rows": 1_000_000, "repeat": 5, "dp_rows": dp.ROWS, "dpquery_rows": dpquery.ROWS,
+            "curve_rows": local_recoding.CURVE_ROWS[-1],
             "one_off_rows": startup.ONE_OFF_ROWS, "encode_rows": startup.ENCODE_ROWS, "memory_rows": memory.ROWS,
             "threads_rows": threads.ROWS, "spark_rows": ",".join(str(r) for r in spark.ROWS),
             "out": RESULTS}
-QUICK = {"rows": 50_000, "repeat": 1, "dp_rows": 500_000, "curve_rows": 300_000, "one_off_rows": 50_000,
+QUICK = {"rows": 50_000, "repeat": 1, "dp_rows": 500_000, "dpquery_rows": 300_000, "curve_rows": 300_000,
+         "one_off_rows": 50_000,
          "encode_rows": 300_000, "memory_rows": 300_000, "threads_rows": 300_000, "spark_rows": "100000",
          "out": RESULTS.parent / "results-quick"}
 # Relative tolerance when veil's and pyCANON's floating-point levels are compared: both sum the
@@ -594,6 +604,7 @@ def main(argv: list[str] | None = None) -> int:
     arx.add_arguments(parser)
     local_recoding.add_arguments(parser)
     dp.add_arguments(parser)
+    dpquery.add_arguments(parser)
     parser.add_argument("--one-off-rows", type=positive_int,
                         help=f"startup benchmark: records of the one-off check (default {startup.ONE_OFF_ROWS:,})")
     parser.add_argument("--encode-rows", type=positive_int,
@@ -630,6 +641,9 @@ def main(argv: list[str] | None = None) -> int:
                     attacks.markdown_report),
         "dp": ("dp", lambda: dp.run(args.dp_rows, args.repeat, args.skip_diffprivlib, args.skip_opendp), None,
                dp.terminal_report, dp.markdown_report),
+        "dpquery": ("dpquery", lambda: dpquery.run(args.dpquery_rows, args.dpquery_queries.split(","),
+                                                    args.dpquery_tools.split(",")), None,
+                    dpquery.terminal_report, dpquery.markdown_report),
         "ldp": ("ldp", lambda: ldp.run(args.repeat), None, ldp.terminal_report, ldp.markdown_report),
         "adversary": ("adversary", lambda: adversary.run(args.repeat), None, adversary.terminal_report,
                       adversary.markdown_report),
