@@ -22,6 +22,7 @@ import os
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from veil.dp.noise import NoiseSource
 from veil.errors import ParameterError
@@ -185,6 +186,15 @@ def _within_bound(owner: np.ndarray, keys: np.ndarray, bound: int) -> np.ndarray
     return ok
 
 
+def _pairs(person: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's (person, group) pair as a dense code, and the first row of each pair (codes are
+    given in order of first appearance, so a pair's first row is where the running maximum of the
+    codes first reaches it)."""
+    codes, uniques = pd.factorize(person * (int(group.max()) + 1) + group)
+    first = np.searchsorted(np.maximum.accumulate(codes), np.arange(len(uniques)))
+    return codes.astype(np.int64, copy=False), first
+
+
 def bound_contributions(unit: PrivacyUnit, person: np.ndarray, group: np.ndarray, row_keys: np.ndarray,
                         group_keys: np.ndarray, total_keys: np.ndarray) -> np.ndarray:
     """The rows kept by the unit's contribution bounds, as a boolean mask.
@@ -214,17 +224,16 @@ def bound_contributions(unit: PrivacyUnit, person: np.ndarray, group: np.ndarray
     keep &= person >= 0
     idx = np.flatnonzero(keep)
     p, g = person[idx], group[idx]
+    pair_of_row = None
     if unit.max_groups is not None and len(idx):
         # one key per (person, group) pair: factorize the pairs, take the first row's key
-        pair_codes = p * (int(g.max()) + 1) + g
-        _, first, pair_of_row = np.unique(pair_codes, return_index=True, return_inverse=True)
+        pair_of_row, first = _pairs(p, g)
         pair_person = p[first]
         ok = _within_bound(pair_person, group_keys[idx][first], unit.max_groups)[pair_of_row]
-        idx, p, g = idx[ok], p[ok], g[ok]
+        idx, p, g, pair_of_row = idx[ok], p[ok], g[ok], pair_of_row[ok]
     if unit.max_rows_per_group is not None and len(idx):
-        pair_codes = p * (int(g.max()) + 1) + g
-        ok = _within_bound(np.unique(pair_codes, return_inverse=True)[1].ravel(), row_keys[idx],
-                           unit.max_rows_per_group)
+        pairs = _pairs(p, g)[0] if pair_of_row is None else pair_of_row  # the kept rows keep their codes
+        ok = _within_bound(pairs, row_keys[idx], unit.max_rows_per_group)
         idx, p, g = idx[ok], p[ok], g[ok]
     if unit.max_rows is not None and len(idx):
         ok = _within_bound(p, total_keys[idx], unit.max_rows)
