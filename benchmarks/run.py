@@ -8,6 +8,7 @@ Run from the repository root::
                              [--skip-pycanon] [--skip-anjana] [--skip-exhaustive] [--skip-anonypy]
                              [--curve-rows N] [--dp-rows N] [--skip-diffprivlib] [--skip-opendp]
                              [--dpquery-rows N] [--dpquery-queries a,b,c] [--dpquery-tools veil,...]
+                             [--dpquery-large-tools veil,...]
                              [--spark-rows N,N,...] [--spark-master URL] [--out DIR]
 
 Without ``--only`` every benchmark runs, in the order below. ``--quick`` checks that a run works
@@ -642,7 +643,9 @@ def main(argv: list[str] | None = None) -> int:
         "dp": ("dp", lambda: dp.run(args.dp_rows, args.repeat, args.skip_diffprivlib, args.skip_opendp), None,
                dp.terminal_report, dp.markdown_report),
         "dpquery": ("dpquery", lambda: dpquery.run(args.dpquery_rows, args.dpquery_queries.split(","),
-                                                    args.dpquery_tools.split(",")), None,
+                                                    args.dpquery_tools.split(","),
+                                                    large_tools=(args.dpquery_large_tools.split(",")
+                                                                 if args.dpquery_large_tools else None)), None,
                     dpquery.terminal_report, dpquery.markdown_report),
         "ldp": ("ldp", lambda: ldp.run(args.repeat), None, ldp.terminal_report, ldp.markdown_report),
         "adversary": ("adversary", lambda: adversary.run(args.repeat), None, adversary.terminal_report,
