@@ -385,7 +385,7 @@ def test_variance_and_several_quantiles_are_answered_with_intervals(tmp_path, da
 
 @pytest.mark.parametrize("entry, words", [
     ({"quantiles": [0.0, 0.5]}, "above 0"), ({"quantiles": [0.5, 1]}, "below 1"), ({"bins": 0}, "at least 1"),
-    ({"method": "sorted"}, "tree, flat")])
+    ({"method": "sorted"}, "auto, tree, flat")])
 def test_quantiles_out_of_range_are_refused_by_the_schema(tmp_path, data, entry, words):
     doc = {**SPEC, "aggregates": [{"aggregate": "quantiles", "column": "income", "quantiles": [0.5], "low": 0,
                                    "high": 5000, **entry}]}

@@ -46,7 +46,7 @@ def test_one_mechanism_call_per_level_whatever_the_number_of_quantiles():
     shapes = []
     for qs in ([0.5], QS):
         with recording() as seen:
-            Query(TABLE).group_by("g", keys=["a", "b", "c"]).agg(quantiles("x", qs, 0, 100, bins=50)).evaluate(
+            Query(TABLE).group_by("g", keys=["a", "b", "c"]).agg(quantiles("x", qs, 0, 100, bins=50, method="tree")).evaluate(
                 1.0, rng=2)
         shapes.append([(d.sampler, d.cells) for d in seen.draws])
     assert shapes[0] == shapes[1]
@@ -56,7 +56,7 @@ def test_one_mechanism_call_per_level_whatever_the_number_of_quantiles():
 
 def test_each_level_has_the_units_cell_contribution_as_sensitivity_and_an_equal_share():
     unit = PrivacyUnit.person("pid", max_groups=2, max_rows_per_group=3)
-    answer = Query(TABLE, unit=unit).group_by("g", keys=["a", "b"]).agg(quantiles("x", QS, 0, 100, bins=8)).evaluate(
+    answer = Query(TABLE, unit=unit).group_by("g", keys=["a", "b"]).agg(quantiles("x", QS, 0, 100, bins=8, method="tree")).evaluate(
         0.8, rng=3)
     ms = answer.record["aggregates"][0]["measurements"]
     assert len(ms) == 4 and {m["sensitivity"] for m in ms} == {6.0}
@@ -139,3 +139,14 @@ def test_quantiles_of_keys_released_by_partition_selection_belong_to_their_key(m
     out = q.evaluate(4.0, rng=5).to_pandas().set_index("g")
     assert sorted(out.index) == ["high", "low"]  # the five-person key is not released, and nothing says so
     assert out.loc["low", "quantiles(x)[0.5]"] < 25 < 75 < out.loc["high", "quantiles(x)[0.5]"]
+
+
+def test_the_default_method_is_the_flat_histogram_under_epsilon_and_the_tree_under_rho():
+    frame = pd.DataFrame({"g": ["a"] * 50, "x": np.linspace(0, 100, 50)})
+    q = Query(frame).group_by("g", keys=["a"]).agg(quantiles("x", [0.5], 0, 100, bins=16))
+    assert q.aggregates[0].method == "auto"
+    under_eps = q.evaluate(1.0, rng=1).record["aggregates"][0]
+    under_rho = q.evaluate(rho=0.5, rng=1).record["aggregates"][0]
+    assert (under_eps["method"], under_eps["levels"]) == ("flat", 1)
+    assert (under_rho["method"], under_rho["levels"]) == ("tree", 5)
+    assert q.plan(10.0, group_size=50).aggregates[0]["epsilon"] > 0  # the plan resolves it too

@@ -45,7 +45,7 @@ _AGGREGATES = {"count": lambda a: agg_api.count(a.get("name", "count")),
                "mean": lambda a: agg_api.mean(a["column"], a["low"], a["high"], a.get("name")),
                "variance": lambda a: agg_api.variance(a["column"], a["low"], a["high"], a.get("name")),
                "quantiles": lambda a: agg_api.quantiles(a["column"], a["quantiles"], a["low"], a["high"],
-                                                        a.get("bins"), a.get("name"), a.get("method", "tree"))}
+                                                        a.get("bins"), a.get("name"), a.get("method", "auto"))}
 
 
 def build_query(spec: QuerySpec, table: Any) -> GroupedQuery:

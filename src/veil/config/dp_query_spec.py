@@ -148,9 +148,9 @@ QUERY_SCHEMA: dict = {
                                           "description": "the quantiles, each strictly between 0 and 1"},
                             "bins": {**_POSITIVE_WHOLE, "maximum": 65536,
                                      "description": "the bins of the public grid (default 64)"},
-                            "method": {"enum": ["tree", "flat"], "default": "tree",
-                                       "description": "one noisy tree of histograms (default) or one flat "
-                                                      "noisy histogram"}},
+                            "method": {"enum": ["auto", "tree", "flat"], "default": "auto",
+                                       "description": "auto (the default): one noisy tree of histograms under "
+                                                      "rho, one flat noisy histogram under epsilon"}},
                            ["column", "quantiles", "low", "high"]),
             ]}},
         "epsilon": {"type": "number", "exclusiveMinimum": 0, "description": "the whole ε of the query (pure ε-DP)"},

@@ -177,6 +177,7 @@ def plan(query, target, *, alpha: float = 0.05, measure: str = "epsilon", weight
         raise ParameterError(f"measure is epsilon or rho, got {measure!r}.")
     alpha = _check_alpha(alpha)
     zcdp, _, _, mechanism = _price(*((None, 1.0) if measure == "rho" else (1.0, None)), mechanism)
+    query = query._for_measure(zcdp)
     names = [a.name for a in query.aggregates]
     targets = target if isinstance(target, dict) else {name: target for name in names}
     if set(targets) != set(names):

@@ -303,6 +303,7 @@ class GroupedQuery:
         if not self.aggregates:
             raise ParameterError("the query has no aggregate; add some with .agg(count(), ...).")
         zcdp, total, amount, mechanism = _price(epsilon, rho, mechanism)
+        self = self._for_measure(zcdp)  # noqa: PLW0642 - the aggregates resolved for the measure
         alpha = _check_alpha(alpha)
         _check_accountant(accountant, zcdp)
         if accountant is not None:
@@ -378,6 +379,12 @@ class GroupedQuery:
                 half = 0 if isinstance(mech, Geometric) and mech.ratio == 0.0 else mech.error_bound(a)
                 plan[i] = (agg, m, cost, mech, half)
         return plan
+
+    def _for_measure(self, zcdp: bool) -> "GroupedQuery":
+        """The query with each aggregate's choices for the measure made (a quantiles aggregate's
+        ``method="auto"``: the tree under ρ, the flat histogram under ε)."""
+        aggs = tuple(a.for_measure(zcdp) if hasattr(a, "for_measure") else a for a in self.aggregates)
+        return self if aggs == self.aggregates else replace(self, aggregates=aggs)
 
     def _shares(self, weights) -> list[Fraction]:
         """Each aggregate's fraction of ε or ρ, then (private keys) the selection's, adding up to 1."""

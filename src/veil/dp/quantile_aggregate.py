@@ -11,7 +11,7 @@ and n = F(bins), the q-quantile (the smallest value x with at least q·n values 
 lies in bin j* − 1, j* = min{j >= 1 : F(j) >= q·n}: a quantile is known at best to the bin width
 w, the resolution limit the record states.
 
-The tree (``method="tree"``, the default). The finest histogram, padded with empty bins to
+The tree (``method="tree"``, the default under ρ-zCDP). The finest histogram, padded with empty bins to
 P = 2^L cells, is the bottom of a binary tree whose level l (l = 0 … L) holds the sums of 2^l
 adjacent bins (P/2^l cells; the root, level L, is n). Each level is one measurement, a pure
 function of the histogram, with an equal share of the aggregate's budget; a row is in one cell per
@@ -20,12 +20,16 @@ level. The noisy tree is made consistent (each node the sum of its children) by 
 estimate of Hay, Rastogi, Miklau and Suciu, "Boosting the Accuracy of Differentially Private
 Histograms Through Consistency" (VLDB 2010), whose two passes assume an equal noise variance at
 every level (equal shares give it). ``method="flat"`` measures the histogram alone (one
-measurement). The default was chosen by measured error on Adult's age (five quantiles, [0, 128],
+measurement), the default under pure ε. ``method="auto"`` (the default) takes the tree when the
+query is priced in ρ and the flat histogram when it is priced in ε
+(:meth:`Quantiles.for_measure`). The defaults were chosen by measured error on Adult's age (five quantiles, [0, 128],
 20 seeded runs, by education): under ρ-zCDP (ρ = 0.05) the tree's mean absolute error is 1.38 years
 against the flat histogram's 2.33 at 64 bins (1.41 against 2.79 at 128) and its intervals are a
 third as wide; under pure ε (ε = 1) the flat histogram's estimates are closer (1.14 against 1.46
 years at 64 bins) but its intervals are wider (56 against 40 years), since a prefix of j bins
-carries j bins' noise.
+carries j bins' noise. On the grouped-query benchmark's query (c) (Adult's age by race, five
+quantiles, [0, 100], ε = 1, each person at most 20 rows, 20 seeded runs) the flat histogram's
+mean absolute error is 8.0 years at 100 bins against the tree's 12.6.
 
 The estimate. The prefix sums of the consistent (or flat) bins, made monotone (a running maximum)
 and kept in [0, n], give a CDF; the
@@ -48,7 +52,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import numpy as np
@@ -62,7 +66,7 @@ __all__ = ["DEFAULT_BINS", "METHODS", "Quantiles", "consistent_tree", "cdf_bands
 DEFAULT_BINS = 64
 #: the most bins a grid may have
 MAX_BINS = 2 ** 16
-METHODS = ("tree", "flat")
+METHODS = ("auto", "tree", "flat")
 
 
 def _check_qs(qs) -> tuple[float, ...]:
@@ -87,7 +91,7 @@ class Quantiles(Aggregate):
     high: float
     bins: int | None = None
     name: str | None = None
-    method: str = "tree"
+    method: str = "auto"
 
     def __post_init__(self):
         bounded(self, "quantiles")
@@ -99,6 +103,13 @@ class Quantiles(Aggregate):
         if self.method not in METHODS:
             raise ParameterError(f"method is one of {', '.join(METHODS)}, got {self.method!r}.")
 
+    def for_measure(self, zcdp: bool) -> "Quantiles":
+        """The aggregate with ``method="auto"`` resolved for the query's measure: the tree under
+        ρ-zCDP, the flat histogram under pure ε (see the module notes); another method as it is."""
+        if self.method != "auto":
+            return self
+        return replace(self, method="tree" if zcdp else "flat")
+
     @property
     def width(self) -> float:
         """The bin width w: the resolution limit of every quantile."""
@@ -107,19 +118,19 @@ class Quantiles(Aggregate):
     @property
     def levels(self) -> int:
         """L + 1, the number of tree levels (1 for the flat histogram)."""
-        return 1 if self.method == "flat" else max(0, math.ceil(math.log2(self.bins))) + 1
+        return 1 if self.method in ("flat", "auto") else max(0, math.ceil(math.log2(self.bins))) + 1
 
     @property
     def padded(self) -> int:
         """P = 2^L, the leaves of the tree (the bins for the flat histogram)."""
-        return self.bins if self.method == "flat" else 2 ** (self.levels - 1)
+        return self.bins if self.method in ("flat", "auto") else 2 ** (self.levels - 1)
 
     def columns(self) -> tuple[str, ...]:
         """The output columns, one per q, in the order of ``qs``."""
         return tuple(f"{self.name}[{q:g}]" for q in self.qs)
 
     def measurements(self) -> tuple[Measurement, ...]:
-        if self.method == "flat":
+        if self.method in ("flat", "auto"):
             return (Measurement(f"{self.name}.hist", True, 1.0, 1.0, 1.0 / self.bins, self.bins),)
         cells = 2 * self.padded - 1
         share = Fraction(1, self.levels)
@@ -131,7 +142,7 @@ class Quantiles(Aggregate):
 
     def measure_values(self, stats: dict) -> tuple[np.ndarray, ...]:
         hist = np.asarray(stats[self.statistics()[0]], dtype=np.int64)
-        if self.method == "flat":
+        if self.method in ("flat", "auto"):
             return (hist,)
         k = hist.shape[0]
         leaves = np.zeros((k, self.padded), dtype=np.int64)
@@ -141,7 +152,7 @@ class Quantiles(Aggregate):
     def post_process(self, noisy: tuple[Noisy, ...], alpha: float) -> Output:
         levels = [np.asarray(n.values, dtype=float) for n in noisy]
         halves = [float(n.half) for n in noisy]
-        if self.method == "flat":
+        if self.method in ("flat", "auto"):
             leaves = levels[0]
         else:
             leaves = consistent_tree(levels)[:, :self.bins]
@@ -153,7 +164,7 @@ class Quantiles(Aggregate):
         return Output(columns, self.interval_statement(alpha))
 
     def interval_statement(self, alpha: float) -> str:
-        cells = self.bins if self.method == "flat" else 2 * self.padded - 1
+        cells = self.bins if self.method in ("flat", "auto") else 2 * self.padded - 1
         return (f"approximate (conservative): every one of the {cells} histogram cells of a key within its "
                 f"alpha/{cells} interval (union bound), so all the key's quantiles are covered at once with "
                 f"probability at least 1 - alpha; covers the quantile of the bounded, clamped values, known at best "
@@ -193,7 +204,7 @@ def _prefix_bands(levels, halves, j: np.ndarray, method: str) -> tuple[np.ndarra
     """Lower and upper bounds of the sums of bins [0, j) from the raw noisy cells (k, len(j)): the
     sum of the cells of the dyadic decomposition (one per level at most; j bins when flat) ± the
     sum of their half-widths."""
-    if method == "flat":
+    if method in ("flat", "auto"):
         prefix = np.concatenate([np.zeros((levels[0].shape[0], 1)), np.cumsum(levels[0], axis=1)], axis=1)[:, j]
         return prefix - j * halves[0], prefix + j * halves[0]
     total = np.zeros((levels[0].shape[0], len(j)))
@@ -261,7 +272,7 @@ def quantile_interval(leaves: np.ndarray, bands: tuple[np.ndarray, ...], q: floa
 
 
 def quantiles(column: str, qs: Sequence[float], low: float, high: float, bins: int | None = None,
-              name: str | None = None, method: str = "tree") -> Quantiles:
+              name: str | None = None, method: str = "auto") -> Quantiles:
     """The ``qs``-quantiles of ``column`` clamped to ``[low, high]`` per group, all from one noisy
     tree of histograms on a grid of ``bins`` bins (64 by default; see :class:`Quantiles`).
 
