@@ -444,7 +444,7 @@ def summary(every: dict[str, dict]) -> list[str]:
         ours = (entry.get("veil") or {}).get("first_s")
         if ours is None:
             continue
-        for tool in ("tumult", "opendp", "pipelinedp"):
+        for tool in (t for t in ("tumult", "opendp", "pipelinedp") if t in entry):  # the tools this run measured
             add("dpquery", f"grouped DP query ({q}), {large['rows']:,} rows, whole query", ours, DPQUERY_TOOLS[tool],
                 (entry.get(tool) or {}).get("first_s"))
     for p in every["ldp"]["side_by_side"]:
