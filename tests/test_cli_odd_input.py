@@ -17,20 +17,13 @@ from veil.cli import app
 
 from test_ledger import release_at
 
+from helpers import refused as one_sentence
+
 runner = CliRunner()
 
 
 def veil(*args):
     return runner.invoke(app, [str(a) for a in args])
-
-
-def one_sentence(result, *words) -> str:
-    assert result.exit_code == 2, result.output
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in result.output, result.output
-    for word in words:
-        assert word in lines[0], lines[0]
-    return lines[0]
 
 
 @pytest.fixture

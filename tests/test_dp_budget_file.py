@@ -12,7 +12,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from helpers import one_sentence_error, veil
+from helpers import one_sentence_error, refused as one_sentence, veil
 from test_ledger import sealed_budget_file
 from veil.data.dataset import Dataset
 from veil.dp import Accountant, Budget, BudgetFileError
@@ -20,15 +20,6 @@ from veil.dp.fingerprint import dataset_id
 from veil.ledger import Ledger
 
 PEOPLE = pd.DataFrame({"age": ["34", "45", "66", "70"], "sex": ["m", "f", "m", "f"]})
-
-
-def one_sentence(result, *words) -> str:
-    assert result.exit_code == 2, result.output
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in result.output, result.output
-    for word in words:
-        assert word in lines[0], lines[0]
-    return lines[0]
 
 
 def test_a_budget_file_is_a_ledger_of_one_tables_budget(tmp_path):

@@ -15,21 +15,14 @@ from veil.cli import app
 from veil.ldp import PROTOCOLS, make_protocol
 from veil.ldp.wire import read_supports, report_lines
 
+from helpers import refused as one_sentence
+
 runner = CliRunner()
 CATEGORIES = ["flu", "cold", "cancer", "hiv", "asthma"]
 
 
 def veil(*args):
     return runner.invoke(app, [str(a) for a in args])
-
-
-def one_sentence(result, *words) -> str:
-    assert result.exit_code == 2, result.output
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in result.output, result.output
-    for word in words:
-        assert word in lines[0], lines[0]
-    return lines[0]
 
 
 @pytest.mark.parametrize("name", list(PROTOCOLS))
