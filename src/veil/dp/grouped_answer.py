@@ -32,7 +32,7 @@ def mean_interval(s: np.ndarray, c: np.ndarray, s_half: float, c_half: float, lo
     (all of it when C's interval reaches 0). Element-wise over arrays of cells."""
     mid = (low + high) / 2.0
     s, c = np.asarray(s, dtype=float), np.asarray(c, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         value = np.clip(np.where(c >= 1, mid + s / np.where(c >= 1, c, 1.0), mid), low, high)
         c_lo = c - c_half
         safe = np.where(c_lo > 0, c_lo, 1.0)

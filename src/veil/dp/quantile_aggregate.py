@@ -256,7 +256,7 @@ def quantile_interval(leaves: np.ndarray, bands: tuple[np.ndarray, ...], q: floa
     j = np.clip(np.argmax(cdf[:, 1:] >= target[:, None], axis=1) + 1, 1, bins)
     rows = np.arange(k)
     before, inside = cdf[rows, j - 1], counts[rows, j - 1]
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         frac = np.where(inside > 0, (target - before) / np.where(inside > 0, inside, 1.0), 0.5)
     value = np.where(n > 0, low + (j - 1 + np.clip(frac, 0.0, 1.0)) * w, (low + high) / 2.0)
     # F and G are counts, never negative: bounds below 0 are raised to 0 (still bounds), which also

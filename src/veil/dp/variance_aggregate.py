@@ -83,7 +83,7 @@ def _extreme(q: np.ndarray, s2: np.ndarray, n_lo: np.ndarray, n_hi: np.ndarray, 
         return q / n - s2 / (n * n)
 
     best = take(f(n_lo), f(n_hi))
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         crit = np.where(q > 0, 2.0 * s2 / np.where(q > 0, q, 1.0), n_lo)
     inside = (crit > n_lo) & (crit < n_hi)
     return np.where(inside, take(best, f(np.where(inside, crit, n_lo))), best)
@@ -103,7 +103,7 @@ def variance_interval(q, s, c, q_half: float, s_half: float, c_half: float,
     """
     q, s, c = (np.asarray(v, dtype=float) for v in (q, s, c))
     top = radius * radius
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         n = np.where(c >= 1, c, 1.0)
         value = np.where(c >= 1, np.clip(q / n - (s / n) ** 2, 0.0, top), top / 2.0)
         n_lo, n_hi = c - c_half, c + c_half
