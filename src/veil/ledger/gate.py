@@ -571,6 +571,9 @@ def _dp_charge(ledger, w, pop: Population, candidate: _Candidate) -> tuple[int |
                           "what veil dp wrote.") from None
     if pop.budget is None:
         raise LedgerError(f"population {pop.name!r} has no privacy budget, so no DP release can be charged to it.")
+    if candidate.kind == "synthetic" and pop.unit is not None and pop.unit.is_person:
+        raise LedgerError(f"population {pop.name!r} protects {pop.unit}, and veil synth protects a row; publish the "
+                          "synthetic data to a population whose budget protects rows.")
     kept_in_rho = pop.budget["composition"] == "zcdp"
     if in_rho != kept_in_rho:
         kept = "ρ-zCDP" if kept_in_rho else "(ε, δ)"
