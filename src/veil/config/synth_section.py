@@ -377,6 +377,9 @@ class SynthOptions:
                                                 "makes the output not fit for release; declare its public values, "
                                                 f"or opt in with 'from_data: true' in {where}.")
         workload = options.get("workload")
+        if workload is not None and options["mechanism"] == "mst":
+            raise p.error(entries["workload"][1], f"mst chooses its own marginals and takes no workload; give "
+                                                  f"{where}.mechanism: aim, or remove {where}.workload.")
         for clique, _ in workload or ():
             unknown = [c for c in clique if c not in names]
             if unknown:
