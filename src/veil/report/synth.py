@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -118,10 +119,13 @@ def synth_report(release: SyntheticRelease, manifest: dict, *, title: str | None
                                                "seeded: reproducible, and so not fit for release"),
     ]
     sections = [] if release.evaluation is None else [_section(s) for s in release.evaluation.sections()]
+    # the exact ρ (decimal text or p/q) of the manifest, shown with 4 significant digits
+    measurements = [{**m, "rho": _shown(float(Fraction(m["rho"])))} for m in manifest["measurements"]]
+    selections = [{**s, "rho": _shown(float(Fraction(s["rho"])))} for s in manifest["selections"]]
     from veil import __version__
 
     return SynthReport(title or "Synthetic data", source, manifest["mechanism"], __version__, facts,
-                       manifest["measurements"], manifest["selections"], sections,
+                       measurements, selections, sections,
                        list(manifest["not_fit_because"]))
 
 

@@ -279,13 +279,15 @@ def _with_budget(fit, epsilon: Fraction, delta: Fraction):
 
 
 def _unfit(fit, domain, seeded: bool) -> tuple[str, ...]:
-    reasons = list(getattr(fit, "unfit_reasons", ()) or ())
+    """Why the release is not fit for release, each reason a clause (the mechanism's, then ours)."""
+    from veil.errors import lower_first
+
+    reasons = [lower_first(str(r).strip().rstrip(".")) for r in getattr(fit, "unfit_reasons", ()) or ()]
     if not getattr(fit, "fit_for_release", True) and not reasons:
         reasons.append("the mechanism says it is not fit for release")
     if seeded and not any("seed" in r for r in reasons):
         reasons.append("the run was seeded (reproducible randomness), not drawn from the secure source")
     read = [c.name for c in domain.columns if c.source == "data"]
-    if read:
+    if read and not any("read from the private table" in r for r in reasons):
         reasons.append(f"the domain of {', '.join(repr(n) for n in read)} was read from the private table")
     return tuple(dict.fromkeys(reasons))
-
