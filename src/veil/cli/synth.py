@@ -104,13 +104,19 @@ def synth_command(
             manifest = write_synthetic_release(release, out, table_name=table_name, report=report,
                                                fingerprint=fingerprint, reads=reads, outputs=outputs,
                                                title=f"Synthetic data of {cfg.data.name}", source=cfg.data.name)
-    if not release.fit_for_release:
-        terminal(stderr=True, soft_wrap=True).print(
-            f"warning: not fit for release ({'; '.join(release.unfit_reasons)}).", markup=False)
     if as_json:
         sys.stdout.write(json.dumps({k: v for k, v in manifest.items() if k != "seal"}, indent=2,
                                     ensure_ascii=False) + "\n")
-        return
+    else:
+        _summary(manifest, paths)
+    if not release.fit_for_release:
+        sys.stdout.flush()
+        terminal(stderr=True, soft_wrap=True).print(
+            f"warning: not fit for release ({'; '.join(release.unfit_reasons)}).", markup=False)
+
+
+def _summary(manifest: dict, paths) -> None:
+    """What was made and written, in two lines (nothing of the evaluation: that is in the report)."""
     console = terminal(soft_wrap=True)
     budget = manifest["budget"]
     cost = f"ε = {budget['epsilon']}, δ = {budget['delta']} (ρ = {budget['rho']})" if budget["epsilon"] is not None \
