@@ -59,6 +59,17 @@ class ColumnCompression:
         sigmas[-1] = float(sigma) * np.sqrt(len(self.rare))
         return values, sigmas
 
+    def expand_axis(self, values: np.ndarray, axis: int) -> np.ndarray:
+        """A marginal's axis on the compressed domain → the original domain, the merged value's mass
+        shared equally among the rare values it stands for (what :meth:`Compression.expand` draws)."""
+        if not self.rare:
+            return values
+        values = np.moveaxis(np.asarray(values, dtype=float), axis, 0)
+        out = np.empty((self.size,) + values.shape[1:])
+        out[list(self.kept)] = values[: len(self.kept)]
+        out[list(self.rare)] = values[len(self.kept)] / len(self.rare)
+        return np.moveaxis(out, 0, axis)
+
     def describe(self) -> dict:
         """For a manifest: the original codes merged into one value (public: chosen from noisy counts)."""
         return {"column": self.name, "merged_codes": list(self.rare)}
@@ -116,6 +127,13 @@ class Compression:
             back[merged] = np.asarray(col.rare, dtype=np.int64)[picks]
             out[:, j] = back
         return out
+
+    def expand_marginal(self, values: np.ndarray, clique: Sequence[str]) -> np.ndarray:
+        """A marginal on ``clique`` over the compressed domain → over the original domain."""
+        by_name = {c.name: c for c in self.columns}
+        for axis, name in enumerate(clique):
+            values = by_name[name].expand_axis(values, axis)
+        return values
 
     def describe(self) -> list[dict]:
         """The merged codes of every compressed column (public)."""

@@ -81,6 +81,16 @@ class SynthFit:
     unfit_reasons: tuple[str, ...]
     compression: Compression | None = None
 
+    def marginal(self, clique) -> np.ndarray:
+        """The model's marginal on ``clique`` (column names) over the original domain, summing to the
+        model's total: MST's merged values share their mass equally among the rare values they stand
+        for, as :meth:`sample` draws them."""
+        clique = tuple(clique)
+        values = self.model.project(clique)
+        if self.compression is not None and self.compression.active:
+            values = self.compression.expand_marginal(values, clique)
+        return values
+
     def sample(self, rows: int | None, rng: np.random.Generator) -> np.ndarray:
         """``rows`` synthetic rows as codes of the original domain, (rows, d) int64.
 
