@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from veil.errors import ParameterError
 from veil.synth.evaluation.disclosure import Disclosure, disclosure
@@ -24,6 +23,7 @@ from veil.synth.evaluation.membership import Membership, membership
 from veil.synth.evaluation.ml_utility import MLUtility, ml_utility
 from veil.synth.evaluation.sections import Row, Section
 from veil.synth.evaluation.singling_out import SinglingOut, singling_out
+from veil.synth.evaluation.threads import single_thread
 
 NOTICE = ("These numbers are computed from the private table and are not differentially private: they are for the "
           "curator's decision whether to release, and must not be published with the synthetic table.")
@@ -134,13 +134,7 @@ def evaluate(real: np.ndarray, synthetic: np.ndarray, names: Sequence[str], size
     if not qis:
         raise ParameterError("give at least one quasi-identifier, or None for every column.")
 
-    # one thread for BLAS and OpenMP (scikit-learn's boosting): on a shared machine OpenMP's
-    # threads waiting for each other made one boosting fit 70 times slower than a single thread
-    # threadpoolctl limits only the libraries already loaded: load scikit-learn's first
-    import sklearn.ensemble  # noqa: F401
-    import sklearn.linear_model  # noqa: F401
-
-    with threadpool_limits(limits=1):
+    with single_thread():
         return _evaluate(tables, target_index, cliques, qis, rng, max_marginals, started)
 
 

@@ -11,7 +11,10 @@ columns are the quasi-identifiers (default: all), split at random into two halve
 result names them); targets are equal-sized random samples of training and holdout records.
 
 The risk is ``(attack − control) / (1 − control)``; without a holdout there is no control and the
-attack is not run.
+attack is not run. Ties matter: where many records share the values of a half (a table of few,
+small columns), the nearest record is one of many and even a copy of the training table links few
+targets; that is a property of the data (the halves do not identify), not a sign of safety by
+itself, which is why the report reads it together with the copies and the membership attacks.
 """
 
 from __future__ import annotations
@@ -49,7 +52,9 @@ class Linkage:
         rows = [Row("columns linked", f"{', '.join(self.first)} | {', '.join(self.second)}",
                     f"The attacker holds each target's values on the first set of columns and, separately, on the "
                     f"second, and links them through the nearest synthetic record of each ({self.estimate.attempts} "
-                    f"training and as many holdout targets).")]
+                    f"training and as many holdout targets); ties are broken at random, so where many records share "
+                    f"a half's values even a copy of the real table links few, and the copy and membership rows "
+                    f"must be read too.")]
         rows += self.estimate.rows("linkage", "the two halves of a target's record led to the same synthetic record")
         return Section(title, tuple(rows))
 

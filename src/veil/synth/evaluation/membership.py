@@ -46,6 +46,7 @@ from veil.synth.evaluation.distance import nearest
 from veil.synth.evaluation.intervals import rate_difference
 from veil.synth.evaluation.keys import counts_in, joint_keys
 from veil.synth.evaluation.sections import Row, Section, interval, number, share
+from veil.synth.evaluation.threads import single_thread
 
 MAX_TARGETS = 5000      # members (and as many non-members) attacked at most
 MIN_TARGETS = 4         # fewer members or non-members than this: the attacks are not run
@@ -198,7 +199,7 @@ def membership(real: np.ndarray, synthetic: np.ndarray, sizes: Sequence[int], *,
     tuning = np.concatenate([half_m, half_n])
     from sklearn.ensemble import HistGradientBoostingClassifier
 
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), single_thread():
         warnings.simplefilter("ignore")
         model = HistGradientBoostingClassifier(max_iter=50, max_leaf_nodes=15, early_stopping=False,
                                                random_state=int(rng.integers(2 ** 31)))

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from veil.synth.evaluation.sections import Row, Section, number
+from veil.synth.evaluation.threads import single_thread
 
 TEST_SHARE = 0.3            # of the real table, held out for testing when no holdout is given
 MAX_ROWS = 50_000           # training and test records used at most (a random sample beyond)
@@ -182,7 +183,7 @@ def ml_utility(real: np.ndarray, synthetic: np.ndarray, names: Sequence[str], si
     y_train, y_synthetic, y_test = train[:, target], synthetic[:, target], test[:, target]
     majority = int(np.bincount(y_train).argmax())
     models = []
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), single_thread():
         warnings.simplefilter("ignore")
         for model in MODELS:
             if model == "logistic regression":
