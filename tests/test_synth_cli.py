@@ -203,3 +203,27 @@ def test_adult_synthesized_securely_and_published_with_its_charge(tmp_path):
     adult_pop = next(p for p in status["populations"] if p["name"] == "adult")
     assert adult_pop["budget"]["rho"]["spent"] == pytest.approx(0.5)
     assert [r["kind"] for r in adult_pop["releases"]] == ["synthetic"]
+
+
+@pytest.mark.parametrize("budget", [{"epsilon": 1.0, "delta": 1e-9, "rho": 0.1}, {"epsilon": 1.0}, {},
+                                    {"rho": 0.1, "delta": 1e-9}, {"delta": 1e-9}])
+def test_the_budget_one_way_is_the_rule_of_the_json_schema_and_of_the_parser(folder, budget):
+    import jsonschema
+
+    from veil.config.schema import configuration_schema
+    from veil.config.synth_section import load_synth
+    from veil.errors import ConfigError
+
+    def change(doc):
+        for key in ("epsilon", "delta"):
+            doc["synth"].pop(key)
+        doc["synth"].update(budget)
+
+    path = config(folder, change)
+    assert list(jsonschema.Draft202012Validator(configuration_schema()).iter_errors(yaml.safe_load(path.read_text())))
+    with pytest.raises(ConfigError, match="one way"):
+        load_synth(path)
+    ok = config(folder, lambda doc: (doc["synth"].pop("epsilon"), doc["synth"].pop("delta"),
+                                     doc["synth"].update(rho=0.1)), name="ok.yaml")
+    assert not list(jsonschema.Draft202012Validator(configuration_schema()).iter_errors(yaml.safe_load(ok.read_text())))
+    assert load_synth(ok).spec.rho == 0.1

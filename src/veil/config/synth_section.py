@@ -407,7 +407,8 @@ class SynthOptions:
     def json_schema(self) -> dict:
         schema = options_schema(SYNTH_OPTIONS)
         schema["oneOf"] = [{"required": ["epsilon", "delta"], "not": {"required": ["rho"]}},
-                           {"required": ["rho"], "properties": {"epsilon": False, "delta": False}}]
+                           {"required": ["rho"], "not": {"anyOf": [{"required": ["epsilon"]},
+                                                                   {"required": ["delta"]}]}}]
         return schema
 
 
