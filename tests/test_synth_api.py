@@ -147,3 +147,13 @@ def test_write_publishes_the_set_whole_or_not_at_all(tmp_path):
     assert (tmp_path / "file").read_text() == "mine"
     one_sentence_error(ParameterError, lambda: release.write(tmp_path / "other", table_name="t.xlsx"), ".parquet")
     assert not (tmp_path / "other").exists()
+
+
+def test_a_polars_table_gives_a_polars_synthetic_table(tmp_path):
+    import polars as pl
+
+    release = synthesize(pl.from_pandas(TABLE), DOMAIN, rho=1, rng=6, evaluate=False)
+    assert isinstance(release.table, pl.DataFrame) and release.table.columns == ["sex", "age"]
+    release.write(tmp_path / "out")
+    assert pd.read_csv(tmp_path / "out" / "synthetic.csv").shape == (release.codes.shape[0], 2)
+    assert (tmp_path / "out" / "report.html").stat().st_mode & 0o077 == 0

@@ -136,6 +136,15 @@ def test_a_seeded_run_is_reproducible_and_not_fit_for_release(folder):
     again = synth(folder, "--seed", "3", "--no-evaluate")
     assert again.exit_code == 0, again.output
     assert (folder / "out" / "synthetic.csv").read_bytes() == table
+    # veil publish refuses it as it refuses every release not fit for release, and charges nothing
+    policy = folder / "policy.yaml"
+    policy.write_text("policy:\n  populations:\n    survey:\n      budget: {epsilon: 2.0, delta: 1.0e-6}\n")
+    assert veil("ledger", "init", "--ledger", folder / "l.db", "--policy", policy).exit_code == 0
+    result = veil("publish", folder / "out" / "manifest.json", "--population", "survey", "--data",
+                  folder / "people.csv", "--ledger", folder / "l.db")
+    assert result.exit_code == 1 and "not fit for release" in result.output, result.output
+    status = json.loads(veil("ledger", "status", "--ledger", folder / "l.db", "--json").stdout)
+    assert status["populations"][0]["budget"]["spent"]["epsilon"] == 0 and not status["populations"][0]["releases"]
 
 
 def test_the_output_set_and_what_its_manifest_may_say(folder):

@@ -52,7 +52,7 @@ class SyntheticRelease:
     """Synthetic data and what made it.
 
     Attributes:
-        table: the synthetic table (pandas), in the domain's column order.
+        table: the synthetic table (pandas, or polars for a polars input), in the domain's column order.
         fit: the mechanism's fit (:class:`~veil.synth.fit.SynthFit`): the model, every measurement
             and selection, the budget spent.
         evaluation: the evaluation against the real table (:class:`~veil.synth.evaluation.Evaluation`,
@@ -190,7 +190,8 @@ def synthesize(table: pd.DataFrame, domain: SynthDomain, *, mechanism: str = "ms
     measurement's noise scale are (ε, δ)-DP (or ρ-zCDP); the evaluation is not.
 
     Args:
-        table: the private table (pandas); only the domain's columns are read.
+        table: the private table (pandas or polars; the synthetic table is of the same kind); only the
+            domain's columns are read.
         domain: every column's PUBLIC values (:class:`~veil.synth.domain.SynthDomain`).
         mechanism: ``"mst"`` (McKenna, Sheldon and Miklau 2021) or ``"aim"`` (McKenna et al., PVLDB 2022).
         epsilon, delta: the budget as (ε, δ)-DP; or
@@ -222,6 +223,9 @@ def synthesize(table: pd.DataFrame, domain: SynthDomain, *, mechanism: str = "ms
 
     from veil.synth.domain import SynthDomain
 
+    polars = _is_polars(table)
+    table = table.to_pandas() if polars else table
+    holdout = holdout.to_pandas() if _is_polars(holdout) else holdout
     if mechanism not in MECHANISMS:
         raise ParameterError(f"mechanism must be one of {', '.join(MECHANISMS)}, got {mechanism!r}.")
     if not isinstance(domain, SynthDomain):
@@ -268,7 +272,15 @@ def synthesize(table: pd.DataFrame, domain: SynthDomain, *, mechanism: str = "ms
                                     workload=None if cliques is None else [c for c, _ in cliques],
                                     quasi_identifiers=None if quasi_identifiers is None else list(quasi_identifiers),
                                     rng=evaluating)
+    if polars:
+        import polars as pl
+
+        frame = pl.from_pandas(frame)
     return SyntheticRelease(frame, fit, evaluation, synthetic, seeded, _unfit(fit, domain, seeded))
+
+
+def _is_polars(frame) -> bool:
+    return type(frame).__module__.split(".")[0] == "polars" and hasattr(frame, "to_pandas")
 
 
 def _with_budget(fit, epsilon: Fraction, delta: Fraction):

@@ -18,7 +18,7 @@ synthetic table's SHA-256 included); an edited cost, fitness or table is refused
 
 **The report** (:mod:`veil.report.synth`) carries the evaluation, computed from the private table
 and NOT differentially private: for the curator's decision, never for publication. The manifest
-does not name it.
+does not name it, and it is written readable by its owner alone (mode 0600).
 """
 
 from __future__ import annotations
@@ -112,14 +112,14 @@ def synthetic_manifest(release: SyntheticRelease, *, output_format: str = "csv",
     return {"veil": __version__, "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "algorithm": "synth", "kind": KIND, "label": label_of(release), "mechanism": fit.mechanism,
             **_cost(release), "budget": budget, "domain": _domain(release), "measurements": measurements,
-            "selections": selections, "randomness": release.randomness, "rows": int(len(release.table)),
+            "selections": selections, "randomness": release.randomness, "rows": int(release.codes.shape[0]),
             "synthetic": {"format": output_format, "columns": list(release.domain.names)},
             "fit_for_release": release.fit_for_release, "not_fit_because": list(release.unfit_reasons),
             "table": table, "charge": charge}
 
 
 def _table_bytes(release: SyntheticRelease, output_format: str) -> bytes:
-    frame = release.table
+    frame = release.table if hasattr(release.table, "to_csv") else release.table.to_pandas()  # pandas or polars
     if output_format == "csv":
         return frame.to_csv(index=False, lineterminator="\n").encode("utf-8")
     import pyarrow as pa
@@ -181,7 +181,7 @@ def write_synthetic_release(release: SyntheticRelease, out, *, table_name: str =
             from veil.report.synth import render_synth_html, synth_report
 
             page = render_synth_html(synth_report(release, doc, title=title, source=source))
-            outputs.put(paths[2], page)
+            outputs.put(paths[2], page, mode=0o600)  # private: its owner alone may read it
         outputs.put_manifest(paths[1], doc, describes={})
         outputs.commit()
     return json.loads(json.dumps(doc))
