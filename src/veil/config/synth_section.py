@@ -34,7 +34,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 from veil.config.options import Option, Options, documented, optional, options_schema, required
 from veil.config.value_types import (NAME_SCHEMA, Boolean, Choice, Columns, File, Nullable, Number, WholeNumber)
