@@ -15,10 +15,9 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 import pytest
-
 from helpers import one_sentence_error
 
-from veil.errors import ParameterError
+from veil.errors import DataError, ParameterError
 from veil.synth import SynthDomain, SyntheticRelease, synthesize
 from veil.synth.budget import rho_for
 from veil.synth.domain import DomainError
@@ -142,8 +141,7 @@ def test_write_publishes_the_set_whole_or_not_at_all(tmp_path):
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "out" / "synthetic.parquet"), release.table,
                                   check_dtype=False)
     (tmp_path / "file").write_text("mine")
-    with pytest.raises(Exception):
-        release.write(tmp_path / "file" / "out")
+    one_sentence_error(DataError, lambda: release.write(tmp_path / "file" / "out"), "file")
     assert (tmp_path / "file").read_text() == "mine"
     one_sentence_error(ParameterError, lambda: release.write(tmp_path / "other", table_name="t.xlsx"), ".parquet")
     assert not (tmp_path / "other").exists()

@@ -13,7 +13,6 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-
 from helpers import ADULT_DIR, refused, veil
 
 ROWS = 60

@@ -15,7 +15,6 @@ import hashlib
 import json
 
 import pytest
-
 from helpers import refused, veil
 
 from veil.dp.fingerprint import dataset_id

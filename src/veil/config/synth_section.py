@@ -36,8 +36,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from veil.config.options import Option, Options, documented, optional, options_schema, required
-from veil.config.value_types import (NAME_SCHEMA, Boolean, Choice, Columns, File, Nullable, Number, WholeNumber)
+from veil.config.options import (
+    Option,
+    Options,
+    documented,
+    optional,
+    options_schema,
+    required,
+)
+from veil.config.value_types import (
+    NAME_SCHEMA,
+    Boolean,
+    Choice,
+    Columns,
+    File,
+    Nullable,
+    Number,
+    WholeNumber,
+)
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -48,6 +48,12 @@ class SynthReport:
     not_fit: list[str] = field(default_factory=list)
 
 
+_MECHANISMS = {
+    "mst": "MST: noisy 1-way marginals and a maximum spanning tree of 2-way ones (McKenna, Sheldon and Miklau 2021)",
+    "aim": "AIM: rounds that select the workload's marginals adaptively and measure them (McKenna et al. 2022)",
+}
+
+
 def _shown(value: Any) -> str:
     """A number of the evaluation as text: 4 significant digits, an interval as ``[low, high]``."""
     if value is None:
@@ -106,17 +112,15 @@ def synth_report(release: SyntheticRelease, manifest: dict, *, title: str | None
         given = f"ρ = {budget['rho']}"
         meaning = "ρ-zero-concentrated differential privacy"
     facts = [
-        ("mechanism", manifest["mechanism"], "MST: noisy 1-way marginals and a maximum spanning tree of 2-way ones "
-         "(McKenna, Sheldon and Miklau 2021)" if manifest["mechanism"] == "mst" else
-         "AIM: rounds that select the workload's marginals adaptively and measure them (McKenna et al. 2022)"),
-        ("budget", given, f"the privacy guarantee of the synthetic table and its manifest: {meaning}; veil publish "
-                          "charges it to the population's budget"),
-        ("rows", f"{manifest['rows']:,}", "the rows of the synthetic table (the model's noisy count, or the number "
-                                          "asked for): not the private table's count"),
+        ("mechanism", manifest["mechanism"], _MECHANISMS.get(manifest["mechanism"], "")),
+        ("budget", given, (f"the privacy guarantee of the synthetic table and its manifest: {meaning}; veil "
+                           "publish charges it to the population's budget")),
+        ("rows", f"{manifest['rows']:,}", ("the rows of the synthetic table (the model's noisy count, or the number "
+                                           "asked for): not the private table's count")),
         ("columns", f"{len(manifest['domain']):,}", "the columns synthesized, each over its public domain"),
         ("measurements", f"{len(manifest['measurements']):,}", "noisy marginals the model was fitted to"),
-        ("randomness", manifest["randomness"], "secure: the noise was drawn from a cryptographically secure source; "
-                                               "seeded: reproducible, and so not fit for release"),
+        ("randomness", manifest["randomness"], ("secure: the noise was drawn from a cryptographically secure "
+                                                "source; seeded: reproducible, and so not fit for release")),
     ]
     sections = [] if release.evaluation is None else [_section(s) for s in release.evaluation.sections()]
     # the exact ρ (decimal text or p/q) of the manifest, shown with 4 significant digits
