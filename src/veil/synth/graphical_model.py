@@ -47,7 +47,8 @@ def _calibrate_linear(tree: JunctionTree, potentials: Sequence[np.ndarray]) -> l
     inner = [None] * m
     up = [None] * m
     for c in reversed(tree.order):
-        b = np.exp(potentials[c] - potentials[c].max())
+        b = np.subtract(potentials[c], potentials[c].max())
+        np.exp(b, out=b)
         for k in tree.children[c]:
             b *= up[k]
         inner[c] = b
@@ -68,7 +69,8 @@ def _calibrate_linear(tree: JunctionTree, potentials: Sequence[np.ndarray]) -> l
             top = msg.max()
             if not top > 0:
                 return None
-            beliefs[k] = inner[k] * (msg / top)
+            inner[k] *= msg / top
+            beliefs[k] = inner[k]
     for i, b in enumerate(beliefs):
         total = b.sum()
         if not (total > 0 and np.isfinite(total)):
