@@ -17,6 +17,7 @@ from typing import Mapping, Sequence
 
 from veil.errors import ParameterError
 from veil.marginals.decomposable import junction_tree
+from veil.synth._reduction import Reduction, reduction
 
 
 def check_cliques(sizes: Mapping[str, int], cliques: Sequence[Sequence[str]], what: str = "clique") -> None:
@@ -100,12 +101,18 @@ class JunctionTree:
         self.parent_axes: list[tuple[int, ...]] = [()] * m
         self.child_shape: list[tuple[int, ...]] = [()] * m
         self.parent_shape: list[tuple[int, ...]] = [()] * m
+        # The sums of a child's table to the separator (shaped to broadcast into the parent) and of
+        # the parent's (shaped to broadcast into the child).
+        self.child_sum: list[Reduction | None] = [None] * m
+        self.parent_sum: list[Reduction | None] = [None] * m
         for c in range(1, m) if m else ():
             p = self.parent[c]
             sep = tuple(x for x in self.cliques[c] if x in self.cliques[p])
             self.separator[c] = sep
             self.child_axes[c], self.child_shape[c] = self.plan(self.cliques[c], sep)
             self.parent_axes[c], self.parent_shape[c] = self.plan(self.cliques[p], sep)
+            self.child_sum[c] = reduction(self.shapes[c], self.child_axes[c], self.parent_shape[c])
+            self.parent_sum[c] = reduction(self.shapes[p], self.parent_axes[c], self.child_shape[c])
 
     def plan(self, clique: tuple[str, ...], sub: Sequence[str]) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """For ``sub`` (a subsequence of ``clique``): the axes of ``clique`` outside ``sub``, and

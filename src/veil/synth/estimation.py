@@ -27,6 +27,7 @@ import numpy as np
 
 from veil.errors import ParameterError
 from veil.synth._junction_tree import JunctionTree, check_cliques
+from veil.synth._layout import Layout
 from veil.synth.graphical_model import GraphicalModel, calibrate
 
 # After an accepted step the next one tries this factor larger; a failed one halves.
@@ -80,7 +81,6 @@ class _Plan:
         self.y = np.ascontiguousarray(values.transpose(perm))
         self.w = np.ascontiguousarray((1.0 / sigma ** 2).transpose(perm))
         self.home = tree.containing(self.clique)
-        self.axes, self.shape = tree.plan(tree.cliques[self.home], self.clique)
         self.lipschitz = float(self.w.max())
         # The measurement's total and its variance, for the estimate of N.
         self.sum = float(values.sum())
@@ -161,17 +161,16 @@ def _start(tree: JunctionTree, warm: GraphicalModel | None) -> list[np.ndarray]:
     return theta
 
 
-def _evaluate(tree: JunctionTree, plans: Sequence[_Plan], theta: Sequence[np.ndarray], total: float):
+def _evaluate(tree: JunctionTree, layout: Layout, plans: Sequence[_Plan], theta: Sequence[np.ndarray],
+              total: float):
     """The loss, the measured marginals and the residual gradients at ``theta``."""
-    probs = calibrate(tree, theta)
+    mus = layout.marginals(calibrate(tree, theta), total)
     loss = 0.0
-    mus, grads = [], []
-    for p in plans:
-        mu = probs[p.home].sum(axis=p.axes) * total if p.axes else probs[p.home] * total
+    grads = []
+    for p, mu in zip(plans, mus):
         r = mu - p.y
         g = p.w * r
         loss += 0.5 * float((g * r).sum())
-        mus.append(mu)
         grads.append(g)
     return loss, mus, grads
 
@@ -179,18 +178,17 @@ def _evaluate(tree: JunctionTree, plans: Sequence[_Plan], theta: Sequence[np.nda
 def _mirror_descent(tree: JunctionTree, plans: Sequence[_Plan], theta: list[np.ndarray], total: float,
                     iterations: int) -> list[np.ndarray]:
     lipschitz = sum(p.lipschitz for p in plans)
+    layout = Layout(tree, [p.clique for p in plans], [p.home for p in plans])
     eta = 1.0 / (total * lipschitz)
-    loss, mus, grads = _evaluate(tree, plans, theta, total)
+    loss, mus, grads = _evaluate(tree, layout, plans, theta, total)
     quiet = 0
     for _ in range(iterations):
         if loss == 0.0:
             break
-        direction = [np.zeros(s) for s in tree.shapes]
-        for p, g in zip(plans, grads):
-            direction[p.home] += g.reshape(p.shape)
+        direction = layout.gradient(grads)
         while True:
-            trial = [t - eta * d for t, d in zip(theta, direction)]
-            new_loss, new_mus, new_grads = _evaluate(tree, plans, trial, total)
+            trial = [t if d is None else t - eta * d for t, d in zip(theta, direction)]
+            new_loss, new_mus, new_grads = _evaluate(tree, layout, plans, trial, total)
             promised = sum(float((g * (mu - nmu)).sum()) for g, mu, nmu in zip(grads, mus, new_mus))
             if new_loss <= loss - _ARMIJO * promised:
                 break
@@ -198,7 +196,7 @@ def _mirror_descent(tree: JunctionTree, plans: Sequence[_Plan], theta: list[np.n
             if eta * total * lipschitz < 1e-12:
                 return theta
         quiet = quiet + 1 if loss - new_loss <= _RTOL * loss else 0
-        theta = [t - t.max() for t in trial]
+        theta = trial
         loss, mus, grads = new_loss, new_mus, new_grads
         eta *= _GROW
         if quiet >= _PATIENCE:

@@ -32,7 +32,52 @@ def _logsumexp(a: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
 
 def calibrate(tree: JunctionTree, potentials: Sequence[np.ndarray]) -> list[np.ndarray]:
     """The probability marginal of every clique of ``tree`` under ``potentials`` (log-potentials,
-    one array per clique shaped as the clique), by sum-product belief propagation in log space."""
+    one array per clique shaped as the clique), by sum-product belief propagation.
+
+    The messages are computed on ``exp(θ_C − max θ_C)`` with every message rescaled to a maximum
+    of 1 (scale factors cancel when the beliefs are normalized), which needs one exponential per
+    clique; when that underflows (a belief with no mass left), the same passes run in log space.
+    """
+    out = _calibrate_linear(tree, potentials)
+    return out if out is not None else _calibrate_log(tree, potentials)
+
+
+def _calibrate_linear(tree: JunctionTree, potentials: Sequence[np.ndarray]) -> list[np.ndarray] | None:
+    m = len(tree.cliques)
+    inner = [None] * m
+    up = [None] * m
+    for c in reversed(tree.order):
+        b = np.exp(potentials[c] - potentials[c].max())
+        for k in tree.children[c]:
+            b *= up[k]
+        inner[c] = b
+        if tree.parent[c] >= 0:
+            msg = tree.child_sum[c](b)
+            top = msg.max()
+            if not top > 0:
+                return None
+            up[c] = msg / top
+    beliefs = [None] * m
+    beliefs[0] = inner[0]
+    for c in tree.order:
+        for k in tree.children[c]:
+            # where the child's message is 0 so is the child's whole table: the ratio is moot there
+            with np.errstate(divide="ignore"):
+                inverse = np.where(up[k] > 0, 1.0 / up[k], 0.0)
+            msg = tree.parent_sum[k](beliefs[c] * inverse)
+            top = msg.max()
+            if not top > 0:
+                return None
+            beliefs[k] = inner[k] * (msg / top)
+    for i, b in enumerate(beliefs):
+        total = b.sum()
+        if not (total > 0 and np.isfinite(total)):
+            return None
+        b /= total
+    return beliefs
+
+
+def _calibrate_log(tree: JunctionTree, potentials: Sequence[np.ndarray]) -> list[np.ndarray]:
     m = len(tree.cliques)
     inner = [None] * m
     up = [None] * m
@@ -47,7 +92,9 @@ def calibrate(tree: JunctionTree, potentials: Sequence[np.ndarray]) -> list[np.n
     beliefs[0] = inner[0]
     for c in tree.order:
         for k in tree.children[c]:
-            msg = _logsumexp(beliefs[c] - up[k], tree.parent_axes[k]).reshape(tree.child_shape[k])
+            with np.errstate(invalid="ignore"):
+                diff = np.where(np.isfinite(up[k]), beliefs[c] - up[k], -np.inf)
+            msg = _logsumexp(diff, tree.parent_axes[k]).reshape(tree.child_shape[k])
             beliefs[k] = inner[k] + msg
     out = []
     for b in beliefs:
