@@ -92,7 +92,7 @@ def test_annealing_happens():
     # at a large ρ every measurement teaches the model little: the shares grow fast
     fit = aim(small_table(2), domain_of((3, 2, 4, 2)), rho=50, noise=3, rounds=64)
     shares = [s.rho for s in fit.selections]
-    assert any(b == 4 * a for a, b in zip(shares, shares[1:]))
+    assert any(b == 4 * a for a, b in itertools.pairwise(shares))
     assert len(fit.selections) < 64
 
 
@@ -181,3 +181,8 @@ def test_all_pairs_and_triples_are_candidates_by_default():
     # downward closure of every 2- and 3-way clique of 4 columns: 4 + 6 + 4
     assert fit.selections[0].candidates == 14
     assert {len(c) for c in itertools.chain.from_iterable([s.chosen] for s in fit.selections)} <= {1, 2, 3}
+
+
+def test_a_domain_that_is_not_a_synth_domain_is_refused():
+    with pytest.raises(VeilError, match="The domain must be a SynthDomain, got list."):
+        aim(np.zeros((3, 2), dtype=np.int64), ["c0", "c1"], rho=1, noise=NoDraws())

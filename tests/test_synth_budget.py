@@ -37,7 +37,7 @@ def test_rho_for_at_epsilon_one_delta_1e9():
 
 
 @given(st.fractions(min_value=Fraction(1, 1000), max_value=50), st.sampled_from([1e-3, 1e-6, 1e-9, 1e-12]))
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=5, deadline=None)
 def test_rho_for_round_trips(epsilon, delta):
     rho = rho_for(epsilon, delta)
     assert zcdp_epsilon(rho, delta) <= epsilon
@@ -94,7 +94,7 @@ def _run(schedule: AnnealingSchedule, decisions):
 
 
 @given(rhos, st.integers(1, 200), st.integers(1, 30), st.lists(st.booleans(), max_size=400))
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=80, deadline=None)
 def test_schedule_spends_exactly_rho(rho, rounds, columns, decisions):
     schedule = AnnealingSchedule(rho, rounds, columns)
     shares = _run(schedule, decisions)
@@ -140,7 +140,7 @@ def test_selection_scale_costs_at_most_rho_exactly(rho, sensitivity):
 
 
 @given(rhos, st.sampled_from([1.0, 2.0, 0.5, 3.0, 7.25, 81.0]))
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=25, deadline=None)
 def test_opendp_privacy_map_agrees_with_the_charged_rho(rho, sensitivity):
     dp = pytest.importorskip("opendp.prelude")
     dp.enable_features("contrib")

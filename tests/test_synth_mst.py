@@ -180,3 +180,8 @@ def test_bad_input_is_refused_before_any_noise(kwargs, codes, error, words):
         mst(codes, domain_of([2, 3]), noise=NoDraws(), **kwargs)
     message = str(info.value)
     assert words in message and message.endswith(".") and message.count(". ") == 0
+
+
+def test_a_domain_that_is_not_a_synth_domain_is_refused():
+    with pytest.raises(VeilError, match="The domain must be a SynthDomain, got dict."):
+        mst(np.zeros((3, 2), dtype=np.int64), {"c0": 2, "c1": 2}, rho=1, noise=NoDraws())

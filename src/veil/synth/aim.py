@@ -41,7 +41,7 @@ from veil.synth.domain import SynthDomain
 from veil.synth.estimation import estimate
 from veil.synth.fit import MeasurementRecord, SelectionRecord, SynthFit, unfit_reasons
 from veil.synth.graphical_model import model_cells
-from veil.synth.measure import check_codes, marginal_counts, measure
+from veil.synth.measure import check_codes, check_domain, marginal_counts, measure
 from veil.synth.selection import exponential_mechanism
 from veil.synth.workload import candidate_weights, normalize_workload
 
@@ -112,6 +112,7 @@ def aim(codes: np.ndarray, domain: SynthDomain, *, rho, noise=None, workload=Non
         (All before any noise is drawn.)
     """
     total = check_rho(rho)
+    check_domain(domain)
     names = tuple(domain.names)
     sizes = {n: int(s) for n, s in zip(names, domain.shape)}
     d = len(names)

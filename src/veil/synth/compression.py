@@ -14,8 +14,8 @@ sum of the rare cells' noisy counts, whose noise has standard deviation σ√k f
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -93,7 +93,7 @@ class Compression:
     columns: tuple[ColumnCompression, ...]
 
     @classmethod
-    def identity(cls, names: Sequence[str], sizes: Sequence[int]) -> "Compression":
+    def identity(cls, names: Sequence[str], sizes: Sequence[int]) -> Compression:
         return cls(tuple(ColumnCompression(n, int(s), tuple(range(int(s))), ()) for n, s in zip(names, sizes)))
 
     @property
@@ -140,6 +140,6 @@ class Compression:
         return [c.describe() for c in self.columns if c.rare]
 
     @staticmethod
-    def of(measured: Mapping[str, tuple[np.ndarray, float]]) -> "Compression":
+    def of(measured: Mapping[str, tuple[np.ndarray, float]]) -> Compression:
         """The compression of every column from its noisy 1-way counts and σ, in the mapping's order."""
         return Compression(tuple(compress_column(n, y, s) for n, (y, s) in measured.items()))

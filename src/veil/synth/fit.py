@@ -102,7 +102,7 @@ class SynthFit:
             ParameterError: ``rows`` is not a whole number >= 0.
         """
         if rows is None:
-            rows = max(0, int(round(float(self.model.total))))
+            rows = max(0, round(float(self.model.total)))
         if isinstance(rows, bool) or not isinstance(rows, numbers.Integral) or rows < 0:
             raise ParameterError(f"rows must be a whole number of at least 0, got {rows!r}.")
         codes = np.asarray(self.model.sample(int(rows), rng), dtype=np.int64)

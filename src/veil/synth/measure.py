@@ -13,18 +13,19 @@ Privacy", NeurIPS 2020, Theorem 4). The noisy counts are integers drawn by the e
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from fractions import Fraction
-from typing import Sequence
 
 import numpy as np
 
 from veil.dp.discrete_gaussian import discrete_gaussian_sigma
 from veil.dp.noise import NoiseSource
-from veil.synth.domain import DomainError
+from veil.errors import ParameterError
+from veil.synth.domain import DomainError, SynthDomain
 from veil.synth.estimation import Measurement
 from veil.synth.fit import MeasurementRecord
 
-__all__ = ["check_codes", "marginal_counts", "measure"]
+__all__ = ["check_codes", "check_domain", "marginal_counts", "measure"]
 
 
 def marginal_counts(codes: np.ndarray, positions: Sequence[int], shape: Sequence[int]) -> np.ndarray:
@@ -64,13 +65,26 @@ def measure(counts: np.ndarray, clique: tuple[str, ...], rho: Fraction, source: 
             MeasurementRecord(tuple(clique), sigma, Fraction(rho), int(round), purpose))
 
 
+def check_domain(domain) -> SynthDomain:
+    """``domain`` itself, refused when it is not a SynthDomain.
+
+    Raises:
+        ParameterError: it is not.
+    """
+    if not isinstance(domain, SynthDomain):
+        raise ParameterError(f"The domain must be a SynthDomain, got {type(domain).__name__}.")
+    return domain
+
+
 def check_codes(codes, domain) -> np.ndarray:
     """The code matrix of a table on ``domain``, checked (not copied when already int64).
 
     Raises:
+        ParameterError: ``domain`` is not a SynthDomain.
         DomainError: not a 2-D integer array with one column per domain column, or a code outside
             its column's domain (the message names the column, never a value).
     """
+    check_domain(domain)
     arr = np.asarray(codes)
     names, sizes = tuple(domain.names), tuple(int(s) for s in domain.shape)
     if arr.ndim != 2 or arr.shape[1] != len(names) or (arr.size and arr.dtype.kind not in "iu"):

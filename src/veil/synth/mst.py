@@ -33,7 +33,7 @@ from veil.synth.compression import Compression
 from veil.synth.domain import SynthDomain
 from veil.synth.estimation import Measurement, estimate
 from veil.synth.fit import MeasurementRecord, SelectionRecord, SynthFit, unfit_reasons
-from veil.synth.measure import check_codes, marginal_counts, measure
+from veil.synth.measure import check_codes, check_domain, marginal_counts, measure
 from veil.synth.selection import exponential_mechanism
 
 __all__ = ["mst", "mst_plan"]
@@ -88,6 +88,7 @@ def mst(codes: np.ndarray, domain: SynthDomain, *, rho, noise=None, compress: bo
         (All before any noise is drawn.)
     """
     total = check_rho(rho)
+    check_domain(domain)
     names, sizes = tuple(domain.names), [int(s) for s in domain.shape]
     d = len(names)
     if d == 0:

@@ -15,7 +15,8 @@ from __future__ import annotations
 import itertools
 import math
 import numbers
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from veil.errors import ParameterError
 
