@@ -134,7 +134,7 @@ def _fit(model: str, x, y, sizes_of_features: Sequence[int], seed: int):
     from sklearn.ensemble import HistGradientBoostingClassifier
 
     categorical = np.array([s <= 255 for s in sizes_of_features])
-    return HistGradientBoostingClassifier(max_iter=100, early_stopping=False, random_state=seed,
+    return HistGradientBoostingClassifier(max_iter=50, early_stopping=False, random_state=seed,
                                           categorical_features=categorical if categorical.any() else None).fit(x, y)
 
 
