@@ -136,6 +136,7 @@ def test_utility_splits_the_real_table_without_a_holdout_and_handles_a_constant_
     (dict(real=np.zeros((3, 8))), DataError, "integer codes"),
     (dict(holdout=np.full((3, 8), 9)), DataError, "outside"),
     (dict(names=("a",) * 8), ColumnError, "twice"),
+    (dict(names="abcdefgh"), ColumnError, "as a list"),
     (dict(sizes=(6,) * 7), ParameterError, "one size per column"),
     (dict(sizes=(0,) * 8), ParameterError, "at least 1"),
     (dict(target="salary"), ColumnError, "unknown column 'salary'"),
