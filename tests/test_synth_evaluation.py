@@ -7,12 +7,11 @@ import json
 
 import numpy as np
 import pytest
-
 from synth_evaluation_data import NAMES, chain
+
 from veil.errors import ColumnError, DataError, ParameterError, VeilError
 from veil.synth.evaluation import Evaluation, Row, Section, evaluate
 from veil.synth.evaluation.ml_utility import ml_utility
-
 
 SIZES = (6, 8, 5, 9, 7, 10, 6, 2)   # a binary last column: the target, so that boosting fits fast
 
@@ -130,27 +129,27 @@ def test_utility_splits_the_real_table_without_a_holdout_and_handles_a_constant_
 
 
 @pytest.mark.parametrize("change, error, words", [
-    (dict(real=np.zeros(8, dtype=np.int64)), DataError, "2-D"),
-    (dict(synthetic=np.zeros((3, 7), dtype=np.int64)), DataError, "7 columns"),
-    (dict(real=np.zeros((0, 8), dtype=np.int64)), DataError, "no rows"),
-    (dict(real=np.zeros((3, 8))), DataError, "integer codes"),
-    (dict(holdout=np.full((3, 8), 9)), DataError, "outside"),
-    (dict(names=("a",) * 8), ColumnError, "twice"),
-    (dict(names="abcdefgh"), ColumnError, "as a list"),
-    (dict(sizes=(6,) * 7), ParameterError, "one size per column"),
-    (dict(sizes=(0,) * 8), ParameterError, "at least 1"),
-    (dict(target="salary"), ColumnError, "unknown column 'salary'"),
-    (dict(workload=[("a", "zz")]), ColumnError, "unknown column 'zz'"),
-    (dict(workload=[()]), ParameterError, "no column"),
-    (dict(quasi_identifiers=["a", "a"]), ColumnError, "twice"),
-    (dict(quasi_identifiers=[]), ParameterError, "quasi-identifier"),
-    (dict(rng=7), ParameterError, "Generator"),
-    (dict(max_marginals=0), ParameterError, "max_marginals"),
+    ({"real": np.zeros(8, dtype=np.int64)}, DataError, "2-D"),
+    ({"synthetic": np.zeros((3, 7), dtype=np.int64)}, DataError, "7 columns"),
+    ({"real": np.zeros((0, 8), dtype=np.int64)}, DataError, "no rows"),
+    ({"real": np.zeros((3, 8))}, DataError, "integer codes"),
+    ({"holdout": np.full((3, 8), 9)}, DataError, "outside"),
+    ({"names": ("a",) * 8}, ColumnError, "twice"),
+    ({"names": "abcdefgh"}, ColumnError, "as a list"),
+    ({"sizes": (6,) * 7}, ParameterError, "one size per column"),
+    ({"sizes": (0,) * 8}, ParameterError, "at least 1"),
+    ({"target": "salary"}, ColumnError, "unknown column 'salary'"),
+    ({"workload": [("a", "zz")]}, ColumnError, "unknown column 'zz'"),
+    ({"workload": [()]}, ParameterError, "no column"),
+    ({"quasi_identifiers": ["a", "a"]}, ColumnError, "twice"),
+    ({"quasi_identifiers": []}, ParameterError, "quasi-identifier"),
+    ({"rng": 7}, ParameterError, "Generator"),
+    ({"max_marginals": 0}, ParameterError, "max_marginals"),
 ])
 def test_bad_input_is_refused_in_one_sentence(tables, change, error, words):
     real, synthetic, holdout = tables
-    arguments = dict(real=real[:20], synthetic=synthetic[:20], names=NAMES, sizes=SIZES, holdout=holdout[:20],
-                     rng=np.random.default_rng(0))
+    arguments = {"real": real[:20], "synthetic": synthetic[:20], "names": NAMES, "sizes": SIZES, "holdout": holdout[:20],
+                     "rng": np.random.default_rng(0)}
     arguments.update(change)
     with pytest.raises(error) as raised:
         evaluate(arguments.pop("real"), arguments.pop("synthetic"), arguments.pop("names"), arguments.pop("sizes"),

@@ -182,7 +182,7 @@ def ml_utility(real: np.ndarray, synthetic: np.ndarray, names: Sequence[str], si
             return MLUtility(False, "The real table has fewer than 10 records and no holdout was given, "
                                     "too few to set test records aside.", names[target])
         order = rng.permutation(real.shape[0])
-        cut = int(round(TEST_SHARE * real.shape[0]))
+        cut = round(TEST_SHARE * real.shape[0])
         test, train, test_kind = real[np.sort(order[:cut])], real[np.sort(order[cut:])], "split"
     train, test, synthetic = _cap(train, rng), _cap(test, rng), _cap(synthetic, rng)
     features = [j for j in range(len(names)) if j != target]
