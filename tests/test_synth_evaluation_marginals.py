@@ -7,8 +7,8 @@ import itertools
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from synth_evaluation_data import NAMES, SIZES, chain
+
 from veil.synth.evaluation.keys import joint_keys, row_keys
 from veil.synth.evaluation.marginal_distance import marginal_distance, tvd
 
@@ -61,7 +61,7 @@ def test_too_many_marginals_are_sampled_and_the_result_says_so():
     real = chain(300, np.random.default_rng(7))
     result = marginal_distance(real, chain(300, np.random.default_rng(8)), NAMES, SIZES,
                                rng=np.random.default_rng(9), max_marginals=5)
-    one, two, three = result.families
+    one, _two, three = result.families
     assert (one.available, one.evaluated, one.sampled) == (8, 5, True)
     assert (three.available, three.evaluated) == (56, 5)
     assert result.score_marginals == 5 and result.score_available == 56

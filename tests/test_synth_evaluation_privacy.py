@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from synth_evaluation_data import NAMES, SIZES, chain
+
 from veil.synth.evaluation.disclosure import disclosure
 from veil.synth.evaluation.distance import nearest
 from veil.synth.evaluation.intervals import rate_difference, risk_interval, wilson

@@ -22,6 +22,7 @@ from veil.synth.evaluation.keys import joint_keys
 
 ONE_HOT_LIMIT = 512          # columns with more values are compared directly
 _ONE_HOT_WIDTH = 4096        # at most this many one-hot columns in all
+_ONE_HOT_CELLS = 1 << 26     # cells of the reference's one-hot matrix at most
 _CHUNK_CELLS = 1 << 22       # cells of one chunk's query × reference product
 
 
@@ -83,9 +84,11 @@ def _closest(q_rows: np.ndarray, r_rows: np.ndarray, sizes: list[int]) -> tuple[
     """For each row of ``q_rows``: the smallest Hamming distance to a row of ``r_rows`` and the
     first row attaining it."""
     d = len(sizes)
+    # the reference's one-hot matrix stays within _ONE_HOT_CELLS cells (256 MB of float32)
+    budget = min(_ONE_HOT_WIDTH, max(64, _ONE_HOT_CELLS // max(1, r_rows.shape[0])))
     one_hot, direct, width = [], [], 0
     for j, size in enumerate(sizes):
-        if size <= ONE_HOT_LIMIT and width + size <= _ONE_HOT_WIDTH:
+        if size <= ONE_HOT_LIMIT and width + size <= budget:
             one_hot.append((j, width))
             width += size
         else:

@@ -53,6 +53,8 @@ def _table(codes, label: str, sizes: tuple[int, ...], *, allow_empty: bool = Fal
 
 def check_tables(real, synthetic, names: Sequence[str], sizes: Sequence[int], holdout=None) -> Tables:
     """The tables checked against the names and sizes."""
+    if isinstance(names, str):
+        raise ColumnError(f"give the column names as a list, not the text {names!r}.")
     names = tuple(names)
     if not names:
         raise ColumnError("give at least one column name.")

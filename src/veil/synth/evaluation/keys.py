@@ -9,6 +9,7 @@ why :func:`joint_keys` keys several tables together.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -35,6 +36,8 @@ def row_keys(codes: np.ndarray, sizes: Sequence[int], columns: Sequence[int]) ->
 
 def joint_keys(tables: Sequence[np.ndarray], sizes: Sequence[int], columns: Sequence[int]) -> list[np.ndarray]:
     """The keys of several tables' rows on ``columns``, comparable across the tables."""
+    if math.prod(max(int(sizes[j]), 1) for j in columns) < _LIMIT:   # no compression: keys compare as they are
+        return [row_keys(t, sizes, columns) for t in tables]
     lengths = [t.shape[0] for t in tables]
     keys = row_keys(np.concatenate(tables, axis=0), sizes, columns)
     return np.split(keys, np.cumsum(lengths)[:-1])

@@ -6,8 +6,8 @@ between their normalized marginals (the share of records in each combination of 
 combination in common). The evaluation reports its mean over all 1-, 2- and 3-way marginals
 (a random subset when there are more than ``max_marginals`` of an order, which the result says)
 and over the workload's marginals when one is given, and NIST SDNist's k-marginal score,
-``1000 × (1 − mean TVD)`` over 3-way marginals (0 worst, 1000 best; the NIST CRC data deidentification
-challenge's measure). Counts come from one ``bincount`` over mixed-radix keys per marginal (or a
+``1000 × (1 − mean TVD)`` over 3-way marginals (0 worst, 1000 best; the score of NIST's
+synthetic-data benchmark SDNist, from NIST's differential-privacy data challenges). Counts come from one ``bincount`` over mixed-radix keys per marginal (or a
 ``unique`` over the keys when the marginal has far more cells than records).
 """
 

@@ -7,7 +7,10 @@ holdout when one is given (records the synthesizer never saw), else a random 30 
 table set aside (the TRTR model then trains on the other 70 %; the synthesizer did see those test
 records, so TSTR is then optimistic, which the result says). Two models, both from scikit-learn:
 logistic regression on one-hot features, and histogram gradient boosting with the codes as
-categorical features (as ordinal numbers for columns of more than 255 values). Scores: accuracy,
+categorical features (as ordinal numbers for columns of more than 255 values), in
+:data:`ROUNDS` rounds, fewer for a target of more than 4 values so that a fit has at most
+:data:`BOOSTING_TREES` trees (one per value and round), never fewer than :data:`MIN_ROUNDS` rounds;
+the same settings for both trainings, so the comparison is fair. Scores: accuracy,
 macro-F1 and, for a binary target, the area under the ROC curve; and the ratio TSTR / TRTR of
 each (1 means the synthetic table trains as good a model as the real one). A training table whose
 target holds a single value gives a model that always predicts it. Deterministic given ``rng``.
@@ -27,6 +30,9 @@ from veil.synth.evaluation.threads import single_thread
 TEST_SHARE = 0.3            # of the real table, held out for testing when no holdout is given
 MAX_ROWS = 50_000           # training and test records used at most (a random sample beyond)
 MODELS = ("logistic regression", "gradient boosting")
+ROUNDS = 50                 # boosting rounds; a round fits one tree per class (one for a binary target) ...
+BOOSTING_TREES = 200        # ... so a target of many values gets fewer rounds, to fit at most this many trees ...
+MIN_ROUNDS = 10             # ... in at least this many rounds
 
 
 @dataclass(frozen=True)
@@ -134,7 +140,10 @@ def _fit(model: str, x, y, sizes_of_features: Sequence[int], seed: int):
     from sklearn.ensemble import HistGradientBoostingClassifier
 
     categorical = np.array([s <= 255 for s in sizes_of_features])
-    return HistGradientBoostingClassifier(max_iter=100, early_stopping=False, random_state=seed,
+    classes = np.unique(y).size
+    per_round = 1 if classes == 2 else classes
+    rounds = max(MIN_ROUNDS, min(ROUNDS, BOOSTING_TREES // per_round))
+    return HistGradientBoostingClassifier(max_iter=rounds, early_stopping=False, random_state=seed,
                                           categorical_features=categorical if categorical.any() else None).fit(x, y)
 
 
@@ -173,7 +182,7 @@ def ml_utility(real: np.ndarray, synthetic: np.ndarray, names: Sequence[str], si
             return MLUtility(False, "The real table has fewer than 10 records and no holdout was given, "
                                     "too few to set test records aside.", names[target])
         order = rng.permutation(real.shape[0])
-        cut = int(round(TEST_SHARE * real.shape[0]))
+        cut = round(TEST_SHARE * real.shape[0])
         test, train, test_kind = real[np.sort(order[:cut])], real[np.sort(order[cut:])], "split"
     train, test, synthetic = _cap(train, rng), _cap(test, rng), _cap(synthetic, rng)
     features = [j for j in range(len(names)) if j != target]

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 @contextmanager
 def single_thread():
     """A context in which BLAS and OpenMP use one thread."""
-    import sklearn.ensemble  # noqa: F401  (loads scikit-learn's OpenMP runtime)
+    import sklearn.ensemble
     import sklearn.linear_model  # noqa: F401
     from threadpoolctl import threadpool_limits
 
