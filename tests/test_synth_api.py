@@ -155,3 +155,12 @@ def test_a_polars_table_gives_a_polars_synthetic_table(tmp_path):
     release.write(tmp_path / "out")
     assert pd.read_csv(tmp_path / "out" / "synthetic.csv").shape == (release.codes.shape[0], 2)
     assert (tmp_path / "out" / "report.html").stat().st_mode & 0o077 == 0
+
+
+def test_the_manifests_noise_scales_do_not_depend_on_the_table():
+    other = pd.DataFrame({"sex": ["M"] * 33, "age": [19] * 33})
+    first = synthesize(TABLE, DOMAIN, rho=Fraction(1, 3), rng=7, evaluate=False).manifest()
+    second = synthesize(other, DOMAIN, rho=Fraction(1, 3), rng=8, evaluate=False).manifest()
+    scales = [sorted((m["purpose"], m["sigma"], m["rho"]) for m in doc["measurements"]) for doc in (first, second)]
+    assert scales[0] == scales[1]
+    assert first["budget"] == second["budget"] and first["domain"] == second["domain"]
