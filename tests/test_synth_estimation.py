@@ -268,3 +268,26 @@ def test_exact_marginals_of_random_tree_models_are_recovered(seed):
     assert model.cells == model_cells(sizes, edges)
     for clique in edges + [("a", "d"), ("e", "c", "a")]:
         assert np.abs(model.project(clique) - truth.project(clique)).max() < 2e-3 * truth.total
+
+
+def test_measurements_with_infinite_noise_leave_the_model_uniform():
+    model = estimate({"a": 2, "b": 3}, [Measurement(("a",), np.array([5.0, 1.0]), np.inf)], total=6)
+    assert np.allclose(model.project(("a", "b")), 1.0)
+    half = estimate({"a": 2}, [Measurement(("a",), np.array([5.0, 1.0]), np.array([1.0, np.inf]))], total=6,
+                    iterations=300)
+    assert half.project(("a",))[0] == pytest.approx(5.0, abs=1e-3)
+
+
+def test_measurements_keep_private_read_only_copies_and_estimation_modifies_nothing():
+    values = np.array([3.0, 1.0])
+    sigma = np.array([1.0, 2.0])
+    m = Measurement(("a",), values, sigma)
+    values[0] = 100.0
+    sigma[0] = 100.0
+    assert m.values[0] == 3.0 and m.sigma[0] == 1.0
+    with pytest.raises(ValueError):
+        m.values[0] = 5.0
+    one_sentence_error(ParameterError, lambda: Measurement(("a",), ["x", "y"], 1.0), "not numbers")
+    sizes = {"a": 2}
+    estimate(sizes, [m], iterations=20)
+    assert sizes == {"a": 2} and m.values.tolist() == [3.0, 1.0]
