@@ -196,7 +196,10 @@ def _texts(column: pd.Series) -> np.ndarray:
         return np.array([canonical_number(v) for v in column.to_numpy(dtype=float)], dtype=object)
     if pd.api.types.is_bool_dtype(column.dtype) or pd.api.types.is_integer_dtype(column.dtype):
         return column.astype(str).to_numpy(dtype=object)
-    return np.array([_text(v) for v in column.to_numpy(dtype=object)], dtype=object)
+    values = column.to_numpy(dtype=object)
+    if pd.api.types.infer_dtype(values, skipna=False) == "string":
+        return values
+    return np.array([_text(v) for v in values], dtype=object)
 
 
 @dataclass(frozen=True)

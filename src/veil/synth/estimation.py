@@ -40,9 +40,11 @@ _GROW, _SHRINK, _ARMIJO = 1.2, 0.5, 0.5
 _RTOL, _PATIENCE = 1e-9, 5
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Measurement:
     """A noisy marginal: counts on a clique, with the noise's standard deviation per cell.
+
+    Compared by identity; ``values`` (and an array ``sigma``) are kept as read-only copies.
 
     Attributes:
         clique: the columns, in the order of the axes of ``values``.
@@ -57,6 +59,17 @@ class Measurement:
 
     def __post_init__(self):
         object.__setattr__(self, "clique", tuple(self.clique))
+        # A private copy, read-only: the caller's arrays are neither kept nor modified.
+        for name in ("values", "sigma"):
+            value = getattr(self, name)
+            if isinstance(value, np.ndarray) or (name == "values" and not np.isscalar(value)):
+                try:
+                    value = np.array(value, dtype=float)
+                except (TypeError, ValueError):
+                    raise ParameterError(f"the measurement on {self.clique!r} has {name} that are not numbers; "
+                                         "give numbers.") from None
+                value.flags.writeable = False
+                object.__setattr__(self, name, value)
 
 
 class _Plan:
@@ -187,6 +200,8 @@ def _mirror_descent(tree: JunctionTree, plans: Sequence[_Plan], theta: list[np.n
     restarts from ``θ_k`` (adaptive restart, O'Donoghue and Candès, "Adaptive restart for
     accelerated gradient schemes", 2015), so the accepted losses never increase."""
     lipschitz = sum(p.lipschitz for p in plans)
+    if lipschitz == 0:   # every cell has infinite noise: the measurements say nothing
+        return theta
     layout = Layout(tree, [p.clique for p in plans], [p.home for p in plans])
     eta = 1.0 / (total * lipschitz)
     loss, mus, grads = _evaluate(tree, layout, plans, theta, total)
