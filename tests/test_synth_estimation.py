@@ -194,3 +194,77 @@ def test_the_model_is_immutable():
         model.potentials[0][...] = 0
     with pytest.raises(ValueError):
         model.clique_marginal(0)[...] = 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(1, 4), min_size=0, max_size=6), st.data())
+def test_planned_sums_equal_numpy_sums(shape, data):
+    from veil.synth._reduction import reduction
+
+    axes = tuple(data.draw(st.sets(st.integers(0, len(shape) - 1))) if shape else ())
+    x = np.random.default_rng(len(shape)).random(shape)
+    got = reduction(shape, axes)(x)
+    want = x.sum(axis=tuple(sorted(axes))) if axes else x
+    assert got.shape == want.shape and np.allclose(got, want)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 7))
+def test_the_layout_reads_marginals_and_writes_gradients_as_plain_sums_do(seed, count):
+    from veil.synth._layout import Layout
+    from veil.synth.graphical_model import calibrate
+
+    model = random_model(seed, cliques=3)
+    rng = np.random.default_rng(seed)
+    tree = model.tree
+    measured = []
+    for _ in range(count):
+        home = int(rng.integers(len(tree.cliques)))
+        cl = tree.cliques[home]
+        keep = [c for c in cl if rng.random() < 0.6] or [cl[0]]
+        measured.append((tuple(keep), tree.containing(keep)))
+    layout = Layout(tree, [c for c, _ in measured], [h for _, h in measured])
+    probs = calibrate(tree, model.potentials)
+    for (clique, home), mu in zip(measured, layout.marginals(probs, 10.0)):
+        axes, _ = tree.plan(tree.cliques[home], clique)
+        assert np.allclose(mu, probs[home].sum(axis=axes) * 10.0)
+    grads = [rng.normal(size=tuple(model.sizes[c] for c in clique)) for clique, _ in measured]
+    want = [np.zeros(s) for s in tree.shapes]
+    for (clique, home), g in zip(measured, grads):
+        want[home] = want[home] + g.reshape(tree.plan(tree.cliques[home], clique)[1])
+    for got, w, (i, _) in zip(layout.gradient(grads), want, enumerate(tree.cliques)):
+        if got is None:
+            assert not any(h == i for _, h in measured)
+        else:
+            assert np.allclose(got, w)
+
+
+def test_belief_propagation_falls_back_to_log_space_when_potentials_underflow():
+    from veil.synth.graphical_model import _calibrate_linear, _calibrate_log
+
+    model = random_model(4, cliques=4)
+    tree = model.tree
+    for a, b in zip(_calibrate_linear(tree, model.potentials), _calibrate_log(tree, model.potentials)):
+        assert np.allclose(a, b)
+    # Potentials whose masses only meet where exp underflows to 0 in the linear passes.
+    sizes = {"a": 2, "b": 2, "c": 2}
+    tree = JunctionTree.build(sizes, [("a", "b"), ("b", "c")])
+    # (a, b) puts its mass on b = 0, (b, c) on b = 1, each by e^2000: the joint is even on b.
+    table = {("a", "b"): np.array([[0.0, -2000.0], [0.0, -2000.0]]),
+             ("b", "c"): np.array([[-2000.0, -2000.0], [0.0, 0.0]])}
+    pots = [table[c] for c in tree.cliques]
+    assert _calibrate_linear(tree, pots) is None
+    extreme = GraphicalModel(tree, pots, 1.0)
+    assert np.allclose(extreme.project(("b",)), [0.5, 0.5])
+    assert np.allclose(extreme.project(("a", "c")), brute_marginal(extreme, ("a", "c")))
+
+
+@settings(max_examples=6, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_exact_marginals_of_random_tree_models_are_recovered(seed):
+    sizes, edges, truth = tree_table(seed)
+    ms = [Measurement(c, truth.project(c), 1e-3) for c in edges]
+    model = estimate(sizes, ms, iterations=1500)
+    assert model.cells == model_cells(sizes, edges)
+    for clique in edges + [("a", "d"), ("e", "c", "a")]:
+        assert np.abs(model.project(clique) - truth.project(clique)).max() < 2e-3 * truth.total

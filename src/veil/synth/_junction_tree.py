@@ -61,6 +61,30 @@ def _elimination_cliques(n: int, weights: Sequence[float], edges: set) -> list[f
     return out
 
 
+def maximal_cliques(sizes: Mapping[str, int], cliques: Sequence[Sequence[str]]) -> list[frozenset[int]]:
+    """The maximal cliques (sets of column positions in ``sizes``) of the triangulation of the
+    graph that joins every two columns sharing a clique, in a fixed order (largest first)."""
+    names = tuple(sizes)
+    index = {n: i for i, n in enumerate(names)}
+    edges = set()
+    for clique in cliques:
+        ids = sorted(index[c] for c in clique)
+        for a in range(len(ids)):
+            for b in range(a + 1, len(ids)):
+                edges.add((ids[a], ids[b]))
+    weights = [math.log(max(int(sizes[n]), 1)) for n in names]
+    found = _elimination_cliques(len(names), weights, edges)
+    maximal = [c for c in set(found) if not any(c < other for other in found)]
+    maximal.sort(key=lambda c: (-len(c), sorted(c)))
+    return maximal
+
+
+def tree_cells(sizes: Mapping[str, int], cliques: Sequence[Sequence[str]]) -> int:
+    """The sum of the cell counts of the cliques of the junction tree of ``cliques``."""
+    sz = [int(sizes[n]) for n in sizes]
+    return sum(math.prod(sz[i] for i in c) for c in maximal_cliques(sizes, cliques))
+
+
 class JunctionTree:
     """A junction tree over columns ``names`` of sizes ``sizes``.
 
@@ -127,17 +151,7 @@ class JunctionTree:
         """The junction tree of ``cliques`` over every column of ``sizes`` (columns in no clique
         are cliques of their own)."""
         names = tuple(sizes)
-        index = {n: i for i, n in enumerate(names)}
-        edges = set()
-        for clique in cliques:
-            ids = sorted(index[c] for c in clique)
-            for a in range(len(ids)):
-                for b in range(a + 1, len(ids)):
-                    edges.add((ids[a], ids[b]))
-        weights = [math.log(max(int(sizes[n]), 1)) for n in names]
-        found = _elimination_cliques(len(names), weights, edges)
-        maximal = [c for c in set(found) if not any(c < other for other in found)]
-        maximal.sort(key=lambda c: (-len(c), sorted(c)))
+        maximal = maximal_cliques(sizes, cliques)
         tree_edges = junction_tree(maximal)
         if tree_edges is None:   # cannot happen: the cliques of a triangulated graph form a junction tree
             raise AssertionError("triangulation failed to give a junction tree")

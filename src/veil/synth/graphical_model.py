@@ -18,7 +18,8 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from veil.errors import ParameterError
-from veil.synth._junction_tree import JunctionTree, check_cliques
+from veil.synth._junction_tree import JunctionTree, check_cliques, tree_cells
+from veil.synth._reduction import reduction
 
 
 def _logsumexp(a: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
@@ -36,7 +37,8 @@ def calibrate(tree: JunctionTree, potentials: Sequence[np.ndarray]) -> list[np.n
 
     The messages are computed on ``exp(θ_C − max θ_C)`` with every message rescaled to a maximum
     of 1 (scale factors cancel when the beliefs are normalized), which needs one exponential per
-    clique; when that underflows (a belief with no mass left), the same passes run in log space.
+    clique; when that may have underflowed (a belief whose largest cell is below 1e-150), the same
+    passes run in log space.
     """
     out = _calibrate_linear(tree, potentials)
     return out if out is not None else _calibrate_log(tree, potentials)
@@ -47,7 +49,8 @@ def _calibrate_linear(tree: JunctionTree, potentials: Sequence[np.ndarray]) -> l
     inner = [None] * m
     up = [None] * m
     for c in reversed(tree.order):
-        b = np.exp(potentials[c] - potentials[c].max())
+        b = np.subtract(potentials[c], potentials[c].max())
+        np.exp(b, out=b)
         for k in tree.children[c]:
             b *= up[k]
         inner[c] = b
@@ -68,12 +71,14 @@ def _calibrate_linear(tree: JunctionTree, potentials: Sequence[np.ndarray]) -> l
             top = msg.max()
             if not top > 0:
                 return None
-            beliefs[k] = inner[k] * (msg / top)
-    for i, b in enumerate(beliefs):
-        total = b.sum()
-        if not (total > 0 and np.isfinite(total)):
+            inner[k] *= msg / top
+            beliefs[k] = inner[k]
+    for b in beliefs:
+        # Every factor is at most 1, so a belief whose largest cell is still above 1e-150 lost to
+        # underflow only cells below 1e-308 of the scale: negligible. Else the log passes decide.
+        if not b.max() >= 1e-150:
             return None
-        b /= total
+        b /= b.sum()
     return beliefs
 
 
@@ -177,8 +182,10 @@ class GraphicalModel:
         home = tree.containing(clique)
         if home is not None:
             src = tree.cliques[home]
-            index = {n: i for i, n in enumerate(src)}
-            return np.einsum(f"{_letters(src, index)}->{_letters(clique, index)}", self._probs[home])
+            axes, _ = tree.plan(src, clique)
+            out = reduction(tree.shapes[home], axes)(self._probs[home])
+            held = [x for x in src if x in clique]
+            return out.transpose([held.index(x) for x in clique])
         nodes = tree.steiner(clique)
         involved = sorted({x for c in nodes for x in tree.cliques[c]}, key=self.names.index)
         if len(involved) > len(string.ascii_letters):
@@ -217,4 +224,4 @@ def model_cells(sizes: Mapping[str, int], cliques: Sequence[tuple[str, ...]]) ->
         ParameterError: a clique naming an unknown column or one column twice.
     """
     check_cliques(sizes, cliques)
-    return JunctionTree.build(sizes, cliques).cells
+    return tree_cells(sizes, cliques)
