@@ -142,6 +142,7 @@ def test_secure_run_is_fit():
     ({"rho": "x"}, None, VeilError, "rho must be a positive"),
     ({"rho": Fraction(1, 10**40)}, None, VeilError, "raise rho"),
     ({"rho": 1, "rounds": 0}, None, VeilError, "rounds must be a whole number"),
+    ({"rho": 1, "rounds": 10**40}, None, VeilError, "raise rho or lower rounds"),
     ({"rho": 1, "rounds": 2.5}, None, VeilError, "rounds must be a whole number"),
     ({"rho": 1, "workload": [("c0", "age")]}, None, VeilError, "unknown column 'age'"),
     ({"rho": 1, "workload": [()]}, None, VeilError, "empty"),

@@ -129,7 +129,7 @@ def aim(codes: np.ndarray, domain: SynthDomain, *, rho, noise=None, workload=Non
         raise ParameterError(f"max_model_cells = {limit} is smaller than any candidate marginal; raise it to at "
                              f"least {least}.")
     schedule = AnnealingSchedule(total, planned, d)
-    check_sigma(schedule.smallest_measurement(), "marginals")
+    check_sigma(schedule.smallest_measurement(), "marginals", "raise rho or lower rounds")
     source = as_noise_source(noise)
     position = {n: j for j, n in enumerate(names)}
 

@@ -48,7 +48,7 @@ def check_rho(rho) -> Fraction:
     return value
 
 
-def check_sigma(rho_i: Fraction, what: str) -> float:
+def check_sigma(rho_i: Fraction, what: str, fix: str = "raise rho") -> float:
     """The discrete Gaussian σ of a share ρ_i, refused when veil cannot draw it (σ above 2^52).
 
     Called on the smallest share of a plan before any noise is drawn.
@@ -59,7 +59,7 @@ def check_sigma(rho_i: Fraction, what: str) -> float:
     sigma = discrete_gaussian_sigma(rho_i, 1)
     if sigma > MAX_INTEGER_SCALE:
         raise ParameterError(f"rho is too small: the {what} would get noise of σ = {sigma:.3g}, above the largest "
-                             f"scale veil draws ({MAX_INTEGER_SCALE:.3g}); raise rho.")
+                             f"scale veil draws ({MAX_INTEGER_SCALE:.3g}); {fix}.")
     return sigma
 
 
