@@ -155,3 +155,13 @@ def test_intervals_hold_their_point_and_are_known_values():
     assert abs(lo - 0.0524) < 1e-3 and abs(hi - 0.3339) < 1e-3
     lo, hi = risk_interval(60, 100, 10, 100)
     assert lo < (0.6 - 0.1) / 0.9 < hi
+
+
+def test_a_threshold_that_separates_no_tuning_record_is_not_chosen():
+    # every record is at distance 2 from every synthetic record: no threshold separates anything,
+    # and "always a member" (t = 2) would score an exact 0 with a needlessly tight interval
+    rng = np.random.default_rng(27)
+    members, holdout = rng.integers(2, size=(40, 2)), rng.integers(2, size=(40, 2))
+    result = membership(members, np.full((5, 2), 2), (3, 3), holdout=holdout, rng=rng)
+    assert result.dcr.setting == "member when the distance is at most 0"
+    assert result.dcr.tpr == result.dcr.fpr == 0 and result.dcr.advantage == 0
