@@ -291,3 +291,17 @@ def test_measurements_keep_private_read_only_copies_and_estimation_modifies_noth
     sizes = {"a": 2}
     estimate(sizes, [m], iterations=20)
     assert sizes == {"a": 2} and m.values.tolist() == [3.0, 1.0]
+
+
+def test_a_warm_start_over_other_cliques_starts_from_its_closest_model_in_the_new_tree():
+    sizes, edges, truth = tree_table(12)
+    # No measurement: the fit is the start. The new tree holds the old one: the same distribution.
+    same = estimate(sizes, [], total=truth.total, warm_start=truth, cliques=edges + [("a", "d")])
+    for clique in itertools.combinations(sizes, 3):
+        assert np.allclose(same.project(clique), truth.project(clique))
+    # A tree that cannot hold the old cliques: its cliques' marginals are the old ones.
+    other = [("a", "c"), ("c", "e"), ("e", "d"), ("d", "b")]
+    moved = estimate(sizes, [], total=truth.total, warm_start=truth, cliques=other)
+    assert any(moved.tree.containing(c) is None for c in truth.cliques)
+    for clique in other:
+        assert np.allclose(moved.project(clique), truth.project(clique))

@@ -31,6 +31,7 @@ import numpy as np
 from veil.errors import ParameterError
 from veil.synth._junction_tree import JunctionTree, check_cliques
 from veil.synth._layout import Layout
+from veil.synth._reduction import reduction
 from veil.synth.graphical_model import GraphicalModel, calibrate
 
 # After an accepted step the next one tries this factor larger; a failed one halves.
@@ -125,8 +126,8 @@ def estimate(sizes: Mapping[str, int], measurements: Sequence[Measurement], *, t
             (the average of their sums weighted by the inverse of each sum's noise variance).
         iterations: the most mirror-descent steps taken; the descent also stops when five steps
             in a row each lower the loss by less than a billionth of it.
-        warm_start: a model over the same columns whose potentials start the descent (each added
-            to a clique of the new tree that holds its clique; others are dropped).
+        warm_start: a model over the same columns to start the descent from (its distribution,
+            or when the new tree cannot hold it the closest one it can).
         cliques: further cliques the model must hold (e.g. those AIM may measure next).
 
     Returns:
@@ -165,16 +166,28 @@ def estimate(sizes: Mapping[str, int], measurements: Sequence[Measurement], *, t
 
 
 def _start(tree: JunctionTree, warm: GraphicalModel | None) -> list[np.ndarray]:
+    """The starting potentials: zero (uniform), or those of the warm start's distribution as
+    closely as the new tree can hold it. When every clique of the warm start lies in a clique of
+    the new tree its potentials are simply added there (the same distribution); else each new
+    clique gets ``log μ_C − log μ_S`` of the warm start's marginals on it and on its separator,
+    the distribution of the new tree's family closest to the warm start in KL divergence."""
     theta = [np.zeros(s) for s in tree.shapes]
     if warm is None:
         return theta
     if not isinstance(warm, GraphicalModel) or warm.names != tree.names or warm.sizes != tree.sizes:
         raise ParameterError("the warm start is a model over other columns or sizes; give a model over these columns.")
-    for clique, pot in zip(warm.cliques, warm.potentials):
-        home = tree.containing(clique)
-        if home is not None:
+    homes = [tree.containing(clique) for clique in warm.cliques]
+    if all(h is not None for h in homes):
+        for clique, pot, home in zip(warm.cliques, warm.potentials, homes):
             _, shape = tree.plan(tree.cliques[home], clique)
             theta[home] = theta[home] + pot.reshape(shape)
+        return theta
+    for c, clique in enumerate(tree.cliques):
+        probs = warm.project(clique) / warm.total
+        theta[c] = np.log(np.maximum(probs, 1e-300))
+        if tree.parent[c] >= 0 and tree.separator[c]:
+            sep = reduction(tree.shapes[c], tree.child_axes[c], tree.child_shape[c])(probs)
+            theta[c] = theta[c] - np.log(np.maximum(sep, 1e-300))
     return theta
 
 
