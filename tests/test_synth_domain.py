@@ -7,7 +7,8 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.helpers import ADULT_DIR, one_sentence_error
 from veil.data.hierarchy import Hierarchy

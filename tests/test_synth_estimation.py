@@ -7,7 +7,8 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.helpers import one_sentence_error
 from veil.errors import ParameterError
@@ -133,7 +134,7 @@ def test_estimation_error_shrinks_with_the_noise():
 
 
 def test_measurement_axes_may_come_in_any_order():
-    sizes, edges, truth = tree_table(7)
+    sizes, _, truth = tree_table(7)
     forward = estimate(sizes, [Measurement(("a", "b"), truth.project(("a", "b")), 1.0)], iterations=200)
     backward = estimate(sizes, [Measurement(("b", "a"), truth.project(("b", "a")), 1.0)], iterations=200)
     assert np.allclose(forward.project(("a", "b")), backward.project(("a", "b")))

@@ -13,7 +13,7 @@ axes and arrays broadcast between them by reshaping alone.
 from __future__ import annotations
 
 import math
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from veil.errors import ParameterError
 from veil.marginals.decomposable import junction_tree
@@ -147,7 +147,7 @@ class JunctionTree:
         return axes, shape
 
     @classmethod
-    def build(cls, sizes: Mapping[str, int], cliques: Sequence[Sequence[str]]) -> "JunctionTree":
+    def build(cls, sizes: Mapping[str, int], cliques: Sequence[Sequence[str]]) -> JunctionTree:
         """The junction tree of ``cliques`` over every column of ``sizes`` (columns in no clique
         are cliques of their own)."""
         names = tuple(sizes)

@@ -14,7 +14,7 @@ broadcast into its parent and added).
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -23,7 +23,7 @@ from veil.synth._reduction import Reduction, reduction
 
 
 class _Node:
-    __slots__ = ("clique", "shape", "home", "parent", "reduce", "broadcast")
+    __slots__ = ("broadcast", "clique", "home", "parent", "reduce", "shape")
 
     def __init__(self, clique: tuple[str, ...], shape: tuple[int, ...], home: int):
         self.clique = clique

@@ -23,8 +23,8 @@ sizes, so it spends no privacy budget (post-processing).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 import numpy as np
 
