@@ -93,6 +93,10 @@ class ColumnDomain:
         """A column of categories, each value given as its text label."""
         if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
             raise DomainError(f"column {name!r} needs its categories as a list; give a list of values.")
+        for v in values:
+            if v is None or (isinstance(v, (float, np.floating)) and math.isnan(v)):
+                raise DomainError(f"column {name!r} declares a missing value as a category; "
+                                  "give every category as a text label.")
         return cls(str(name), tuple(_text(v) for v in values), None, False, source)
 
     @classmethod
@@ -215,6 +219,8 @@ class SynthDomain:
 
     def __post_init__(self):
         object.__setattr__(self, "columns", tuple(self.columns))
+        if not all(isinstance(c, ColumnDomain) for c in self.columns):
+            raise DomainError("every column of a domain must be a ColumnDomain; build them with ColumnDomain.")
         if not self.columns:
             raise DomainError("the domain has no columns; declare at least one column.")
         names = [c.name for c in self.columns]

@@ -155,7 +155,8 @@ def estimate(sizes: Mapping[str, int], measurements: Sequence[Measurement], *, t
         if not plans:
             raise ParameterError("there are no measurements to estimate the total from; give total.")
         total = _total(plans)
-    elif not (isinstance(total, (int, float, np.integer, np.floating)) and math.isfinite(total) and total > 0):
+    elif isinstance(total, bool) or not (isinstance(total, (int, float, np.integer, np.floating))
+                                         and math.isfinite(total) and total > 0):
         raise ParameterError(f"total={total!r} is not a positive number; give the number of records.")
     total = float(total)
     theta = _start(tree, warm_start)
