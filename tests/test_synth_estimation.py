@@ -306,3 +306,33 @@ def test_a_warm_start_over_other_cliques_starts_from_its_closest_model_in_the_ne
     assert any(moved.tree.containing(c) is None for c in truth.cliques)
     for clique in other:
         assert np.allclose(moved.project(clique), truth.project(clique))
+
+
+def test_the_model_refuses_new_attributes():
+    model = random_model(2)
+    with pytest.raises(AttributeError):
+        model.total = 5.0
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_estimates_on_random_domains_and_cliques_are_consistent_models(seed):
+    rng = np.random.default_rng(seed)
+    names = [f"c{i}" for i in range(int(rng.integers(1, 6)))]
+    sizes = {n: int(rng.integers(1, 4)) for n in names}
+    ms = []
+    for _ in range(int(rng.integers(1, 5))):
+        clique = tuple(rng.choice(names, size=int(rng.integers(1, min(3, len(names)) + 1)), replace=False))
+        shape = tuple(sizes[c] for c in clique)
+        ms.append(Measurement(clique, rng.normal(20, 10, shape), float(rng.uniform(0.5, 5))))
+    model = estimate(sizes, ms, iterations=30)
+    start = estimate(sizes, ms, iterations=0)
+
+    def loss(m):
+        return sum(0.5 * (((m.project(x.clique) - x.values) / x.sigma) ** 2).sum() for x in ms)
+
+    assert loss(model) <= loss(start) + 1e-9
+    for x in ms:
+        got = model.project(x.clique)
+        assert got.shape == x.values.shape and got.sum() == pytest.approx(model.total)
+    assert model.cells == model_cells(sizes, [x.clique for x in ms])

@@ -20,6 +20,7 @@ import numpy as np
 from veil.errors import ParameterError
 from veil.synth._junction_tree import JunctionTree, check_cliques, tree_cells
 from veil.synth._reduction import reduction
+from veil.synth.sampling import sample
 
 
 def _logsumexp(a: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
@@ -151,6 +152,12 @@ class GraphicalModel:
         for p in probs:
             p.flags.writeable = False
         self._probs = tuple(probs)
+        self._frozen = True
+
+    def __setattr__(self, name, value):
+        if getattr(self, "_frozen", False):
+            raise AttributeError(f"a GraphicalModel is immutable; {name!r} cannot be set.")
+        object.__setattr__(self, name, value)
 
     def __repr__(self) -> str:
         return f"GraphicalModel(columns={len(self.names)}, cliques={len(self.cliques)}, cells={self.cells}, total={self.total:g})"
@@ -211,8 +218,6 @@ class GraphicalModel:
     def sample(self, rows: int, rng: np.random.Generator, method: str = "systematic") -> np.ndarray:
         """``rows`` records drawn from the model, as an ``(rows, d)`` ``int64`` code matrix; see
         :func:`veil.synth.sampling.sample`."""
-        from veil.synth.sampling import sample
-
         return sample(self, rows, rng, method)
 
 
