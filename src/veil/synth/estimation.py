@@ -36,9 +36,10 @@ from veil.synth.graphical_model import GraphicalModel, calibrate
 
 # After an accepted step the next one tries this factor larger; a failed one halves.
 _GROW, _SHRINK, _ARMIJO = 1.2, 0.5, 0.5
-# The fit stops when an iteration lowers the loss by less than this fraction of it, this many
-# times in a row (or after ``iterations``).
-_RTOL, _PATIENCE = 1e-9, 5
+# The fit stops when the last this many steps lowered the loss by less than this fraction of it
+# together (or after ``iterations``): on Adult the loss is then within 0.1% of where 500 more
+# steps take it, a difference far below the noise.
+_RTOL, _WINDOW = 1e-4, 10
 
 
 @dataclass(frozen=True, eq=False)
@@ -124,8 +125,8 @@ def estimate(sizes: Mapping[str, int], measurements: Sequence[Measurement], *, t
         measurements: the noisy marginals.
         total: the number of records the model counts; None estimates it from the measurements
             (the average of their sums weighted by the inverse of each sum's noise variance).
-        iterations: the most mirror-descent steps taken; the descent also stops when five steps
-            in a row each lower the loss by less than a billionth of it.
+        iterations: the most mirror-descent steps taken; the descent also stops when the last
+            ten steps together lowered the loss by less than 1e-4 of it.
         warm_start: a model over the same columns to start the descent from (its distribution,
             or when the new tree cannot hold it the closest one it can).
         cliques: further cliques the model must hold (e.g. those AIM may measure next).
@@ -219,7 +220,7 @@ def _mirror_descent(tree: JunctionTree, plans: Sequence[_Plan], theta: list[np.n
     layout = Layout(tree, [p.clique for p in plans], [p.home for p in plans])
     eta = 1.0 / (total * lipschitz)
     loss, mus, grads = _evaluate(tree, layout, plans, theta, total)
-    previous, momentum, quiet = theta, 0, 0
+    previous, momentum, history = theta, 0, [loss]
     for _ in range(iterations):
         if loss == 0.0:
             break
@@ -242,11 +243,11 @@ def _mirror_descent(tree: JunctionTree, plans: Sequence[_Plan], theta: list[np.n
         eta *= _GROW
         if new_loss > loss:
             previous, momentum = theta, 0
-            continue
-        quiet = quiet + 1 if loss - new_loss <= _RTOL * loss else 0
-        previous, theta = theta, trial
-        loss, mus, grads = new_loss, new_mus, new_grads
-        momentum += 1
-        if quiet >= _PATIENCE:
+        else:
+            previous, theta = theta, trial
+            loss, mus, grads = new_loss, new_mus, new_grads
+            momentum += 1
+        history.append(loss)
+        if len(history) > _WINDOW and history[-_WINDOW - 1] - loss <= _RTOL * loss:
             break
     return theta
