@@ -207,6 +207,16 @@ def _evaluate(tree: JunctionTree, layout: Layout, plans: Sequence[_Plan], theta:
     return loss, mus, grads
 
 
+def _step(theta: np.ndarray, eta: float, terms: Sequence[np.ndarray]) -> np.ndarray:
+    """``θ − η Σ terms``, each term broadcast into ``θ`` (scaled while still small)."""
+    if not terms:
+        return theta
+    out = theta - eta * terms[0]
+    for term in terms[1:]:
+        out -= eta * term
+    return out
+
+
 def _mirror_descent(tree: JunctionTree, plans: Sequence[_Plan], theta: list[np.ndarray], total: float,
                     iterations: int) -> list[np.ndarray]:
     """Accelerated entropic mirror descent on the potentials: each step is a mirror step, with an
@@ -226,13 +236,18 @@ def _mirror_descent(tree: JunctionTree, plans: Sequence[_Plan], theta: list[np.n
             break
         beta = momentum / (momentum + 3)
         if beta > 0:
-            ahead = [t + beta * (t - p) for t, p in zip(theta, previous)]
+            ahead = []
+            for t, p in zip(theta, previous):
+                a = np.subtract(t, p)
+                a *= beta
+                a += t
+                ahead.append(a)
             ahead_loss, ahead_mus, ahead_grads = _evaluate(tree, layout, plans, ahead, total)
         else:
             ahead, ahead_loss, ahead_mus, ahead_grads = theta, loss, mus, grads
         direction = layout.gradient(ahead_grads)
         while True:
-            trial = [t if d is None else t - eta * d for t, d in zip(ahead, direction)]
+            trial = [_step(t, eta, d) for t, d in zip(ahead, direction)]
             new_loss, new_mus, new_grads = _evaluate(tree, layout, plans, trial, total)
             promised = sum(float((g * (mu - nmu)).sum()) for g, mu, nmu in zip(ahead_grads, ahead_mus, new_mus))
             if new_loss <= ahead_loss - _ARMIJO * promised:
