@@ -163,8 +163,13 @@ def estimate(sizes: Mapping[str, int], measurements: Sequence[Measurement], *, t
     theta = _start(tree, warm_start)
     if not plans or iterations == 0:
         return GraphicalModel(tree, theta, total)
-    theta = _mirror_descent(tree, plans, theta, total, int(iterations))
-    return GraphicalModel(tree, theta, total)
+    start = getattr(warm_start, "_step", None) if warm_start is not None else None
+    theta, step = _mirror_descent(tree, plans, theta, total, int(iterations), start)
+    model = GraphicalModel(tree, theta, total)
+    # The step size the descent ended with, per unit of the loss's scale: a warm start from this
+    # model resumes from it rather than growing the step again from the safe bound.
+    object.__setattr__(model, "_step", step)
+    return model
 
 
 def _start(tree: JunctionTree, warm: GraphicalModel | None) -> list[np.ndarray]:
@@ -218,7 +223,7 @@ def _step(theta: np.ndarray, eta: float, terms: Sequence[np.ndarray]) -> np.ndar
 
 
 def _mirror_descent(tree: JunctionTree, plans: Sequence[_Plan], theta: list[np.ndarray], total: float,
-                    iterations: int) -> list[np.ndarray]:
+                    iterations: int, start: float | None = None) -> tuple[list[np.ndarray], float | None]:
     """Accelerated entropic mirror descent on the potentials: each step is a mirror step, with an
     Armijo backtracking line search, from the extrapolated point ``θ_k + k/(k+3) (θ_k − θ_{k−1})``
     (Nesterov's momentum on the potentials); when a step would raise the loss the momentum
@@ -226,9 +231,11 @@ def _mirror_descent(tree: JunctionTree, plans: Sequence[_Plan], theta: list[np.n
     accelerated gradient schemes", 2015), so the accepted losses never increase."""
     lipschitz = sum(p.lipschitz for p in plans)
     if lipschitz == 0:   # every cell has infinite noise: the measurements say nothing
-        return theta
+        return theta, None
     layout = Layout(tree, [p.clique for p in plans], [p.home for p in plans])
-    eta = 1.0 / (total * lipschitz)
+    safe = 1.0 / (total * lipschitz)
+    # A warm start's last step (kept as a multiple of its safe bound), a quarter of it to be careful.
+    eta = safe if start is None else max(safe, safe * start / 4)
     loss, mus, grads = _evaluate(tree, layout, plans, theta, total)
     previous, momentum, history = theta, 0, [loss]
     for _ in range(iterations):
@@ -253,8 +260,8 @@ def _mirror_descent(tree: JunctionTree, plans: Sequence[_Plan], theta: list[np.n
             if new_loss <= ahead_loss - _ARMIJO * promised:
                 break
             eta *= _SHRINK
-            if eta * total * lipschitz < 1e-12:
-                return theta
+            if eta < 1e-12 * safe:
+                return theta, eta / safe
         eta *= _GROW
         if new_loss > loss:
             previous, momentum = theta, 0
@@ -265,4 +272,4 @@ def _mirror_descent(tree: JunctionTree, plans: Sequence[_Plan], theta: list[np.n
         history.append(loss)
         if len(history) > _WINDOW and history[-_WINDOW - 1] - loss <= _RTOL * loss:
             break
-    return theta
+    return theta, eta / safe
