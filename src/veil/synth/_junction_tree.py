@@ -187,7 +187,7 @@ class JunctionTree:
         return best
 
     def steiner(self, columns: Sequence[str]) -> list[int]:
-        """The cliques of the smallest subtree whose cliques cover ``columns``, in tree order
+        """The cliques of a smallest subtree whose cliques cover ``columns``, in tree order
         (each after its parent within the subtree), found by pruning leaves that add nothing."""
         want = set(columns)
         keep = set(range(len(self.cliques)))
