@@ -219,7 +219,7 @@ def test_the_budget_one_way_is_the_rule_of_the_json_schema_and_of_the_parser(fol
     import jsonschema
 
     from veil.config.schema import configuration_schema
-    from veil.config.synth_section import load_synth
+    from veil.config.synth_file import load_synth
     from veil.errors import ConfigError
 
     def change(doc):

@@ -70,10 +70,11 @@ def synth_command(
     table) and report.html (the evaluation: NOT private, for your decision
     only), all or none. Publish with veil publish, which charges the budget.
     """
-    from veil.config.synth_section import load_synth
+    from veil.config.synth_file import load_synth
     from veil.output.writer import OutputSet
     from veil.synth.api import synthesize
     from veil.synth.release import output_paths, write_synthetic_release
+    from veil.synth.section_domain import section_domain
 
     cfg = load_synth(config, data=data)
     spec = cfg.spec
@@ -92,7 +93,7 @@ def synth_command(
             held = None
             if held_path is not None and not no_evaluate:
                 held, _ = _frame(Path(held_path), cfg.delimiter, spec.columns)
-            domain = spec.build_domain(frame)
+            domain = section_domain(spec, frame)
         options = {"max_model_cells": spec.max_model_cells} if spec.max_model_cells is not None else {}
         with stage(f"synthesizing with {spec.mechanism}"):
             release = synthesize(frame, domain, mechanism=spec.mechanism, epsilon=spec.epsilon, delta=spec.delta,

@@ -26,13 +26,13 @@ which :mod:`veil.config.schema` lists as a section; the value types here read wh
 one key: the domain (:class:`DomainMap`), the workload (:class:`WorkloadList`) and the whole
 section (:class:`SynthOptions`: the budget given exactly one way, the workload and evaluation
 naming only columns of the domain, and a domain read from the data only with ``from_data``).
-:func:`load_synth` reads a file for ``veil synth``.
+:func:`veil.config.synth_file.load_synth` reads a file for ``veil synth``, and
+:func:`veil.synth.section_domain.section_domain` builds the domain the section declares.
 """
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -56,16 +56,13 @@ from veil.config.value_types import (
 )
 
 if TYPE_CHECKING:
-    import pandas as pd
     import yaml
-
-    from veil.synth.domain import SynthDomain
 
 # The parser (veil.config.parser.Parser), which imports the schema, so it is not named here.
 Parser = Any
 
-__all__ = ["EVALUATION_OPTIONS", "SYNTH_OPTIONS", "ColumnDomainSpec", "DomainMap", "SynthConfig", "SynthOptions",
-           "SynthSpec", "WorkloadList", "load_synth"]
+__all__ = ["EVALUATION_OPTIONS", "SYNTH_OPTIONS", "ColumnDomainSpec", "DomainMap", "SynthOptions", "SynthSpec",
+           "WorkloadList"]
 
 _DOMAIN_EXAMPLE = "{sex: {categories: [F, M]}, age: {bins: {edges: [17, 30, 50, 91], integer: true}}}"
 _KINDS = ("categories", "bins", "hierarchy", "data")
@@ -132,36 +129,6 @@ class SynthSpec:
     def columns(self) -> tuple[str, ...]:
         """The columns synthesized, in the order the domain lists them."""
         return tuple(c.column for c in self.domain)
-
-    def build_domain(self, table: pd.DataFrame) -> SynthDomain:
-        """The :class:`~veil.synth.domain.SynthDomain`: declared categories and bins, the leaves of
-        hierarchy files, and (only when the section says ``from_data``) values read from ``table``.
-
-        Raises:
-            ConfigError: a hierarchy file cannot be read.
-            DomainError: a domain the synthesizer refuses (e.g. a column read from the data is missing).
-        """
-        from veil.data.hierarchy import Hierarchy
-        from veil.errors import ConfigError, VeilError, lower_first
-        from veil.synth.domain import ColumnDomain, SynthDomain
-
-        columns = []
-        for spec in self.domain:
-            if spec.kind == "categories":
-                columns.append(SynthDomain.declared({spec.column: list(spec.values or ())}).columns[0])
-            elif spec.kind == "bins":
-                declared = {"bins": list(spec.edges or ()), "integer": spec.integer}
-                columns.append(SynthDomain.declared({spec.column: declared}).columns[0])
-            elif spec.kind == "hierarchy":
-                try:
-                    leaves = Hierarchy.read_csv(spec.file, spec.delimiter).leaves
-                except VeilError as exc:
-                    raise ConfigError(f"{spec.origin}: {lower_first(str(exc))}") from None
-                columns.append(ColumnDomain(spec.column, tuple(str(v) for v in leaves), None, source="hierarchy"))
-            else:
-                bins = {spec.column: spec.bins} if spec.bins is not None else None
-                columns.append(SynthDomain.from_data(table, columns=[spec.column], bins=bins).columns[0])
-        return SynthDomain(tuple(columns))
 
     def workload_argument(self):
         """The workload as :func:`veil.synth.aim.aim` takes it: ``None`` (all 2- and 3-way
@@ -426,54 +393,3 @@ class SynthOptions:
                            {"required": ["rho"], "not": {"anyOf": [{"required": ["epsilon"]},
                                                                    {"required": ["delta"]}]}}]
         return schema
-
-
-# ------------------------------------------------------------------------------ the file
-
-@dataclass(frozen=True)
-class SynthConfig:
-    """A file read for ``veil synth``: the table, how to read it, and its ``synth`` section."""
-
-    data: Path
-    spec: SynthSpec
-    delimiter: str | None = None
-    missing_values: tuple[str, ...] = ("",)
-    source: Path | None = None
-    reads: tuple[Path, ...] = field(default_factory=tuple)
-
-
-def load_synth(path: str | os.PathLike, *, data: str | os.PathLike | None = None) -> SynthConfig:
-    """Read the ``synth:`` section of a configuration file (which may hold it alone, with ``data:``).
-
-    Args:
-        path: the YAML file.
-        data: a table path that overrides the file's ``data:`` (as given on a command line).
-
-    Raises:
-        ConfigError: the file is missing, is not valid YAML, has no ``synth:`` section or no table,
-            or the section breaks the schema (an unknown column, a budget given two ways, a domain
-            read from the data without ``from_data``, ...): one sentence naming the file and line.
-    """
-    from veil.config.parser import Parser
-    from veil.config.schema import SECTIONS
-    from veil.config.yaml_nodes import compose
-
-    path = Path(path)
-    root = compose(path)
-    p = Parser(str(path), path.resolve().parent)
-    if root is None:
-        raise p.error(1, "the file is empty; veil synth needs a 'synth:' section.")
-    top = p.mapping(root, "the configuration", "'synth:' on its own line")
-    p.known_keys(top, list(SECTIONS), "the top level")
-    if "synth" not in top:
-        raise p.error(1, "the file has no 'synth:' section; give one, like 'synth: {epsilon: 1.0, delta: 1.0e-9, "
-                         "domain: {sex: {categories: [F, M]}}}'.")
-    if data is None and "data" not in top:
-        raise p.error(1, "the file names no table; give 'data: FILE', or the table on the command line.")
-    p.data_override = data
-    table = p.read_data(top.get("data"))["data"]
-    delimiter = p.read_delimiter(top.get("delimiter"))["delimiter"]
-    missing = p.read_missing_values(top.get("missing_values")).get("missing_values", ("",))
-    spec = SECTIONS["synth"].read(p, *top["synth"], "synth")
-    files = [c.file for c in spec.domain if c.file is not None] + ([spec.holdout] if spec.holdout else [])
-    return SynthConfig(table, spec, delimiter, missing, path, tuple([path, table, *files]))

@@ -14,10 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from veil.synth.api import SyntheticRelease
+from typing import Any
 
 __all__ = ["SynthReport", "render_synth_html", "synth_report"]
 
@@ -93,7 +90,7 @@ def _section(section: Any) -> dict:
     return {"title": str(title), "rows": shown}
 
 
-def synth_report(release: SyntheticRelease, manifest: dict, *, title: str | None = None,
+def synth_report(release: Any, manifest: dict, *, title: str | None = None,
                  source: str = "the table") -> SynthReport:
     """The report's content: ``manifest`` is the public manifest written with the release.
 

@@ -27,13 +27,14 @@ import datetime as _dt
 import io
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from veil.dp.exact import exact, to_text
 from veil.errors import ParameterError
 
-if TYPE_CHECKING:
-    from veil.synth.api import SyntheticRelease
+# The releases written here are veil.synth.api.SyntheticRelease objects, whose write() calls this
+# module; they are annotated as such in words only, so that the two modules do not import each other.
+SyntheticRelease = Any
 
 __all__ = ["KIND", "MANIFEST_FILE", "REPORT_FILE", "TABLE_FILE", "synthetic_manifest", "table_format",
            "write_synthetic_release"]
