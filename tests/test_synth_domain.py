@@ -7,7 +7,8 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.helpers import ADULT_DIR, one_sentence_error
 from veil.data.hierarchy import Hierarchy
@@ -84,6 +85,7 @@ def test_encode_refuses_in_one_sentence_what_the_domain_does_not_cover(frame, wo
     ({"age": {"bins": [0, 0.3, 0.6, 1], "integer": True}}, ["'age'", "no integer"]),
     ({"age": {"bins": [0, 1], "integer": "yes"}}, ["'age'", "boolean"]),
     ({}, ["no columns"]),
+    ({"sex": ["F", None]}, ["'sex'", "missing value"]),
 ])
 def test_declared_refuses_malformed_declarations(spec, words):
     one_sentence_error(DomainError, lambda: SynthDomain.declared(spec), *words)
@@ -144,6 +146,7 @@ def test_a_column_declared_twice_and_unknown_sources_are_refused():
     c = ColumnDomain.categorical("a", ["x"])
     one_sentence_error(DomainError, lambda: SynthDomain((c, c)), "'a'", "twice")
     one_sentence_error(DomainError, lambda: ColumnDomain("a", ("x",), source="guess"), "source")
+    one_sentence_error(DomainError, lambda: SynthDomain(("a",)), "ColumnDomain")
 
 
 def test_numbers_in_a_categorical_column_match_their_text_labels():

@@ -7,7 +7,8 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.helpers import one_sentence_error
 from veil.errors import ParameterError
@@ -133,7 +134,7 @@ def test_estimation_error_shrinks_with_the_noise():
 
 
 def test_measurement_axes_may_come_in_any_order():
-    sizes, edges, truth = tree_table(7)
+    sizes, _, truth = tree_table(7)
     forward = estimate(sizes, [Measurement(("a", "b"), truth.project(("a", "b")), 1.0)], iterations=200)
     backward = estimate(sizes, [Measurement(("b", "a"), truth.project(("b", "a")), 1.0)], iterations=200)
     assert np.allclose(forward.project(("a", "b")), backward.project(("a", "b")))
@@ -232,11 +233,11 @@ def test_the_layout_reads_marginals_and_writes_gradients_as_plain_sums_do(seed, 
     want = [np.zeros(s) for s in tree.shapes]
     for (clique, home), g in zip(measured, grads):
         want[home] = want[home] + g.reshape(tree.plan(tree.cliques[home], clique)[1])
-    for got, w, (i, _) in zip(layout.gradient(grads), want, enumerate(tree.cliques)):
-        if got is None:
+    for i, (terms, w) in enumerate(zip(layout.gradient(grads), want)):
+        if not terms:
             assert not any(h == i for _, h in measured)
         else:
-            assert np.allclose(got, w)
+            assert np.allclose(sum(np.broadcast_to(t, w.shape) for t in terms), w)
 
 
 def test_belief_propagation_falls_back_to_log_space_when_potentials_underflow():
@@ -268,3 +269,70 @@ def test_exact_marginals_of_random_tree_models_are_recovered(seed):
     assert model.cells == model_cells(sizes, edges)
     for clique in edges + [("a", "d"), ("e", "c", "a")]:
         assert np.abs(model.project(clique) - truth.project(clique)).max() < 2e-3 * truth.total
+
+
+def test_measurements_with_infinite_noise_leave_the_model_uniform():
+    model = estimate({"a": 2, "b": 3}, [Measurement(("a",), np.array([5.0, 1.0]), np.inf)], total=6)
+    assert np.allclose(model.project(("a", "b")), 1.0)
+    half = estimate({"a": 2}, [Measurement(("a",), np.array([5.0, 1.0]), np.array([1.0, np.inf]))], total=6,
+                    iterations=300)
+    assert half.project(("a",))[0] == pytest.approx(5.0, abs=1e-3)
+
+
+def test_measurements_keep_private_read_only_copies_and_estimation_modifies_nothing():
+    values = np.array([3.0, 1.0])
+    sigma = np.array([1.0, 2.0])
+    m = Measurement(("a",), values, sigma)
+    values[0] = 100.0
+    sigma[0] = 100.0
+    assert m.values[0] == 3.0 and m.sigma[0] == 1.0
+    with pytest.raises(ValueError):
+        m.values[0] = 5.0
+    one_sentence_error(ParameterError, lambda: Measurement(("a",), ["x", "y"], 1.0), "not numbers")
+    sizes = {"a": 2}
+    estimate(sizes, [m], iterations=20)
+    assert sizes == {"a": 2} and m.values.tolist() == [3.0, 1.0]
+
+
+def test_a_warm_start_over_other_cliques_starts_from_its_closest_model_in_the_new_tree():
+    sizes, edges, truth = tree_table(12)
+    # No measurement: the fit is the start. The new tree holds the old one: the same distribution.
+    same = estimate(sizes, [], total=truth.total, warm_start=truth, cliques=edges + [("a", "d")])
+    for clique in itertools.combinations(sizes, 3):
+        assert np.allclose(same.project(clique), truth.project(clique))
+    # A tree that cannot hold the old cliques: its cliques' marginals are the old ones.
+    other = [("a", "c"), ("c", "e"), ("e", "d"), ("d", "b")]
+    moved = estimate(sizes, [], total=truth.total, warm_start=truth, cliques=other)
+    assert any(moved.tree.containing(c) is None for c in truth.cliques)
+    for clique in other:
+        assert np.allclose(moved.project(clique), truth.project(clique))
+
+
+def test_the_model_refuses_new_attributes():
+    model = random_model(2)
+    with pytest.raises(AttributeError):
+        model.total = 5.0
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_estimates_on_random_domains_and_cliques_are_consistent_models(seed):
+    rng = np.random.default_rng(seed)
+    names = [f"c{i}" for i in range(int(rng.integers(1, 6)))]
+    sizes = {n: int(rng.integers(1, 4)) for n in names}
+    ms = []
+    for _ in range(int(rng.integers(1, 5))):
+        clique = tuple(rng.choice(names, size=int(rng.integers(1, min(3, len(names)) + 1)), replace=False))
+        shape = tuple(sizes[c] for c in clique)
+        ms.append(Measurement(clique, rng.normal(20, 10, shape), float(rng.uniform(0.5, 5))))
+    model = estimate(sizes, ms, iterations=30)
+    start = estimate(sizes, ms, iterations=0)
+
+    def loss(m):
+        return sum(0.5 * (((m.project(x.clique) - x.values) / x.sigma) ** 2).sum() for x in ms)
+
+    assert loss(model) <= loss(start) + 1e-9
+    for x in ms:
+        got = model.project(x.clique)
+        assert got.shape == x.values.shape and got.sum() == pytest.approx(model.total)
+    assert model.cells == model_cells(sizes, [x.clique for x in ms])

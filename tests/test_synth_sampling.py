@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.helpers import one_sentence_error
 from tests.test_synth_estimation import counts, random_model, tree_table
@@ -52,7 +53,7 @@ def clique_errors(model, out):
 
 @pytest.mark.parametrize("method", ["systematic", "independent"])
 def test_a_large_sample_matches_the_model_within_sampling_error(method):
-    sizes, edges, model = tree_table(4, total=1.0)
+    sizes, _, model = tree_table(4, total=1.0)
     rows = 200_000
     out = model.sample(rows, np.random.default_rng(1), method)
     names = list(model.names)
@@ -71,7 +72,7 @@ def test_a_large_sample_matches_the_model_within_sampling_error(method):
 
 
 def test_systematic_sampling_lowers_the_error_over_many_seeds():
-    sizes, edges, model = tree_table(8, total=1.0)
+    _, _, model = tree_table(8, total=1.0)
     wins, sys_err, ind_err = 0, [], []
     for seed in range(30):
         s = np.sum(clique_errors(model, model.sample(2000, np.random.default_rng(seed), "systematic")))

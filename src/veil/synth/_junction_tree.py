@@ -2,8 +2,9 @@
 
 The cliques (sets of columns a model must hold jointly) are the edges of an undirected graph on
 the columns; the graph is triangulated by greedy elimination (at each step the column whose
-elimination adds the fewest fill-in edges, ties broken by the fewest cells of the clique it makes,
-then by column order), the maximal elimination cliques are the tree's nodes, and a maximum
+elimination adds the fewest fill-in edges, or the fill-in edges of fewest cells, or makes the
+clique of fewest cells: of the three orders the one whose tree has the fewest cells), the maximal
+elimination cliques are the tree's nodes, and a maximum
 spanning tree on separator sizes joins them (Jensen and Jensen, UAI 1994; reused from
 :func:`veil.marginals.decomposable.junction_tree`). Every clique of the tree is a tuple of columns
 in the domain's order, so the separator of two cliques is, on both sides, a subsequence of their
@@ -13,7 +14,7 @@ axes and arrays broadcast between them by reshaping alone.
 from __future__ import annotations
 
 import math
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from veil.errors import ParameterError
 from veil.marginals.decomposable import junction_tree
@@ -33,7 +34,11 @@ def check_cliques(sizes: Mapping[str, int], cliques: Sequence[Sequence[str]], wh
             raise ParameterError(f"the {what} {tuple(clique)!r} names a column twice; name each once.")
 
 
-def _elimination_cliques(n: int, weights: Sequence[float], edges: set) -> list[frozenset[int]]:
+def _elimination_cliques(n: int, weights: Sequence[float], edges: set, rule: str) -> list[frozenset[int]]:
+    """The cliques made by eliminating the columns greedily: at each step the column whose
+    elimination adds the fewest fill-in edges (``rule="fill"``), the fill-in edges of the fewest
+    cells (``"weighted-fill"``) or makes the clique of fewest cells (``"size"``), the other measures
+    then the column's position breaking ties."""
     adjacent = [set() for _ in range(n)]
     for a, b in edges:
         adjacent[a].add(b)
@@ -44,11 +49,15 @@ def _elimination_cliques(n: int, weights: Sequence[float], edges: set) -> list[f
         best, best_key = -1, None
         for v in alive:
             nb = adjacent[v]
-            fill = 0
+            fill, weighted = 0, 0.0
             nbl = sorted(nb)
             for i, a in enumerate(nbl):
-                fill += len(nb) - 1 - i - len(adjacent[a].intersection(nbl[i + 1:]))
-            key = (fill, weights[v] + sum(weights[u] for u in nb), v)
+                for b in nbl[i + 1:]:
+                    if b not in adjacent[a]:
+                        fill += 1
+                        weighted += math.exp(weights[a] + weights[b])
+            size = weights[v] + sum(weights[u] for u in nb)
+            key = {"fill": (fill, size, v), "weighted-fill": (weighted, size, v), "size": (size, fill, v)}[rule]
             if best_key is None or key < best_key:
                 best, best_key = v, key
         nb = adjacent[best]
@@ -73,10 +82,15 @@ def maximal_cliques(sizes: Mapping[str, int], cliques: Sequence[Sequence[str]]) 
             for b in range(a + 1, len(ids)):
                 edges.add((ids[a], ids[b]))
     weights = [math.log(max(int(sizes[n]), 1)) for n in names]
-    found = _elimination_cliques(len(names), weights, edges)
-    maximal = [c for c in set(found) if not any(c < other for other in found)]
-    maximal.sort(key=lambda c: (-len(c), sorted(c)))
-    return maximal
+    best, best_cells = None, None
+    for rule in ("fill", "weighted-fill", "size"):
+        found = _elimination_cliques(len(names), weights, edges, rule)
+        maximal = [c for c in set(found) if not any(c < other for other in found)]
+        cells = sum(math.prod(int(sizes[names[i]]) for i in c) for c in maximal)
+        if best is None or cells < best_cells:
+            best, best_cells = maximal, cells
+    best.sort(key=lambda c: (-len(c), sorted(c)))
+    return best
 
 
 def tree_cells(sizes: Mapping[str, int], cliques: Sequence[Sequence[str]]) -> int:
@@ -147,7 +161,7 @@ class JunctionTree:
         return axes, shape
 
     @classmethod
-    def build(cls, sizes: Mapping[str, int], cliques: Sequence[Sequence[str]]) -> "JunctionTree":
+    def build(cls, sizes: Mapping[str, int], cliques: Sequence[Sequence[str]]) -> JunctionTree:
         """The junction tree of ``cliques`` over every column of ``sizes`` (columns in no clique
         are cliques of their own)."""
         names = tuple(sizes)
@@ -173,7 +187,7 @@ class JunctionTree:
         return best
 
     def steiner(self, columns: Sequence[str]) -> list[int]:
-        """The cliques of the smallest subtree whose cliques cover ``columns``, in tree order
+        """The cliques of a smallest subtree whose cliques cover ``columns``, in tree order
         (each after its parent within the subtree), found by pruning leaves that add nothing."""
         want = set(columns)
         keep = set(range(len(self.cliques)))

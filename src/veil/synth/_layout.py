@@ -6,15 +6,16 @@ straight from a large home table, and broadcasting every measurement's gradient 
 would pass over that table once per measurement. Instead the measurements of a home form a tree
 of smaller tables: a measurement inside a larger measured clique is read from that one's
 marginal, and the rest are joined pairwise (the pair whose union of columns has the fewest cells
-first) into *union* tables until one is left, which alone is read from, and written to, the home
-table. Marginals flow down that tree (each a sum of its parent), gradients flow up (each
-broadcast into its parent and added).
+first) into *union* tables until one is left, which alone is read from the home table.
+Marginals flow down that tree (each a sum of its parent), gradients flow up (each broadcast into
+its parent and added), except that a union of more than a quarter of the home table's cells is
+not built for gradients: its parts are added to the home table directly.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -23,7 +24,7 @@ from veil.synth._reduction import Reduction, reduction
 
 
 class _Node:
-    __slots__ = ("clique", "shape", "home", "parent", "reduce", "broadcast")
+    __slots__ = ("broadcast", "clique", "home", "home_broadcast", "home_sum", "parent", "reduce", "shape")
 
     def __init__(self, clique: tuple[str, ...], shape: tuple[int, ...], home: int):
         self.clique = clique
@@ -32,6 +33,9 @@ class _Node:
         self.parent = -1            # another node, or -1 for the home table
         self.reduce: Reduction | None = None
         self.broadcast: tuple[int, ...] = ()
+        self.home_broadcast: tuple[int, ...] = ()
+        # A union too large to pay for itself: gradients below it go straight to the home table.
+        self.home_sum = False
 
 
 class Layout:
@@ -68,10 +72,12 @@ class Layout:
                 nodes.append(_Node(union, tuple(sizes[c] for c in union), home))
                 nodes[a].parent = nodes[b].parent = len(nodes) - 1
                 roots = [r for r in roots if r not in (a, b)] + [len(nodes) - 1]
-        for node in nodes:
+        for i, node in enumerate(nodes):
             source = tree.cliques[node.home] if node.parent < 0 else nodes[node.parent].clique
             axes, node.broadcast = tree.plan(source, node.clique)
             node.reduce = reduction(tuple(sizes[c] for c in source), axes, node.shape)
+            node.home_broadcast = tree.plan(tree.cliques[node.home], node.clique)[1]
+            node.home_sum = i >= self.count and 4 * math.prod(node.shape) > math.prod(tree.shapes[node.home])
         self.nodes = nodes
         # Parents before children.
         depth = []
@@ -90,18 +96,19 @@ class Layout:
             values[i] = node.reduce(probs[node.home] if node.parent < 0 else values[node.parent])
         return [values[i] * total for i in range(self.count)]
 
-    def gradient(self, grads: Sequence[np.ndarray]) -> list[np.ndarray | None]:
-        """Per tree clique, the sum of the measurements' gradients broadcast into it (None where
-        no measurement lies)."""
+    def gradient(self, grads: Sequence[np.ndarray]) -> list[list[np.ndarray]]:
+        """Per tree clique, terms whose sum, broadcast into it, is the sum of the measurements'
+        gradients broadcast into it (no terms where no measurement lies)."""
         acc = list(grads) + [None] * (len(self.nodes) - self.count)
-        out: list[np.ndarray | None] = [None] * len(self.tree.cliques)
+        out: list[list[np.ndarray]] = [[] for _ in self.tree.cliques]
         for i in reversed(self.down):
             node = self.nodes[i]
-            g = acc[i].reshape(node.broadcast)
-            if node.parent >= 0:
-                p = node.parent
+            if acc[i] is None:   # a union kept virtual: its parts went to the home table
+                continue
+            p = node.parent
+            if p >= 0 and not self.nodes[p].home_sum:
+                g = acc[i].reshape(node.broadcast)
                 acc[p] = np.broadcast_to(g, self.nodes[p].shape) if acc[p] is None else acc[p] + g
             else:
-                shape = self.tree.shapes[node.home]
-                out[node.home] = np.broadcast_to(g, shape) if out[node.home] is None else out[node.home] + g
+                out[node.home].append(acc[i].reshape(node.home_broadcast))
         return out

@@ -15,10 +15,11 @@ maximum cover both.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -76,7 +77,7 @@ class ColumnDomain:
             if len(e) != len(self.values) + 1:
                 raise DomainError(f"column {self.name!r} has {len(e)} bin edges for {len(self.values)} bins; "
                                   "give one edge more than bins.")
-            if not all(math.isfinite(x) for x in e) or any(b <= a for a, b in zip(e, e[1:])):
+            if not all(math.isfinite(x) for x in e) or any(b <= a for a, b in itertools.pairwise(e)):
                 raise DomainError(f"column {self.name!r} has bin edges that are not finite and strictly "
                                   "increasing; give increasing numbers.")
             if self.integer:
@@ -88,14 +89,18 @@ class ColumnDomain:
             raise DomainError(f"column {self.name!r} is marked integer but has no bins; give bin edges.")
 
     @classmethod
-    def categorical(cls, name: str, values: Sequence, source: str = "declared") -> "ColumnDomain":
+    def categorical(cls, name: str, values: Sequence, source: str = "declared") -> ColumnDomain:
         """A column of categories, each value given as its text label."""
         if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
             raise DomainError(f"column {name!r} needs its categories as a list; give a list of values.")
+        for v in values:
+            if v is None or (isinstance(v, (float, np.floating)) and math.isnan(v)):
+                raise DomainError(f"column {name!r} declares a missing value as a category; "
+                                  "give every category as a text label.")
         return cls(str(name), tuple(_text(v) for v in values), None, False, source)
 
     @classmethod
-    def binned(cls, name: str, edges: Sequence[float], integer: bool = False, source: str = "bins") -> "ColumnDomain":
+    def binned(cls, name: str, edges: Sequence[float], integer: bool = False, source: str = "bins") -> ColumnDomain:
         """A numeric column cut at ``edges`` (``[e0, e1), [e1, e2), ..., [e_{k-1}, e_k]``)."""
         if isinstance(edges, (str, bytes)) or not isinstance(edges, Sequence) or len(edges) < 2:
             raise DomainError(f"column {name!r} needs at least two bin edges; give a list of increasing numbers.")
@@ -196,7 +201,10 @@ def _texts(column: pd.Series) -> np.ndarray:
         return np.array([canonical_number(v) for v in column.to_numpy(dtype=float)], dtype=object)
     if pd.api.types.is_bool_dtype(column.dtype) or pd.api.types.is_integer_dtype(column.dtype):
         return column.astype(str).to_numpy(dtype=object)
-    return np.array([_text(v) for v in column.to_numpy(dtype=object)], dtype=object)
+    values = column.to_numpy(dtype=object)
+    if pd.api.types.infer_dtype(values, skipna=False) == "string":
+        return values
+    return np.array([_text(v) for v in values], dtype=object)
 
 
 @dataclass(frozen=True)
@@ -211,6 +219,8 @@ class SynthDomain:
 
     def __post_init__(self):
         object.__setattr__(self, "columns", tuple(self.columns))
+        if not all(isinstance(c, ColumnDomain) for c in self.columns):
+            raise DomainError("every column of a domain must be a ColumnDomain; build them with ColumnDomain.")
         if not self.columns:
             raise DomainError("the domain has no columns; declare at least one column.")
         names = [c.name for c in self.columns]
@@ -281,7 +291,7 @@ class SynthDomain:
         return [c.describe() for c in self.columns]
 
     @classmethod
-    def declared(cls, spec: Mapping[str, Sequence | Mapping]) -> "SynthDomain":
+    def declared(cls, spec: Mapping[str, Sequence | Mapping]) -> SynthDomain:
         """A domain from a declaration: per column a list of categories (``{"sex": ["F", "M"]}``),
         or bins (``{"age": {"bins": [15, 20, ..., 90], "integer": True}}``).
 
@@ -305,8 +315,8 @@ class SynthDomain:
         return cls(tuple(columns))
 
     @classmethod
-    def from_hierarchies(cls, hierarchies: Mapping[str, "Hierarchy | str | os.PathLike"],
-                         columns: Sequence[str] | None = None) -> "SynthDomain":
+    def from_hierarchies(cls, hierarchies: Mapping[str, Hierarchy | str | os.PathLike],
+                         columns: Sequence[str] | None = None) -> SynthDomain:
         """A domain whose categories are the leaves (level 0) of generalization hierarchies, in
         the hierarchy's row order.
 
@@ -331,7 +341,7 @@ class SynthDomain:
 
     @classmethod
     def from_data(cls, table: pd.DataFrame, columns: Sequence[str] | None = None,
-                  bins: Mapping[str, int] | None = None) -> "SynthDomain":
+                  bins: Mapping[str, int] | None = None) -> SynthDomain:
         """A domain read from the table itself (``source="data"``): NOT fit for release, since
         the values a column takes are information about the table; only when the user asks.
 

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import math
 import string
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from veil.errors import ParameterError
 from veil.synth._junction_tree import JunctionTree, check_cliques, tree_cells
 from veil.synth._reduction import reduction
+from veil.synth.sampling import sample
 
 
 def _logsumexp(a: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
@@ -37,7 +38,7 @@ def calibrate(tree: JunctionTree, potentials: Sequence[np.ndarray]) -> list[np.n
 
     The messages are computed on ``exp(θ_C − max θ_C)`` with every message rescaled to a maximum
     of 1 (scale factors cancel when the beliefs are normalized), which needs one exponential per
-    clique; when that may have underflowed (a belief whose largest cell is below 1e-150), the same
+    clique; when that may have underflowed (a belief whose mean cell is below 1e-150), the same
     passes run in log space.
     """
     out = _calibrate_linear(tree, potentials)
@@ -64,21 +65,25 @@ def _calibrate_linear(tree: JunctionTree, potentials: Sequence[np.ndarray]) -> l
     beliefs[0] = inner[0]
     for c in tree.order:
         for k in tree.children[c]:
-            # where the child's message is 0 so is the child's whole table: the ratio is moot there
+            # The parent's belief without the child's message, summed to the separator: the
+            # message lies on the separator's axes, which the sum keeps, so it divides after the
+            # sum. Where it is 0 so is the child's whole table: the ratio is moot there.
             with np.errstate(divide="ignore"):
-                inverse = np.where(up[k] > 0, 1.0 / up[k], 0.0)
-            msg = tree.parent_sum[k](beliefs[c] * inverse)
+                inverse = np.where(up[k] > 0, 1.0 / up[k], 0.0).reshape(tree.child_shape[k])
+            msg = tree.parent_sum[k](beliefs[c]) * inverse
             top = msg.max()
             if not top > 0:
                 return None
             inner[k] *= msg / top
             beliefs[k] = inner[k]
     for b in beliefs:
-        # Every factor is at most 1, so a belief whose largest cell is still above 1e-150 lost to
-        # underflow only cells below 1e-308 of the scale: negligible. Else the log passes decide.
-        if not b.max() >= 1e-150:
+        # Every factor is at most 1, so a belief whose largest cell is still above 1e-150 (as its
+        # sum above 1e-150 per cell ensures) lost to underflow only cells below 1e-308 of the
+        # scale: negligible. Else the log passes decide.
+        total = b.sum()
+        if not total >= 1e-150 * b.size:
             return None
-        b /= b.sum()
+        b /= total
     return beliefs
 
 
@@ -151,6 +156,12 @@ class GraphicalModel:
         for p in probs:
             p.flags.writeable = False
         self._probs = tuple(probs)
+        self._frozen = True
+
+    def __setattr__(self, name, value):
+        if getattr(self, "_frozen", False):
+            raise AttributeError(f"a GraphicalModel is immutable; {name!r} cannot be set.")
+        object.__setattr__(self, name, value)
 
     def __repr__(self) -> str:
         return f"GraphicalModel(columns={len(self.names)}, cliques={len(self.cliques)}, cells={self.cells}, total={self.total:g})"
@@ -211,8 +222,6 @@ class GraphicalModel:
     def sample(self, rows: int, rng: np.random.Generator, method: str = "systematic") -> np.ndarray:
         """``rows`` records drawn from the model, as an ``(rows, d)`` ``int64`` code matrix; see
         :func:`veil.synth.sampling.sample`."""
-        from veil.synth.sampling import sample
-
         return sample(self, rows, rng, method)
 
 
