@@ -144,6 +144,11 @@ def test_sample_returns_codes_of_the_original_domain():
     assert out.shape == (round(fit.model.total), 2) and out.dtype == np.int64
     assert out[:, 0].max() < 40 and out[:, 1].max() < 3
     assert fit.sample(0, np.random.default_rng(0)).shape == (0, 2)
+    # the model's marginal on the original domain: the merged mass shared equally by the rare values
+    marginal = fit.marginal(("c1", "c0"))
+    assert marginal.shape == (3, 40) and marginal.sum() == pytest.approx(fit.model.total)
+    rare = list(next(c for c in fit.compression.columns if c.name == "c0").rare)
+    assert np.allclose(marginal[:, rare], marginal[:, rare[:1]])
     plain = mst(codes, dom, rho=1, noise=3, compress=False)
     assert plain.compression is None and plain.model.sizes["c0"] == 40
 
