@@ -160,8 +160,8 @@ def test_the_output_set_and_what_its_manifest_may_say(folder):
     assert manifest["release"]["sha256"] == hashlib.sha256((out / "synthetic.csv").read_bytes()).hexdigest()
     assert manifest["rows"] == len(frame)
     assert set(manifest) == {"veil", "created", "algorithm", "kind", "label", "mechanism", "epsilon", "delta",
-                             "budget", "domain", "measurements", "selections", "randomness", "rows", "synthetic",
-                             "fit_for_release", "not_fit_because", "table", "charge", "release", "seal"}
+                             "budget", "domain", "measurements", "selections", "compression", "randomness", "rows",
+                             "synthetic", "fit_for_release", "not_fit_because", "table", "charge", "release", "seal"}
     # the column whose domain was read from the data is named, its values are not
     race = next(d for d in manifest["domain"] if d["name"] == "race")
     assert race == {"name": "race", "source": "data", "kind": "categorical"} or set(race) <= {"name", "source",
@@ -170,6 +170,8 @@ def test_the_output_set_and_what_its_manifest_may_say(folder):
     text = (out / "manifest.json").read_text()
     assert "p1" not in text and '"b"' not in text and "dataset" not in text
     assert all(set(m) == {"clique", "sigma", "rho", "round", "purpose"} for m in manifest["measurements"])
+    # MST's merged rare values are named by their codes in the public domain (chosen from noisy counts)
+    assert all(set(c) == {"column", "merged_codes"} for c in manifest["compression"])
     report = (out / "report.html").read_text()
     for words in ("not differentially private", "must not be published", "for your decision"):
         assert words in " ".join(report.split()), words

@@ -6,7 +6,8 @@ synthetic table (``veil publish`` stores and publishes the two), so it holds onl
 guarantee covers or what was public before: the domain as declared (a column whose domain was read
 from the table is named with its source only, not its values), the mechanism, the budget (ε, δ and
 ρ, as exact decimal text), every measurement's clique, noise scale σ, ρ and round, every selection
-round, the seed policy (``secure`` or ``seeded: not fit for release``), the number of rows (the
+round, MST's merged rare values (their codes in the declared domain, chosen from noisy counts), the
+seed policy (``secure`` or ``seeded: not fit for release``), the number of rows (the
 model's noisy count or the number asked for), veil's version. The table it was made from is named
 only by a tag under a fresh random nonce, keyed with the ledger's key
 (:func:`veil.ledger.binding.answer_tag`), as every DP answer's is. No evaluation number, count,
@@ -113,7 +114,8 @@ def synthetic_manifest(release: SyntheticRelease, *, output_format: str = "csv",
     return {"veil": __version__, "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "algorithm": "synth", "kind": KIND, "label": label_of(release), "mechanism": fit.mechanism,
             **_cost(release), "budget": budget, "domain": _domain(release), "measurements": measurements,
-            "selections": selections, "randomness": release.randomness, "rows": int(release.codes.shape[0]),
+            "selections": selections, "compression": [] if fit.compression is None else fit.compression.describe(),
+            "randomness": release.randomness, "rows": int(release.codes.shape[0]),
             "synthetic": {"format": output_format, "columns": list(release.domain.names)},
             "fit_for_release": release.fit_for_release, "not_fit_because": list(release.unfit_reasons),
             "table": table, "charge": charge}
