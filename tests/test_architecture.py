@@ -48,6 +48,7 @@ LAYERS = {
     "attacks": 9,       # attacks on releases
     "config": 9,        # configuration files, which build anonymizers
     "marginals": 9,     # anonymized marginals, whose base table is a full-domain release
+    "synth": 10.5,      # DP synthetic data: marginals' junction tree, dp's noise, the ledger's seal, its report
     "conformance": 9,   # the contract of every model, algorithm, mechanism and protocol, as checks
     "experiments": 10,  # reproductions of published experiments
     "ledger": 10,       # the release ledger and its gate: budgets, attacks across releases, checks

@@ -218,12 +218,27 @@ def test_the_schema_knows_every_key_the_parser_accepts(folder):
             "search": examples_of("search", MARGINAL_SEARCH_OPTIONS), "maxent": examples_of("maxent", MAXENT_OPTIONS)}},
         {**BASE, "marginals": {"privacy": [{"k_link": {"k": 2}}], "base": "none", "search": None}},
     ]
+    documents += [{**BASE, "synth": synth} for synth in SYNTH_SECTIONS]
     for doc in documents:
         assert not schema_errors(doc), doc
         config = parse(folder, doc)
         assert config.model_specs or "models" in ALGORITHMS[config.algorithm.name].excludes
     assert {key for doc in documents for key in doc} == set(SECTIONS)
     assert {key for doc in documents for key in doc["columns"]} == set(COLUMN_ROLES)
+
+
+# Every key of the synth section: each kind of domain, the budget each way, the evaluation's options.
+SYNTH_SECTIONS = [
+    {"mechanism": "aim", "epsilon": 1.0, "delta": 1e-9, "from_data": True, "rows": 10, "seed": 3,
+     "max_model_cells": 1000, "domain": {"sex": {"hierarchy": "sex.csv"}, "age": {"bins": {"edges": [20, 25, 30],
+                                                                                       "integer": True}},
+                                         "disease": {"categories": ["flu", "cold", "cancer"]}, "zip": "data",
+                                         "when": {"data": {"bins": 3}}},
+     "workload": [["age", "sex"], {"columns": ["age", "disease"], "weight": 2}],
+     "evaluation": {"target": "disease", "quasi_identifiers": ["age", "sex"], "holdout": "people.csv"}},
+    {"rho": 0.5, "domain": {"sex": ["F", "M"], "disease": {"hierarchy": {"file": "sex.csv", "delimiter": ";"}}},
+     "evaluation": None},
+]
 
 
 # --------------------------------------------------------------------------- the policy

@@ -10,6 +10,7 @@ module              commands
 ``audit``           ``veil audit``: MAX, MIN and SUM queries answered or denied by an auditor
 ``experiment``      ``veil experiment composition|tradeoff|alphabeta|transparency|marginals|releases``
 ``marginals``       ``veil marginals``: anonymized marginals of a table, checked and published together
+``synth``           ``veil synth``: differentially private synthetic data (MST, AIM), its manifest and report
 ``dp``              ``veil dp count|sum|mean|quantile|histogram|query|budget|stream``
 ``alphabeta``       ``veil alphabeta estimate|parameters``: the αβ algorithm's view and parameters
 ``ldp``             ``veil ldp simulate|encode|collect``
@@ -45,6 +46,7 @@ COMMANDS = {
     "demo": ("veil.cli.anonymize", "demo_command"),
     "audit": ("veil.cli.audit", "audit_command"),
     "marginals": ("veil.cli.marginals", "marginals_command"),
+    "synth": ("veil.cli.synth", "synth_command"),
     "report": ("veil.cli.report", "report_command"),
     "publish": ("veil.cli.ledger", "publish_command"),
 }

@@ -193,7 +193,8 @@ def import_command(budget_file: Path = typer.Argument(..., help="A JSON budget f
 @fails_cleanly
 @reads_tables
 def publish_command(
-    manifest: Path = typer.Argument(..., help="The manifest veil anonymize or veil dp --out wrote with the release."),
+    manifest: Path = typer.Argument(..., help="The manifest veil anonymize, veil dp --out or veil synth wrote "
+                                              "with the release."),
     population: str = typer.Option(..., "--population", help="The population the release is about."),
     data: Optional[Path] = typer.Option(None, "--data", help="The population's table as you hold it: needed for a "
                                                              "microdata release, whose people are the targets."),
@@ -217,8 +218,8 @@ def publish_command(
     A microdata release is checked on its own file and attacked together with every earlier
     release of the population, every person of --data a target (the intersection, unsorted
     matching, join and tuple-correspondence attacks, with the policy's thresholds); a DP answer
-    is charged to the population's budget (once: an answer charged when it was drawn is not
-    charged again).
+    or synthetic table (veil synth) is charged to the population's budget (once: an answer
+    charged when it was drawn is not charged again).
     """
     rules = load_gate_policy(policy)
     with opened(ledger, by) as made, stage("checking the release against the ledger"):

@@ -36,6 +36,7 @@ from veil.config.options import (NO_EXAMPLE, Option, Options, documented, option
 from veil.config.per_quasi_identifier import PerQuasiIdentifier
 from veil.config.policy_section import PolicyOptions, PopulationMap, PrivacyUnitValue
 from veil.config.specification import EngineSpec, MarginalsSpec, OutputSpec
+from veil.config.synth_section import SynthOptions
 from veil.config.table_entries import (AlgorithmChoice, AlgorithmSchema, BuilderSchema, HierarchyMap, MetricChoice,
                                        MetricSchema, ModelList, ModelSchema, Section)
 from veil.config.value_types import (NAME_SCHEMA, Boolean, Choice, Column, Columns, File, JsonOnly, Name, Nullable,
@@ -618,6 +619,13 @@ SECTIONS: dict[str, Section] = {
                          field="marginals", build=_marginals_spec,
                          example={"privacy": [{"k_link": {"k": 5}}],
                                   "search": {"max_marginals": 4, "max_attributes": 3}}),
+    "synth": Section(SynthOptions(),
+                     "differentially private synthetic data that veil synth makes (mechanism, budget, public domain, "
+                     "workload, rows, seed, evaluation); a file may hold this section alone, with data",
+                     field="synth",
+                     example={"mechanism": "mst", "epsilon": 1.0, "delta": 1.0e-9,
+                              "domain": {"sex": {"categories": ["Female", "Male"]},
+                                         "age": {"bins": {"edges": [17, 30, 50, 91], "integer": True}}}}),
 }
 
 
@@ -646,11 +654,12 @@ def configuration_schema() -> dict:
         "title": "veil anonymization configuration",
         "description": "A configuration for `veil anonymize`: the table, the roles of its columns, the "
                        "hierarchies, the privacy models, the suppression limit, the metric and the algorithm; "
-                       "and for `veil publish`, the policy (a file may hold that section alone).",
+                       "for `veil publish`, the policy (a file may hold that section alone); for `veil synth`, "
+                       "the synth section (a file may hold it alone, with data).",
         "type": "object",
         "properties": properties,
-        # Either a whole anonymization configuration or a policy file.
-        "anyOf": [anonymization, {"required": ["policy"]}],
+        # Either a whole anonymization configuration, a policy file or a synthetic data file.
+        "anyOf": [anonymization, {"required": ["policy"]}, {"required": ["synth"]}],
         "additionalProperties": False,
         **({"allOf": exclusions} if exclusions else {}),
     }

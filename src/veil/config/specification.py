@@ -15,9 +15,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from veil.errors import ConfigError, ParameterError, VeilError, lower_first
+
+if TYPE_CHECKING:
+    from veil.config.synth_section import SynthSpec
 
 
 @dataclass(frozen=True)
@@ -317,6 +320,7 @@ class AnonymizationConfig:
     engine: EngineSpec = EngineSpec()
     policy: PolicySpec | None = None
     marginals: MarginalsSpec | None = None
+    synth: SynthSpec | None = None
     name: str | None = None
     source: Path | None = None
 
@@ -483,6 +487,7 @@ class AnonymizationConfig:
             "engine": self.engine.to_dict(),
             **({"policy": self.policy.to_dict()} if self.policy is not None else {}),
             **({"marginals": self.marginals.to_dict()} if self.marginals is not None else {}),
+            **({"synth": self.synth.to_dict()} if self.synth is not None else {}),
         }
 
 

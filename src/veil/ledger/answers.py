@@ -71,8 +71,9 @@ def seal(doc: dict, key: bytes) -> dict:
             "mac": keys.mac(key, _SEAL, canonical(body).encode("utf-8"))}
 
 
-def check_seal(doc: dict, key: bytes, where: str) -> None:
-    """Refuse a manifest that veil did not write with ``key``, or that was changed since.
+def check_seal(doc: dict, key: bytes, where: str, writer: str = "veil dp") -> None:
+    """Refuse a manifest that veil did not write with ``key``, or that was changed since (``writer``:
+    the command that writes such manifests, which the refusal names).
 
     Raises:
         LedgerError: no seal, a seal of another key, or one that does not verify.
@@ -81,7 +82,7 @@ def check_seal(doc: dict, key: bytes, where: str) -> None:
     if not isinstance(found, dict) or found.get("algorithm") != SEAL_ALGORITHM \
             or not isinstance(found.get("mac"), str) or not isinstance(found.get("key_id"), str):
         raise LedgerError(f"{where} carries no seal, so what it says the answer cost cannot be trusted; draw the "
-                          "answer again with this veil (veil dp --out).")
+                          f"answer again with this veil ({writer} --out).")
     if found["key_id"] != keys.key_id(key):
         raise LedgerError(f"{where} was sealed with key {found['key_id']}, not the ledger's key {keys.key_id(key)}; "
                           "publish it to a ledger of the key it was drawn with.")
@@ -90,8 +91,8 @@ def check_seal(doc: dict, key: bytes, where: str) -> None:
     except (TypeError, ValueError):
         expected = ""
     if not hmac.compare_digest(found["mac"], expected):
-        raise LedgerError(f"{where} was changed after veil dp wrote it (its seal does not verify), so what it says "
-                          "the answer cost cannot be trusted; publish the answer and manifest veil dp wrote.")
+        raise LedgerError(f"{where} was changed after {writer} wrote it (its seal does not verify), so what it says "
+                          f"the answer cost cannot be trusted; publish the answer and manifest {writer} wrote.")
 
 
 def write_answer(result: QueryResult, path: str | os.PathLike, manifest: str | os.PathLike, *,

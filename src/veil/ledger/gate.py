@@ -1,12 +1,13 @@
 """The publishing gate: what a release must pass before the ledger records it as published.
 
-:func:`publish` takes a release that ``veil anonymize`` or ``veil dp`` wrote (its manifest, which
+:func:`publish` takes a release that ``veil anonymize``, ``veil dp`` or ``veil synth`` wrote (its manifest, which
 names and hashes the published file: :func:`veil.output.load_manifest` checks the pair) and
 
 0. verifies the whole ledger (:mod:`veil.ledger.verification`: every population, dataset, charge
    and release row against the hash-chained, anchored log), so that a hand-edited ledger is refused
    rather than believed; a DP answer's manifest must carry a seal that verifies under the ledger's
-   key (:mod:`veil.ledger.answers`), so that what is charged is what ``veil dp`` wrote;
+   key (:mod:`veil.ledger.answers`), so that what is charged is what ``veil dp`` wrote (a synthetic
+   table's, what ``veil synth`` wrote: :mod:`veil.synth.release`);
 1. checks that the table the publisher holds is the population's (by its keyed binding; a
    population that is one table refuses any other), from which the targets of the attacks come;
 2. re-checks the release's own models on the published file, as ``veil check --manifest`` does:
@@ -422,7 +423,8 @@ def publish(ledger, manifest, *, population: str, data=None, policy: Policy | No
         _check_answer(ledger, pop, candidate, table)
         if candidate.manifest.get("fit_for_release") is not True:
             why = "; ".join(candidate.manifest.get("not_fit_because") or []) or "its manifest does not say it is"
-            reasons.append(f"the answer is not fit for release ({why}).")
+            what = "synthetic data" if candidate.kind == "synthetic" else "answer"
+            reasons.append(f"the {what} is not fit for release ({why}).")
     # The checks of the release alone run once; the cross-release ones against every earlier release.
     findings: list[Finding] = [check.run(view) for check in policy.checks
                                if isinstance(check, SingleReleaseCheck) and view is not None and check.applies(view)]
@@ -466,10 +468,11 @@ def _check_answer(ledger, pop: Population, candidate: _Candidate, table: TableRe
     """
     from veil.ledger.answers import check_seal
 
-    where = f"the answer's manifest {str(candidate.manifest_path)!r}"
+    synthetic = candidate.kind == "synthetic"
+    where = f"the {'synthetic data' if synthetic else 'answer'}'s manifest {str(candidate.manifest_path)!r}"
     with ledger._reading() as conn:
         key = ledger._key(conn)
-        check_seal(candidate.manifest, key, where)
+        check_seal(candidate.manifest, key, where, "veil synth" if synthetic else "veil dp")
         named = candidate.manifest.get("table")
         if named is None:
             return
@@ -562,12 +565,15 @@ def _dp_charge(ledger, w, pop: Population, candidate: _Candidate) -> tuple[int |
         # a ρ-zCDP answer's manifest names its ρ and no ε; the charge row keeps the ρ where others keep ε
         epsilon, delta = (exact(doc["rho"], "rho"), Fraction(0)) if in_rho else \
             (exact(doc["epsilon"], "epsilon"), exact(doc.get("delta", "0"), "delta"))
-        label = doc["query"]
+        label = doc["label" if candidate.kind == "synthetic" else "query"]  # what veil synth / veil dp charged
     except (KeyError, TypeError, VeilError):
         raise LedgerError("the DP release's manifest does not say what it cost (epsilon, delta, query); publish "
                           "what veil dp wrote.") from None
     if pop.budget is None:
         raise LedgerError(f"population {pop.name!r} has no privacy budget, so no DP release can be charged to it.")
+    if candidate.kind == "synthetic" and pop.unit is not None and pop.unit.is_person:
+        raise LedgerError(f"population {pop.name!r} protects {pop.unit}, and veil synth protects a row; publish the "
+                          "synthetic data to a population whose budget protects rows.")
     kept_in_rho = pop.budget["composition"] == "zcdp"
     if in_rho != kept_in_rho:
         kept = "ρ-zCDP" if kept_in_rho else "(ε, δ)"

@@ -7,18 +7,20 @@ from veil.ledger.errors import LedgerError
 __all__ = ["DIFFERENTIALLY_PRIVATE", "KINDS", "MICRODATA", "kind_of"]
 
 #: Every kind a ledger records: generalization (full-domain), local recoding (Mondrian, MDAV's
-#: microaggregation), Ace, anonymized marginals, αβ, a DP query's answer, an LDP collection.
-KINDS = ("generalization", "local-recoding", "ace", "marginals", "alpha-beta", "dp-query", "ldp-collection")
+#: microaggregation), Ace, anonymized marginals, αβ, a DP query's answer, an LDP collection, DP
+#: synthetic data (``veil synth``).
+KINDS = ("generalization", "local-recoding", "ace", "marginals", "alpha-beta", "dp-query", "ldp-collection",
+         "synthetic")
 #: Kinds that publish one row per person, which the intersection attack reads.
 MICRODATA = ("generalization", "local-recoding", "ace")
 #: Kinds whose cost is charged to the population's privacy budget.
-DIFFERENTIALLY_PRIVATE = ("dp-query", "ldp-collection")
+DIFFERENTIALLY_PRIVATE = ("dp-query", "ldp-collection", "synthetic")
 
 # The algorithm a manifest names → the kind of release it made.
 _ALGORITHMS = {"fulldomain": "generalization", "mondrian": "local-recoding", "mdav": "local-recoding",
-               "ace": "ace", "alphabeta": "alpha-beta", "dp": "dp-query"}
+               "ace": "ace", "alphabeta": "alpha-beta", "dp": "dp-query", "synth": "synthetic"}
 # Kinds the gate knows how to judge (a kind without a producer in this veil is refused).
-JUDGED = ("generalization", "local-recoding", "dp-query")
+JUDGED = ("generalization", "local-recoding", "dp-query", "synthetic")
 
 
 def kind_of(manifest: dict, where: str) -> str:
@@ -31,7 +33,7 @@ def kind_of(manifest: dict, where: str) -> str:
     kind = _ALGORITHMS.get(algorithm) if isinstance(algorithm, str) else None
     if kind is None:
         raise LedgerError(f"{where} describes a release made by {algorithm!r}, which the gate does not know; it "
-                          "publishes what veil anonymize and veil dp wrote.")
+                          "publishes what veil anonymize, veil dp and veil synth wrote.")
     if kind not in JUDGED:
         raise LedgerError(f"{where} describes a release of kind {kind!r}, which this gate cannot judge yet; it "
                           f"publishes {', '.join(JUDGED)} releases.")

@@ -1,0 +1,275 @@
+"""Private-PGM: the graphical model that best explains noisy marginals.
+
+Given noisy measurements ``y_i = μ_{C_i}(D) + noise`` of a table's marginals on cliques ``C_i``
+with noise of standard deviation ``σ_i``, Private-PGM (McKenna, Sheldon and Miklau, "Graphical-model
+based estimation and inference for differential privacy", ICML 2019) estimates the table's
+marginals as the point ``μ`` of the marginal polytope of a junction tree over the cliques that
+minimizes ``L(μ) = ½ Σ_i ||(μ_{C_i} − y_i) / σ_i||²`` with a fixed total ``N``, and represents it as a
+graphical model whose log-potentials ``θ`` give ``μ = N · marginals(θ)``. The minimization is
+entropic mirror descent: ``θ ← θ − η ∇_μ L(μ)``, then ``μ ← marginals(θ)`` by belief propagation
+(:func:`veil.synth.graphical_model.calibrate`), which is the mirror step over the marginal
+polytope with the entropy as mirror map. The step starts at ``1 / (N Σ_i max 1/σ_i²)`` (the inverse
+of the gradient's Lipschitz constant in the L1 geometry) and adapts by backtracking: a step is taken
+when it decreases the loss by at least half of what the linearization promises (Armijo's rule),
+else halved; after each step the next try is a larger one. Steps are taken from a point
+extrapolated along the last move of the potentials (Nesterov's momentum), restarted whenever a
+step would raise the loss; on Adult this reaches a given loss in about a third of the belief
+propagations plain mirror descent needs.
+
+The estimate is a deterministic function of the measurements (no randomness) and of the public
+sizes, so it spends no privacy budget (post-processing).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from veil.errors import ParameterError
+from veil.synth._junction_tree import JunctionTree, check_cliques
+from veil.synth._layout import Layout
+from veil.synth._reduction import reduction
+from veil.synth.graphical_model import GraphicalModel, calibrate
+
+# After an accepted step the next one tries this factor larger; a failed one halves.
+_GROW, _SHRINK, _ARMIJO = 1.2, 0.5, 0.5
+# The fit stops when the last this many steps lowered the loss by less than this fraction of it
+# together (or after ``iterations``): on Adult the loss is then within 0.1% of where 500 more
+# steps take it, a difference far below the noise.
+_RTOL, _WINDOW = 1e-4, 10
+
+
+@dataclass(frozen=True, eq=False)
+class Measurement:
+    """A noisy marginal: counts on a clique, with the noise's standard deviation per cell.
+
+    Compared by identity; ``values`` (and an array ``sigma``) are kept as read-only copies.
+
+    Attributes:
+        clique: the columns, in the order of the axes of ``values``.
+        values: the noisy counts, one axis per column of the clique, of the column's size.
+        sigma: the noise's standard deviation: a positive scalar, or an array broadcastable to
+            ``values`` (``inf`` in a cell weighs it 0).
+    """
+
+    clique: tuple[str, ...]
+    values: np.ndarray = field(repr=False)
+    sigma: float | np.ndarray = 1.0
+
+    def __post_init__(self):
+        object.__setattr__(self, "clique", tuple(self.clique))
+        # A private copy, read-only: the caller's arrays are neither kept nor modified.
+        for name in ("values", "sigma"):
+            value = getattr(self, name)
+            if isinstance(value, np.ndarray) or (name == "values" and not np.isscalar(value)):
+                try:
+                    value = np.array(value, dtype=float)
+                except (TypeError, ValueError):
+                    raise ParameterError(f"the measurement on {self.clique!r} has {name} that are not numbers; "
+                                         "give numbers.") from None
+                value.flags.writeable = False
+                object.__setattr__(self, name, value)
+
+
+class _Plan:
+    """One measurement as the fit reads it: its tree clique, the axes that clique sums out to
+    reach it, the targets and weights in the tree clique's column order."""
+
+    def __init__(self, tree: JunctionTree, m: Measurement, sizes: Mapping[str, int], position: Mapping[str, int]):
+        shape = tuple(sizes[c] for c in m.clique)
+        values = np.asarray(m.values, dtype=float)
+        if values.shape != shape:
+            raise ParameterError(f"the measurement on {m.clique!r} has shape {values.shape}, not {shape}; "
+                                 "shape it by the clique's column sizes.")
+        if not np.isfinite(values).all():
+            raise ParameterError(f"the measurement on {m.clique!r} holds a value that is not finite; give numbers.")
+        try:
+            sigma = np.broadcast_to(np.asarray(m.sigma, dtype=float), shape)
+        except (ValueError, TypeError):
+            raise ParameterError(f"the noise scale of the measurement on {m.clique!r} does not broadcast to its "
+                                 "values; give a scalar or an array of their shape.") from None
+        if np.isnan(sigma).any() or (sigma <= 0).any():
+            raise ParameterError(f"the measurement on {m.clique!r} has a noise scale that is not positive; "
+                                 "give positive standard deviations.")
+        perm = sorted(range(len(m.clique)), key=lambda a: position[m.clique[a]])
+        self.clique = tuple(m.clique[a] for a in perm)
+        self.y = np.ascontiguousarray(values.transpose(perm))
+        self.w = np.ascontiguousarray((1.0 / sigma ** 2).transpose(perm))
+        self.home = tree.containing(self.clique)
+        self.lipschitz = float(self.w.max())
+        # The measurement's total and its variance, for the estimate of N.
+        self.sum = float(values.sum())
+        self.var = float((sigma ** 2).sum())
+
+
+def _total(plans: Sequence[_Plan]) -> float:
+    weights = [1.0 / p.var for p in plans if math.isfinite(p.var)]
+    if not weights:
+        raise ParameterError("no measurement has a finite noise scale to estimate the total from; give total.")
+    est = sum(p.sum / p.var for p in plans if math.isfinite(p.var)) / sum(weights)
+    return max(est, 1.0)
+
+
+def estimate(sizes: Mapping[str, int], measurements: Sequence[Measurement], *, total: float | None = None,
+             iterations: int = 500, warm_start: GraphicalModel | None = None,
+             cliques: Sequence[tuple[str, ...]] = ()) -> GraphicalModel:
+    """The graphical model that minimizes ``½ Σ_i ||(μ_{C_i} − y_i)/σ_i||²`` over the marginal
+    polytope of the junction tree of the measured cliques plus ``cliques`` (Private-PGM, McKenna,
+    Sheldon and Miklau, ICML 2019), by entropic mirror descent on the log-potentials.
+
+    Args:
+        sizes: each column's number of codes, in code order (public).
+        measurements: the noisy marginals.
+        total: the number of records the model counts; None estimates it from the measurements
+            (the average of their sums weighted by the inverse of each sum's noise variance).
+        iterations: the most mirror-descent steps taken; the descent also stops when the last
+            ten steps together lowered the loss by less than 1e-4 of it.
+        warm_start: a model over the same columns to start the descent from (its distribution,
+            or when the new tree cannot hold it the closest one it can).
+        cliques: further cliques the model must hold (e.g. those AIM may measure next).
+
+    Returns:
+        The fitted model. Deterministic: the same input gives the same model.
+
+    Raises:
+        ParameterError: a size that is not a positive integer, a clique naming an unknown column,
+            a measurement of the wrong shape, with a value that is not finite or a noise scale
+            that is not positive, a total that is not positive, fewer than 0 iterations, or a warm
+            start over other columns.
+    """
+    sizes = dict(sizes)
+    for name, s in sizes.items():
+        if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 1:
+            raise ParameterError(f"column {name!r} has size {s!r}; give a positive integer.")
+    if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 0:
+        raise ParameterError(f"iterations={iterations!r} is not a non-negative integer; give one.")
+    measurements = list(measurements)
+    check_cliques(sizes, [m.clique for m in measurements], "measured clique")
+    check_cliques(sizes, list(cliques))
+    tree = JunctionTree.build(sizes, [m.clique for m in measurements] + [tuple(c) for c in cliques])
+    position = {n: i for i, n in enumerate(tree.names)}
+    plans = [_Plan(tree, m, sizes, position) for m in measurements]
+    if total is None:
+        if not plans:
+            raise ParameterError("there are no measurements to estimate the total from; give total.")
+        total = _total(plans)
+    elif isinstance(total, bool) or not (isinstance(total, (int, float, np.integer, np.floating))
+                                         and math.isfinite(total) and total > 0):
+        raise ParameterError(f"total={total!r} is not a positive number; give the number of records.")
+    total = float(total)
+    theta = _start(tree, warm_start)
+    if not plans or iterations == 0:
+        return GraphicalModel(tree, theta, total)
+    start = getattr(warm_start, "_step", None) if warm_start is not None else None
+    theta, step = _mirror_descent(tree, plans, theta, total, int(iterations), start)
+    model = GraphicalModel(tree, theta, total)
+    # The step size the descent ended with, per unit of the loss's scale: a warm start from this
+    # model resumes from it rather than growing the step again from the safe bound.
+    object.__setattr__(model, "_step", step)
+    return model
+
+
+def _start(tree: JunctionTree, warm: GraphicalModel | None) -> list[np.ndarray]:
+    """The starting potentials: zero (uniform), or those of the warm start's distribution as
+    closely as the new tree can hold it. When every clique of the warm start lies in a clique of
+    the new tree its potentials are simply added there (the same distribution); else each new
+    clique gets ``log μ_C − log μ_S`` of the warm start's marginals on it and on its separator,
+    the distribution of the new tree's family closest to the warm start in KL divergence."""
+    theta = [np.zeros(s) for s in tree.shapes]
+    if warm is None:
+        return theta
+    if not isinstance(warm, GraphicalModel) or warm.names != tree.names or warm.sizes != tree.sizes:
+        raise ParameterError("the warm start is a model over other columns or sizes; give a model over these columns.")
+    homes = [tree.containing(clique) for clique in warm.cliques]
+    if all(h is not None for h in homes):
+        for clique, pot, home in zip(warm.cliques, warm.potentials, homes):
+            _, shape = tree.plan(tree.cliques[home], clique)
+            theta[home] = theta[home] + pot.reshape(shape)
+        return theta
+    for c, clique in enumerate(tree.cliques):
+        probs = warm.project(clique) / warm.total
+        theta[c] = np.log(np.maximum(probs, 1e-300))
+        if tree.parent[c] >= 0 and tree.separator[c]:
+            sep = reduction(tree.shapes[c], tree.child_axes[c], tree.child_shape[c])(probs)
+            theta[c] = theta[c] - np.log(np.maximum(sep, 1e-300))
+    return theta
+
+
+def _evaluate(tree: JunctionTree, layout: Layout, plans: Sequence[_Plan], theta: Sequence[np.ndarray],
+              total: float):
+    """The loss, the measured marginals and the residual gradients at ``theta``."""
+    mus = layout.marginals(calibrate(tree, theta), total)
+    loss = 0.0
+    grads = []
+    for p, mu in zip(plans, mus):
+        r = mu - p.y
+        g = p.w * r
+        loss += 0.5 * float((g * r).sum())
+        grads.append(g)
+    return loss, mus, grads
+
+
+def _step(theta: np.ndarray, eta: float, terms: Sequence[np.ndarray]) -> np.ndarray:
+    """``θ − η Σ terms``, each term broadcast into ``θ`` (scaled while still small)."""
+    if not terms:
+        return theta
+    out = theta - eta * terms[0]
+    for term in terms[1:]:
+        out -= eta * term
+    return out
+
+
+def _mirror_descent(tree: JunctionTree, plans: Sequence[_Plan], theta: list[np.ndarray], total: float,
+                    iterations: int, start: float | None = None) -> tuple[list[np.ndarray], float | None]:
+    """Accelerated entropic mirror descent on the potentials: each step is a mirror step, with an
+    Armijo backtracking line search, from the extrapolated point ``θ_k + k/(k+3) (θ_k − θ_{k−1})``
+    (Nesterov's momentum on the potentials); when a step would raise the loss the momentum
+    restarts from ``θ_k`` (adaptive restart, O'Donoghue and Candès, "Adaptive restart for
+    accelerated gradient schemes", 2015), so the accepted losses never increase."""
+    lipschitz = sum(p.lipschitz for p in plans)
+    if lipschitz == 0:   # every cell has infinite noise: the measurements say nothing
+        return theta, None
+    layout = Layout(tree, [p.clique for p in plans], [p.home for p in plans])
+    safe = 1.0 / (total * lipschitz)
+    # A warm start's last step (kept as a multiple of its safe bound), a quarter of it to be careful.
+    eta = safe if start is None else max(safe, safe * start / 4)
+    loss, mus, grads = _evaluate(tree, layout, plans, theta, total)
+    previous, momentum, history = theta, 0, [loss]
+    for _ in range(iterations):
+        if loss == 0.0:
+            break
+        beta = momentum / (momentum + 3)
+        if beta > 0:
+            ahead = []
+            for t, p in zip(theta, previous):
+                a = np.subtract(t, p)
+                a *= beta
+                a += t
+                ahead.append(a)
+            ahead_loss, ahead_mus, ahead_grads = _evaluate(tree, layout, plans, ahead, total)
+        else:
+            ahead, ahead_loss, ahead_mus, ahead_grads = theta, loss, mus, grads
+        direction = layout.gradient(ahead_grads)
+        while True:
+            trial = [_step(t, eta, d) for t, d in zip(ahead, direction)]
+            new_loss, new_mus, new_grads = _evaluate(tree, layout, plans, trial, total)
+            promised = sum(float((g * (mu - nmu)).sum()) for g, mu, nmu in zip(ahead_grads, ahead_mus, new_mus))
+            if new_loss <= ahead_loss - _ARMIJO * promised:
+                break
+            eta *= _SHRINK
+            if eta < 1e-12 * safe:
+                return theta, eta / safe
+        eta *= _GROW
+        if new_loss > loss:
+            previous, momentum = theta, 0
+        else:
+            previous, theta = theta, trial
+            loss, mus, grads = new_loss, new_mus, new_grads
+            momentum += 1
+        history.append(loss)
+        if len(history) > _WINDOW and history[-_WINDOW - 1] - loss <= _RTOL * loss:
+            break
+    return theta, eta / safe
