@@ -27,14 +27,19 @@ from veil.dp.noise import as_noise_source
 from veil.dp.zcdp_conversion import zcdp_epsilon
 from veil.errors import ParameterError
 
-__all__ = ["DiscreteGaussian", "discrete_gaussian_sigma"]
+__all__ = ["DiscreteGaussian", "check_rho", "discrete_gaussian_sigma"]
 
 #: Below this σ the pmf is summed exactly enough in floats (its support to 40σ); above, the tail
 #: and variance use the bounds of CKS 2020 (variance <= σ², tails of N(0, σ²) shifted by one).
 _SUMMED_SIGMA = 1e5
 
 
-def _check_rho(rho: Any) -> Fraction:
+def check_rho(rho: Any) -> Fraction:
+    """ρ as an exact Fraction (a float is read as the decimal it prints as).
+
+    Raises:
+        ParameterError: ρ is not a positive finite number.
+    """
     try:
         value = exact(rho, "rho")
     except ParameterError:
@@ -51,7 +56,7 @@ def discrete_gaussian_sigma(rho, sensitivity=1) -> float:
     Raises:
         ParameterError: ρ or Δ not a positive finite number.
     """
-    r = _check_rho(rho)
+    r = check_rho(rho)
     delta = Fraction(_check_sensitivity(sensitivity))
     need = delta ** 2 / (2 * r)  # σ² must be at least this
     sigma = math.sqrt(float(need))
@@ -78,7 +83,7 @@ class DiscreteGaussian(_Additive):
     name = "discrete-gaussian"
 
     def __init__(self, rho: float, sensitivity: float = 1) -> None:
-        self.rho = float(_check_rho(rho))
+        self.rho = float(check_rho(rho))
         self.sensitivity = _check_sensitivity(sensitivity)
         self.sigma = discrete_gaussian_sigma(rho, sensitivity)
         if not MIN_SCALE <= self.sigma <= MAX_INTEGER_SCALE:

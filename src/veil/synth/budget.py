@@ -21,7 +21,7 @@ from __future__ import annotations
 import numbers
 from fractions import Fraction
 
-from veil.dp.discrete_gaussian import discrete_gaussian_sigma
+from veil.dp.discrete_gaussian import check_rho, discrete_gaussian_sigma
 from veil.dp.exact import exact
 from veil.dp.mechanisms import MAX_INTEGER_SCALE
 from veil.dp.zcdp_conversion import zcdp_rho
@@ -31,21 +31,6 @@ __all__ = ["AnnealingSchedule", "check_rho", "check_rounds", "check_sigma", "rho
 
 #: AIM's share of a round for the measurement (the rest is the selection's), as in the paper.
 MEASURE_SHARE = Fraction(9, 10)
-
-
-def check_rho(rho) -> Fraction:
-    """ρ as an exact Fraction (a float is read as the decimal it prints as).
-
-    Raises:
-        ParameterError: ρ is not a positive finite number.
-    """
-    try:
-        value = exact(rho, "rho")
-    except ParameterError:
-        raise ParameterError(f"rho must be a positive finite number, got {rho!r}.") from None
-    if value <= 0:
-        raise ParameterError(f"rho must be a positive finite number, got {rho!r}.")
-    return value
 
 
 def check_sigma(rho_i: Fraction, what: str, fix: str = "raise rho") -> float:
