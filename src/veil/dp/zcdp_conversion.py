@@ -28,7 +28,7 @@ from fractions import Fraction
 from veil.dp.exact import exact
 from veil.errors import ParameterError
 
-__all__ = ["simple_zcdp_epsilon", "zcdp_delta", "zcdp_delta_at", "zcdp_epsilon"]
+__all__ = ["simple_zcdp_epsilon", "zcdp_delta", "zcdp_delta_at", "zcdp_epsilon", "zcdp_rho"]
 
 _DIGITS = 60
 _MARGIN = Decimal("1e-30")
@@ -182,3 +182,56 @@ def zcdp_epsilon(rho, delta) -> Fraction:
         else:
             lo = mid
     return hi
+
+
+#: significant decimal digits kept by :func:`zcdp_rho` (rounded down, so the answer stays valid)
+_RHO_DIGITS = 12
+
+
+def zcdp_rho(epsilon, delta) -> Fraction:
+    """The inverse conversion: the largest ρ, to 11 or 12 significant digits, with ``zcdp_epsilon(ρ, δ) <= ε``.
+
+    Bisection on ρ between 0 and ε (ρ-zCDP never gives an ε below ρ) on the condition
+    ``zcdp_delta(ρ, ε) <= δ``, whose bound grows with ρ; the lower end is rounded down to 11 or 12
+    significant decimal digits and then lowered, if need be, until :func:`zcdp_epsilon` (the
+    function a ledger uses to convert back) confirms ``zcdp_epsilon(ρ, δ) <= ε``. The answer so errs
+    on the side of a smaller ρ, never a larger one.
+
+    Args:
+        epsilon: ε > 0.
+        delta: 0 < δ < 1.
+
+    Returns:
+        ρ > 0 as a Fraction with a short decimal expansion.
+
+    Raises:
+        ParameterError: ε <= 0 or δ outside (0, 1).
+    """
+    e, d = exact(epsilon, "epsilon"), _check_delta(delta)
+    if e <= 0:
+        raise ParameterError(f"epsilon must be greater than 0, got {float(e):g}.")
+    lo, hi = Fraction(0), e
+    while zcdp_delta(hi, e) <= d:  # cannot happen for δ < 1; kept so the bracket is never assumed
+        lo, hi = hi, hi * 2
+    for _ in range(_STEPS):
+        mid = Fraction(float((lo + hi) / 2))
+        if not lo < mid < hi:
+            break
+        if mid > 0 and zcdp_delta(mid, e) <= d:
+            lo = mid
+        else:
+            hi = mid
+    if lo == 0:
+        lo = hi / 2
+    rho = _round_down(lo)
+    while zcdp_epsilon(rho, d) > e:  # the forward conversion has the last word
+        lo *= Fraction(999, 1000)
+        rho = _round_down(lo)
+    return rho
+
+
+def _round_down(value: Fraction) -> Fraction:
+    """``value`` > 0 rounded down to ``_RHO_DIGITS`` (or one fewer) significant decimal digits (never 0)."""
+    magnitude = len(str(value.numerator)) - len(str(value.denominator))  # ⌊log10⌋ or one more
+    scale = Fraction(10) ** (_RHO_DIGITS - 1 - magnitude)
+    return Fraction(math.floor(value * scale)) / scale
