@@ -11,7 +11,7 @@ Run from the repository root::
                              [--dpquery-large-tools veil,...]
                              [--synth-seeds N] [--synth-epsilons 0.1,1,10] [--synth-tools veil,smartnoise]
                              [--synth-mechanisms mst,aim] [--synth-cap S] [--synth-peer-aim-seeds N]
-                             [--synth-peer-aim-degree 2|3]
+                             [--synth-peer-aim-epsilons 0.1,1,10] [--synth-peer-aim-degree 2|3]
                              [--spark-rows N,N,...] [--spark-master URL] [--out DIR]
 
 Without ``--only`` every benchmark runs, in the order below. ``--quick`` checks that a run works
@@ -174,11 +174,12 @@ DEFAULTS = {"rows": 1_000_000, "repeat": 5, "dp_rows": dp.ROWS, "dpquery_rows": 
             "curve_rows": local_recoding.CURVE_ROWS[-1],
             "one_off_rows": startup.ONE_OFF_ROWS, "encode_rows": startup.ENCODE_ROWS, "memory_rows": memory.ROWS,
             "threads_rows": threads.ROWS, "spark_rows": ",".join(str(r) for r in spark.ROWS),
-            "synth_seeds": synth.SEEDS, "synth_peer_aim_seeds": synth.PEER_AIM_SEEDS, "out": RESULTS}
+            "synth_seeds": synth.SEEDS, "synth_peer_aim_seeds": synth.PEER_AIM_SEEDS,
+            "synth_peer_aim_epsilons": ",".join(f"{e:g}" for e in synth.PEER_AIM_EPSILONS), "out": RESULTS}
 QUICK = {"rows": 50_000, "repeat": 1, "dp_rows": 500_000, "dpquery_rows": 300_000, "curve_rows": 300_000,
          "one_off_rows": 50_000,
          "encode_rows": 300_000, "memory_rows": 300_000, "threads_rows": 300_000, "spark_rows": "100000",
-         "synth_seeds": 1, "synth_peer_aim_seeds": 1, "out": RESULTS.parent / "results-quick"}
+         "synth_seeds": 1, "synth_peer_aim_seeds": 1, "synth_peer_aim_epsilons": "1", "out": RESULTS.parent / "results-quick"}
 # Relative tolerance when veil's and pyCANON's floating-point levels are compared: both sum the
 # same fractions in a different order.
 AGREEMENT_RTOL = 1e-9
@@ -661,7 +662,8 @@ def main(argv: list[str] | None = None) -> int:
                     dpquery.terminal_report, dpquery.markdown_report),
         "synth": ("synth", lambda: synth.run(args.synth_seeds, [float(e) for e in args.synth_epsilons.split(",")],
                                              args.synth_tools.split(","), args.synth_mechanisms.split(","),
-                                             args.synth_cap, args.synth_peer_aim_seeds, args.synth_peer_aim_degree),
+                                             args.synth_cap, args.synth_peer_aim_seeds, args.synth_peer_aim_degree,
+                                             [float(e) for e in args.synth_peer_aim_epsilons.split(",")]),
                   None, synth.terminal_report, synth.markdown_report),
         "ldp": ("ldp", lambda: ldp.run(args.repeat), None, ldp.terminal_report, ldp.markdown_report),
         "adversary": ("adversary", lambda: adversary.run(args.repeat), None, adversary.terminal_report,
