@@ -267,6 +267,11 @@ SYNTH_BASELINES = {"floor": "bootstrap resample (floor)", "independent": "indepe
                    "chow_liu": "Chow–Liu tree"}
 
 
+def _delta(delta: float) -> str:
+    mantissa, exponent = f"{delta:e}".split("e")
+    return f"{float(mantissa):g}e{int(exponent)}"
+
+
 def _pm(summary: dict | None, digits: int = 3) -> str:
     return "—" if not summary else f"{summary['mean']:.{digits}f} ± {summary['sd']:.{digits}f}"
 
@@ -288,8 +293,8 @@ def synth(r: dict) -> list[str]:
         b = r["baselines"][key]
         rows.append([label, "no DP", "—", str(b["tvd3"]["n"]), _pm(b["tvd2"]), _pm(b["tvd3"]), _pm(b["sdnist"], 0),
                      "", ""])
-    return [machine(meta, r.get("run")) + f" Adult ({meta['rows']:,} rows) on a stated public domain, δ = "
-            f"{meta['delta']:g}; each run a whole process (imports, reading the data, fitting, sampling "
+    return [machine(meta, r.get("run")) + f" Adult ({meta['rows']:,} rows) on a stated public domain, "
+            f"δ = {_delta(meta['delta'])}; each run a whole process (imports, reading the data, fitting, sampling "
             f"{meta['rows']:,} rows); mean ± standard deviation over the runs.", "",
             *table(["tool", "mechanism", "ε", "runs", "mean 2-way TVD", "mean 3-way TVD", "SDNist score",
                     "time (process)", "time / veil's"], rows, text=(0, 1, 3)),

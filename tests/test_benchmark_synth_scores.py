@@ -67,7 +67,7 @@ def test_chow_liu_recovers_a_chain_and_samples_its_pairs(synth):
     rng = np.random.default_rng(2)
     n, sizes = 20_000, [3, 3, 3, 3]
     x0 = rng.integers(0, 3, size=n)
-    noisy = lambda parent: np.where(rng.random(n) < 0.8, parent, rng.integers(0, 3, size=n))  # noqa: E731
+    noisy = lambda parent: np.where(rng.random(n) < 0.8, parent, rng.integers(0, 3, size=n))
     x1 = noisy(x0)
     x2 = noisy(x1)
     x3 = noisy(x2)

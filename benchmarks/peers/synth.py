@@ -35,11 +35,11 @@ def fit_sample(spec: dict) -> dict:
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
     start = time.perf_counter()
     import numpy as np
+    import snsynth.aim
+    import snsynth.mst  # noqa: F401
     from snsynth import Synthesizer
     from snsynth.transform.identity import IdentityTransformer
     from snsynth.transform.table import TableTransformer
-    import snsynth.aim  # noqa: F401  (what create() imports, timed with the imports)
-    import snsynth.mst  # noqa: F401
 
     class Codes(IdentityTransformer):
         """A column already coded 0 .. size - 1: passed through, its size declared."""
