@@ -273,7 +273,11 @@ def _delta(delta: float) -> str:
 
 
 def _pm(summary: dict | None, digits: int = 3) -> str:
-    return "—" if not summary else f"{summary['mean']:.{digits}f} ± {summary['sd']:.{digits}f}"
+    if not summary:
+        return "—"
+    if summary["n"] == 1:  # one run: no spread to show
+        return f"{summary['mean']:.{digits}f}"
+    return f"{summary['mean']:.{digits}f} ± {summary['sd']:.{digits}f}"
 
 
 def synth(r: dict) -> list[str]:

@@ -530,6 +530,8 @@ def pm(summary: dict | None, digits: int = 4) -> str:
     """``mean ± sd`` (``—`` for none)."""
     if not summary:
         return "—"
+    if summary["n"] == 1:  # one run: no spread to show
+        return f"{summary['mean']:.{digits}f}"
     return f"{summary['mean']:.{digits}f} ± {summary['sd']:.{digits}f}"
 
 
@@ -538,6 +540,8 @@ def pm_time(summary: dict | None) -> str:
 
     if not summary:
         return "—"
+    if summary["n"] == 1:
+        return fmt_time(summary["mean"])
     return f"{fmt_time(summary['mean'])} ± {fmt_time(summary['sd'])}"
 
 
