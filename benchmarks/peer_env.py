@@ -7,6 +7,9 @@ beside veil they would decide which versions veil runs on, so they live in
 pinned) and made again when that file changes. Tumult Analytics pins pandas < 2, numpy < 2 and
 pyspark < 3.6, which the other peers cannot share: it has an environment of its own,
 ``benchmarks/.tumult-venv`` from ``tumult-requirements.txt``, made the same way (``env="tumult"``).
+smartnoise-synth (MST and AIM) has ``benchmarks/.synth-venv`` from ``synth-requirements.txt``
+(``env="synth"``): its requirements name torch through opacus, which MST and AIM never import, so
+that file lists every package the two need, pinned, and is installed with ``--no-deps``.
 ``env="veil"`` runs a function in a fresh process of veil's own environment (this interpreter), for
 figures of a whole process.
 
@@ -41,7 +44,10 @@ VENV = HERE / ".peers-venv"
 STAMP = VENV / "requirements.sha256"
 #: Each environment by name: its requirements file and its folder.
 ENVIRONMENTS = {"peers": (REQUIREMENTS, VENV),
-                "tumult": (HERE / "tumult-requirements.txt", HERE / ".tumult-venv")}
+                "tumult": (HERE / "tumult-requirements.txt", HERE / ".tumult-venv"),
+                "synth": (HERE / "synth-requirements.txt", HERE / ".synth-venv")}
+#: The environments whose requirements file is the whole list, installed with ``--no-deps``.
+EXACT = {"synth"}
 
 
 class PeerError(RuntimeError):
@@ -70,8 +76,9 @@ def python(env: str = "peers") -> Path:
     sys.stderr.write(f"making the peer environment in {folder} from {requirements.name} "
                      "(once; a minute or more)\n")
     venv.EnvBuilder(clear=True, with_pip=True).create(folder)
+    exact = ["--no-deps"] if env in EXACT else []
     done = subprocess.run([str(interpreter), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                           "-r", str(requirements)], capture_output=True, text=True)
+                           *exact, "-r", str(requirements)], capture_output=True, text=True)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]
         raise PeerError(f"pip could not install {requirements.name} into {folder}: {last}")

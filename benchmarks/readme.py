@@ -262,6 +262,50 @@ def dpquery(r: dict) -> list[str]:
                 "`benchmarks/results/dpquery.md`.", *goals(r)]
 
 
+SYNTH_TOOLS = {"veil": "veil", "smartnoise": "smartnoise-synth"}
+SYNTH_BASELINES = {"floor": "bootstrap resample (floor)", "independent": "independent columns",
+                   "chow_liu": "Chow–Liu tree"}
+
+
+def _delta(delta: float) -> str:
+    mantissa, exponent = f"{delta:e}".split("e")
+    return f"{float(mantissa):g}e{int(exponent)}"
+
+
+def _pm(summary: dict | None, digits: int = 3) -> str:
+    if not summary:
+        return "—"
+    if summary["n"] == 1:  # one run: no spread to show
+        return f"{summary['mean']:.{digits}f}"
+    return f"{summary['mean']:.{digits}f} ± {summary['sd']:.{digits}f}"
+
+
+def synth(r: dict) -> list[str]:
+    """DP synthetic data: per tool, mechanism and ε the mean 2- and 3-way TVD, the SDNist score
+    and the whole process's time (mean ± sd over the runs), then the baselines without noise."""
+    meta, rows = r["meta"], []
+    for key, e in r["runs"].items():
+        s, times = e.get("scores") or {}, e.get("times") or {}
+        runs = f"{e['completed']}/{e['runs']}" + (" (timeout)" if e.get("timeouts") else "") + \
+            (" (failed)" if e.get("failures") else "")
+        ratio = (r["ratios"].get(key.split("/", 1)[1]) or {}).get("time") if e["tool"] != "veil" else None
+        process = times.get("process_s")
+        rows.append([SYNTH_TOOLS[e["tool"]], e["mechanism"].upper(), f"{e['epsilon']:g}", runs, _pm(s.get("tvd2")),
+                     _pm(s.get("tvd3")), _pm(s.get("sdnist"), 0), t(process["mean"]) if process else "—",
+                     x(ratio) if ratio else ""])
+    for key, label in SYNTH_BASELINES.items():
+        b = r["baselines"][key]
+        rows.append([label, "no DP", "—", str(b["tvd3"]["n"]), _pm(b["tvd2"]), _pm(b["tvd3"]), _pm(b["sdnist"], 0),
+                     "", ""])
+    return [machine(meta, r.get("run")) + f" Adult ({meta['rows']:,} rows) on a stated public domain, "
+            f"δ = {_delta(meta['delta'])}; each run a whole process (imports, reading the data, fitting, sampling "
+            f"{meta['rows']:,} rows); mean ± standard deviation over the runs.", "",
+            *table(["tool", "mechanism", "ε", "runs", "mean 2-way TVD", "mean 3-way TVD", "SDNist score",
+                    "time (process)", "time / veil's"], rows, text=(0, 1, 3)),
+            "", "The full report, with the domain, the peer's settings and the CPU times, is "
+                "`benchmarks/results/synth.md`.", *goals(r)]
+
+
 def ldp(r: dict) -> list[str]:
     meta = {k: r[k] for k in ("date", "cpu", "cores", "python", "versions")}
     rows = [[f"{p['protocol']}, 100,000 × 64", t(p["veil"]["seconds"]), t(p["veil_seeded"]["seconds"]),
@@ -447,6 +491,13 @@ def summary(every: dict[str, dict]) -> list[str]:
         for tool in (t for t in ("tumult", "opendp", "pipelinedp") if t in entry):  # the tools this run measured
             add("dpquery", f"grouped DP query ({q}), {large['rows']:,} rows, whole query", ours, DPQUERY_TOOLS[tool],
                 (entry.get(tool) or {}).get("first_s"))
+    sy = every["synth"]
+    for mechanism in ("mst", "aim"):
+        ours = ((sy["runs"].get(f"veil/{mechanism}/1") or {}).get("times") or {}).get("process_s")
+        theirs = ((sy["runs"].get(f"smartnoise/{mechanism}/1") or {}).get("times") or {}).get("process_s")
+        if ours and "smartnoise" in sy["meta"].get("tools", []):
+            add("synth", f"DP synthetic data, {mechanism.upper()}, Adult, ε = 1, whole process (mean)", ours["mean"],
+                "smartnoise-synth", theirs["mean"] if theirs else None)
     for p in every["ldp"]["side_by_side"]:
         add("ldp", f"LDP {p['protocol']}, 100,000 users × 64, secure", p["veil"]["seconds"], "pure-LDP",
             p["pure_ldp"]["seconds"])
@@ -480,7 +531,7 @@ def summary(every: dict[str, dict]) -> list[str]:
 
 RENDERERS: dict[str, Callable[[dict], list[str]]] = {
     "summary": summary, "checker": checker, "fulldomain": fulldomain, "arx": arx, "local_recoding": local_recoding,
-    "attacks": attacks, "dp": dp, "dpquery": dpquery, "ldp": ldp, "alphabeta": alphabeta, "ledger": ledger,
+    "attacks": attacks, "dp": dp, "dpquery": dpquery, "synth": synth, "ldp": ldp, "alphabeta": alphabeta, "ledger": ledger,
     "startup": startup, "memory": memory,
     "threads": threads, "spark": spark}
 # The summary is drawn from every results file rather than a file of its own.

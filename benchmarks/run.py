@@ -9,6 +9,9 @@ Run from the repository root::
                              [--curve-rows N] [--dp-rows N] [--skip-diffprivlib] [--skip-opendp]
                              [--dpquery-rows N] [--dpquery-queries a,b,c] [--dpquery-tools veil,...]
                              [--dpquery-large-tools veil,...]
+                             [--synth-seeds N] [--synth-epsilons 0.1,1,10] [--synth-tools veil,smartnoise]
+                             [--synth-mechanisms mst,aim] [--synth-cap S] [--synth-peer-aim-seeds N]
+                             [--synth-peer-aim-epsilons 0.1,1,10] [--synth-peer-aim-degree 2|3]
                              [--spark-rows N,N,...] [--spark-master URL] [--out DIR]
 
 Without ``--only`` every benchmark runs, in the order below. ``--quick`` checks that a run works
@@ -54,6 +57,13 @@ with public or private keys, five quantiles by one key) beside Tumult Analytics,
 front end and PipelineDP, on Adult with a synthetic person ID and on ``--dpquery-rows`` rows (10M
 by default); Tumult runs in an environment of its own (``.tumult-venv``). The results go to
 ``dpquery.json`` and ``dpquery.md``.
+
+**synth** (``synth.py``): DP synthetic data, veil's MST and AIM beside smartnoise-synth's on Adult
+discretized on public bins (ε 0.1, 1 and 10, δ = 1e-9, ``--synth-seeds`` runs each, every run a
+whole process), scored by the total-variation distance on every 2- and 3-way marginal and NIST
+SDNist's k-marginal score, with a bootstrap floor, independent columns and the Chow–Liu tree (no
+noise) beside them; smartnoise-synth runs in an environment of its own (``.synth-venv``). The
+results go to ``synth.json`` and ``synth.md``.
 
 **ldp** (``ldp.py``): local-DP frequency oracles (OUE and OLH) beside pure-LDP at 100,000 users
 over 64 values, secure and seeded, and at 1,000,000 users; see that module. The results go to
@@ -142,6 +152,7 @@ import pycanon_fixture
 import readme
 import report
 import startup
+import synth
 import temporal
 import spark
 import threads
@@ -152,7 +163,7 @@ from timing import best_of, progress
 
 QUASI_IDENTIFIERS = list(ADULT_QUASI_IDENTIFIERS)
 SENSITIVE = "occupation"
-BENCHMARKS = ("checker", "fulldomain", "arx", "local", "attacks", "dp", "dpquery", "ldp", "adversary", "alphabeta", "temporal", "ledger",
+BENCHMARKS = ("checker", "fulldomain", "arx", "local", "attacks", "dp", "dpquery", "synth", "ldp", "adversary", "alphabeta", "temporal", "ledger",
               "marginals", "report", "startup", "memory", "threads", "spark")
 # The goals: every model together on Adult, and each model on the large table.
 ADULT_GOAL_S = 0.2
@@ -163,11 +174,12 @@ DEFAULTS = {"rows": 1_000_000, "repeat": 5, "dp_rows": dp.ROWS, "dpquery_rows": 
             "curve_rows": local_recoding.CURVE_ROWS[-1],
             "one_off_rows": startup.ONE_OFF_ROWS, "encode_rows": startup.ENCODE_ROWS, "memory_rows": memory.ROWS,
             "threads_rows": threads.ROWS, "spark_rows": ",".join(str(r) for r in spark.ROWS),
-            "out": RESULTS}
+            "synth_seeds": synth.SEEDS, "synth_peer_aim_seeds": synth.PEER_AIM_SEEDS,
+            "synth_peer_aim_epsilons": ",".join(f"{e:g}" for e in synth.PEER_AIM_EPSILONS), "out": RESULTS}
 QUICK = {"rows": 50_000, "repeat": 1, "dp_rows": 500_000, "dpquery_rows": 300_000, "curve_rows": 300_000,
          "one_off_rows": 50_000,
          "encode_rows": 300_000, "memory_rows": 300_000, "threads_rows": 300_000, "spark_rows": "100000",
-         "out": RESULTS.parent / "results-quick"}
+         "synth_seeds": 1, "synth_peer_aim_seeds": 1, "synth_peer_aim_epsilons": "1", "out": RESULTS.parent / "results-quick"}
 # Relative tolerance when veil's and pyCANON's floating-point levels are compared: both sum the
 # same fractions in a different order.
 AGREEMENT_RTOL = 1e-9
@@ -606,6 +618,7 @@ def main(argv: list[str] | None = None) -> int:
     local_recoding.add_arguments(parser)
     dp.add_arguments(parser)
     dpquery.add_arguments(parser)
+    synth.add_arguments(parser)
     parser.add_argument("--one-off-rows", type=positive_int,
                         help=f"startup benchmark: records of the one-off check (default {startup.ONE_OFF_ROWS:,})")
     parser.add_argument("--encode-rows", type=positive_int,
@@ -647,6 +660,11 @@ def main(argv: list[str] | None = None) -> int:
                                                     large_tools=(args.dpquery_large_tools.split(",")
                                                                  if args.dpquery_large_tools else None)), None,
                     dpquery.terminal_report, dpquery.markdown_report),
+        "synth": ("synth", lambda: synth.run(args.synth_seeds, [float(e) for e in args.synth_epsilons.split(",")],
+                                             args.synth_tools.split(","), args.synth_mechanisms.split(","),
+                                             args.synth_cap, args.synth_peer_aim_seeds, args.synth_peer_aim_degree,
+                                             [float(e) for e in args.synth_peer_aim_epsilons.split(",")]),
+                  None, synth.terminal_report, synth.markdown_report),
         "ldp": ("ldp", lambda: ldp.run(args.repeat), None, ldp.terminal_report, ldp.markdown_report),
         "adversary": ("adversary", lambda: adversary.run(args.repeat), None, adversary.terminal_report,
                       adversary.markdown_report),
