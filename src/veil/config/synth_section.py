@@ -226,26 +226,34 @@ class DomainMap:
         return ColumnDomainSpec(name, "categories", values=tuple(values), origin=origin)
 
     def json_schema(self) -> dict:
-        values = {"type": "array", "minItems": 1, "items": NAME_SCHEMA, "description": "the public values, in order"}
+        values = documented({"type": "array", "minItems": 1, "items": NAME_SCHEMA}, "the public values, in order",
+                            ["Female", "Male"])
         categories = {"type": "object", "required": ["categories"], "additionalProperties": False,
                       "properties": {"categories": values}}
-        edges = {"type": "array", "minItems": 2, "items": {"type": "number"},
-                 "description": "strictly increasing bounds: bin i is [edges[i], edges[i+1])"}
-        bins = {"type": "object", "required": ["bins"], "additionalProperties": False, "properties": {"bins": {
-            "type": "object", "required": ["edges"], "additionalProperties": False,
-            "properties": {"edges": edges, "integer": documented({"type": "boolean"}, "the column holds whole "
-                                                                 "numbers (a value is drawn as one)")}}}}
-        path = {"type": "string", "pattern": r"\S", "description": "an ARX hierarchy file, relative to the "
-                                                                   "configuration"}
+        edges = documented({"type": "array", "minItems": 2, "items": {"type": "number"}},
+                           "strictly increasing bounds: bin i is [edges[i], edges[i+1]), the last one closed",
+                           [17, 25, 35, 45, 55, 65, 91])
+        integer = documented({"type": "boolean"}, "the column holds whole numbers (a value is drawn as one)", True)
+        bins = {"type": "object", "required": ["bins"], "additionalProperties": False, "properties": {"bins": documented(
+            {"type": "object", "required": ["edges"], "additionalProperties": False,
+             "properties": {"edges": edges, "integer": integer}},
+            "public numeric bins: a synthetic value is drawn uniformly in its bin", {"edges": [17, 35, 65, 91]})}}
+        path = documented({"type": "string", "pattern": r"\S"}, "an ARX hierarchy file, relative to the configuration",
+                          "adult_hierarchy_race.csv")
+        delimiter = documented({"type": "string", "minLength": 1, "maxLength": 1}, "the hierarchy file's delimiter",
+                               ";")
         hierarchy = {"type": "object", "required": ["hierarchy"], "additionalProperties": False, "properties": {
-            "hierarchy": {"anyOf": [path, {"type": "object", "required": ["file"], "additionalProperties": False,
-                                           "properties": {"file": path, "delimiter": {"type": "string",
-                                                                                      "minLength": 1,
-                                                                                      "maxLength": 1}}}]}}}
-        data_bins = {"type": ["object", "null"], "additionalProperties": False,
-                     "properties": {"bins": documented({"type": "integer", "minimum": 1},
-                                                       "equal-width bins between the column's smallest and largest "
-                                                       "value")}}
+            "hierarchy": documented({"anyOf": [path, {"type": "object", "required": ["file"],
+                                                      "additionalProperties": False,
+                                                      "properties": {"file": path, "delimiter": delimiter}}]},
+                                    "the leaves of an ARX hierarchy file are the public values",
+                                    "adult_hierarchy_race.csv")}}
+        data_bins = documented({"type": ["object", "null"], "additionalProperties": False,
+                                "properties": {"bins": documented({"type": "integer", "minimum": 1},
+                                                                  "equal-width bins between the column's smallest "
+                                                                  "and largest value", 10)}},
+                               "the values found in the table (numbers in equal-width bins): needs from_data: true, "
+                               "and the output is not fit for release", {"bins": 10})
         data = {"anyOf": [{"const": "data"}, {"type": "object", "required": ["data"], "additionalProperties": False,
                                               "properties": {"data": data_bins}}],
                 "description": "the values found in the table: needs from_data: true, and the output is not fit "
@@ -284,11 +292,12 @@ class WorkloadList:
         return tuple(out)
 
     def json_schema(self) -> dict:
-        columns = {"type": "array", "minItems": 1, "items": NAME_SCHEMA, "description": "the marginal's columns"}
+        columns = documented({"type": "array", "minItems": 1, "items": NAME_SCHEMA}, "the marginal's columns",
+                             ["age", "education"])
         weighted = {"type": "object", "required": ["columns"], "additionalProperties": False,
                     "properties": {"columns": columns,
                                    "weight": documented({"type": "number", "exclusiveMinimum": 0},
-                                                        "the marginal's weight in the workload (default 1)")}}
+                                                        "the marginal's weight in the workload (default 1)", 2)}}
         return {"type": "array", "minItems": 1, "items": {"anyOf": [columns, weighted]}}
 
 
