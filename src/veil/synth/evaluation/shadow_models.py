@@ -145,8 +145,8 @@ class ShadowAttack:
                     f"in the training set; lower is better."),
                 Row("shadow-model attack advantage, 95% CI", interval(self.interval),
                     "Newcombe's score interval of the difference of the two rates (from two Wilson intervals); an "
-                    "interval that holds 0 means no advantage could be shown with this many runs. It bounds this "
-                    "attack, not every attack: only the DP guarantee bounds the risk."),
+                    "interval that holds 0 means no advantage could be shown with this many runs. It is about this "
+                    "attack only: a stronger one may do better, and only the DP guarantee bounds every attack."),
                 Row("most exposed target", f"{worst.kind}: {worst.in_hits}/{worst.in_trials} in, "
                                            f"{worst.out_hits}/{worst.out_trials} out",
                     "The target on which the attack did best: runs called in among those with it in, and among "
