@@ -22,8 +22,15 @@ from veil.synth.evaluation.marginal_distance import MarginalDistance, marginal_d
 from veil.synth.evaluation.membership import Membership, membership
 from veil.synth.evaluation.ml_utility import MLUtility, ml_utility
 from veil.synth.evaluation.sections import Row, Section
-from veil.synth.evaluation.shadow_models import (DEFAULT_RUNS, DEFAULT_TARGETS, DEFAULT_TRIALS, Generator,
-                                                 ShadowAttack, check_costs, shadow_attack)
+from veil.synth.evaluation.shadow_models import (
+    DEFAULT_RUNS,
+    DEFAULT_TARGETS,
+    DEFAULT_TRIALS,
+    Generator,
+    ShadowAttack,
+    check_costs,
+    shadow_attack,
+)
 from veil.synth.evaluation.singling_out import SinglingOut, singling_out
 from veil.synth.evaluation.threads import single_thread
 
@@ -56,7 +63,8 @@ class Evaluation:
                 "columns": list(self.columns), "seconds": self.seconds,
                 "marginals": self.marginals.to_dict(), "ml_utility": self.utility.to_dict(),
                 "membership": self.membership.to_dict(),
-                "shadow_model": None if self.shadow is None else self.shadow.to_dict(), "singling_out": self.singling_out.to_dict(),
+                "shadow_model": None if self.shadow is None else self.shadow.to_dict(),
+                "singling_out": self.singling_out.to_dict(),
                 "linkage": self.linkage.to_dict(), "disclosure": self.disclosure.to_dict()}
 
     def sections(self) -> list[Section]:
@@ -112,7 +120,8 @@ def evaluate(real: np.ndarray, synthetic: np.ndarray, names: Sequence[str], size
         shadow_note: a sentence for the report on how these costs were chosen.
 
     The measures are described in the modules :mod:`.marginal_distance`, :mod:`.ml_utility`,
-    :mod:`.membership`, :mod:`.shadow_models`, :mod:`.singling_out`, :mod:`.linkage` and :mod:`.disclosure`.
+    :mod:`.membership`, :mod:`.shadow_models`, :mod:`.singling_out`, :mod:`.linkage` and
+    :mod:`.disclosure`.
 
     Raises:
         DataError: a table is not a 2-D integer array, has no rows, the wrong number of columns,

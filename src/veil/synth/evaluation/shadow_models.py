@@ -330,9 +330,12 @@ def shadow_attack(real: np.ndarray, synthetic: np.ndarray, sizes: Sequence[int],
     guesses = classifier(((scored - centre) / spread).reshape(-1, scored.shape[2])).reshape(trial_labels.shape)
     release = classifier((features(chosen, synthetic, sizes, shadow.cliques, size) - centre) / spread)
 
-    results = tuple(TargetResult(kinds[i], int(trial_labels[:, i].sum()), int(guesses[trial_labels[:, i] == 1, i].sum()),
-                                 int((1 - trial_labels[:, i]).sum()), int(guesses[trial_labels[:, i] == 0, i].sum()),
-                                 bool(release[i])) for i in range(chosen.shape[0]))
+    results = []
+    for i in range(chosen.shape[0]):
+        inside = trial_labels[:, i] == 1
+        results.append(TargetResult(kinds[i], int(inside.sum()), int(guesses[inside, i].sum()),
+                                    int((~inside).sum()), int(guesses[~inside, i].sum()), bool(release[i])))
+    results = tuple(results)
     x1, n1 = sum(t.in_hits for t in results), sum(t.in_trials for t in results)
     x2, n2 = sum(t.out_hits for t in results), sum(t.out_trials for t in results)
     return ShadowAttack(True, None, x1 / n1 - x2 / n2, rate_difference(x1, n1, x2, n2), x1 / n1, x2 / n2, results,
