@@ -92,6 +92,7 @@ MISTAKES = {
     "an unknown mechanism": (_set(mechanism="privbayes"), (), ["mechanism"]),
     "an unknown key": (_set(epsilom=1.0), (), ["epsilom", "epsilon"]),
     "a target outside the domain": (_set(evaluation={"target": "name"}), (), ["'name'", "synth.domain"]),
+    "one shadow run": (_set(evaluation={"shadow_runs": 1}), (), ["shadow_runs", "at least 2"]),
 }
 
 
@@ -115,6 +116,18 @@ def test_bad_input_is_one_sentence_and_writes_and_charges_nothing(folder, ledger
     assert ledger.read_bytes() == before
     assert {p.name: p.read_bytes() for p in folder.iterdir() if p.name in inputs} == inputs
     assert not [p.name for p in folder.iterdir() if p.name.startswith(".veil-")]
+
+
+def test_the_shadow_model_attack_runs_as_the_option_and_the_config_say(folder):
+    people().to_csv(folder / "holdout.csv", index=False)
+    result = synth(folder, "--seed", "2", "--holdout", folder / "holdout.csv", "--shadow-runs", "2",
+                   change=lambda doc: doc["synth"]["evaluation"].update(shadow_trials=2))
+    assert result.exit_code == 0, result.output
+    report = (folder / "out" / "report.html").read_text()
+    assert "shadow-model attack advantage" in report and "2 + 2 runs" in report
+    skipped = synth(folder, "--seed", "2", "--holdout", folder / "holdout.csv", "--shadow-runs", "0")
+    assert skipped.exit_code == 0, skipped.output
+    assert "the number of shadow runs was set to 0" in (folder / "out" / "report.html").read_text()
 
 
 def test_an_existing_file_as_out_is_refused(folder):

@@ -32,7 +32,7 @@ def full(tables):
 def test_every_measure_runs_with_a_holdout_and_a_target(full):
     assert isinstance(full, Evaluation)
     assert full.utility.ran and full.utility.test == "holdout" and full.utility.test_rows == 800
-    assert full.membership.dcr.ran and full.membership.shadow.ran
+    assert full.membership.dcr.ran and full.membership.classifier.ran
     assert full.singling_out.ran and full.linkage.ran
     assert sorted(full.linkage.first + full.linkage.second) == ["a", "b", "c"]
     assert full.disclosure.quasi_identifiers == ("a", "b", "c") and full.disclosure.baseline.rows == 800

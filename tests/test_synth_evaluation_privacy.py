@@ -30,7 +30,7 @@ def tables():
 def test_membership_shows_no_advantage_on_a_synthetic_table_independent_of_the_members(tables):
     members, holdout, independent = tables
     result = membership(members, independent, SIZES, holdout=holdout, rng=np.random.default_rng(21))
-    for attack in (result.dcr, result.shadow):
+    for attack in (result.dcr, result.classifier):
         assert attack.ran
         assert abs(attack.advantage) < 0.08
         assert attack.interval[0] <= 0 <= attack.interval[1]
@@ -41,7 +41,7 @@ def test_membership_shows_a_clear_advantage_on_a_copy_of_the_members(tables):
     members, holdout, _ = tables
     result = membership(members, members.copy(), SIZES, holdout=holdout, rng=np.random.default_rng(22))
     assert result.member_copies == 1.0 and result.member_mean_dcr == 0.0
-    for attack in (result.dcr, result.shadow):
+    for attack in (result.dcr, result.classifier):
         assert attack.advantage > 0.7
         assert attack.interval[0] > 0.6
     assert result.dcr.setting == "member when the distance is at most 0"
@@ -50,7 +50,7 @@ def test_membership_shows_a_clear_advantage_on_a_copy_of_the_members(tables):
 def test_membership_is_not_run_without_a_holdout(tables):
     members, _, independent = tables
     result = membership(members, independent, SIZES, holdout=None, rng=np.random.default_rng(0))
-    assert not result.dcr.ran and not result.shadow.ran
+    assert not result.dcr.ran and not result.classifier.ran
     assert "holdout" in result.dcr.reason
     assert result.section().rows[0].measure == "not run"
 

@@ -1,8 +1,8 @@
 """``veil synth``: differentially private synthetic data of a table, as the ``synth:`` section of a
 configuration says (:mod:`veil.config.synth_section`; the Python API is :func:`veil.synth.synthesize`).
 
-``veil synth DATA --config C --out DIR [--seed S] [--no-evaluate] [--holdout FILE] [--table NAME]
-[--json]`` writes into DIR, all of them or none (:mod:`veil.output`):
+``veil synth DATA --config C --out DIR [--seed S] [--no-evaluate] [--holdout FILE] [--shadow-runs N]
+[--table NAME] [--json]`` writes into DIR, all of them or none (:mod:`veil.output`):
 
 - the synthetic table (``synthetic.csv``, or the ``--table`` name: ``.parquet`` writes Parquet);
 - ``manifest.json``: public and sealed, what the DP guarantee covers (:mod:`veil.synth.release`);
@@ -55,6 +55,10 @@ def synth_command(
                                                                   "none)."),
     holdout: Optional[Path] = typer.Option(None, "--holdout", help="Rows of the same population NOT synthesized "
                                                                    "from: the membership attack's control."),
+    shadow_runs: Optional[int] = typer.Option(None, "--shadow-runs", min=0, help="Training runs of the "
+                                              "shadow-model membership attack, each a fit of the mechanism on "
+                                              "holdout records (0 skips it; default: the config's, else 16 for "
+                                              "mst and 8 for aim)."),
     table_name: str = typer.Option("synthetic.csv", "--table", help="The synthetic table's file name in OUT; "
                                                                     ".parquet or .pq writes Parquet."),
     as_json: bool = typer.Option(False, "--json", help="Print the manifest instead of a summary."),
@@ -95,6 +99,9 @@ def synth_command(
                 held, _ = _frame(Path(held_path), cfg.delimiter, spec.columns)
             domain = section_domain(spec, frame)
         options = {"max_model_cells": spec.max_model_cells} if spec.max_model_cells is not None else {}
+        runs = shadow_runs if shadow_runs is not None else spec.shadow_runs
+        options.update({k: v for k, v in (("shadow_runs", runs), ("shadow_trials", spec.shadow_trials))
+                        if v is not None})
         with stage(f"synthesizing with {spec.mechanism}"):
             release = synthesize(frame, domain, mechanism=spec.mechanism, epsilon=spec.epsilon, delta=spec.delta,
                                  rho=spec.rho, workload=spec.workload_argument(), rows=spec.rows,

@@ -19,7 +19,8 @@ A file may hold this section alone (with ``data:``, ``delimiter:`` and ``missing
       rows: 30000                     # default: the model's noisy count of rows
       seed: null                      # a whole number: reproducible, NOT fit for release
       max_model_cells: 10000000       # aim's model-size limit
-      evaluation: {target: salary-class, quasi_identifiers: [age, sex, race], holdout: holdout.csv}
+      evaluation: {target: salary-class, quasi_identifiers: [age, sex, race], holdout: holdout.csv,
+                   shadow_runs: 16, shadow_trials: 16}   # the shadow-model attack's runs (0: skip)
 
 The keys and their types are the table :data:`SYNTH_OPTIONS` (with :data:`EVALUATION_OPTIONS`),
 which :mod:`veil.config.schema` lists as a section; the value types here read what needs more than
@@ -123,6 +124,8 @@ class SynthSpec:
     target: str | None = None
     quasi_identifiers: tuple[str, ...] | None = None
     holdout: Path | None = None
+    shadow_runs: int | None = None
+    shadow_trials: int | None = None
     origin: str = ""
 
     @property
@@ -143,7 +146,8 @@ class SynthSpec:
                 "rows": self.rows, "seed": self.seed, "max_model_cells": self.max_model_cells,
                 "evaluation": {"target": self.target, "holdout": None if self.holdout is None else str(self.holdout),
                                "quasi_identifiers": None if self.quasi_identifiers is None
-                               else list(self.quasi_identifiers)}}
+                               else list(self.quasi_identifiers),
+                               "shadow_runs": self.shadow_runs, "shadow_trials": self.shadow_trials}}
 
 
 # ------------------------------------------------------------------------------ value types
@@ -312,6 +316,13 @@ EVALUATION_OPTIONS: dict[str, Option] = {
     "holdout": optional(Nullable(File()), about="a table of the same population that was NOT synthesized from, the "
                                                 "control of the membership-inference attack (the --holdout option "
                                                 "takes its place)", example="holdout.csv"),
+    "shadow_runs": optional(Nullable(WholeNumber(0)), about="the shadow-model membership attack's training runs, "
+                                                            "each a fit of the mechanism on holdout records (0 skips "
+                                                            "it; default 16 for mst, 8 for aim; --shadow-runs takes "
+                                                            "its place)", example=16),
+    "shadow_trials": optional(Nullable(WholeNumber(2)), about="the shadow-model attack's fresh evaluation runs, "
+                                                              "each a fit of the mechanism (default 16 for mst, 8 "
+                                                              "for aim)", example=16),
 }
 
 SYNTH_OPTIONS: dict[str, Option] = {
@@ -394,7 +405,9 @@ class SynthOptions:
                          max_model_cells=options.get("max_model_cells"),
                          target=None if target is None else target[0],
                          quasi_identifiers=None if qis is None else tuple(qis),
-                         holdout=None if holdout is None else Path(holdout), origin=p.origin(owner))
+                         holdout=None if holdout is None else Path(holdout),
+                         shadow_runs=evaluation.get("shadow_runs"), shadow_trials=evaluation.get("shadow_trials"),
+                         origin=p.origin(owner))
 
     def json_schema(self) -> dict:
         schema = options_schema(SYNTH_OPTIONS)

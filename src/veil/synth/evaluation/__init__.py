@@ -3,7 +3,8 @@ the private table for the curator's decision: not differentially private, not fo
 
 One concept per module: :mod:`.marginal_distance` (TVD, SDNist's k-marginal score),
 :mod:`.ml_utility` (TSTR against TRTR), :mod:`.membership` (distance to closest record and a
-shadow-model attack), :mod:`.singling_out` and :mod:`.linkage` (Anonymeter-style risks),
+membership classifier with known members), :mod:`.shadow_models` (a shadow-model attack that
+re-runs the mechanism), :mod:`.singling_out` and :mod:`.linkage` (Anonymeter-style risks),
 :mod:`.disclosure` (copies, real-unique matches, k-anonymity), :mod:`.evaluation` (``evaluate``
 and the ``Evaluation`` it returns).
 """

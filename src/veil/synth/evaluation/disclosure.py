@@ -12,6 +12,15 @@
 A real record drawn at random also matches real records by chance, so when a holdout is given the
 same numbers are computed for the holdout against the training table: the baseline a synthetic
 table should not exceed. Counts come from mixed-radix keys, not from loops over records.
+
+Why not veil's class core (:mod:`veil.classes`, :mod:`veil.risk`): its journalist risk treats the
+released table as a sample of the population (:func:`veil.classes.match_population` refuses a
+class with more records than the population holds with its values, or none), which a synthetic
+table is not: it may hold combinations no real record has, or more copies of one than the real
+table. Its prosecutor risk (1/f in the released table) assumes the target is a record of the
+released table, and no real person is. What both models ask of a synthetic table is measured
+here instead: the smallest class k (the same definition as veil's check) and the real-unique
+matches (a synthetic record whose combination one real record holds: journalist risk 1).
 """
 
 from __future__ import annotations

@@ -22,6 +22,15 @@ from veil.synth.evaluation.marginal_distance import MarginalDistance, marginal_d
 from veil.synth.evaluation.membership import Membership, membership
 from veil.synth.evaluation.ml_utility import MLUtility, ml_utility
 from veil.synth.evaluation.sections import Row, Section
+from veil.synth.evaluation.shadow_models import (
+    DEFAULT_RUNS,
+    DEFAULT_TARGETS,
+    DEFAULT_TRIALS,
+    Generator,
+    ShadowAttack,
+    check_costs,
+    shadow_attack,
+)
 from veil.synth.evaluation.singling_out import SinglingOut, singling_out
 from veil.synth.evaluation.threads import single_thread
 
@@ -44,6 +53,7 @@ class Evaluation:
     linkage: Linkage
     disclosure: Disclosure
     seconds: float
+    shadow: ShadowAttack | None = None
     notice: str = NOTICE
 
     def to_dict(self) -> dict:
@@ -52,7 +62,9 @@ class Evaluation:
                 "synthetic_rows": self.synthetic_rows, "holdout_rows": self.holdout_rows,
                 "columns": list(self.columns), "seconds": self.seconds,
                 "marginals": self.marginals.to_dict(), "ml_utility": self.utility.to_dict(),
-                "membership": self.membership.to_dict(), "singling_out": self.singling_out.to_dict(),
+                "membership": self.membership.to_dict(),
+                "shadow_model": None if self.shadow is None else self.shadow.to_dict(),
+                "singling_out": self.singling_out.to_dict(),
                 "linkage": self.linkage.to_dict(), "disclosure": self.disclosure.to_dict()}
 
     def sections(self) -> list[Section]:
@@ -66,15 +78,19 @@ class Evaluation:
                 f"The real training table and the synthetic table over {len(self.columns)} columns, with {holdout}."),
             Row("time", f"{self.seconds:.1f} s", "Time the evaluation took."),
         ))
-        return [about, self.marginals.section(), self.utility.section(), self.membership.section(),
-                self.singling_out.section(), self.linkage.section(), self.disclosure.section()]
+        return [about, self.marginals.section(), self.utility.section(), self.membership.section()] + \
+            ([] if self.shadow is None else [self.shadow.section()]) + \
+            [self.singling_out.section(), self.linkage.section(), self.disclosure.section()]
 
 
 def evaluate(real: np.ndarray, synthetic: np.ndarray, names: Sequence[str], sizes: Sequence[int], *,
              holdout: np.ndarray | None = None, target: str | None = None,
              workload: Sequence[tuple[str, ...]] | None = None,
              quasi_identifiers: Sequence[str] | None = None,
-             rng: np.random.Generator, max_marginals: int | None = None) -> Evaluation:
+             rng: np.random.Generator, max_marginals: int | None = None,
+             generator: Generator | None = None, shadow_targets: int = DEFAULT_TARGETS,
+             shadow_runs: int = DEFAULT_RUNS, shadow_trials: int = DEFAULT_TRIALS,
+             shadow_rows: int | None = None, shadow_note: str | None = None) -> Evaluation:
     """Evaluate a synthetic table against the real table it was fitted on, before release.
 
     Parameters:
@@ -93,9 +109,19 @@ def evaluate(real: np.ndarray, synthetic: np.ndarray, names: Sequence[str], size
             function of the inputs and the generator's state.
         max_marginals: marginals of each order (and of the workload) evaluated at most, drawn at
             random beyond (default 2000; see :mod:`.marginal_distance`).
+        generator: ``generator(codes, rng)`` re-runs the mechanism that made ``synthetic``, with the
+            same parameters, on a code table and returns a synthetic code table of as many rows:
+            the shadow-model attack (:mod:`.shadow_models`) runs only with it and a holdout, and
+            is reported as not run, with the reason, otherwise. Its randomness comes from ``rng``.
+        shadow_targets, shadow_runs, shadow_trials: the attack's target records, training runs
+            (0 skips it) and fresh evaluation runs; it calls the generator ``shadow_runs +
+            shadow_trials`` times.
+        shadow_rows: records per shadow training set (default ``min(len(holdout), len(real))``).
+        shadow_note: a sentence for the report on how these costs were chosen.
 
     The measures are described in the modules :mod:`.marginal_distance`, :mod:`.ml_utility`,
-    :mod:`.membership`, :mod:`.singling_out`, :mod:`.linkage` and :mod:`.disclosure`.
+    :mod:`.membership`, :mod:`.shadow_models`, :mod:`.singling_out`, :mod:`.linkage` and
+    :mod:`.disclosure`.
 
     Raises:
         DataError: a table is not a 2-D integer array, has no rows, the wrong number of columns,
@@ -103,7 +129,9 @@ def evaluate(real: np.ndarray, synthetic: np.ndarray, names: Sequence[str], size
         ColumnError: names repeat, or the target, the workload or the quasi-identifiers name an
             unknown column.
         ParameterError: sizes do not match the names, ``rng`` is not a numpy Generator, or
-            ``max_marginals`` is not a whole number of at least 1.
+            ``max_marginals`` is not a whole number of at least 1, a shadow cost out of range, or
+            ``generator`` is not callable.
+        DataError: the generator returned something other than a code table of the domain.
 
     Nothing given is modified.
     """
@@ -113,6 +141,9 @@ def evaluate(real: np.ndarray, synthetic: np.ndarray, names: Sequence[str], size
     if max_marginals is not None and (isinstance(max_marginals, bool) or not isinstance(max_marginals, (int, np.integer))
                                       or max_marginals < 1):
         raise ParameterError(f"max_marginals must be a whole number of at least 1, not {max_marginals!r}.")
+    shadow_costs = check_costs(shadow_targets, shadow_runs, shadow_trials, shadow_rows)
+    if generator is not None and not callable(generator):
+        raise ParameterError(f"generator must be a function (codes, rng) -> codes, not {type(generator).__name__}.")
     tables = check_tables(real, synthetic, names, sizes, holdout)
     target_index = None
     if target is not None:
@@ -135,11 +166,12 @@ def evaluate(real: np.ndarray, synthetic: np.ndarray, names: Sequence[str], size
         raise ParameterError("give at least one quasi-identifier, or None for every column.")
 
     with single_thread():
-        return _evaluate(tables, target_index, cliques, qis, rng, max_marginals, started)
+        return _evaluate(tables, target_index, cliques, qis, rng, max_marginals, started,
+                         (generator, shadow_costs, shadow_note))
 
 
-def _evaluate(tables, target_index, cliques, qis, rng, max_marginals, started) -> Evaluation:
-    streams = rng.spawn(5)
+def _evaluate(tables, target_index, cliques, qis, rng, max_marginals, started, shadow) -> Evaluation:
+    streams = rng.spawn(6)
     real_t, synthetic_t, holdout_t = tables.real, tables.synthetic, tables.holdout
     marginals = marginal_distance(real_t, synthetic_t, tables.names, tables.sizes, rng=streams[0],
                                   workload=cliques, max_marginals=max_marginals)
@@ -148,7 +180,10 @@ def _evaluate(tables, target_index, cliques, qis, rng, max_marginals, started) -
     members = membership(real_t, synthetic_t, tables.sizes, holdout=holdout_t, rng=streams[2])
     single = singling_out(real_t, synthetic_t, tables.sizes, holdout=holdout_t, rng=streams[3])
     link = linkage(real_t, synthetic_t, tables.names, tables.sizes, columns=qis, holdout=holdout_t, rng=streams[4])
+    generator, (targets, runs, trials, rows), note = shadow
+    shadows = shadow_attack(real_t, synthetic_t, tables.sizes, holdout=holdout_t, generator=generator,
+                            rng=streams[5], targets=targets, runs=runs, trials=trials, rows=rows, note=note)
     checks = disclosure(real_t, synthetic_t, tables.names, tables.sizes, quasi_identifiers=qis, holdout=holdout_t)
     return Evaluation(real_t.shape[0], synthetic_t.shape[0], None if holdout_t is None else holdout_t.shape[0],
                       tables.names, marginals, utility, members, single, link, checks,
-                      time.perf_counter() - started)
+                      time.perf_counter() - started, shadows)

@@ -21,19 +21,19 @@ separates members on the first halves, the one chosen may call nearly every reco
 and FPR near 1): its advantage and interval are then both close to 0, which is what this attack,
 tuned as an attacker would, achieves; the row shows TPR and FPR so that the reader sees it.
 
-(b) Shadow-model attack. The attacker knows the mechanism's class: a marginal-based synthesizer
+(b) Membership classifier with known members. The attacker knows the mechanism's class: a marginal-based synthesizer
 reproduces the low-order statistics of its training records, so a member's neighbourhood tends to
 be over-represented in the synthetic table compared with what the table's own one-way
 frequencies predict. The features of a record are the counts of synthetic records at Hamming
 distance exactly 0, 1 and 2 from it (log(1 + count)) and the log-probability of the record under
 the synthetic table's one-way frequencies (independent columns, add-½ smoothing). A classifier
 (scikit-learn's histogram gradient boosting) learns member from non-member on these features from
-shadow data — the first halves, i.e. records whose membership the attacker knows — and calls a
-record of the second halves a member when it gives it a probability of at least ½. Honest limits:
-the mechanism is not re-run on shadow training sets (the evaluation has no access to it, only to
-the released table), so the attack learns from labelled real records rather than from replicas of
-the release, as Shokri et al. (S&P 2017) and Stadler et al. (USENIX Security 2022) do; it is an
-attacker with more knowledge of the training set but less of the mechanism. When the number of
+the first halves, i.e. records whose membership the attacker knows, and calls a record of the
+second halves a member when it gives it a probability of at least ½. It is not a shadow-model
+attack: the mechanism is not re-run, the attack learns from labelled real records of the release
+itself; it is an attacker with more knowledge of the training set but less of the mechanism. The
+shadow-model attack, which re-runs the mechanism on shadow training sets (Shokri et al., S&P 2017;
+Stadler et al., USENIX Security 2022), is :mod:`.shadow_models`. When the number of
 column pairs exceeds :data:`MAX_PAIRS`, the distance-2 count is left out (the result says so).
 """
 
@@ -55,6 +55,7 @@ from veil.synth.evaluation.threads import single_thread
 MAX_TARGETS = 5000      # members (and as many non-members) attacked at most
 MIN_TARGETS = 4         # fewer members or non-members than this: the attacks are not run
 MAX_PAIRS = 300         # column pairs for the distance-2 feature at most
+CLASSIFIER = "membership classifier with known members"
 
 
 @dataclass(frozen=True)
@@ -80,9 +81,9 @@ class Attack:
 
 @dataclass(frozen=True)
 class Membership:
-    """The two membership attacks, with the distance-to-closest-record profile of both groups."""
+    """The two membership attacks on real records, with the distance-to-closest-record profile of both groups."""
     dcr: Attack
-    shadow: Attack
+    classifier: Attack
     members: int = 0                     # members (and as many non-members) sampled
     member_copies: float | None = None        # share of members with an identical synthetic record
     non_member_copies: float | None = None    # the same for non-members
@@ -90,7 +91,7 @@ class Membership:
     non_member_mean_dcr: float | None = None
 
     def to_dict(self) -> dict:
-        return {"dcr": self.dcr.to_dict(), "shadow": self.shadow.to_dict(), "members": self.members,
+        return {"dcr": self.dcr.to_dict(), "known_member_classifier": self.classifier.to_dict(), "members": self.members,
                 "member_copies": self.member_copies, "non_member_copies": self.non_member_copies,
                 "member_mean_dcr": self.member_mean_dcr, "non_member_mean_dcr": self.non_member_mean_dcr}
 
@@ -109,7 +110,7 @@ class Membership:
                     f"{share(self.member_copies)} / {share(self.non_member_copies)}",
                     "Share of records with an exact copy in the synthetic table; the non-members' share is what "
                     "chance gives, a higher share of members is a leak.")]
-        for attack in (self.dcr, self.shadow):
+        for attack in (self.dcr, self.classifier):
             if not attack.ran:
                 rows.append(Row(f"{attack.name} advantage", "not run", attack.reason or ""))
                 continue
@@ -125,7 +126,7 @@ class Membership:
 
 
 def _not_run(reason: str) -> Membership:
-    return Membership(Attack("distance to closest record", False, reason), Attack("shadow model", False, reason))
+    return Membership(Attack("distance to closest record", False, reason), Attack(CLASSIFIER, False, reason))
 
 
 def _scored(name: str, member_hits: np.ndarray, non_member_hits: np.ndarray, setting: str) -> Attack:
@@ -169,7 +170,7 @@ def _independence_log_probability(targets: np.ndarray, synthetic: np.ndarray, si
 
 def membership(real: np.ndarray, synthetic: np.ndarray, sizes: Sequence[int], *,
                holdout: np.ndarray | None, rng: np.random.Generator) -> Membership:
-    """The distance-to-closest-record and shadow-model membership attacks (module docstring) on
+    """The distance-to-closest-record attack and the membership classifier with known members (module docstring) on
     checked code tables; not run, with the reason, without a holdout or with fewer than
     :data:`MIN_TARGETS` records in it."""
     if holdout is None:
@@ -210,8 +211,8 @@ def membership(real: np.ndarray, synthetic: np.ndarray, sizes: Sequence[int], *,
         guess = model.fit(features[tuning], labels[tuning]).predict_proba(features[~tuning])[:, 1] >= 0.5
     scored_labels = labels[~tuning]
     distances = ", ".join(str(r) for r in range(radius + 1))
-    shadow = _scored("shadow model", guess[scored_labels == 1], guess[scored_labels == 0],
+    classifier = _scored(CLASSIFIER, guess[scored_labels == 1], guess[scored_labels == 0],
                      f"a classifier on the counts of synthetic records at distance {distances} and the one-way "
                      f"log-probability, member when its probability is at least 0.5")
-    return Membership(dcr, shadow, n, float(np.mean(dcr_m == 0)), float(np.mean(dcr_n == 0)),
+    return Membership(dcr, classifier, n, float(np.mean(dcr_m == 0)), float(np.mean(dcr_n == 0)),
                       float(dcr_m.mean()), float(dcr_n.mean()))
