@@ -173,8 +173,9 @@ SDC_ALGORITHM_SCHEMAS: dict[str, AlgorithmSchema] = {
                           about="invariant PRAM (Gouweleeuw et al. 1998): each column's matrix is made from its "
                                 "frequencies so that they are kept in expectation; alpha is the largest chance of a "
                                 "change (give matrix or alpha)", example=0.2),
-        "by": optional(Columns(), about="post-randomize within the groups these columns make (invariant PRAM "
-                                        "only)", example=["region"]),
+        "by": optional(Columns(), about="post-randomize within the strata these columns make, each with the "
+                                        "invariant matrix of its own frequencies (invariant PRAM only)",
+                       example=["region"]),
         "seed": SEED,
         "recode": RECODE,
     }, needs_hierarchies=False, what="PRAM (post-randomization)", exactly_one=(("matrix", "alpha"),),
@@ -188,8 +189,9 @@ SDC_ALGORITHM_SCHEMAS: dict[str, AlgorithmSchema] = {
     }, needs_hierarchies=False, what="rank swapping", optional_sections=("models",)),
     "noise": AlgorithmSchema("Noise", {
         "columns": required(Columns(), "the numeric columns to add noise to", example=["income", "hours"]),
-        "amount": required(Number(0, lo_open=True), "the noise's variance as a share of each column's (0.1: a "
-                                                    "tenth of it)", example=0.1),
+        "amount": required(Number(0, lo_open=True), "the noise's standard deviation as a multiple of each "
+                                                    "column's (uncorrelated) or each principal component's "
+                                                    "(correlated): 0.5 adds noise of half the spread", example=0.5),
         "kind": optional(Choice(("uncorrelated", "correlated")), "uncorrelated",
                          about="uncorrelated (independent noise per column) or correlated (noise with the columns' "
                                "covariance, which keeps their correlations)", example="correlated"),

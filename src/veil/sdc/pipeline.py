@@ -151,26 +151,51 @@ def _replace(table: pa.Table, name: str, column) -> pa.Table:
     return table.set_column(table.column_names.index(name), name, column)
 
 
-def _numbers(table: pa.Table, name: str, origin: str) -> tuple[np.ndarray, pa.DataType]:
-    """A column as float64 (NaN for a missing cell), and its type.
+def _numbers(table: pa.Table, name: str, origin: str, missing=("",)) -> tuple[np.ndarray, bool]:
+    """A column as float64 (NaN for a missing cell: null or one of ``missing``), and whether every
+    value is a whole number written as one (the release keeps such a column whole).
 
     Raises:
         ConfigError: the column does not hold numbers.
     """
     column = table.column(name)
-    kind = column.type
-    if not (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_decimal(kind)):
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if pa.types.is_dictionary(column.type):
+        column = column.cast(column.type.value_type)
+    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+        stripped = pc.utf8_trim_whitespace(column)
+        if missing:
+            stripped = pc.if_else(pc.is_in(stripped, value_set=pa.array(list(missing), type=pa.string())),
+                                  pa.scalar(None, pa.string()), stripped)
+        try:
+            values = pc.cast(stripped, pa.float64())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            raise ConfigError(f"{origin}: algorithm.columns names '{name}', which does not hold numbers; the method "
+                              "perturbs numeric columns only.") from None
+        try:
+            pc.cast(stripped, pa.int64())
+            whole = True
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            whole = False
+    elif pa.types.is_integer(column.type) or pa.types.is_floating(column.type) or pa.types.is_decimal(column.type):
+        values = pc.cast(column, pa.float64())
+        whole = pa.types.is_integer(column.type)
+    else:
         raise ConfigError(f"{origin}: algorithm.columns names '{name}', which does not hold numbers; the method "
                           "perturbs numeric columns only.")
-    values = pc.cast(column, pa.float64()).to_numpy(zero_copy_only=False)
-    return np.asarray(values, dtype=np.float64), kind
+    out = np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.float64)
+    if not np.isfinite(out[~np.isnan(out)]).all():
+        raise ConfigError(f"{origin}: algorithm.columns names '{name}', which holds an infinite number; the method "
+                          "perturbs finite numbers only.")
+    return out, whole
 
 
-def _as_column(values: np.ndarray, kind: pa.DataType) -> pa.Array:
-    """Perturbed numbers as a column of the input's kind: whole numbers stay whole (rounded), other
+def _as_column(values: np.ndarray, whole: bool) -> pa.Array:
+    """Perturbed numbers as a column: a column of whole numbers stays whole (rounded), other
     numbers are rounded to 6 decimals; NaN is a missing cell."""
     missing = np.isnan(values)
-    if pa.types.is_integer(kind):
+    if whole:
         return pa.array(np.rint(np.where(missing, 0, values)).astype(np.int64), mask=missing)
     return pa.array(np.round(values, 6), mask=missing, type=pa.float64())
 
@@ -230,139 +255,109 @@ def _local_suppression(cfg, dataset, table: pa.Table, options: dict, seed) -> di
 
 
 def _categories(column) -> list[str]:
-    texts = column.cast(pa.string()) if column.type != pa.string() else column
-    return sorted(v for v in pc.unique(texts).to_pylist() if v is not None)
+    """A column's categories as PRAM reads them (veil's text of each value), sorted as text."""
+    from veil.data.encoding import encode_column
+
+    encoded = encode_column("column", column)
+    return sorted(str(label) for label in encoded.labels if label is not None and str(label) != "")
 
 
 def _pram(cfg, dataset, table: pa.Table, options: dict, seed) -> dict:
-    from veil.sdc.pram import pram
+    from veil.sdc.pram import pram_columns, pram_utility
 
-    rng = _secure_or(seed)
-    out = table
-    private: dict[str, Any] = {"categories": {}, "matrices": {}}
-    utility = {}
-    groups = _groups(table, options.get("by") or ())
-    for name in options["columns"]:
-        column = table.column(name)
-        text = column.cast(pa.string()) if column.type != pa.string() else column
-        categories = _categories(column)
-        released = np.asarray(text.to_pylist(), dtype=object)
-        matrix = None
-        if options.get("matrix") is not None:
+    columns = list(options["columns"])
+    matrices = None
+    if options.get("matrix") is not None:
+        matrices = {}
+        for name in columns:
+            categories = _categories(table.column(name))
             matrix = np.asarray(options["matrix"][name], dtype=np.float64)
             if matrix.shape[0] != len(categories):
                 raise ConfigError(f"{cfg.algorithm.origin}: algorithm.matrix.{name} has {matrix.shape[0]} rows, and "
-                                  f"'{name}' has {len(categories)} categories; give one row and column per category "
-                                  "(sorted as text).")
-        estimates = np.zeros(len(categories))
-        for rows in groups:
-            part = pa.table({name: text.take(pa.array(rows))})
-            result = pram(part, name, matrix=_in_order(matrix, categories, part, name), alpha=options.get("alpha"),
-                          rng=rng)
-            labels = np.asarray(result.categories, dtype=object)
-            codes = np.asarray(result.released)
-            shown = codes >= 0
-            values = np.full(len(rows), None, dtype=object)
-            values[shown] = labels[codes[shown]]
-            released[rows] = np.where(np.asarray(text.take(pa.array(rows)).is_null()), None, values)
-            estimate = np.asarray(result.estimate(), dtype=np.float64)
-            for i, label in enumerate(result.categories):
-                estimates[categories.index(str(label))] += estimate[i]
-            private["matrices"].setdefault(name, []).append(np.asarray(result.matrix).round(12).tolist())
-        new = pa.array(released.tolist(), type=pa.string())
-        out = _replace(out, name, new if column.type == pa.string() else new)
-        original_counts = _counts(text, categories)
-        released_counts = _counts(new, categories)
-        n = max(int(original_counts.sum()), 1)
-        utility[name] = {"categories": categories, "original": original_counts.tolist(),
-                         "released": released_counts.tolist(), "estimate": np.round(estimates, 6).tolist(),
-                         "estimator_error": float(np.abs(estimates - original_counts).sum() / n),
-                         "released_error": float(np.abs(released_counts - original_counts).sum() / n),
-                         "changed": int(sum(1 for a, b in zip(text.to_pylist(), new.to_pylist()) if a != b))}
-        private["categories"][name] = categories
-    parameters: dict[str, Any] = {"columns": list(options["columns"])}
-    if options.get("matrix") is not None:
-        parameters["matrix"] = options["matrix"]   # chosen by the publisher, over the categories sorted as text
-        parameters["invariant"] = False
-    else:
-        parameters.update({"alpha": options["alpha"], "invariant": True, "by": list(options.get("by") or [])})
-    return {"table": out, "parameters": parameters, "perturbed": list(options["columns"]), "utility": utility,
-            "private": private}
-
-
-def _in_order(matrix, categories: list[str], part: pa.Table, name: str):
-    """A matrix over ``categories`` (sorted as text) restricted to and ordered as the categories
-    PRAM finds in ``part`` (sorted as text too): a given matrix fits the whole table."""
-    if matrix is None:
-        return None
-    present = _categories(part.column(name))
-    index = [categories.index(c) for c in present]
-    sub = matrix[np.ix_(index, index)]
-    if len(present) != len(categories):
-        sub = sub / sub.sum(axis=1, keepdims=True)
-    return sub
-
-
-def _groups(table: pa.Table, by) -> list[np.ndarray]:
-    if not by:
-        return [np.arange(table.num_rows)]
-    keys = np.stack([np.asarray(pc.dictionary_encode(pc.cast(table.column(c), pa.string())).combine_chunks()
-                                .indices.to_numpy(zero_copy_only=False), dtype=np.int64) for c in by], axis=1)
-    _, group = np.unique(keys, axis=0, return_inverse=True)
-    group = group.reshape(-1)
-    return [np.flatnonzero(group == g) for g in range(int(group.max()) + 1)] if len(group) else []
-
-
-def _counts(column, categories: list[str]) -> np.ndarray:
-    values = column.to_pylist()
-    index = {c: i for i, c in enumerate(categories)}
-    counts = np.zeros(len(categories))
-    for v in values:
-        if v is not None and v in index:
-            counts[index[v]] += 1
-    return counts
+                                  f"'{name}' has {len(categories)} categories; give one row and one column per "
+                                  "category (sorted as text).")
+            matrices[name] = (categories, matrix)
+    release = pram_columns(table, columns, matrices=matrices, alpha=options.get("alpha"),
+                           by=options.get("by") or None, rng=_secure_or(seed))
+    out = release.data
+    utility, private = {}, {}
+    described = []
+    for name, result in release.results.items():
+        measure = pram_utility(result)
+        utility[name] = {"categories": list(measure.categories), "original": measure.original.tolist(),
+                         "released": measure.released.tolist(),
+                         "estimate": None if measure.estimated is None else np.round(measure.estimated, 6).tolist(),
+                         "standard_error": None if measure.standard_error is None
+                         else np.round(measure.standard_error, 6).tolist(),
+                         "changed": measure.changed, "expected_changed": measure.expected_changed,
+                         "released_distance": measure.released_distance,
+                         "estimate_distance": measure.estimate_distance,
+                         "largest_posterior": float(result.disclosure().largest)}
+        private[name] = result.private_description()
+        public = result.public_description()
+        if result.kind == "given":   # the publisher's matrix, over the categories sorted as text: numbers only
+            public["matrix"] = options["matrix"][name]
+            public["categories"] = "the column's categories, sorted as text"
+        described.append(public)
+    parameters: dict[str, Any] = {"columns": columns, "invariant": options.get("matrix") is None,
+                                  "by": list(options.get("by") or []), "per_column": described}
+    if options.get("matrix") is None:
+        parameters["alpha"] = options["alpha"]
+    return {"table": out, "parameters": parameters, "perturbed": columns, "utility": utility,
+            "private": {"pram": private}}
 
 
 def _numeric(kind: str):
     def run(cfg, dataset, table: pa.Table, options: dict, seed) -> dict:
-        from veil.sdc.utility import numeric_utility
-
         origin = cfg.algorithm.origin
         columns = list(options["columns"])
-        values, kinds = zip(*(_numbers(table, name, origin) for name in columns))
+        values, kinds = zip(*(_numbers(table, name, origin, dataset.missing_values) for name in columns))
         matrix = np.stack(values, axis=1)
         rng = _secure_or(seed)
+        private: dict[str, Any] = {}
         if kind == "swap":
             from veil.sdc.swapping import rank_swap
 
-            out = np.stack([rank_swap(matrix[:, j], options["p"], rng) for j in range(len(columns))], axis=1)
+            out = np.asarray(rank_swap(matrix, options["p"], rng), dtype=np.float64).reshape(matrix.shape)
             parameters = {"columns": columns, "p": options["p"]}
         elif kind == "noise":
             from veil.sdc.noise import additive_noise
 
-            out = np.asarray(additive_noise(matrix, amount=options["amount"], kind=options.get("kind",
-                                                                                           "uncorrelated"), rng=rng))
-            parameters = {"columns": columns, "amount": options["amount"],
-                          "kind": options.get("kind", "uncorrelated")}
+            noisy = additive_noise(matrix, amount=options["amount"], kind=options.get("kind", "uncorrelated"),
+                                   rng=rng)
+            out = np.asarray(noisy.values, dtype=np.float64).reshape(matrix.shape)
+            parameters = {"columns": columns, **noisy.public_parameters()}
         else:
             from veil.sdc.coding import top_bottom_code
 
             out = matrix.copy()
+            parameters = {"columns": {}}
             for j, name in enumerate(columns):
                 given = options["columns"][name]
-                coding = {k: v for k, v in given.items() if v is not None}
-                out[:, j] = top_bottom_code(matrix[:, j], **coding)
-            parameters = {"columns": {name: dict(options["columns"][name]) for name in columns}}
+                coding = {k: v for k, v in given.items() if v is not None and k != "replacement"}
+                if given.get("replacement") is not None:
+                    coding["replacement"] = given["replacement"]
+                coded = top_bottom_code(matrix[:, j], **coding)
+                out[:, j] = coded.values
+                parameters["columns"][name] = coded.public_parameters()
+                private[name] = {"top_coded": coded.top_coded, "bottom_coded": coded.bottom_coded}
         new = table
         for j, name in enumerate(columns):
             new = _replace(new, name, _as_column(np.asarray(out[:, j], dtype=np.float64), kinds[j]))
-        complete = ~np.isnan(matrix).any(axis=1)
         released = np.stack([pc.cast(new.column(n), pa.float64()).to_numpy(zero_copy_only=False) for n in columns],
                             axis=1)
-        utility = _utility_dict(numeric_utility(matrix[complete], released[complete]))
         return {"table": new, "parameters": parameters, "perturbed": columns,
-                "utility": {"numeric": utility, "columns": columns}}
+                "utility": {"numeric": _numeric_utility(matrix, released), "columns": columns},
+                "private": private}
     return run
+
+
+def _numeric_utility(original: np.ndarray, released: np.ndarray) -> dict:
+    """The utility measures of :mod:`veil.sdc.utility` on the rows complete in both."""
+    from veil.sdc.utility import numeric_utility
+
+    complete = ~(np.isnan(original).any(axis=1) | np.isnan(released).any(axis=1))
+    return _utility_dict(numeric_utility(original[complete], released[complete]))
 
 
 _METHODS = {"localsuppression": _local_suppression, "pram": _pram, "swap": _numeric("swap"),
