@@ -13,11 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from veil import Dataset
-from veil.anonymize import FullDomain
+from veil.anonymize import MDAV, Ace, FullDomain, Mondrian
 from veil.classes import EquivalenceClasses
 from veil.data.hierarchy import Hierarchy
 from veil.errors import ParameterError
-from veil.models import AverageRisk, KAnonymity, RecordsAtRisk
+from veil.models import AverageRisk, RecordsAtRisk
 from veil.risk import benedetti_franconi, key_frequencies, sample_risk
 
 # The hand-computed table: 12 records, two quasi-identifiers, sampling weights, households.
@@ -256,3 +256,14 @@ def test_rolled_up_frequencies_equal_those_read_from_the_rows():
     assert np.array_equal(a.sample, b.sample)
     assert np.allclose(a.population, b.population)
     assert np.array_equal(a.group, b.group)
+
+
+@pytest.mark.parametrize("build", [
+    lambda m: Mondrian([m]),
+    lambda m: MDAV([m], k=3),
+    lambda m: Ace([m], l=2),
+])
+def test_anonymizers_judging_one_group_at_a_time_refuse_table_models(build):
+    with pytest.raises(ParameterError) as info:
+        build(AverageRisk(0.1))
+    assert "condition on the whole table" in str(info.value) and str(info.value).count(". ") == 0

@@ -154,7 +154,8 @@ class Dataset:
         self.missing_values = tuple(missing_values)
         self.orders = {k: list(v) for k, v in (orders or {}).items()}
         self._check_roles()
-        self.sampling_weights  # checked now, so that bad weights are refused before any work
+        if self.weight is not None:  # checked now, so that bad weights are refused before any work
+            self._sampling_weights = read_weights(self.table.data.column(self.weight), self.weight)
         self._encoded: dict[str, EncodedColumn] = {}
         self.hierarchies: dict[str, Hierarchy] = {}
         self.generalizations: dict[str, Generalization] = {}

@@ -24,4 +24,4 @@ __all__ = [
     "RecursiveCLDiversity",
     "TCloseness",
 ]
-from veil.models.risk import AverageRisk, RecordsAtRisk  # noqa: E402
+from veil.models.risk import AverageRisk, RecordsAtRisk

@@ -26,7 +26,7 @@ only lowers it, so a table passing with those figures passes when checked after 
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 
