@@ -24,3 +24,4 @@ __all__ = [
     "RecursiveCLDiversity",
     "TCloseness",
 ]
+from veil.models.risk import AverageRisk, RecordsAtRisk

@@ -1,0 +1,375 @@
+"""SUDA2: the minimal sample uniques of every record, and the SUDA and DIS-SUDA scores.
+
+A record is *sample unique* on a set of key columns when no other record of the table holds the
+same values on those columns. A set of columns is a **minimal sample unique** (MSU) of a record
+when the record is unique on it and on none of its proper subsets (Elliot, Manning and Ford 2002,
+"A computational algorithm for handling the special uniques problem", IJUFKS 10(5)). A record with
+a small MSU is at risk: few of its values single it out.
+
+Finding them (Manning, Haglin and Keane 2008, "A recursive search algorithm for statistical
+disclosure assessment", DMKD 16:165-196) rests on two properties, which this module uses level by
+level (sizes 1, 2, ...) with NumPy rather than with SUDA2's recursion over value items:
+
+* uniqueness is monotone: a record unique on a set is unique on every superset, so a set ``S`` is
+  an MSU of record ``i`` exactly when ``i`` is unique on ``S`` and on none of the sets ``S``
+  minus one column (it is then unique on no smaller subset either);
+* only records that are non-unique on every subset of ``S`` can have ``S`` as an MSU, and only
+  the records that share a value tuple on some subset with such a record can make it
+  non-unique on ``S``. So each set is grouped (one mixed-radix key and a count, no Python loop
+  over rows) on the records that survive all its one-smaller subsets only, which are few after
+  the first levels; a set none of whose records can still be a candidate is never grouped, nor
+  are its supersets.
+
+Records are first collapsed to their distinct value tuples, with the number of records each
+stands for: only a tuple held by one record can be unique anywhere.
+
+**Scores.** With ``ATT`` key columns and MSUs searched up to size ``M`` (``max_size``), an MSU
+of size ``k`` adds ``∏_{i=k}^{M-1} (ATT - i)`` to its record's SUDA score (Elliot, Manning, Mayes,
+Gurd and Bane 2005, "SUDA: a program for detecting special uniques"; the product is empty, so 1,
+for ``k = M``). With ``M = ATT`` (the default) this is ``(ATT - k)!``, the weight sdcMicro's
+``suda2`` gives with ``original_scores = TRUE``; a smaller ``M`` scales every score by the same
+constant ``1/(ATT - M)!``, so it changes neither the ranking nor the DIS-SUDA score.
+
+**DIS-SUDA** (Skinner and Elliot 2002, "A measure of disclosure risk for microdata", JRSS B 64(4);
+as sdcMicro's ``suda2`` computes it): with ``π`` the sampling fraction (``dis``, sdcMicro's
+``DisFraction``), ``U`` the number of records unique on all the key columns and ``P`` the number
+of records in a pair (a tuple held by exactly two records), the file-level probability that a
+unique match is correct is ``DIS = Uπ / (Uπ + P(1 - π))``. It is shared out over the records in
+proportion to ``score^Q`` with ``Q = 1 + (8 - ATT)/20``: a record with score ``s > 0`` gets
+``1 / (1 + (U/DIS - U) / (s^Q · Σ_j s_j^(-Q)))``, the sum over the records with a positive score;
+a record without an MSU gets 0.
+
+**Missing values** are one category of their own (veil's single missing-value policy): two
+records both missing a value agree on it, and a record can be unique through a missing value.
+Sampling weights play no part: SUDA counts records of the sample.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from math import prod
+
+import numpy as np
+
+from veil.classes import group_rows
+from veil.data.dataset import Dataset
+from veil.data.encoding import factorize
+from veil.errors import ParameterError
+
+_KEY_LIMIT = 1 << 62
+# Key spaces up to this many keys per row (plus a constant) are counted by direct addressing.
+_DIRECT_FACTOR = 16
+_DIRECT_SPAN = 4096
+
+
+@dataclass(frozen=True)
+class SudaScores:
+    """SUDA2's findings on a table, one entry per row.
+
+    Attributes:
+        columns: the key columns, in the order given.
+        max_size: the largest MSU size searched.
+        dis: the sampling fraction used for DIS-SUDA (sdcMicro's ``DisFraction``).
+        msu_counts: ``int64 [rows × max_size]``; column ``s`` holds the number of the row's
+            minimal sample uniques of size ``s + 1``.
+        score: ``float64`` per row, the SUDA score (0 for a row without an MSU).
+        dis_score: ``float64`` per row, the DIS-SUDA score, in [0, 1].
+        dis_probability: the file-level DIS probability that a unique match is correct,
+            ``Uπ / (Uπ + P(1 - π))`` (0 when no record is unique on all the key columns).
+        sample_uniques: ``U``, the number of records unique on all the key columns.
+    """
+
+    columns: tuple[str, ...]
+    max_size: int
+    dis: float
+    msu_counts: np.ndarray
+    score: np.ndarray
+    dis_score: np.ndarray
+    dis_probability: float = 0.0
+    sample_uniques: int = 0
+
+    @property
+    def msus(self) -> np.ndarray:
+        """``int64`` per row: the number of its minimal sample uniques of any searched size."""
+        return self.msu_counts.sum(axis=1)
+
+    @property
+    def records_with_msu(self) -> int:
+        """The number of rows with at least one minimal sample unique."""
+        return int(np.count_nonzero(self.score > 0))
+
+
+def msu_weights(n_columns: int, max_size: int) -> np.ndarray:
+    """``float64 [max_size]``: what one MSU of size ``k`` (entry ``k - 1``) adds to a SUDA score,
+    ``∏_{i=k}^{max_size-1} (n_columns - i)`` (Elliot et al. 2005; see the module's docstring)."""
+    return np.array([float(prod(n_columns - i for i in range(k, max_size))) for k in range(1, max_size + 1)])
+
+
+def suda2(codes: Sequence[np.ndarray], max_size: int | None = None, dis: float = 0.1,
+          names: Sequence[str] | None = None, *, counts: np.ndarray | None = None) -> SudaScores:
+    """Minimal sample uniques, SUDA and DIS-SUDA scores of every row (Manning, Haglin and Keane
+    2008; Elliot et al. 2005; DIS-SUDA as sdcMicro's ``suda2``), with definitions in the module's
+    docstring.
+
+    Args:
+        codes: one integer array per key column, all of one length: equal integers are equal
+            values (give missing values a code of their own, as :class:`Dataset` does).
+        max_size: the largest MSU size to search, from 1 to the number of columns (default: the
+            number of columns).
+        dis: the sampling fraction of the table, in (0, 1] (sdcMicro's ``DisFraction``).
+        names: the columns' names (default ``"0"``, ``"1"``, ...).
+        counts: the number of records each row stands for (a table summarized by its distinct
+            rows); default one each.
+
+    Raises:
+        ParameterError: no column, columns of different lengths or not integers, ``max_size``
+            outside 1..columns, ``dis`` outside (0, 1], names not one per column, or counts that
+            are not positive whole numbers, one per row.
+    """
+    columns, names, max_size, mult_rows = _check(codes, max_size, names, counts)
+    dis = _check_dis(dis)
+    n, width = len(columns[0]) if columns else 0, len(columns)
+    tuples, group, mult = _distinct_tuples(columns, mult_rows)
+    per_tuple = np.zeros((len(mult), max_size), dtype=np.int64)
+
+    def found(size: int, subset: tuple[int, ...], unique: np.ndarray) -> None:
+        per_tuple[unique, size - 1] += 1
+
+    _search(tuples, mult, max_size, found)
+    msu_counts = per_tuple[group] if n else np.zeros((0, max_size), dtype=np.int64)
+    score_tuple = per_tuple @ msu_weights(width, max_size) if len(mult) else np.zeros(0)
+    uniques = int(np.count_nonzero(mult == 1))
+    paired = 2 * int(np.count_nonzero(mult == 2))
+    dis_tuple, probability = _dis_scores(score_tuple, uniques, paired, dis, width)
+    return SudaScores(columns=tuple(names), max_size=max_size, dis=dis, msu_counts=msu_counts,
+                      score=score_tuple[group] if n else np.zeros(0),
+                      dis_score=dis_tuple[group] if n else np.zeros(0),
+                      dis_probability=probability, sample_uniques=uniques)
+
+
+def minimal_sample_uniques(codes: Sequence[np.ndarray], max_size: int | None = None, *,
+                           counts: np.ndarray | None = None) -> dict[tuple[int, ...], np.ndarray]:
+    """Every minimal sample unique: for each set of columns (a sorted tuple of column positions)
+    that is an MSU of some row, the rows whose MSU it is (sorted ``int64``). Sets that are no
+    row's MSU are left out.
+
+    Args:
+        codes, max_size, counts: as :func:`suda2`.
+
+    Raises:
+        ParameterError: as :func:`suda2`.
+    """
+    columns, _, max_size, mult_rows = _check(codes, max_size, None, counts)
+    tuples, group, mult = _distinct_tuples(columns, mult_rows)
+    n = len(group)
+    # A tuple that can be unique stands for one row: the last row holding it is that row.
+    row_of = np.zeros(len(mult), dtype=np.int64)
+    row_of[group] = np.arange(n)
+    found_sets: dict[tuple[int, ...], np.ndarray] = {}
+
+    def found(size: int, subset: tuple[int, ...], unique: np.ndarray) -> None:
+        found_sets[subset] = np.sort(row_of[unique])
+
+    _search(tuples, mult, max_size, found)
+    return found_sets
+
+
+def suda(dataset: Dataset, columns: Sequence[str] | None = None, max_size: int | None = None,
+         dis: float = 0.1) -> SudaScores:
+    """:func:`suda2` on key columns of a :class:`Dataset`, at level 0 (to score a recoded table,
+    build a Dataset of it). A row of a table summarized by its distinct rows
+    (``dataset.row_weights``) counts as that many records.
+
+    Args:
+        dataset: the table.
+        columns: the key columns (default: the dataset's quasi-identifiers).
+        max_size, dis: as :func:`suda2`.
+
+    Raises:
+        ColumnError: a column does not exist.
+        ParameterError: a column is named twice, or as :func:`suda2`.
+    """
+    names = list(dataset.quasi_identifiers if columns is None else ([columns] if isinstance(columns, str)
+                                                                     else columns))
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ParameterError(f"name each key column once; '{repeated[0]}' is named twice.")
+    codes = [dataset.column(name).codes for name in names]
+    return suda2(codes, max_size, dis, names, counts=dataset.row_weights)
+
+
+# --------------------------------------------------------------------------------------------
+# Checks
+
+
+def _check(codes, max_size, names, counts):
+    """The key columns as integer arrays, their names, the MSU size limit and the row counts."""
+    columns = [np.asarray(c) for c in codes]
+    if not columns:
+        raise ParameterError("SUDA needs at least one key column.")
+    n = len(columns[0])
+    for j, column in enumerate(columns):
+        if column.ndim != 1 or len(column) != n:
+            raise ParameterError(f"every key column must be a 1-D array of {n} codes; column {j} is not.")
+        if not (np.issubdtype(column.dtype, np.integer) or np.issubdtype(column.dtype, np.bool_)):
+            raise ParameterError(f"key columns must hold integer codes; column {j} holds {column.dtype}.")
+    width = len(columns)
+    if max_size is None:
+        max_size = width
+    if isinstance(max_size, bool) or not isinstance(max_size, (int, np.integer)) or not 1 <= max_size <= width:
+        raise ParameterError(f"max_size must be a whole number from 1 to the {width} key columns, not {max_size!r}.")
+    if names is None:
+        names = [str(j) for j in range(width)]
+    else:
+        names = [str(name) for name in names]
+        if len(names) != width:
+            raise ParameterError(f"give one name per key column: {width} columns, {len(names)} names.")
+    mult = None
+    if counts is not None:
+        mult = np.asarray(counts)
+        if mult.shape != (n,) or not np.issubdtype(mult.dtype, np.number) or not np.all(np.isfinite(mult)) \
+                or np.any(mult < 1) or np.any(mult != np.floor(mult)):
+            raise ParameterError(f"counts must give each of the {n} rows a whole number of records of at least 1.")
+        mult = mult.astype(np.int64)
+    return columns, names, int(max_size), mult
+
+
+def _check_dis(dis) -> float:
+    if isinstance(dis, bool) or not isinstance(dis, (int, float, np.integer, np.floating)) \
+            or not 0 < float(dis) <= 1:
+        raise ParameterError(f"dis (the sampling fraction) must be a number in (0, 1], not {dis!r}.")
+    return float(dis)
+
+
+# --------------------------------------------------------------------------------------------
+# The search
+
+
+def _dense(column: np.ndarray, n: int) -> tuple[np.ndarray, int]:
+    """The column as codes ``0 ..`` (kept as they are when already small and non-negative) and its radix."""
+    column = column.astype(np.int64, copy=False) if column.dtype != np.int64 else column
+    if n == 0:
+        return column, 1
+    low, high = int(column.min()), int(column.max())
+    if low >= 0 and high < _DIRECT_FACTOR * n + _DIRECT_SPAN:
+        return column, high + 1
+    ids, distinct = factorize(column)
+    return ids.astype(np.int64, copy=False), len(distinct)
+
+
+def _distinct_tuples(columns: list[np.ndarray], mult_rows: np.ndarray | None):
+    """``(tuples, group, mult)``: the distinct value tuples as one ``(codes, radix)`` per column,
+    each row's tuple, and the number of records holding each tuple."""
+    n = len(columns[0])
+    dense = [_dense(c, n) for c in columns]
+    group, keys = group_rows([c for c, _ in dense], [r for _, r in dense])
+    mult = np.bincount(group, weights=mult_rows, minlength=len(keys))
+    mult = mult.astype(np.int64) if mult_rows is not None else mult
+    tuples = [(np.ascontiguousarray(keys[:, j]), radix) for j, (_, radix) in enumerate(dense)]
+    return tuples, group, mult
+
+
+def _group_sizes(columns: list[np.ndarray], radices: list[int],
+                 weights: np.ndarray) -> tuple[np.ndarray, Callable[[np.ndarray], np.ndarray]]:
+    """For rows grouped on ``columns``: each row's group size (the sum of ``weights`` over its
+    group), and a function that tells, for per-row booleans, whether the row's group holds one
+    that is set. Grouping is direct addressing on the mixed-radix key when the key space is
+    small, hashing otherwise."""
+    n = len(columns[0])
+    span = prod(max(int(r), 1) for r in radices)
+    if span < _KEY_LIMIT:
+        key = np.zeros(n, dtype=np.int64)
+        for codes, radix in zip(columns, radices):
+            key *= max(int(radix), 1)
+            key += codes
+        if span > _DIRECT_FACTOR * n + _DIRECT_SPAN:
+            key, distinct = factorize(key)
+            span = len(distinct)
+    else:
+        key, _ = group_rows(columns, radices, decode=False)
+        span = int(key.max()) + 1 if n else 0
+    size = np.bincount(key, weights=weights, minlength=span)[key]
+
+    def any_in_group(marks: np.ndarray) -> np.ndarray:
+        return np.bincount(key, weights=marks, minlength=span)[key] > 0
+
+    return size, any_in_group
+
+
+def _search(tuples: list[tuple[np.ndarray, int]], mult: np.ndarray, max_size: int,
+            found: Callable[[int, tuple[int, ...], np.ndarray], None]) -> None:
+    """Call ``found(size, subset, unique_tuples)`` for every column set up to ``max_size`` that is
+    an MSU of some tuple held by one record, with those tuples (indices into ``mult``).
+
+    ``alive[S]`` (a boolean mask over tuples, or ``None`` for none) holds the tuples a superset of
+    ``S`` still needs: those in a group on ``S`` of two records or more that holds a candidate
+    (a tuple of one record, non-unique on every subset of ``S``). A set ``S'`` is grouped on the
+    tuples alive for all its one-smaller subsets: that holds every candidate for ``S'`` and every
+    tuple that shares its values on ``S'`` with one (such a tuple shares them on each subset
+    too), so the group sizes of the candidates are their sizes in the whole table.
+    """
+    m = len(mult)
+    width = len(tuples)
+    if m == 0:
+        return
+    single = mult == 1
+    if not single.any():
+        return
+    weights = mult.astype(np.float64)
+    everyone = np.ones(m, dtype=bool)
+    alive: dict[tuple[int, ...], np.ndarray | None] = {(): everyone}
+    for size in range(1, max_size + 1):
+        following: dict[tuple[int, ...], np.ndarray | None] = {}
+        for subset in combinations(range(width), size):
+            mask = None
+            for drop in range(size):
+                parent = alive.get(subset[:drop] + subset[drop + 1:])
+                if parent is None:
+                    mask = None
+                    break
+                mask = parent if mask is None else mask & parent
+            if mask is None:
+                following[subset] = None
+                continue
+            rows = None if mask is everyone else np.flatnonzero(mask)
+            candidates = single if rows is None else single[rows]
+            if not candidates.any():
+                following[subset] = None
+                continue
+            cols = [tuples[j][0] if rows is None else tuples[j][0][rows] for j in subset]
+            group_size, any_in_group = _group_sizes(cols, [tuples[j][1] for j in subset],
+                                                    weights if rows is None else weights[rows])
+            unique = group_size == 1
+            if unique.any():
+                where = np.flatnonzero(unique)
+                found(size, subset, where if rows is None else rows[where])
+            if size == max_size:
+                continue
+            keep = any_in_group(candidates & ~unique)
+            if keep.any():
+                survivors = np.zeros(m, dtype=bool)
+                survivors[np.flatnonzero(keep) if rows is None else rows[keep]] = True
+                following[subset] = survivors
+            else:
+                following[subset] = None
+        alive = following
+
+
+def _dis_scores(score: np.ndarray, uniques: int, paired: int, dis: float, width: int) -> tuple[np.ndarray, float]:
+    """DIS-SUDA score per entry of ``score`` and the file-level DIS probability (sdcMicro's definition)."""
+    if uniques == 0:
+        return np.zeros_like(score), 0.0
+    probability = uniques * dis / (uniques * dis + paired * (1.0 - dis))
+    scored = score > 0
+    out = np.zeros_like(score)
+    if not scored.any():
+        return out, probability
+    q = 1.0 + (8.0 - width) / 20.0
+    powered = score[scored] ** q
+    adjust = np.sum(1.0 / powered)
+    # U/DIS - U = U(1 - DIS)/DIS = P(1 - π)/π: written this way it is exact when P = 0.
+    excess = paired * (1.0 - dis) / dis
+    out[scored] = 1.0 / (1.0 + excess / (powered * adjust))
+    return out, probability
