@@ -203,8 +203,8 @@ def local_suppression(dataset: Dataset, *, k: int | None = None, risk: float | N
                              f"not {len(columns)}.")
     codes, radices = _codes(dataset)
     rank = _suppression_rank(dataset, columns, importance, radices)
-    weights = getattr(dataset, "sampling_weights", None) if risk is not None else None
-    problem = _Problem(codes, radices, rank, None if weights is None else np.asarray(weights, dtype=np.float64))
+    weights, block = (_survey(dataset) if risk is not None else (None, None))
+    problem = _Problem(codes, radices, rank, weights, block)
     if risk is not None:
         safe, score = _risk_rule(dataset, risk)
         pattern = problem.greedy(matching, safe, score, k=None)
@@ -292,6 +292,16 @@ def _suppression_rank(dataset: Dataset, columns: tuple[str, ...], importance: Se
     return rank
 
 
+def _survey(dataset: Dataset) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The sampling weights and the stratum of every record (``None`` when not given)."""
+    weights = dataset.sampling_weights
+    block = None
+    if dataset.strata:
+        columns = [dataset.column(name) for name in dataset.strata]
+        block = group_rows([c.codes for c in columns], [c.cardinality for c in columns], decode=False)[0]
+    return (None if weights is None else np.asarray(weights, dtype=np.float64)), block
+
+
 def _risk_rule(dataset: Dataset, risk: float) -> tuple[Callable, Callable]:
     from veil.risk.individual import benedetti_franconi
 
@@ -325,7 +335,10 @@ class _Problem:
     """The quasi-identifier codes, their radices and the order of suppression of one run."""
 
     def __init__(self, codes: Sequence[np.ndarray], radices: Sequence[int], rank: np.ndarray,
-                 weights: np.ndarray | None = None):
+                 weights: np.ndarray | None = None, block: np.ndarray | None = None):
+        # ``block``: the stratum of each record; records of different strata never share a class.
+        self.block = block
+        self.block_radix = int(block.max()) + 1 if block is not None and len(block) else 1
         self.codes = [np.asarray(c) for c in codes]
         self.radices = [int(r) for r in radices]
         self.rank = rank
@@ -339,7 +352,12 @@ class _Problem:
     def _group(self, rows: np.ndarray, mask: int) -> np.ndarray:
         """Group ids of ``rows`` on the columns outside ``mask``."""
         cols = [c for c in range(self.m) if not (mask >> c) & 1]
-        return group_rows([self.codes[c][rows] for c in cols], [self.radices[c] for c in cols], decode=False)[0]
+        columns = [self.codes[c][rows] for c in cols]
+        radices = [self.radices[c] for c in cols]
+        if self.block is not None:
+            columns.append(self.block[rows])
+            radices.append(self.block_radix)
+        return group_rows(columns, radices, decode=False)[0]
 
     def any_frequencies(self, pattern: np.ndarray, targets: np.ndarray,
                         target_pattern: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -354,7 +372,7 @@ class _Problem:
             q_weight = float(weights[q_rows].sum()) if weights is not None else float(len(q_rows))
             for p, where in _split(target_pattern, np.arange(len(targets))):
                 union = int(p) | int(q)
-                if union == (1 << self.m) - 1:
+                if union == (1 << self.m) - 1 and self.block is None:
                     f[where] += len(q_rows)
                     F[where] += q_weight
                     continue
@@ -384,7 +402,11 @@ class _Problem:
         for c in range(self.m):
             starred = ((row_pattern >> c) & 1).astype(bool)
             columns.append(np.where(starred, self.radices[c], self.codes[c][rows]))
-        return group_rows(columns, [r + 1 for r in self.radices], decode=False)[0]
+        radices = [r + 1 for r in self.radices]
+        if self.block is not None:
+            columns.append(self.block[rows])
+            radices.append(self.block_radix)
+        return group_rows(columns, radices, decode=False)[0]
 
     # -- the search -----------------------------------------------------------------------------
 
@@ -513,23 +535,33 @@ def _greedy_category(problem: _Problem, pattern: np.ndarray, safe: Callable, sco
         pattern[targets] |= np.int64(1) << chosen
     group, f, F = problem.category_frequencies(pattern)
     unsafe = ~safe(f, F)
-    if not unsafe.any():
-        return pattern
-    # Only fully suppressed records are left unsafe: one class, too small. It takes in either
-    # records that safe classes can spare (under k), or whole safe classes, whichever costs fewer
-    # cells.
-    star_f, star_F = int(unsafe.sum()), float(F[unsafe][0])
+    # Only fully suppressed records are left unsafe: one class (per stratum), too small.
+    for star in np.unique(group[unsafe]):
+        within = np.ones(problem.n, dtype=bool) if problem.block is None else (
+            problem.block == problem.block[np.flatnonzero(group == star)[0]])
+        _fill(problem, pattern, group, f, F, group == star, within, safe, k)
+    return pattern
+
+
+def _fill(problem: _Problem, pattern: np.ndarray, group: np.ndarray, f: np.ndarray, F: np.ndarray,
+          star: np.ndarray, within: np.ndarray, safe: Callable, k: int | None) -> None:
+    """Make the class of fully suppressed records ``star`` safe by fully suppressing more
+    records of the same stratum (``within``): either records that safe classes can spare (under
+    k: a class keeps at least k), or whole safe classes, whichever costs fewer cells."""
+    full = np.int64((1 << problem.m) - 1)
+    star_f, star_F = int(star.sum()), float(F[star][0])
     extra = problem.m - _popcount(pattern)
+    candidates = within & ~star & safe(f, F)
     spare_cost, spare_rows = np.inf, None
     if k is not None:
         spare = f - k
-        donors = np.flatnonzero(~unsafe & (spare > 0))
+        donors = np.flatnonzero(candidates & (spare > 0))
         donors = donors[np.lexsort((donors, extra[donors]))]
         donors = donors[_take_per_group(group[donors], spare[donors])]
         if len(donors) >= k - star_f:
             spare_rows = donors[np.argsort(extra[donors], kind="stable")[:k - star_f]]
             spare_cost = float(extra[spare_rows].sum())
-    safe_group = np.flatnonzero(np.bincount(group, weights=(~unsafe).astype(np.float64)) > 0)
+    safe_group = np.flatnonzero(np.bincount(group, weights=candidates.astype(np.float64)) > 0)
     class_cost = np.bincount(group, weights=extra)[safe_group]
     class_f = np.bincount(group)[safe_group]
     class_F = np.bincount(group, weights=problem.weights)[safe_group] if problem.weights is not None else class_f
@@ -542,13 +574,12 @@ def _greedy_category(problem: _Problem, pattern: np.ndarray, safe: Callable, sco
         whole_cost = float(class_cost[order[:last + 1]].sum())
     if spare_rows is not None and spare_cost <= whole_cost:
         pattern[spare_rows] = full
-        return pattern
-    if whole_groups is not None:
+    elif whole_groups is not None:
         pattern[np.isin(group, whole_groups)] = full
-        return pattern
-    raise InfeasibleError("no local suppression meets the risk threshold: even with every "
-                          "quasi-identifier suppressed the table's one class is above it; raise "
-                          "the threshold.")
+    else:
+        raise InfeasibleError("no local suppression meets the risk threshold: even with every "
+                              "quasi-identifier suppressed the class of every record is above it; raise "
+                              "the threshold.")
 
 
 def _take_per_group(group: np.ndarray, limit: np.ndarray) -> np.ndarray:
