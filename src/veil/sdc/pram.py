@@ -114,7 +114,8 @@ def _probabilities(frequencies, size: int | None = None) -> np.ndarray:
     if f.ndim != 1 or len(f) == 0:
         raise ParameterError("the frequencies must be a non-empty list of numbers, one per category.")
     if size is not None and len(f) != size:
-        raise ParameterError(f"there are {len(f)} frequencies for a matrix of {size} categories; give one per category.")
+        raise ParameterError(f"there are {len(f)} frequencies for a matrix of {size} categories; "
+                             "give one per category.")
     if not np.isfinite(f).all() or (f < 0).any() or f.sum() <= 0:
         raise ParameterError("the frequencies must be finite numbers >= 0 with a positive sum.")
     return f / f.sum()
@@ -145,7 +146,8 @@ def invariant_matrix(frequencies, alpha: float) -> np.ndarray:
     ones (``R_aa`` is small when ``p_a`` is small next to ``α/K``), which is where PRAM must
     protect. ``α = 0`` is the identity (nothing changes); ``α = 1`` makes every row ``p`` (each
     record redrawn from the column's frequencies: the estimator is then impossible, ``R`` being of
-    rank 1). A category of frequency 0 is never released.
+    rank 1). A category of frequency 0 is never released. Invariance has a price where few
+    categories occur: a column (or stratum) holding one category only is never changed at all.
 
     ``R`` depends on the private frequencies: it may not travel with a release (see
     :meth:`PramResult.public_description`); the published frequencies are unbiased without it.
@@ -260,7 +262,8 @@ def disclosure_summary(frequencies, matrix) -> PramDisclosure:
 def _solve_transposed(matrix: np.ndarray, counts: np.ndarray, column: str | None = None) -> np.ndarray:
     """``(Pᵀ)⁻¹ counts`` (counts may be ``[K]`` or ``[K × m]``), refusing a (nearly) singular ``P``."""
     where = f"the transition matrix of column '{column}'" if column else "the transition matrix"
-    if not np.isfinite(np.linalg.cond(matrix)) or np.linalg.cond(matrix) > _MAX_CONDITION:
+    condition = np.linalg.cond(matrix)
+    if not np.isfinite(condition) or condition > _MAX_CONDITION:
         raise ParameterError(f"{where} is singular (or nearly so), so the original frequencies cannot be "
                              "estimated from the released ones; use a matrix with larger diagonal entries "
                              "(or a smaller alpha).")
@@ -642,8 +645,8 @@ def _pram_column(table: Table, column_of, column: str, matrix, alpha, by: tuple[
                       stratum_labels=labels, matrices=matrices, fit_for_release=generator is None, _rows=rows)
 
 
-def pram(dataset_or_table, column: str, *, matrix=None, alpha: float | None = None, by: str | Sequence[str] | None = None,
-         missing: str = "unchanged", rng=None) -> PramResult:
+def pram(dataset_or_table, column: str, *, matrix=None, alpha: float | None = None,
+         by: str | Sequence[str] | None = None, missing: str = "unchanged", rng=None) -> PramResult:
     """PRAM of one categorical column (see the module notes for the definitions).
 
     Args:
@@ -798,12 +801,10 @@ class PramUtility:
 
     def rows(self) -> list[dict]:
         """One row per category (for a report's utility table)."""
-        out = []
-        for j, category in enumerate(self.categories):
-            out.append({"category": category, "original": int(self.original[j]), "released": int(self.released[j]),
-                        "estimated": None if self.estimated is None else float(self.estimated[j]),
-                        "standard_error": None if self.standard_error is None else float(self.standard_error[j])})
-        return out
+        return [{"category": category, "original": int(self.original[j]), "released": int(self.released[j]),
+                 "estimated": None if self.estimated is None else float(self.estimated[j]),
+                 "standard_error": None if self.standard_error is None else float(self.standard_error[j])}
+                for j, category in enumerate(self.categories)]
 
 
 def pram_utility(result: PramResult) -> PramUtility:
