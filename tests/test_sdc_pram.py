@@ -221,6 +221,9 @@ def test_missing_values_can_be_perturbed_as_a_category():
 def test_a_numeric_column_takes_its_categories_as_numbers_or_their_text():
     result = pram(FRAME, "age", matrix={20: {20: 1.0}, 30: {"30": 0.5, 40: 0.5}, 40.0: {40: 1}}, rng=0)
     assert result.categories == ("20", "30", "40")
+    small = pram(pd.DataFrame({"n": [9, 10, 10]}), "n", matrix={9: {9: 1}, 10: {9: 0.25, 10: 0.75}}, rng=0)
+    assert small.categories == ("9", "10")                       # numeric order
+    assert small.public_description()["matrix"] == [[0.75, 0.25], [0, 1]]   # sorted as text: "10", "9"
 
 
 def test_the_public_description_withholds_an_invariant_matrix_and_every_count():
@@ -231,8 +234,10 @@ def test_the_public_description_withholds_an_invariant_matrix_and_every_count():
     private = invariant.private_description()
     assert private["original_counts"] == {"F": 2, "M": 3}
     assert private["matrix"]["F"]["F"] == pytest.approx(invariant.matrix[0, 0], rel=1e-14)
-    given = pram(FRAME, "sex", matrix={"F": {"F": 0.9, "M": 0.1}, "M": {"F": 0.1, "M": 0.9}}, rng=0)
-    assert given.public_description()["matrix"] == {"F": {"F": 0.9, "M": 0.1}, "M": {"F": 0.1, "M": 0.9}}
+    given = pram(FRAME, "sex", matrix={"F": {"F": 0.9, "M": 0.1}, "M": {"F": 0.3, "M": 0.7}}, rng=0)
+    public = given.public_description()
+    assert public["matrix"] == [[0.9, 0.1], [0.3, 0.7]]   # the probabilities, not the private column's values
+    assert "'F'" not in str(public) and "'M'" not in str(public)
 
 
 def test_the_utility_reports_the_frequencies_and_the_estimator_error():

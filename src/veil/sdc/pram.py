@@ -148,6 +148,9 @@ def invariant_matrix(frequencies, alpha: float) -> np.ndarray:
     record redrawn from the column's frequencies: the estimator is then impossible, ``R`` being of
     rank 1). A category of frequency 0 is never released. Invariance has a price where few
     categories occur: a column (or stratum) holding one category only is never changed at all.
+    ``α`` is not the chance that a record changes: a record passes through ``P`` and then ``P̃``,
+    so more records change, rare categories most (on Adult, ``α = 0.3`` changed 39 % of the
+    values of ``education``); :meth:`PramResult.disclosure` gives the exact expected share kept.
 
     ``R`` depends on the private frequencies: it may not travel with a release (see
     :meth:`PramResult.public_description`); the published frequencies are unbiased without it.
@@ -509,10 +512,11 @@ class PramResult:
         the matrix.
 
         A given matrix is the user's choice, independent of the table, and a user of the release
-        needs it to correct the frequencies (:meth:`estimate`): it is public, with its
-        categories (which, the matrix being square over the column's categories, are the
-        column's values; the released column shows them too). An invariant matrix is computed
-        from the private frequencies, so it is withheld: the description gives ``alpha`` and the
+        needs it to correct the frequencies (:meth:`estimate`): its probabilities are public, as
+        rows and columns in the order of the categories sorted as text, but not the categories'
+        names, which are the values the private column holds (a category whose records were all
+        released as others would otherwise show). An invariant matrix is computed from the
+        private frequencies, so it is withheld: the description gives ``alpha`` and the
         construction, and says that the released frequencies are unbiased without correction.
         No seed or random state is ever described.
         """
@@ -520,7 +524,9 @@ class PramResult:
                      "by": list(self.by), "grid": f"multiples of 2^-{GRID_BITS}",
                      "fit_for_release": self.fit_for_release}
         if self.kind == "given":
-            out["matrix"] = _as_nested(self.categories, self.matrix)
+            order = sorted(range(len(self.categories)), key=lambda j: self.categories[j])
+            out["categories"] = "the column's categories, sorted as text"
+            out["matrix"] = [[float(f"{self.matrix[a, b]:.15g}") for b in order] for a in order]
             out["estimator"] = "T_hat = (P^T)^-1 T*: unbiased for the original counts"
         else:
             out["alpha"] = self.alpha
