@@ -313,3 +313,28 @@ def test_bad_parameters_are_refused_in_one_sentence():
         pram_disclosure([1, 2, 3], [[1, 0], [0, 1]])
     with pytest.raises(ParameterError, match="every cell is missing"):
         pram(pd.DataFrame({"x": [None, None]}), "x", alpha=0.5)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", "c", None]), st.sampled_from([1, 2, None]),
+                          st.sampled_from(["n", "s"])), min_size=1, max_size=25),
+       st.floats(0, 1), st.integers(0, 2**32))
+def test_no_record_is_lost_or_invented_and_only_the_perturbed_columns_change(rows, alpha, seed):
+    frame = pd.DataFrame(rows, columns=["x", "y", "g"])
+    frame["id"] = range(len(frame))
+    present = [c for c in ("x", "y") if frame[c].notna().any()]
+    if not present:
+        return
+    release = pram_columns(frame, present, alpha=alpha, by="g", rng=seed)
+    out = release.data
+    assert len(out) == len(frame) and list(out.columns) == list(frame.columns)
+    assert out["id"].tolist() == frame["id"].tolist() and out["g"].tolist() == frame["g"].tolist()
+    for name in present:
+        assert out[name].isna().tolist() == frame[name].isna().tolist()
+        assert set(out[name].dropna()) <= set(frame[name].dropna())
+        result = release.results[name]
+        # invariant PRAM within strata never releases a category its stratum does not hold
+        for s in range(len(result.stratum_labels)):
+            held = set(result.original[(result.strata == s) & (result.original >= 0)].tolist())
+            drawn = set(result.released[(result.strata == s) & (result.released >= 0)].tolist())
+            assert drawn <= held

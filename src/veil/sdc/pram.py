@@ -634,7 +634,8 @@ def _pram_column(table: Table, column_of, column: str, matrix, alpha, by: tuple[
     cumulative = [np.cumsum(u, axis=1) for u in units]
     draws = _uniform_grid(generator, len(present))
     released = original.copy()
-    order = np.argsort(key, kind="stable")
+    small = np.uint16 if len(labels) * k <= 1 << 16 else np.int64   # a radix sort for small keys
+    order = np.argsort(key.astype(small), kind="stable")
     bounds = np.concatenate([[0], np.cumsum(np.bincount(key, minlength=len(labels) * k))])
     for group in np.flatnonzero(np.diff(bounds)):
         s, a = divmod(int(group), k)
