@@ -128,7 +128,7 @@ def test_an_invariant_matrix_is_stochastic_invariant_and_reversible(frequencies,
     np.testing.assert_allclose(R.sum(axis=1), 1, atol=1e-12)
     np.testing.assert_allclose(p @ R, p, atol=1e-12)
     np.testing.assert_allclose(p[:, None] * R, (p[:, None] * R).T, atol=1e-12)
-    assert (R[:, p == 0] == 0).all()   # a category nobody holds is never released
+    assert (R[p > 0][:, p == 0] == 0).all()   # a category nobody holds is never released
 
 
 def test_invariant_pram_within_strata_keeps_each_strata_frequencies():
@@ -221,6 +221,9 @@ def test_missing_values_can_be_perturbed_as_a_category():
 def test_a_numeric_column_takes_its_categories_as_numbers_or_their_text():
     result = pram(FRAME, "age", matrix={20: {20: 1.0}, 30: {"30": 0.5, 40: 0.5}, 40.0: {40: 1}}, rng=0)
     assert result.categories == ("20", "30", "40")
+    small = pram(pd.DataFrame({"n": [9, 10, 10]}), "n", matrix={9: {9: 1}, 10: {9: 0.25, 10: 0.75}}, rng=0)
+    assert small.categories == ("9", "10")                       # numeric order
+    assert small.public_description()["matrix"] == [[0.75, 0.25], [0, 1]]   # sorted as text: "10", "9"
 
 
 def test_the_public_description_withholds_an_invariant_matrix_and_every_count():
@@ -231,8 +234,10 @@ def test_the_public_description_withholds_an_invariant_matrix_and_every_count():
     private = invariant.private_description()
     assert private["original_counts"] == {"F": 2, "M": 3}
     assert private["matrix"]["F"]["F"] == pytest.approx(invariant.matrix[0, 0], rel=1e-14)
-    given = pram(FRAME, "sex", matrix={"F": {"F": 0.9, "M": 0.1}, "M": {"F": 0.1, "M": 0.9}}, rng=0)
-    assert given.public_description()["matrix"] == {"F": {"F": 0.9, "M": 0.1}, "M": {"F": 0.1, "M": 0.9}}
+    given = pram(FRAME, "sex", matrix={"F": {"F": 0.9, "M": 0.1}, "M": {"F": 0.3, "M": 0.7}}, rng=0)
+    public = given.public_description()
+    assert public["matrix"] == [[0.9, 0.1], [0.3, 0.7]]   # the probabilities, not the private column's values
+    assert "'F'" not in str(public) and "'M'" not in str(public)
 
 
 def test_the_utility_reports_the_frequencies_and_the_estimator_error():
@@ -308,3 +313,28 @@ def test_bad_parameters_are_refused_in_one_sentence():
         pram_disclosure([1, 2, 3], [[1, 0], [0, 1]])
     with pytest.raises(ParameterError, match="every cell is missing"):
         pram(pd.DataFrame({"x": [None, None]}), "x", alpha=0.5)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", "c", None]), st.sampled_from([1, 2, None]),
+                          st.sampled_from(["n", "s"])), min_size=1, max_size=25),
+       st.floats(0, 1), st.integers(0, 2**32))
+def test_no_record_is_lost_or_invented_and_only_the_perturbed_columns_change(rows, alpha, seed):
+    frame = pd.DataFrame(rows, columns=["x", "y", "g"])
+    frame["id"] = range(len(frame))
+    present = [c for c in ("x", "y") if frame[c].notna().any()]
+    if not present:
+        return
+    release = pram_columns(frame, present, alpha=alpha, by="g", rng=seed)
+    out = release.data
+    assert len(out) == len(frame) and list(out.columns) == list(frame.columns)
+    assert out["id"].tolist() == frame["id"].tolist() and out["g"].tolist() == frame["g"].tolist()
+    for name in present:
+        assert out[name].isna().tolist() == frame[name].isna().tolist()
+        assert set(out[name].dropna()) <= set(frame[name].dropna())
+        result = release.results[name]
+        # invariant PRAM within strata never releases a category its stratum does not hold
+        for s in range(len(result.stratum_labels)):
+            held = set(result.original[(result.strata == s) & (result.original >= 0)].tolist())
+            drawn = set(result.released[(result.strata == s) & (result.released >= 0)].tolist())
+            assert drawn <= held
