@@ -45,6 +45,7 @@ LAYERS = {
     "check": 6,         # every model and the risk of a table
     "veil": 7,          # the package itself: the core's public names and __version__
     "anonymize": 8,     # the algorithms, their releases (which record veil's version)
+    "sdc": 8.5,         # statistical disclosure control: perturbation methods, on data, classes, risk, dp's samplers
     "attacks": 9,       # attacks on releases
     "config": 9,        # configuration files, which build anonymizers
     "marginals": 9,     # anonymized marginals, whose base table is a full-domain release
