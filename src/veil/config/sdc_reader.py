@@ -84,9 +84,9 @@ def _local_suppression(p: Parser, options: dict, at) -> dict:
         if column not in p.quasi:
             raise p.error(at("importance"), f"algorithm.importance names '{column}', which is not a quasi-identifier; "
                                             "list only columns of columns.quasi_identifiers.")
-    if options.get("risk") is not None and options.get("matching") == "category":
-        raise p.error(at("matching"), "algorithm localsuppression with a risk threshold counts a suppressed cell as "
-                                      "matching any value; leave matching out or give k.")
+    if options.get("risk") is not None and options.get("method") == "optimal":
+        raise p.error(at("method"), "algorithm localsuppression proves a minimum for k only; with a risk threshold "
+                                    "use method greedy.")
     return options
 
 

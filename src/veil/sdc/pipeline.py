@@ -247,7 +247,9 @@ def _local_suppression(cfg, dataset, table: pa.Table, options: dict, seed) -> di
                "lower_bound": int(result.lower_bound)}
     if result.k is not None:
         utility["record_suppression_cells"] = int(record_suppression_cells(work, result.k))
-    parameters = {"k": result.k, "risk": result.risk, "importance": list(options.get("importance") or qis),
+    importance = list(options["importance"]) if options.get("importance") else \
+        "default: the column with the most distinct values is suppressed first"
+    parameters = {"k": result.k, "risk": result.risk, "importance": importance,
                   "matching": result.matching, "method": result.method, "optimal": bool(result.optimal)}
     return {"table": out, "parameters": parameters, "perturbed": [n for n, c in per_column.items() if c],
             "suppressed_cells": per_column, "cell_marker": marker, "matching": result.matching, "utility": utility,
