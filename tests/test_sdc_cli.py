@@ -118,7 +118,14 @@ def test_recoding_then_local_suppression_is_k_anonymous_under_its_matching(folde
     assert suppressed[:, below_top].sum() == sum(manifest["sdc"]["suppressed_cells"].values()) > 0
     codes = [np.unique(cells[:, j], return_inverse=True)[1].reshape(-1) for j in range(len(QIS))]
     assert is_k_anonymous(codes, suppressed, 6, matching)
-    assert private["sdc"]["risk_after"]["k"] >= (6 if matching == "any" else 1)
+    if matching == "any":   # the risk reads a suppressed cell as sdcMicro does: any value (strata aside)
+        import pyarrow.csv as pacsv
+
+        from veil.sdc.table_risk import table_risk
+
+        table = pacsv.read_csv(folder / "release.csv", convert_options=pacsv.ConvertOptions(
+            column_types={q: "string" for q in QIS}))
+        assert table_risk(table, QIS, weight="weight", marker="*").sample.min() >= 6
     assert "Suppressed cells per column" in (folder / "report.html").read_text()
 
 
