@@ -24,3 +24,6 @@ __all__ = [
     "RecursiveCLDiversity",
     "TCloseness",
 ]
+from veil.models.uniqueness import PopulationUniqueness
+
+__all__ += ["PopulationUniqueness"]
