@@ -279,10 +279,12 @@ def test_model_suppresses_the_sample_uniques_when_it_fails():
         assert (result.class_levels[failing] == pytest.approx(whole)) and (result.class_levels[~failing] == 0).all()
         # A threshold the table meets suppresses nothing.
         assert not PopulationUniqueness(whole * 1.01, 300, estimator).failing(classes).any()
-    # Without a threshold every class measures the table as given.
+    # Without a threshold the levels are the same: the table's estimate for a sample unique, 0 for
+    # a larger class (it holds no population unique).
     measured = PopulationUniqueness(None, 300, "zayatz").evaluate(classes)
-    assert measured.passed is None
-    assert np.allclose(measured.class_levels, population_uniqueness(sizes, 300, "zayatz").population_uniques)
+    whole = population_uniqueness(sizes, 300, "zayatz").population_uniques
+    assert measured.passed is None and measured.level == whole
+    assert np.array_equal(measured.class_levels, np.where(classes.sizes == 1, whole, 0.0))
 
 
 def test_model_bad_parameters():
@@ -319,9 +321,13 @@ def adult_2000():
     return Dataset(frame, quasi_identifiers=qis, hierarchies={c: files[c] for c in qis})
 
 
-@pytest.mark.parametrize("estimator, share, limit", [("dankar", 0.002, 0.05), ("zayatz", 0.01, 0.02),
-                                                     ("dankar", 0.005, 0.0)])
-def test_fulldomain_release_passes_when_checked_again(adult_2000, estimator, share, limit):
+# (estimator, share, suppression limit, whether the best node suppresses its sample uniques)
+FULLDOMAIN_CASES = [("dankar", 0.002, 0.05, False), ("zayatz", 0.01, 0.02, False), ("dankar", 0.005, 0.0, False),
+                    ("pitman", 0.001, 0.1, True)]
+
+
+@pytest.mark.parametrize("estimator, share, limit, suppresses", FULLDOMAIN_CASES)
+def test_fulldomain_release_passes_when_checked_again(adult_2000, estimator, share, limit, suppresses):
     import pandas as pd
 
     from veil.anonymize.fulldomain import FullDomain
@@ -334,9 +340,18 @@ def test_fulldomain_release_passes_when_checked_again(adult_2000, estimator, sha
     search = FullDomain([model], suppression_limit=limit, metric="loss").fit(adult_2000)
     release = search.transform(adult_2000, suppressed="remove", rng=0)
     assert release.suppressed_records <= limit * adult_2000.num_rows
+    assert (release.suppressed_records > 0) == suppresses
     table = release.table.to_pandas() if hasattr(release.table, "to_pandas") else pd.DataFrame(release.table)
     assert len(table) + release.suppressed_records == adult_2000.num_rows
     again = EquivalenceClasses.from_dataset(Dataset(table.astype(str), quasi_identifiers=adult_2000.quasi_identifiers))
     checked = model.evaluate(again)
     assert checked.passed, checked.level
     assert checked.level <= share
+
+
+def test_conformance_suite_meets_a_generalization_that_raises_the_estimate():
+    # Registered in veil.conformance.models; the suite shows monotonic = False is needed.
+    from veil.conformance.models import MODELS, check_model
+
+    case = next(case for case in MODELS if case.name == "population uniqueness")
+    assert check_model(case, seeds=[0]).counterexample is not None

@@ -15,11 +15,11 @@ the table meets the threshold as it is, or its sample uniques are suppressed. Su
 leaves a table that meets it, which ``veil check`` confirms on the release (its suppressed
 records are exempt from the models, as in ARX).
 
-A class's level is ``t(min(s*, size − 1))``: the estimate once the classes smaller than it are
-suppressed, stopping at ``s*`` (so a class passes exactly when its level meets the threshold: a
-sample unique has the table's estimate, a larger class 0 when the uniques must go); the table's
-level is ``t(0)``, the estimate on the table as given. Without a threshold every class's level
-is ``t(0)``. An estimate that is not available is ``NaN`` and fails.
+A class's level is its share of that figure: a sample unique's is the table's estimate ``t(0)``,
+a larger class's is 0 (it holds no population unique). So a class passes exactly when its level
+meets the threshold, the table's level (the largest) is ``t(0)``, the estimate on the table as
+given, and the levels are the same without a threshold. An estimate that is not available is
+``NaN`` and its sample uniques fail.
 
 **Not monotonic** (``monotonic = monotonic_with_suppression = False``). Merging classes by
 generalization can raise every estimator's figure. For Zayatz's: with classes of sizes
@@ -107,39 +107,30 @@ class PopulationUniqueness(PrivacyModel):
         return population_uniqueness(np.asarray(classes.sizes), self.population_size, self.estimator)
 
     def class_levels(self, classes: EquivalenceClasses, counts: SensitiveCounts | None) -> np.ndarray:
-        return self._plan(np.asarray(classes.sizes))[0]
+        sizes = np.asarray(classes.sizes)
+        return np.where(sizes == 1, self._level(sizes), 0.0)
 
     def evaluate(self, classes: EquivalenceClasses) -> ModelResult:
-        """Estimate the table's population uniqueness and mark the classes suppression by size
-        must remove (see the module's documentation).
+        """Estimate the table's population uniqueness; when it exceeds the threshold (or is not
+        available) its sample uniques fail (see the module's documentation).
 
         Raises:
             ParameterError: the population is smaller than the table.
         """
         sizes = np.asarray(classes.sizes)
-        levels, failing = self._plan(sizes)
-        passed = None if failing is None else ~failing
-        level = self._level(sizes) if failing is None or not len(sizes) else float(levels[np.argmin(sizes)])
-        return ModelResult(self.name, self.key, level, self.threshold,
+        whole = self._level(sizes)
+        unique = sizes == 1
+        levels = np.where(unique, whole, 0.0)
+        passed = None
+        if self.threshold is not None:
+            passed = ~unique if not self._meets(whole) else np.ones(len(sizes), dtype=bool)
+        return ModelResult(self.name, self.key, whole, self.threshold,
                            None if passed is None else bool(passed.all()), levels, passed, False)
 
     def _level(self, sizes: np.ndarray) -> float:
-        """``t`` of the table whose classes are ``sizes``: NaN when not available."""
+        """The estimate on the table whose classes are ``sizes``: NaN when not available."""
         found = population_uniqueness(sizes, self.population_size, self.estimator)
         return found.population_uniques if found.converged else float("nan")
 
     def _meets(self, level: float) -> bool:
         return not math.isnan(level) and level <= self.threshold + TOLERANCE * max(abs(self.threshold), 1.0)
-
-    def _plan(self, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-        """Per class, its level and (with a threshold) whether suppression by size removes it."""
-        whole = self._level(sizes)
-        levels = np.full(len(sizes), whole)
-        if self.threshold is None:
-            return levels, None
-        if self._meets(whole):
-            return levels, np.zeros(len(sizes), dtype=bool)
-        # t(1) = 0: without its sample uniques the table meets any threshold.
-        unique = sizes == 1
-        levels[~unique] = 0.0
-        return levels, unique

@@ -152,8 +152,7 @@ def population_uniqueness(class_sizes, population_size: int, estimator: str = "d
     sizes = _class_sizes(class_sizes)
     n = int(sizes.sum())
     big_n = _population_size(population_size, n)
-    distinct, counts = np.unique(sizes, return_counts=True)
-    counts = counts.astype(np.float64)
+    distinct, counts = _frequencies(sizes)
     c1 = int(counts[0]) if len(distinct) and distinct[0] == 1 else 0
     fraction = n / big_n
     sample = c1 / n if n else 0.0
@@ -198,6 +197,18 @@ def _class_sizes(class_sizes) -> np.ndarray:
     if np.any(sizes < 0):
         raise ParameterError("the class sizes must not be negative.")
     return sizes[sizes > 0]
+
+
+def _frequencies(sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct class sizes (ascending) and how many classes have each (as floats)."""
+    if not len(sizes):
+        return np.zeros(0, dtype=np.int64), np.zeros(0)
+    if int(sizes.max()) <= 8 * len(sizes) + 1_000_000:  # a count per size beats sorting
+        tally = np.bincount(sizes)
+        distinct = np.flatnonzero(tally)
+        return distinct.astype(np.int64), tally[distinct].astype(np.float64)
+    distinct, counts = np.unique(sizes, return_counts=True)
+    return distinct, counts.astype(np.float64)
 
 
 def _population_size(population_size, n: int) -> int:
