@@ -23,6 +23,8 @@ import math
 import numpy as np
 import pytest
 from helpers import one_sentence_error
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from scipy import optimize
 
 from veil.errors import ParameterError
@@ -208,6 +210,33 @@ def test_dankar_rule_branches():
         assert got["dankar"] == min(got["zayatz"], got["snb"])
 
 
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sizes=st.lists(st.integers(1, 8), min_size=1, max_size=25), factor=st.sampled_from([1, 1.5, 4, 12, 300]),
+       seed=st.integers(0, 2**16))
+def test_property_estimates_are_shares_and_order_free(sizes, factor, seed):
+    population = math.ceil(sum(sizes) * factor)
+    shuffled = np.random.default_rng(seed).permutation(sizes)
+    for estimator in ESTIMATORS:
+        got = population_uniqueness(sizes, population, estimator)
+        again = population_uniqueness(shuffled, population, estimator)
+        assert (again.population_uniques == got.population_uniques
+                or math.isnan(again.population_uniques) and math.isnan(got.population_uniques))
+        assert got.sample_uniques == sizes.count(1) / sum(sizes)
+        if got.converged:
+            assert 0.0 <= got.population_uniques <= 1.0
+        else:
+            assert estimator in ("pitman", "snb") and math.isnan(got.population_uniques)
+        if 1 not in sizes:
+            assert got.population_uniques == 0.0
+    dankar = population_uniqueness(sizes, population)
+    assert dankar.converged
+    if 1 in sizes:
+        assert dankar.chosen in (("pitman", "zayatz") if sum(sizes) / population <= 0.1 else ("zayatz", "snb"))
+    # The population is the sample: Zayatz gives the sample's uniques exactly.
+    assert population_uniqueness(sizes, sum(sizes), "zayatz").population_uniques == pytest.approx(
+        sizes.count(1) / sum(sizes), rel=1e-12)
+
+
 # Bad input -------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("population, words", [
@@ -347,6 +376,22 @@ def test_fulldomain_release_passes_when_checked_again(adult_2000, estimator, sha
     checked = model.evaluate(again)
     assert checked.passed, checked.level
     assert checked.level <= share
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sizes=st.lists(st.integers(1, 6), min_size=1, max_size=20), share=st.sampled_from([0.0, 0.001, 0.01, 0.1]),
+       estimator=st.sampled_from(ESTIMATORS))
+def test_property_the_kept_classes_pass(sizes, share, estimator):
+    from veil.models import PopulationUniqueness
+
+    classes = classes_of(sizes)
+    model = PopulationUniqueness(share, 20 * sum(sizes), estimator)
+    failing = model.failing(classes)
+    assert (failing == ~model.evaluate(classes).class_passed).all()
+    assert not failing.any() or (classes.sizes[failing] == 1).all()
+    kept = classes.subset(~failing)
+    assert model.evaluate(kept).passed
+    assert int(kept.sizes.sum()) + int(classes.sizes[failing].sum()) == sum(sizes)
 
 
 def test_conformance_suite_meets_a_generalization_that_raises_the_estimate():

@@ -58,7 +58,8 @@ the sample's frequency of frequencies: ``c_j``, the number of sample classes of 
 * An estimate that is not available is ``NaN`` here with :attr:`UniquenessEstimate.converged`
   false (ARX reports 0, which a threshold would take for "no risk"), and an explicit estimator
   stays what it is (only Dankar's rule falls back).
-* With no sample unique every estimator reports 0, as ARX does.
+* With no sample unique every estimator reports 0, as ARX does: a class of ``f ≥ 2`` sample records
+  has ``F ≥ 2`` population records, so no released record is a population unique.
 
 The population figure is a *share*: estimated population uniques divided by ``N``, as ARX's
 ``getFractionOfUniqueTuples*``. Everything is computed on the frequency of frequencies, so its
@@ -313,7 +314,7 @@ def _pitman(distinct: np.ndarray, counts: np.ndarray, n: int, big_n: int) -> tup
 
     # The α-score changes from positive to negative at each maximum of the profile likelihood;
     # α ranges over (−∞, 1) (α < 0 is Pitman's model with finitely many classes).
-    grid = np.concatenate((-np.logspace(6, -3, 73), np.linspace(0.01, 0.99, 50), [1.0 - 1e-9]))
+    grid = np.concatenate((-np.logspace(6, -3, 19), np.linspace(0.02, 0.98, 13), [1.0 - 1e-9]))
     with np.errstate(all="ignore"):
         values = np.array([score_alpha(a) for a in grid])
     best, best_likelihood = None, -math.inf
