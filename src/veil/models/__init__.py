@@ -25,3 +25,6 @@ __all__ = [
     "TCloseness",
 ]
 from veil.models.risk import AverageRisk, RecordsAtRisk
+from veil.models.uniqueness import PopulationUniqueness
+
+__all__ += ["PopulationUniqueness"]
