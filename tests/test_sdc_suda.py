@@ -12,8 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from veil import ColumnError, Dataset, ParameterError
-from veil.risk import SudaScores, minimal_sample_uniques, suda, suda2
-from veil.risk.suda import msu_weights
+from veil.risk.suda import SudaScores, minimal_sample_uniques, msu_weights, suda, suda2
 
 # Twelve records, four key columns (ATT = 4). Pairs: rows 0-1, 2-3, 6-7; uniques on all four
 # columns: rows 4, 5, 8, 9, 10, 11.
@@ -257,3 +256,22 @@ def test_suda_on_a_dataset_checks_its_columns():
     with pytest.raises(ParameterError, match="twice"):
         suda(dataset, ["sex", "sex"])
     assert suda(dataset, ["region"]).msu_counts[:, 0].tolist() == [0] * 9 + [1, 0, 0]
+
+
+def test_wide_key_spaces_against_brute_force():
+    # Codes up to 60,000 in five columns of 4,000 rows are used as they are (below 16 per row),
+    # so the key spaces are too wide for direct addressing and, on four or five columns, for one
+    # int64: the hashed and the compacted groupings are the ones at work.
+    rng = np.random.default_rng(7)
+    n = 4000
+    codes = []
+    for _ in range(5):
+        column = rng.integers(0, 3, n)
+        rare = rng.random(n) < 0.01
+        column[rare] = rng.integers(3, 60_000, int(rare.sum()))
+        column[rng.integers(n)] = 59_999
+        codes.append(column)
+    assert 60_000**4 > 2**62
+    expected = brute_force(codes, 5)
+    assert as_lists(minimal_sample_uniques(codes)) == expected
+    assert sum(len(rows) for rows in expected.values()) > 50

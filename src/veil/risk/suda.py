@@ -57,6 +57,7 @@ from veil.classes import group_rows
 from veil.data.dataset import Dataset
 from veil.data.encoding import factorize
 from veil.errors import ParameterError
+from veil.parallel import map_threads
 
 _KEY_LIMIT = 1 << 62
 # Key spaces up to this many keys per row (plus a constant) are counted by direct addressing.
@@ -271,37 +272,27 @@ def _distinct_tuples(columns: list[np.ndarray], mult_rows: np.ndarray | None):
     return tuples, group, mult
 
 
-def _group_sizes(columns: list[np.ndarray], radices: list[int],
-                 weights: np.ndarray) -> tuple[np.ndarray, Callable[[np.ndarray], np.ndarray]]:
-    """For rows grouped on ``columns``: each row's group size (the sum of ``weights`` over its
-    group), and a function that tells, for per-row booleans, whether the row's group holds one
-    that is set. Grouping is direct addressing on the mixed-radix key when the key space is
-    small, hashing otherwise."""
+def _keys(columns: list[np.ndarray], radices: list[int]) -> tuple[np.ndarray, int]:
+    """``(key, span)``: each row's group as an integer below ``span``, equal exactly for rows that
+    agree on every column. Direct mixed-radix numbers while the key space is small, hashed ids
+    otherwise (a wider key space is compacted as it grows)."""
     n = len(columns[0])
     span = prod(max(int(r), 1) for r in radices)
-    if span < _KEY_LIMIT:
-        key = np.zeros(n, dtype=np.int64)
-        for codes, radix in zip(columns, radices):
-            key *= max(int(radix), 1)
-            key += codes
-        if span > _DIRECT_FACTOR * n + _DIRECT_SPAN:
-            key, distinct = factorize(key)
-            span = len(distinct)
-    else:
+    if span >= _KEY_LIMIT:
         key, _ = group_rows(columns, radices, decode=False)
-        span = int(key.max()) + 1 if n else 0
-    size = np.bincount(key, weights=weights, minlength=span)[key]
+        return key, (int(key.max()) + 1 if n else 1)
+    key = np.zeros(n, dtype=np.int64)
+    for codes, radix in zip(columns, radices):
+        key *= max(int(radix), 1)
+        key += codes
+    if span > _DIRECT_FACTOR * n + _DIRECT_SPAN:
+        key, distinct = factorize(key)
+        span = len(distinct)
+    return key, span
 
-    def any_in_group(marks: np.ndarray) -> np.ndarray:
-        return np.bincount(key, weights=marks, minlength=span)[key] > 0
 
-    return size, any_in_group
-
-
-def _search(tuples: list[tuple[np.ndarray, int]], mult: np.ndarray, max_size: int,
-            found: Callable[[int, tuple[int, ...], np.ndarray], None]) -> None:
-    """Call ``found(size, subset, unique_tuples)`` for every column set up to ``max_size`` that is
-    an MSU of some tuple held by one record, with those tuples (indices into ``mult``).
+class _Search:
+    """The level-by-level search of :func:`_search`, one column set at a time.
 
     ``alive[S]`` (a boolean mask over tuples, or ``None`` for none) holds the tuples a superset of
     ``S`` still needs: those in a group on ``S`` of two records or more that holds a candidate
@@ -310,51 +301,78 @@ def _search(tuples: list[tuple[np.ndarray, int]], mult: np.ndarray, max_size: in
     tuple that shares its values on ``S'`` with one (such a tuple shares them on each subset
     too), so the group sizes of the candidates are their sizes in the whole table.
     """
-    m = len(mult)
-    width = len(tuples)
-    if m == 0:
-        return
-    single = mult == 1
-    if not single.any():
-        return
-    weights = mult.astype(np.float64)
-    everyone = np.ones(m, dtype=bool)
-    alive: dict[tuple[int, ...], np.ndarray | None] = {(): everyone}
-    for size in range(1, max_size + 1):
-        following: dict[tuple[int, ...], np.ndarray | None] = {}
-        for subset in combinations(range(width), size):
-            mask = None
-            for drop in range(size):
-                parent = alive.get(subset[:drop] + subset[drop + 1:])
-                if parent is None:
-                    mask = None
-                    break
-                mask = parent if mask is None else mask & parent
-            if mask is None:
-                following[subset] = None
-                continue
-            rows = None if mask is everyone else np.flatnonzero(mask)
-            candidates = single if rows is None else single[rows]
+
+    def __init__(self, tuples: list[tuple[np.ndarray, int]], mult: np.ndarray):
+        self.columns = [c for c, _ in tuples]
+        self.radices = [r for _, r in tuples]
+        self.m = len(mult)
+        self.single = mult == 1
+        self.weights = mult.astype(np.float64)
+        self.alive: dict[tuple[int, ...], np.ndarray | None] = {(): np.ones(self.m, dtype=bool)}
+
+    def evaluate(self, subset: tuple[int, ...], last: bool) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """``(unique, alive)`` for ``subset``: the candidates unique on it (tuple indices, or
+        ``None``), and the tuples its supersets need (``None`` for none, or when ``last``)."""
+        mask = None
+        for drop in range(len(subset)):
+            parent = self.alive.get(subset[:drop] + subset[drop + 1:])
+            if parent is None:
+                return None, None
+            mask = parent if mask is None else mask & parent
+        rows = np.flatnonzero(mask)
+        if 3 * len(rows) >= self.m:
+            # Most tuples take part: group them all, the others weighing nothing (they share no
+            # group with a candidate, so the candidates' group sizes are unchanged).
+            candidates = self.single & mask
             if not candidates.any():
-                following[subset] = None
-                continue
-            cols = [tuples[j][0] if rows is None else tuples[j][0][rows] for j in subset]
-            group_size, any_in_group = _group_sizes(cols, [tuples[j][1] for j in subset],
-                                                    weights if rows is None else weights[rows])
-            unique = group_size == 1
-            if unique.any():
-                where = np.flatnonzero(unique)
-                found(size, subset, where if rows is None else rows[where])
-            if size == max_size:
-                continue
-            keep = any_in_group(candidates & ~unique)
-            if keep.any():
-                survivors = np.zeros(m, dtype=bool)
-                survivors[np.flatnonzero(keep) if rows is None else rows[keep]] = True
-                following[subset] = survivors
-            else:
-                following[subset] = None
-        alive = following
+                return None, None
+            key, span = _keys([self.columns[j] for j in subset], [self.radices[j] for j in subset])
+            weights = np.where(mask, self.weights, 0.0)
+            rows = None
+        else:
+            candidates = self.single[rows]
+            if not candidates.any():
+                return None, None
+            key, span = _keys([self.columns[j][rows] for j in subset], [self.radices[j] for j in subset])
+            weights = self.weights[rows]
+        size = np.bincount(key, weights=weights, minlength=span)[key]
+        unique = candidates & (size == 1)
+        where = np.flatnonzero(unique)
+        found = (where if rows is None else rows[where]) if len(where) else None
+        if last:
+            return found, None
+        # A group stays when it holds a candidate that is not unique (its size is then 2 or more).
+        held = np.zeros(span, dtype=bool)
+        held[key[candidates & ~unique]] = True
+        keep = held[key]
+        if rows is None:
+            keep &= mask
+            return found, (keep if keep.any() else None)
+        if not keep.any():
+            return found, None
+        alive = np.zeros(self.m, dtype=bool)
+        alive[rows[keep]] = True
+        return found, alive
+
+
+def _search(tuples: list[tuple[np.ndarray, int]], mult: np.ndarray, max_size: int,
+            found: Callable[[int, tuple[int, ...], np.ndarray], None]) -> None:
+    """Call ``found(size, subset, unique_tuples)`` for every column set up to ``max_size`` that is
+    an MSU of some tuple held by one record, with those tuples (indices into ``mult``), in order
+    of size, then of columns. The sets of one size are independent and go to threads."""
+    if len(mult) == 0 or not np.any(mult == 1):
+        return
+    search = _Search(tuples, mult)
+    for size in range(1, max_size + 1):
+        subsets = list(combinations(range(len(tuples)), size))
+        last = size == max_size
+        results = map_threads(lambda subset, last=last: search.evaluate(subset, last), subsets)
+        search.alive = {subset: alive for subset, (_, alive) in zip(subsets, results)}
+        for subset, (unique, _) in zip(subsets, results):
+            if unique is not None:
+                found(size, subset, unique)
+        if not any(alive is not None for alive in search.alive.values()):
+            return
 
 
 def _dis_scores(score: np.ndarray, uniques: int, paired: int, dis: float, width: int) -> tuple[np.ndarray, float]:
