@@ -145,9 +145,9 @@ def test_max_size_limits_the_search_by_hand():
     # and 10 (MSUs of size 3 only) have none, and row 11 loses {sex, age, region}.
     result = suda2(codes_of(TABLE), max_size=2, names=KEYS)
     np.testing.assert_array_equal(result.msu_counts, HAND_COUNTS[:, :2])
-    # Weights ∏_{i=k}^{1} (4 - i): k = 1 gives 3, k = 2 the empty product 1.
-    np.testing.assert_array_equal(msu_weights(4, 2), [3, 1])
-    np.testing.assert_array_equal(result.score, [0, 0, 0, 0, 0, 1, 0, 0, 2, 3, 0, 3])
+    # The weights stay (4 - k)!: 6 for size 1, 2 for size 2 (row 8: 2 + 2; row 11: 6 without the 1).
+    np.testing.assert_array_equal(msu_weights(4, 2), [6, 2])
+    np.testing.assert_array_equal(result.score, [0, 0, 0, 0, 0, 2, 0, 0, 4, 6, 0, 6])
     assert as_lists(minimal_sample_uniques(codes_of(TABLE), 2)) == {
         subset: rows for subset, rows in HAND_MSUS.items() if len(subset) <= 2}
 
@@ -275,3 +275,18 @@ def test_wide_key_spaces_against_brute_force():
     expected = brute_force(codes, 5)
     assert as_lists(minimal_sample_uniques(codes)) == expected
     assert sum(len(rows) for rows in expected.values()) > 50
+
+
+def test_many_columns_keep_the_scores_finite():
+    # 60 columns: weights up to 59! ≈ 1.4e80 and Q = 1 + (8 - 60)/20 = -1.6, so s^Q underflows
+    # in plain floats; rows 0 and 1 are a pair, so U/DIS - U > 0.
+    rng = np.random.default_rng(3)
+    codes = [rng.integers(0, 3, 30) for _ in range(60)]
+    for column in codes:
+        column[1] = column[0]
+    result = suda2(codes, max_size=2)
+    scored = result.score > 0
+    assert scored.sum() == 28 and np.all(np.isfinite(result.score))
+    assert np.all(np.isfinite(result.dis_score)) and np.all((result.dis_score[scored] > 0) & (result.dis_score <= 1))
+    with pytest.raises(ParameterError, match="170"):
+        suda2([np.arange(3)] * 171, max_size=1)

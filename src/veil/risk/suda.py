@@ -23,12 +23,11 @@ level (sizes 1, 2, ...) with NumPy rather than with SUDA2's recursion over value
 Records are first collapsed to their distinct value tuples, with the number of records each
 stands for: only a tuple held by one record can be unique anywhere.
 
-**Scores.** With ``ATT`` key columns and MSUs searched up to size ``M`` (``max_size``), an MSU
-of size ``k`` adds ``∏_{i=k}^{M-1} (ATT - i)`` to its record's SUDA score (Elliot, Manning, Mayes,
-Gurd and Bane 2005, "SUDA: a program for detecting special uniques"; the product is empty, so 1,
-for ``k = M``). With ``M = ATT`` (the default) this is ``(ATT - k)!``, the weight sdcMicro's
-``suda2`` gives with ``original_scores = TRUE``; a smaller ``M`` scales every score by the same
-constant ``1/(ATT - M)!``, so it changes neither the ranking nor the DIS-SUDA score.
+**Scores.** With ``ATT`` key columns, an MSU of size ``k`` adds ``(ATT - k)!`` to its record's
+SUDA score (Elliot, Manning, Mayes, Gurd and Bane 2005, "SUDA: a program for detecting special
+uniques"), the weight sdcMicro's ``suda2`` gives with ``original_scores = TRUE``: the fewer values
+single a record out, the more it weighs. Searching up to a smaller ``max_size`` leaves out the
+larger MSUs and their terms, so each score is the part of the full score their sizes give.
 
 **DIS-SUDA** (Skinner and Elliot 2002, "A measure of disclosure risk for microdata", JRSS B 64(4);
 as sdcMicro's ``suda2`` computes it): with ``π`` the sampling fraction (``dis``, sdcMicro's
@@ -37,7 +36,9 @@ of records in a pair (a tuple held by exactly two records), the file-level proba
 unique match is correct is ``DIS = Uπ / (Uπ + P(1 - π))``. It is shared out over the records in
 proportion to ``score^Q`` with ``Q = 1 + (8 - ATT)/20``: a record with score ``s > 0`` gets
 ``1 / (1 + (U/DIS - U) / (s^Q · Σ_j s_j^(-Q)))``, the sum over the records with a positive score;
-a record without an MSU gets 0.
+a record without an MSU gets 0. (``U`` here is every record unique on all the key columns;
+sdcMicro's C++ counts a unique only when no other record falls in its 16-bit hash bucket, so on
+tables of more than a few thousand distinct records its ``U``, and its DIS-SUDA, come out lower.)
 
 **Missing values** are one category of their own (veil's single missing-value policy): two
 records both missing a value agree on it, and a record can be unique through a missing value.
@@ -49,7 +50,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from math import prod
+from math import factorial, prod
 
 import numpy as np
 
@@ -60,6 +61,8 @@ from veil.errors import ParameterError
 from veil.parallel import map_threads
 
 _KEY_LIMIT = 1 << 62
+# The most key columns whose SUDA scores (below e · columns!) are finite floats.
+_MAX_COLUMNS = 170
 # Key spaces up to this many keys per row (plus a constant) are counted by direct addressing.
 _DIRECT_FACTOR = 16
 _DIRECT_SPAN = 4096
@@ -103,9 +106,9 @@ class SudaScores:
 
 
 def msu_weights(n_columns: int, max_size: int) -> np.ndarray:
-    """``float64 [max_size]``: what one MSU of size ``k`` (entry ``k - 1``) adds to a SUDA score,
-    ``∏_{i=k}^{max_size-1} (n_columns - i)`` (Elliot et al. 2005; see the module's docstring)."""
-    return np.array([float(prod(n_columns - i for i in range(k, max_size))) for k in range(1, max_size + 1)])
+    """``float64 [max_size]``: what one MSU of size ``k`` (entry ``k - 1``) adds to a SUDA score
+    among ``n_columns`` key columns, ``(n_columns - k)!`` (Elliot et al. 2005; sdcMicro)."""
+    return np.array([float(factorial(n_columns - k)) for k in range(1, max_size + 1)])
 
 
 def suda2(codes: Sequence[np.ndarray], max_size: int | None = None, dis: float = 0.1,
@@ -217,6 +220,9 @@ def _check(codes, max_size, names, counts):
         if not (np.issubdtype(column.dtype, np.integer) or np.issubdtype(column.dtype, np.bool_)):
             raise ParameterError(f"key columns must hold integer codes; column {j} holds {column.dtype}.")
     width = len(columns)
+    if width > _MAX_COLUMNS:
+        raise ParameterError(f"SUDA scores take at most {_MAX_COLUMNS} key columns (a score must fit in a float), "
+                             f"not {width}.")
     if max_size is None:
         max_size = width
     if isinstance(max_size, bool) or not isinstance(max_size, (int, np.integer)) or not 1 <= max_size <= width:
@@ -384,10 +390,17 @@ def _dis_scores(score: np.ndarray, uniques: int, paired: int, dis: float, width:
     out = np.zeros_like(score)
     if not scored.any():
         return out, probability
-    q = 1.0 + (8.0 - width) / 20.0
-    powered = score[scored] ** q
-    adjust = np.sum(1.0 / powered)
     # U/DIS - U = U(1 - DIS)/DIS = P(1 - π)/π: written this way it is exact when P = 0.
     excess = paired * (1.0 - dis) / dis
-    out[scored] = 1.0 / (1.0 + excess / (powered * adjust))
+    if excess == 0:
+        out[scored] = 1.0
+        return out, probability
+    # s^Q · Σ_j s_j^-Q in logarithms (Q is negative beyond 28 columns, and the powers of large
+    # scores leave the floats): log s^Q + log Σ_j exp(-Q log s_j).
+    q = 1.0 + (8.0 - width) / 20.0
+    logs = np.log(score[scored])
+    terms = -q * logs
+    top = terms.max()
+    spread = q * logs + top + np.log(np.sum(np.exp(terms - top)))
+    out[scored] = 1.0 / (1.0 + np.exp(np.log(excess) - spread))
     return out, probability
