@@ -287,6 +287,7 @@ def test_many_columns_keep_the_scores_finite():
     result = suda2(codes, max_size=2)
     scored = result.score > 0
     assert scored.sum() == 28 and np.all(np.isfinite(result.score))
-    assert np.all(np.isfinite(result.dis_score)) and np.all((result.dis_score[scored] > 0) & (result.dis_score <= 1))
+    assert np.all(np.isfinite(result.dis_score)) and np.all(result.dis_score[scored] > 0)
+    assert np.all(result.dis_score <= 1) and not result.dis_score[~scored].any()
     with pytest.raises(ParameterError, match="170"):
         suda2([np.arange(3)] * 171, max_size=1)
