@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from itertools import combinations
+from unittest import mock
 
 import numpy as np
 import pandas as pd
@@ -11,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import veil.risk.suda as suda_module
 from veil import ColumnError, Dataset, ParameterError
 from veil.risk.suda import SudaScores, minimal_sample_uniques, msu_weights, suda, suda2
 
@@ -182,9 +184,12 @@ def test_msus_equal_brute_force(data):
     counts = None
     if data.draw(st.booleans(), label="counts"):
         counts = np.array(data.draw(st.lists(st.integers(1, 3), min_size=n, max_size=n)), dtype=np.int64)
+    # Sets of tuples kept as indices as soon as they are not all (1), past 1 in 32, or never.
+    sparse = data.draw(st.sampled_from([1, 32, 10**9]), label="sparse")
     expected = brute_force(codes, max_size, counts)
-    assert as_lists(minimal_sample_uniques(codes, max_size, counts=counts)) == expected
-    result = suda2(codes, max_size, counts=counts)
+    with mock.patch.object(suda_module, "_SPARSE", sparse):
+        assert as_lists(minimal_sample_uniques(codes, max_size, counts=counts)) == expected
+        result = suda2(codes, max_size, counts=counts)
     per_row = np.zeros((n, max_size), dtype=np.int64)
     for subset, rows in expected.items():
         per_row[rows, len(subset) - 1] += 1

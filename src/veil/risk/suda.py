@@ -66,6 +66,9 @@ _MAX_COLUMNS = 170
 # Key spaces up to this many keys per row (plus a constant) are counted by direct addressing.
 _DIRECT_FACTOR = 16
 _DIRECT_SPAN = 4096
+# A set of tuples is kept as indices (8 bytes each) rather than a mask (1 byte per tuple) when it
+# holds fewer than one tuple in this many.
+_SPARSE = 32
 
 
 @dataclass(frozen=True)
@@ -300,12 +303,13 @@ def _keys(columns: list[np.ndarray], radices: list[int]) -> tuple[np.ndarray, in
 class _Search:
     """The level-by-level search of :func:`_search`, one column set at a time.
 
-    ``alive[S]`` (a boolean mask over tuples, or ``None`` for none) holds the tuples a superset of
-    ``S`` still needs: those in a group on ``S`` of two records or more that holds a candidate
-    (a tuple of one record, non-unique on every subset of ``S``). A set ``S'`` is grouped on the
-    tuples alive for all its one-smaller subsets: that holds every candidate for ``S'`` and every
-    tuple that shares its values on ``S'`` with one (such a tuple shares them on each subset
-    too), so the group sizes of the candidates are their sizes in the whole table.
+    ``alive[S]`` holds the tuples a superset of ``S`` still needs: those in a group on ``S`` of
+    two records or more that holds a candidate (a tuple of one record, non-unique on every subset
+    of ``S``); ``None`` when there are none. A set ``S'`` is grouped on the tuples alive for all
+    its one-smaller subsets: that holds every candidate for ``S'`` and every tuple that shares its
+    values on ``S'`` with one (such a tuple shares them on each subset too), so the group sizes
+    of the candidates are their sizes in the whole table. A set of tuples is kept as a boolean
+    mask while it is large, as sorted indices once it is small (a level may have many sets).
     """
 
     def __init__(self, tuples: list[tuple[np.ndarray, int]], mult: np.ndarray):
@@ -316,17 +320,47 @@ class _Search:
         self.weights = mult.astype(np.float64)
         self.alive: dict[tuple[int, ...], np.ndarray | None] = {(): np.ones(self.m, dtype=bool)}
 
-    def evaluate(self, subset: tuple[int, ...], last: bool) -> tuple[np.ndarray | None, np.ndarray | None]:
-        """``(unique, alive)`` for ``subset``: the candidates unique on it (tuple indices, or
-        ``None``), and the tuples its supersets need (``None`` for none, or when ``last``)."""
-        mask = None
+    def _kept(self, rows: np.ndarray) -> np.ndarray:
+        """The tuples ``rows`` (sorted indices) as they are kept: indices when few, else a mask."""
+        if _SPARSE * len(rows) < self.m:
+            return rows
+        mask = np.zeros(self.m, dtype=bool)
+        mask[rows] = True
+        return mask
+
+    def _members(self, subset: tuple[int, ...]) -> tuple[np.ndarray | None, np.ndarray | None] | None:
+        """``(mask, rows)``: the tuples alive for every one-smaller subset of ``subset``, as a
+        mask (or ``None`` when some parent is held as indices) and as sorted indices; ``None``
+        when there are none."""
+        parents = []
         for drop in range(len(subset)):
             parent = self.alive.get(subset[:drop] + subset[drop + 1:])
             if parent is None:
-                return None, None
-            mask = parent if mask is None else mask & parent
-        rows = np.flatnonzero(mask)
-        if 3 * len(rows) >= self.m:
+                return None
+            parents.append(parent)
+        masks = [p for p in parents if p.dtype == bool]
+        listed = sorted((p for p in parents if p.dtype != bool), key=len)
+        if not listed:
+            mask = masks[0]
+            for other in masks[1:]:
+                mask = mask & other
+            return mask, np.flatnonzero(mask)
+        rows = listed[0]
+        for other in listed[1:]:
+            at = np.minimum(np.searchsorted(other, rows), len(other) - 1)
+            rows = rows[other[at] == rows]
+        for mask in masks:
+            rows = rows[mask[rows]]
+        return None, rows
+
+    def evaluate(self, subset: tuple[int, ...], last: bool) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """``(unique, alive)`` for ``subset``: the candidates unique on it (tuple indices, or
+        ``None``), and the tuples its supersets need (``None`` for none, or when ``last``)."""
+        members = self._members(subset)
+        if members is None:
+            return None, None
+        mask, rows = members
+        if mask is not None and 3 * len(rows) >= self.m:
             # Most tuples take part: group them all, the others weighing nothing (they share no
             # group with a candidate, so the candidates' group sizes are unchanged).
             candidates = self.single & mask
@@ -353,12 +387,9 @@ class _Search:
         keep = held[key]
         if rows is None:
             keep &= mask
-            return found, (keep if keep.any() else None)
-        if not keep.any():
-            return found, None
-        alive = np.zeros(self.m, dtype=bool)
-        alive[rows[keep]] = True
-        return found, alive
+            kept = np.flatnonzero(keep)
+            return found, (None if len(kept) == 0 else kept if _SPARSE * len(kept) < self.m else keep)
+        return found, (self._kept(rows[keep]) if keep.any() else None)
 
 
 def _search(tuples: list[tuple[np.ndarray, int]], mult: np.ndarray, max_size: int,
