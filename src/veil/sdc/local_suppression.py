@@ -39,6 +39,8 @@ MATCHINGS = ("any", "category")
 METHODS = ("greedy", "optimal")
 # Suppression patterns are bit masks over the quasi-identifiers, one int64 per record.
 _MAX_COLUMNS = 62
+# Pairs of records below which two sets are compared pair by pair rather than grouped.
+_DIRECT_PAIRS = 4096
 
 
 @dataclass(frozen=True)
@@ -346,6 +348,7 @@ class _Problem:
         self.n = len(self.codes[0]) if self.codes else 0
         self.weights = weights
         self.values = np.stack([c.astype(np.int64) for c in self.codes], axis=1)
+        self._groups: dict[int, tuple[np.ndarray, int]] = {}
 
     # -- frequencies ----------------------------------------------------------------------------
 
@@ -368,24 +371,42 @@ class _Problem:
         f = np.zeros(len(targets), dtype=np.int64)
         F = np.zeros(len(targets), dtype=np.float64)
         weights = self.weights
+        target_sets = list(_split(target_pattern, np.arange(len(targets))))
         for q, q_rows in _split(pattern, np.arange(self.n)):
             q_weight = float(weights[q_rows].sum()) if weights is not None else float(len(q_rows))
-            for p, where in _split(target_pattern, np.arange(len(targets))):
+            for p, where in target_sets:
                 union = int(p) | int(q)
                 if union == (1 << self.m) - 1 and self.block is None:
                     f[where] += len(q_rows)
                     F[where] += q_weight
                     continue
                 t_rows = targets[where]
-                group = self._group(np.concatenate([t_rows, q_rows]), union)
-                t_group, q_group = group[:len(t_rows)], group[len(t_rows):]
-                size = int(group.max()) + 1
-                f[where] += np.bincount(q_group, minlength=size)[t_group]
+                if len(t_rows) * len(q_rows) <= _DIRECT_PAIRS:
+                    # Few pairs: compare them directly rather than grouping.
+                    keep = np.array([not (union >> c) & 1 for c in range(self.m)])
+                    same = (self.values[t_rows][:, None, keep] == self.values[q_rows][None, :, keep]).all(axis=2)
+                    if self.block is not None:
+                        same &= self.block[t_rows][:, None] == self.block[q_rows][None, :]
+                    f[where] += same.sum(axis=1)
+                    if weights is not None:
+                        F[where] += same @ weights[q_rows]
+                    continue
+                group, size = self._union_groups(union)
+                f[where] += np.bincount(group[q_rows], minlength=size)[group[t_rows]]
                 if weights is not None:
-                    F[where] += np.bincount(q_group, weights=weights[q_rows], minlength=size)[t_group]
+                    F[where] += np.bincount(group[q_rows], weights=weights[q_rows], minlength=size)[group[t_rows]]
         if weights is None:
             F = f.astype(np.float64)
         return f, F
+
+    def _union_groups(self, union: int) -> tuple[np.ndarray, int]:
+        """Every record's group on the columns outside ``union`` (its original values), and the
+        number of groups; computed once per set of columns."""
+        cached = self._groups.get(union)
+        if cached is None:
+            group = self._group(np.arange(self.n), union)
+            cached = self._groups[union] = (group, int(group.max()) + 1 if len(group) else 0)
+        return cached
 
     def category_frequencies(self, pattern: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(group, f, F)`` per record under ``"category"`` matching: its class (the records with
