@@ -23,7 +23,7 @@ from veil.sdc.local_suppression import (
     record_suppression_cells,
 )
 
-PROPERTY = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
 
 # The hand-worked table (k = 2), quasi-identifiers sex, age, zip; 'note' is not one.
 #   rows   sex age zip  class size
@@ -220,8 +220,8 @@ def test_optimal_against_every_suppression(case, matching):
     ds = Dataset(frame, quasi_identifiers=[c for c in frame.columns if c != "other"])
     n, m = len(frame), len(ds.quasi_identifiers)
     exact = local_suppression(ds, k=k, matching=matching, method="optimal")
-    masks = sorted(range(1 << (n * m)), key=lambda x: bin(x).count("1"))
-    smallest = next(bin(mask).count("1") for mask in masks
+    masks = sorted(range(1 << (n * m)), key=lambda x: (x).bit_count())
+    smallest = next((mask).bit_count() for mask in masks
                     if is_k_anonymous(codes_of(ds), ((mask >> np.arange(n * m)) & 1).astype(bool).reshape(n, m),
                                       k, matching))
     assert exact.cells == smallest
@@ -320,19 +320,19 @@ def test_strata_keep_records_apart():
 
 
 @pytest.mark.parametrize("kwargs, error, words", [
-    (dict(k=0), ParameterError, "k must be a whole number from 1"),
-    (dict(k=11), ParameterError, "k must be a whole number from 1"),
-    (dict(k=2.5), ParameterError, "k must be a whole number from 1"),
-    (dict(), ParameterError, "exactly one of k"),
-    (dict(k=2, risk=0.1), ParameterError, "exactly one of k"),
-    (dict(risk=0), ParameterError, "risk threshold must be"),
-    (dict(risk=1.5), ParameterError, "risk threshold must be"),
-    (dict(k=2, matching="exact"), ParameterError, "unknown matching"),
-    (dict(k=2, method="best"), ParameterError, "unknown local suppression method"),
-    (dict(risk=0.2, method="optimal"), ParameterError, "optimal method solves k-anonymity only"),
-    (dict(k=2, importance=["height"]), ColumnError, "importance column 'height' does not exist"),
-    (dict(k=2, importance=["note"]), ColumnError, "'note' is not a quasi-identifier"),
-    (dict(k=2, importance=["age", "age"]), ColumnError, "listed twice"),
+    ({"k": 0}, ParameterError, "k must be a whole number from 1"),
+    ({"k": 11}, ParameterError, "k must be a whole number from 1"),
+    ({"k": 2.5}, ParameterError, "k must be a whole number from 1"),
+    ({}, ParameterError, "exactly one of k"),
+    ({"k": 2, "risk": 0.1}, ParameterError, "exactly one of k"),
+    ({"risk": 0}, ParameterError, "risk threshold must be"),
+    ({"risk": 1.5}, ParameterError, "risk threshold must be"),
+    ({"k": 2, "matching": "exact"}, ParameterError, "unknown matching"),
+    ({"k": 2, "method": "best"}, ParameterError, "unknown local suppression method"),
+    ({"risk": 0.2, "method": "optimal"}, ParameterError, "optimal method solves k-anonymity only"),
+    ({"k": 2, "importance": ["height"]}, ColumnError, "importance column 'height' does not exist"),
+    ({"k": 2, "importance": ["note"]}, ColumnError, "'note' is not a quasi-identifier"),
+    ({"k": 2, "importance": ["age", "age"]}, ColumnError, "listed twice"),
 ])
 def test_bad_input(kwargs, error, words):
     with pytest.raises(error, match=words) as caught:
