@@ -304,3 +304,42 @@ def _take_per_group(group: np.ndarray, limit: np.ndarray) -> np.ndarray:
     keep = np.empty(len(g), dtype=bool)
     keep[order] = position < limit[order]
     return keep
+
+
+def restore_category(problem: Problem, pattern: np.ndarray, k: int) -> None:
+    """Give suppressed cells back, under ``"category"`` matching and k, while every class keeps
+    at least k records (``pattern`` is changed in place and stays k-anonymous).
+
+    Column by column, from the most important, the records holding a suppressed cell there are
+    considered together: giving the cell back moves a record from its class to the class of its
+    pattern without that column and its own value there. A move is made when the class it joins
+    already holds k records (any number of records may join) or when all the records going to a
+    new class are k or more and go together; the class they leave must keep k records or none
+    (a class whose every record can move moves whole; the others let at most their surplus over
+    k go). Classes only a move joins grow, so no class falls below k. Two sweeps over the columns.
+    """
+    n = problem.n
+    for _ in range(2):
+        changed = False
+        for c in np.argsort(-problem.rank, kind="stable"):
+            bit = np.int64(1) << int(c)
+            holders = np.flatnonzero(pattern & bit)
+            if holders.size == 0:
+                continue
+            group, f, _ = problem.category_frequencies(pattern)
+            rows = np.concatenate([np.arange(n), holders])
+            keys = problem._star_groups(pattern, rows, np.concatenate([pattern, pattern[holders] & ~bit]))
+            joined = np.bincount(keys[:n], minlength=int(keys.max()) + 1)[keys[n:]]
+            part = np.bincount(keys[n:])[keys[n:]]
+            source, size = group[holders], f[holders]
+            alone = joined >= k
+            movable = alone | ((joined == 0) & (part >= k))
+            stuck = np.bincount(source, weights=~movable, minlength=int(group.max()) + 1)
+            move = stuck[source] == 0
+            rest = np.flatnonzero(~move & alone)
+            move[rest[_take_per_group(source[rest], size[rest] - k)]] = True
+            if move.any():
+                pattern[holders[move]] &= ~bit
+                changed = True
+        if not changed:
+            return

@@ -34,7 +34,7 @@ import numpy as np
 from veil.classes import group_rows
 from veil.data.dataset import Dataset
 from veil.errors import ColumnError, ParameterError
-from veil.sdc._suppression_greedy import Problem, popcount
+from veil.sdc._suppression_greedy import Problem, popcount, restore_category
 
 MATCHINGS = ("any", "category")
 METHODS = ("greedy", "optimal")
@@ -221,6 +221,8 @@ def local_suppression(dataset: Dataset, *, k: int | None = None, risk: float | N
         cells = popcount(pattern).sum()
         return _result(columns, problem, pattern, k, None, matching, method, proven or cells == bound, bound)
     pattern = problem.greedy(matching, lambda f, F: f >= k, lambda f, F: f.astype(np.float64), k=k)
+    if matching == "category":
+        restore_category(problem, pattern, k)
     cells = popcount(pattern).sum()
     return _result(columns, problem, pattern, k, None, matching, method, cells == bound, bound)
 
