@@ -104,12 +104,24 @@ class Problem:
         """``(group, f, F)`` per record under ``"category"`` matching: its class (the records with
         the same pattern and the same values outside it) and the class's sample and population
         frequencies."""
-        group = self._star_groups(pattern, np.arange(self.n), pattern)
+        group = self.class_ids(np.arange(self.n), pattern)
         f = np.bincount(group)
         F = np.bincount(group, weights=self.weights) if self.weights is not None else f.astype(np.float64)
         return group, f[group], F[group]
 
-    def _star_groups(self, pattern: np.ndarray, rows: np.ndarray, row_pattern: np.ndarray) -> np.ndarray:
+    def class_ids(self, rows: np.ndarray, row_pattern: np.ndarray) -> np.ndarray:
+        """One id per (record, pattern) pair, equal for two pairs exactly when the records with
+        those patterns are in one class under ``"category"`` matching. A record without a
+        suppressed cell keeps its original class's id (grouped once); the others are grouped
+        with their cells starred, after those ids."""
+        original, n_original = self._union_groups(0)
+        ids = original[rows]
+        starred = np.flatnonzero(row_pattern != 0)
+        if starred.size:
+            ids[starred] = n_original + self._star_groups(rows[starred], row_pattern[starred])
+        return ids
+
+    def _star_groups(self, rows: np.ndarray, row_pattern: np.ndarray) -> np.ndarray:
         """Group ids of ``rows`` with their cells starred where ``row_pattern`` says."""
         columns = []
         for c in range(self.m):
@@ -227,7 +239,9 @@ def _greedy_category(problem: Problem, pattern: np.ndarray, safe: Callable, scor
         if targets.size == 0:
             break
         index, column, hypothetical = _candidates(problem, pattern, targets)
-        others = np.flatnonzero(~unsafe | (pattern == full))
+        # A hypothetical pattern is never empty: only records with a suppressed cell can share
+        # a class with it.
+        others = np.flatnonzero((~unsafe | (pattern == full)) & (pattern != 0))
         hf = np.zeros(len(index), dtype=np.int64)
         hF = np.zeros(len(index), dtype=np.float64)
         weights = problem.weights
@@ -236,10 +250,8 @@ def _greedy_category(problem: Problem, pattern: np.ndarray, safe: Callable, scor
             if pick.size == 0:
                 continue
             rows = np.concatenate([others, targets[index[pick]]])
-            row_pattern = np.concatenate([pattern[others], hypothetical[pick]])
-            g = problem._star_groups(pattern, rows, row_pattern)
-            counts = np.bincount(g)
-            hf[pick] = counts[g[len(others):]]
+            g = problem.class_ids(rows, np.concatenate([pattern[others], hypothetical[pick]]))
+            hf[pick] = np.bincount(g)[g[len(others):]]
             if weights is not None:
                 hF[pick] = np.bincount(g, weights=weights[rows])[g[len(others):]]
             else:
@@ -328,7 +340,7 @@ def restore_category(problem: Problem, pattern: np.ndarray, k: int) -> None:
                 continue
             group, f, _ = problem.category_frequencies(pattern)
             rows = np.concatenate([np.arange(n), holders])
-            keys = problem._star_groups(pattern, rows, np.concatenate([pattern, pattern[holders] & ~bit]))
+            keys = problem.class_ids(rows, np.concatenate([pattern, pattern[holders] & ~bit]))
             joined = np.bincount(keys[:n], minlength=int(keys.max()) + 1)[keys[n:]]
             part = np.bincount(keys[n:])[keys[n:]]
             source, size = group[holders], f[holders]

@@ -22,6 +22,16 @@ method (an integer program, for small tables) the minimum.
 
 A missing value in the input is one category of its own (veil's single missing-value policy), not
 a suppressed cell.
+
+**The weakness of ``"any"``.** A record with every key suppressed is compatible with every
+record, so k − 1 such records make *any* table k-anonymous in this sense: the minimum number of
+cells is never more than (k − 1) × the number of quasi-identifiers, and the exact method, which
+minimizes under the definition as stated, may well return such "wildcard" records on a small
+table. They protect nobody in particular: the unique records stay as they were. The greedy
+method never aims for this (it suppresses the records that are at risk, one cell at a time), which
+is why its count under ``"any"`` can be far above the minimum and the lower bound; sdcMicro's
+frequencies count suppressed values the same way. ``"category"`` has no such shortcut: every
+record of a class below k loses at least one cell.
 """
 
 from __future__ import annotations
