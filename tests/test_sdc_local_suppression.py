@@ -23,7 +23,7 @@ from veil.sdc.local_suppression import (
     record_suppression_cells,
 )
 
-PROPERTY = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
 
 # The hand-worked table (k = 2), quasi-identifiers sex, age, zip; 'note' is not one.
 #   rows   sex age zip  class size
@@ -95,12 +95,13 @@ def test_a_record_with_no_partner_by_hand():
     # Add row 10 (M,30,B). Category greedy: rows 6, 7 lose age as above; row 10 finds no column
     # that suffices and loses zip, then age, then sex (ties go to the least important column).
     # Fully suppressed and alone, it takes in the cheapest whole safe class: rows 6-7, (M,*,C),
-    # 2 more cells each. 9 cells. The minimum is 5: rows 6 and 7 lose age, rows 2, 3 and 10 lose
-    # sex, (*,30,B) three times.
-    ds = dataset(ROWS + [EXTRA])
+    # 2 more cells each: (*,*,*) three times, 9 cells. Then cells are given back, the most
+    # important column first: sex, for all three together (a new class (M,*,*) of 3 >= k); age
+    # and zip cannot be (each record would be alone). 6 cells. The minimum is 5: rows 6 and 7
+    # lose age, rows 2, 3 and 10 lose sex, (*,30,B) three times.
+    ds = dataset([*ROWS, EXTRA])
     greedy = local_suppression(ds, k=2, matching="category")
-    assert suppressed_cells(greedy) == {6: ["sex", "age", "zip"], 7: ["sex", "age", "zip"],
-                                        10: ["sex", "age", "zip"]}
+    assert suppressed_cells(greedy) == {6: ["age", "zip"], 7: ["age", "zip"], 10: ["age", "zip"]}
     exact = local_suppression(ds, k=2, matching="category", method="optimal")
     assert (exact.cells, exact.optimal) == (5, True)
     assert suppressed_cells(exact) == {2: ["sex"], 3: ["sex"], 6: ["age"], 7: ["age"], 10: ["sex"]}
@@ -220,8 +221,8 @@ def test_optimal_against_every_suppression(case, matching):
     ds = Dataset(frame, quasi_identifiers=[c for c in frame.columns if c != "other"])
     n, m = len(frame), len(ds.quasi_identifiers)
     exact = local_suppression(ds, k=k, matching=matching, method="optimal")
-    masks = sorted(range(1 << (n * m)), key=lambda x: bin(x).count("1"))
-    smallest = next(bin(mask).count("1") for mask in masks
+    masks = sorted(range(1 << (n * m)), key=lambda x: (x).bit_count())
+    smallest = next((mask).bit_count() for mask in masks
                     if is_k_anonymous(codes_of(ds), ((mask >> np.arange(n * m)) & 1).astype(bool).reshape(n, m),
                                       k, matching))
     assert exact.cells == smallest
@@ -320,19 +321,19 @@ def test_strata_keep_records_apart():
 
 
 @pytest.mark.parametrize("kwargs, error, words", [
-    (dict(k=0), ParameterError, "k must be a whole number from 1"),
-    (dict(k=11), ParameterError, "k must be a whole number from 1"),
-    (dict(k=2.5), ParameterError, "k must be a whole number from 1"),
-    (dict(), ParameterError, "exactly one of k"),
-    (dict(k=2, risk=0.1), ParameterError, "exactly one of k"),
-    (dict(risk=0), ParameterError, "risk threshold must be"),
-    (dict(risk=1.5), ParameterError, "risk threshold must be"),
-    (dict(k=2, matching="exact"), ParameterError, "unknown matching"),
-    (dict(k=2, method="best"), ParameterError, "unknown local suppression method"),
-    (dict(risk=0.2, method="optimal"), ParameterError, "optimal method solves k-anonymity only"),
-    (dict(k=2, importance=["height"]), ColumnError, "importance column 'height' does not exist"),
-    (dict(k=2, importance=["note"]), ColumnError, "'note' is not a quasi-identifier"),
-    (dict(k=2, importance=["age", "age"]), ColumnError, "listed twice"),
+    ({"k": 0}, ParameterError, "k must be a whole number from 1"),
+    ({"k": 11}, ParameterError, "k must be a whole number from 1"),
+    ({"k": 2.5}, ParameterError, "k must be a whole number from 1"),
+    ({}, ParameterError, "exactly one of k"),
+    ({"k": 2, "risk": 0.1}, ParameterError, "exactly one of k"),
+    ({"risk": 0}, ParameterError, "risk threshold must be"),
+    ({"risk": 1.5}, ParameterError, "risk threshold must be"),
+    ({"k": 2, "matching": "exact"}, ParameterError, "unknown matching"),
+    ({"k": 2, "method": "best"}, ParameterError, "unknown local suppression method"),
+    ({"risk": 0.2, "method": "optimal"}, ParameterError, "optimal method solves k-anonymity only"),
+    ({"k": 2, "importance": ["height"]}, ColumnError, "importance column 'height' does not exist"),
+    ({"k": 2, "importance": ["note"]}, ColumnError, "'note' is not a quasi-identifier"),
+    ({"k": 2, "importance": ["age", "age"]}, ColumnError, "listed twice"),
 ])
 def test_bad_input(kwargs, error, words):
     with pytest.raises(error, match=words) as caught:

@@ -86,7 +86,7 @@ def exact_suppression(values: np.ndarray, k: int, matching: str) -> tuple[np.nda
         result = scipy.optimize.milp(cost, constraints=constraints, integrality=np.ones(2 * V), bounds=bounds,
                                      options={"time_limit": TIME_LIMIT, "mip_rel_gap": 0.0})
     dual = getattr(result, "mip_dual_bound", None)
-    bound = int(math.ceil(dual - 1e-6)) if dual is not None and np.isfinite(dual) else 0
+    bound = math.ceil(dual - 1e-6) if dual is not None and np.isfinite(dual) else 0
     if result.x is None:
         return None, False, bound
     y = np.rint(result.x[:V]).astype(np.int64).reshape(T, P)
@@ -98,5 +98,5 @@ def exact_suppression(values: np.ndarray, k: int, matching: str) -> tuple[np.nda
         pattern[rows] = np.repeat(np.arange(P, dtype=np.int64), y[t])
     proven = result.status == 0
     if proven:
-        bound = max(bound, int(round(float(result.fun))))
+        bound = max(bound, round(float(result.fun)))
     return pattern, proven, bound

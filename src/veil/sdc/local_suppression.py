@@ -22,18 +22,29 @@ method (an integer program, for small tables) the minimum.
 
 A missing value in the input is one category of its own (veil's single missing-value policy), not
 a suppressed cell.
+
+**The weakness of ``"any"``.** A record with every key suppressed is compatible with every
+record, so k − 1 such records make *any* table k-anonymous in this sense: the minimum number of
+cells is never more than (k − 1) × the number of quasi-identifiers, and the exact method, which
+minimizes under the definition as stated, may well return such "wildcard" records on a small
+table. They protect nobody in particular: the unique records stay as they were. The greedy
+method never aims for this (it suppresses the records that are at risk, one cell at a time), which
+is why its count under ``"any"`` can be far above the minimum and the lower bound; sdcMicro's
+frequencies count suppressed values the same way. ``"category"`` has no such shortcut: every
+record of a class below k loses at least one cell.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 
 from veil.classes import group_rows
 from veil.data.dataset import Dataset
-from veil.errors import ColumnError, InfeasibleError, ParameterError
+from veil.errors import ColumnError, ParameterError
+from veil.sdc._suppression_greedy import Problem, popcount, restore_category
 
 MATCHINGS = ("any", "category")
 METHODS = ("greedy", "optimal")
@@ -159,9 +170,9 @@ def local_suppression(dataset: Dataset, *, k: int | None = None, risk: float | N
             later column first).
         matching: ``"any"`` (a suppressed cell matches every value; sdcMicro's) or
             ``"category"`` (a suppressed cell is its own value ``*``).
-        method: ``"greedy"`` (fast, not minimal in general; see :func:`_greedy_any` and
-            :func:`_greedy_category`) or ``"optimal"`` (an integer program solved to a proven
-            minimum; for small tables and ``k`` only).
+        method: ``"greedy"`` (fast, not minimal in general; the rounds are described in
+            :mod:`veil.sdc._suppression_greedy`) or ``"optimal"`` (an integer program solved to a
+            proven minimum, :mod:`veil.sdc._suppression_exact`; for small tables and ``k`` only).
 
     Returns:
         The suppressed cells, whether their number is proven minimal, and a proven lower bound on
@@ -204,7 +215,7 @@ def local_suppression(dataset: Dataset, *, k: int | None = None, risk: float | N
     codes, radices = _codes(dataset)
     rank = _suppression_rank(dataset, columns, importance, radices)
     weights, block = (_survey(dataset) if risk is not None else (None, None))
-    problem = _Problem(codes, radices, rank, weights, block)
+    problem = Problem(codes, radices, rank, weights, block)
     if risk is not None:
         safe, score = _risk_rule(dataset, risk)
         pattern = problem.greedy(matching, safe, score, k=None)
@@ -217,10 +228,12 @@ def local_suppression(dataset: Dataset, *, k: int | None = None, risk: float | N
         bound = max(bound, solver_bound)
         if pattern is None:  # the solver ran out of time before any solution: the heuristic's
             pattern = problem.greedy(matching, lambda f, F: f >= k, lambda f, F: f.astype(np.float64), k=k)
-        cells = _popcount(pattern).sum()
+        cells = popcount(pattern).sum()
         return _result(columns, problem, pattern, k, None, matching, method, proven or cells == bound, bound)
     pattern = problem.greedy(matching, lambda f, F: f >= k, lambda f, F: f.astype(np.float64), k=k)
-    cells = _popcount(pattern).sum()
+    if matching == "category":
+        restore_category(problem, pattern, k)
+    cells = popcount(pattern).sum()
     return _result(columns, problem, pattern, k, None, matching, method, cells == bound, bound)
 
 
@@ -311,283 +324,8 @@ def _risk_rule(dataset: Dataset, risk: float) -> tuple[Callable, Callable]:
     return (lambda f, F: rule(f, F) <= risk), (lambda f, F: -rule(f, F))
 
 
-def _popcount(pattern: np.ndarray) -> np.ndarray:
-    count = np.zeros(len(pattern), dtype=np.int64)
-    rest = pattern.copy()
-    while rest.any():
-        count += rest & 1
-        rest >>= 1
-    return count
-
-
 def _result(columns, problem, pattern, k, risk, matching, method, optimal, bound) -> LocalSuppression:
     bits = np.int64(1) << np.arange(len(columns), dtype=np.int64)
     suppressed = (pattern[:, None] & bits[None, :]) != 0
     return LocalSuppression(columns=columns, suppressed=suppressed, k=k, risk=risk, matching=matching,
                             method=method, optimal=bool(optimal), lower_bound=int(bound))
-
-
-# ----------------------------------------------------------------------------------------------
-# The greedy heuristic
-
-
-class _Problem:
-    """The quasi-identifier codes, their radices and the order of suppression of one run."""
-
-    def __init__(self, codes: Sequence[np.ndarray], radices: Sequence[int], rank: np.ndarray,
-                 weights: np.ndarray | None = None, block: np.ndarray | None = None):
-        # ``block``: the stratum of each record; records of different strata never share a class.
-        self.block = block
-        self.block_radix = int(block.max()) + 1 if block is not None and len(block) else 1
-        self.codes = [np.asarray(c) for c in codes]
-        self.radices = [int(r) for r in radices]
-        self.rank = rank
-        self.m = len(self.codes)
-        self.n = len(self.codes[0]) if self.codes else 0
-        self.weights = weights
-        self.values = np.stack([c.astype(np.int64) for c in self.codes], axis=1)
-
-    # -- frequencies ----------------------------------------------------------------------------
-
-    def _group(self, rows: np.ndarray, mask: int) -> np.ndarray:
-        """Group ids of ``rows`` on the columns outside ``mask``."""
-        cols = [c for c in range(self.m) if not (mask >> c) & 1]
-        columns = [self.codes[c][rows] for c in cols]
-        radices = [self.radices[c] for c in cols]
-        if self.block is not None:
-            columns.append(self.block[rows])
-            radices.append(self.block_radix)
-        return group_rows(columns, radices, decode=False)[0]
-
-    def any_frequencies(self, pattern: np.ndarray, targets: np.ndarray,
-                        target_pattern: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Sample (f) and population (F) frequencies of the ``targets`` records, each given the
-        suppression pattern ``target_pattern``, against every record with its ``pattern``, under
-        ``"any"`` matching: record j counts for target i when they agree on every column outside
-        the union of their patterns."""
-        f = np.zeros(len(targets), dtype=np.int64)
-        F = np.zeros(len(targets), dtype=np.float64)
-        weights = self.weights
-        for q, q_rows in _split(pattern, np.arange(self.n)):
-            q_weight = float(weights[q_rows].sum()) if weights is not None else float(len(q_rows))
-            for p, where in _split(target_pattern, np.arange(len(targets))):
-                union = int(p) | int(q)
-                if union == (1 << self.m) - 1 and self.block is None:
-                    f[where] += len(q_rows)
-                    F[where] += q_weight
-                    continue
-                t_rows = targets[where]
-                group = self._group(np.concatenate([t_rows, q_rows]), union)
-                t_group, q_group = group[:len(t_rows)], group[len(t_rows):]
-                size = int(group.max()) + 1
-                f[where] += np.bincount(q_group, minlength=size)[t_group]
-                if weights is not None:
-                    F[where] += np.bincount(q_group, weights=weights[q_rows], minlength=size)[t_group]
-        if weights is None:
-            F = f.astype(np.float64)
-        return f, F
-
-    def category_frequencies(self, pattern: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(group, f, F)`` per record under ``"category"`` matching: its class (the records with
-        the same pattern and the same values outside it) and the class's sample and population
-        frequencies."""
-        group = self._star_groups(pattern, np.arange(self.n), pattern)
-        f = np.bincount(group)
-        F = np.bincount(group, weights=self.weights) if self.weights is not None else f.astype(np.float64)
-        return group, f[group], F[group]
-
-    def _star_groups(self, pattern: np.ndarray, rows: np.ndarray, row_pattern: np.ndarray) -> np.ndarray:
-        """Group ids of ``rows`` with their cells starred where ``row_pattern`` says."""
-        columns = []
-        for c in range(self.m):
-            starred = ((row_pattern >> c) & 1).astype(bool)
-            columns.append(np.where(starred, self.radices[c], self.codes[c][rows]))
-        radices = [r + 1 for r in self.radices]
-        if self.block is not None:
-            columns.append(self.block[rows])
-            radices.append(self.block_radix)
-        return group_rows(columns, radices, decode=False)[0]
-
-    # -- the search -----------------------------------------------------------------------------
-
-    def greedy(self, matching: str, safe: Callable, score: Callable, k: int | None) -> np.ndarray:
-        pattern = np.zeros(self.n, dtype=np.int64)
-        if self.n == 0:
-            return pattern
-        if matching == "any":
-            return _greedy_any(self, pattern, safe, score, monotone=k is not None)
-        return _greedy_category(self, pattern, safe, score, k)
-
-    def choose(self, candidates: np.ndarray, columns: np.ndarray, reach: np.ndarray,
-               value: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
-        """For each of ``count`` targets, the column to suppress among its candidate columns: the
-        least important one whose suppression makes it safe, else the one that gains most
-        (ties: the least important). Returns ``(has_reach, column)`` per target."""
-        big = np.iinfo(np.int64).max
-        # Least important reaching column.
-        reach_rank = np.full(count, big, dtype=np.int64)
-        np.minimum.at(reach_rank, candidates[reach], self.rank[columns[reach]])
-        has_reach = reach_rank < big
-        # Best value, ties by rank.
-        best = np.full(count, -np.inf)
-        np.maximum.at(best, candidates, value)
-        top = value >= best[candidates]
-        top_rank = np.full(count, big, dtype=np.int64)
-        np.minimum.at(top_rank, candidates[top], self.rank[columns[top]])
-        chosen_rank = np.where(has_reach, reach_rank, top_rank)
-        column_of_rank = np.argsort(self.rank)
-        chosen = np.where(chosen_rank < big, column_of_rank[np.minimum(chosen_rank, self.m - 1)], -1)
-        return has_reach, chosen
-
-
-def _split(keys: np.ndarray, items: np.ndarray):
-    """``(key, items holding it)`` for each distinct key."""
-    order = np.argsort(keys, kind="stable")
-    sorted_keys = keys[order]
-    starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
-    ends = np.r_[starts[1:], len(keys)]
-    for start, end in zip(starts, ends):
-        yield sorted_keys[start], items[order[start:end]]
-
-
-def _candidates(problem: _Problem, pattern: np.ndarray, targets: np.ndarray):
-    """Every (target, column not yet suppressed in it) pair: the target's index, the column and
-    the pattern with that column added."""
-    free = ((pattern[targets][:, None] >> np.arange(problem.m)) & 1) == 0
-    index, column = np.nonzero(free)
-    return index, column, pattern[targets][index] | (np.int64(1) << column)
-
-
-def _greedy_any(problem: _Problem, pattern: np.ndarray, safe: Callable, score: Callable,
-                monotone: bool) -> np.ndarray:
-    """Greedy local suppression under ``"any"`` matching.
-
-    Round after round, the records not yet safe (the targets) are scored on every column they
-    still hold: the exact frequencies their class would have with that cell suppressed (and every
-    other record as it is). If some target can be made safe by one cell, only such targets are
-    suppressed this round, each on its least important column that suffices (their suppressions
-    enlarge the others' classes, which may then need fewer cells); otherwise every target loses
-    the cell that enlarges its class most (ties: the least important column). Under k, a
-    suppression only ever enlarges classes, so a safe record stays safe and only the targets are
-    re-examined; under a risk threshold (not monotone in general) every record is.
-    """
-    everyone = np.arange(problem.n)
-    targets = everyone
-    while True:
-        f, F = problem.any_frequencies(pattern, targets, pattern[targets])
-        targets = targets[~safe(f, F)]
-        if targets.size == 0:
-            return pattern
-        index, column, hypothetical = _candidates(problem, pattern, targets)
-        if index.size == 0 or (pattern[targets] == (1 << problem.m) - 1).any():
-            raise InfeasibleError("no local suppression meets the risk threshold: a record with every "
-                                  "quasi-identifier suppressed is still above it; raise the threshold.")
-        hf, hF = problem.any_frequencies(pattern, targets[index], hypothetical)
-        reach = safe(hf, hF)
-        has_reach, chosen = problem.choose(index, column, reach, score(hf, hF), len(targets))
-        act = has_reach if has_reach.any() else np.ones(len(targets), dtype=bool)
-        pattern[targets[act]] |= np.int64(1) << chosen[act]
-        if not monotone:
-            targets = everyone
-
-
-def _greedy_category(problem: _Problem, pattern: np.ndarray, safe: Callable, score: Callable,
-                     k: int | None) -> np.ndarray:
-    """Greedy local suppression under ``"category"`` matching.
-
-    Round after round, every record of an unsafe class (a target) is scored on every column it
-    still holds: the frequencies of the class it would join if that cell were suppressed and every
-    target with the same pattern and the same other values did the same (the records already
-    holding that pattern and those values count too). It loses the least important column that
-    makes it safe, else the one giving the largest class (ties: the least important). Only
-    targets lose cells, and a class below the threshold is made of targets alone, so no safe
-    class is broken. After at most one round per column the unsafe records are fully suppressed;
-    if their class is still too small it takes in the records, with the most cells already
-    suppressed, that safe classes can spare (whole classes, and at last the whole table, if that
-    is not enough).
-    """
-    full = np.int64((1 << problem.m) - 1)
-    for _ in range(problem.m + 1):
-        group, f, F = problem.category_frequencies(pattern)
-        unsafe = ~safe(f, F)
-        targets = np.flatnonzero(unsafe & (pattern != full))
-        if targets.size == 0:
-            break
-        index, column, hypothetical = _candidates(problem, pattern, targets)
-        others = np.flatnonzero(~unsafe | (pattern == full))
-        hf = np.zeros(len(index), dtype=np.int64)
-        hF = np.zeros(len(index), dtype=np.float64)
-        weights = problem.weights
-        for c in range(problem.m):
-            pick = np.flatnonzero(column == c)
-            if pick.size == 0:
-                continue
-            rows = np.concatenate([others, targets[index[pick]]])
-            row_pattern = np.concatenate([pattern[others], hypothetical[pick]])
-            g = problem._star_groups(pattern, rows, row_pattern)
-            counts = np.bincount(g)
-            hf[pick] = counts[g[len(others):]]
-            if weights is not None:
-                hF[pick] = np.bincount(g, weights=weights[rows])[g[len(others):]]
-            else:
-                hF[pick] = hf[pick]
-        _, chosen = problem.choose(index, column, safe(hf, hF), score(hf, hF), len(targets))
-        pattern[targets] |= np.int64(1) << chosen
-    group, f, F = problem.category_frequencies(pattern)
-    unsafe = ~safe(f, F)
-    # Only fully suppressed records are left unsafe: one class (per stratum), too small.
-    for star in np.unique(group[unsafe]):
-        within = np.ones(problem.n, dtype=bool) if problem.block is None else (
-            problem.block == problem.block[np.flatnonzero(group == star)[0]])
-        _fill(problem, pattern, group, f, F, group == star, within, safe, k)
-    return pattern
-
-
-def _fill(problem: _Problem, pattern: np.ndarray, group: np.ndarray, f: np.ndarray, F: np.ndarray,
-          star: np.ndarray, within: np.ndarray, safe: Callable, k: int | None) -> None:
-    """Make the class of fully suppressed records ``star`` safe by fully suppressing more
-    records of the same stratum (``within``): either records that safe classes can spare (under
-    k: a class keeps at least k), or whole safe classes, whichever costs fewer cells."""
-    full = np.int64((1 << problem.m) - 1)
-    star_f, star_F = int(star.sum()), float(F[star][0])
-    extra = problem.m - _popcount(pattern)
-    candidates = within & ~star & safe(f, F)
-    spare_cost, spare_rows = np.inf, None
-    if k is not None:
-        spare = f - k
-        donors = np.flatnonzero(candidates & (spare > 0))
-        donors = donors[np.lexsort((donors, extra[donors]))]
-        donors = donors[_take_per_group(group[donors], spare[donors])]
-        if len(donors) >= k - star_f:
-            spare_rows = donors[np.argsort(extra[donors], kind="stable")[:k - star_f]]
-            spare_cost = float(extra[spare_rows].sum())
-    safe_group = np.flatnonzero(np.bincount(group, weights=candidates.astype(np.float64)) > 0)
-    class_cost = np.bincount(group, weights=extra)[safe_group]
-    class_f = np.bincount(group)[safe_group]
-    class_F = np.bincount(group, weights=problem.weights)[safe_group] if problem.weights is not None else class_f
-    order = np.lexsort((safe_group, class_cost))
-    enough = safe(star_f + np.cumsum(class_f[order]), star_F + np.cumsum(class_F[order]))
-    whole_cost, whole_groups = np.inf, None
-    if enough.any():
-        last = int(np.argmax(enough))
-        whole_groups = safe_group[order[:last + 1]]
-        whole_cost = float(class_cost[order[:last + 1]].sum())
-    if spare_rows is not None and spare_cost <= whole_cost:
-        pattern[spare_rows] = full
-    elif whole_groups is not None:
-        pattern[np.isin(group, whole_groups)] = full
-    else:
-        raise InfeasibleError("no local suppression meets the risk threshold: even with every "
-                              "quasi-identifier suppressed the class of every record is above it; raise "
-                              "the threshold.")
-
-
-def _take_per_group(group: np.ndarray, limit: np.ndarray) -> np.ndarray:
-    """Whether each item is among the first ``limit`` items of its group (in the given order)."""
-    order = np.argsort(group, kind="stable")
-    g = group[order]
-    starts = np.r_[0, np.flatnonzero(g[1:] != g[:-1]) + 1]
-    position = np.arange(len(g)) - np.repeat(starts, np.diff(np.r_[starts, len(g)]))
-    keep = np.empty(len(g), dtype=bool)
-    keep[order] = position < limit[order]
-    return keep
