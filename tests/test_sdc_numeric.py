@@ -22,7 +22,7 @@ from veil.sdc.noise import _grid, additive_noise, discrete_gaussian
 from veil.sdc.swapping import rank_swap, swap_distance
 from veil.sdc.utility import frequency_utility, numeric_utility
 
-PROPERTY = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
 NAN = math.nan
 
 
