@@ -20,12 +20,13 @@ Two kinds (``amount`` = a > 0 is the noise's standard deviation as a multiple of
   1. y = (x − x̄)·V, the principal components (uncorrelated, variances λ_k);
   2. y′_k = y_k + e_k with e_k ~ N(0, s_k²), s_k = a·√λ_k (up to the grid, below), independently
      for each component: the noise e·Vᵀ then has covariance a²·Σ;
-  3. z = x̄ + ((y′ − mean(y′))·diag(f))·Vᵀ with f_k = √(λ_k / (λ_k + s_k²)) = 1/√(1 + a²).
+  3. z = x̄ + ((y′ − mean(y′))·diag(f))·Vᵀ with f_k = √(λ_k / (λ_k + s_k²)) (= 1/√(1 + a²) up
+     to the grid's rounding of s_k).
 
   The means are kept exactly (step 3 centres the noisy components), and E[Cov(z)] = Σ: each
   component's sample variance has expectation λ_k + s_k² before the rescaling (the noise's sample
   variance is unbiased and independent of the data), hence λ_k after; components stay
-  uncorrelated in expectation. Components with λ_k at most 10⁻¹² of the largest (exact linear
+  uncorrelated in expectation (all of it up to the grid's rounding of y, at most γ_k/2 a value). Components with λ_k at most 10⁻¹² of the largest (exact linear
   dependences between columns) carry no variance and are set to zero, so a column that is an exact
   linear combination of others stays one. The correlated kind needs a value in every cell.
 
@@ -34,7 +35,11 @@ Gaussian noise value is drawn on a grid: γ = 2^(⌊log₂ s⌋ − 10), a power
 and the noise is γ·K with K an exact discrete Gaussian of integer scale S = round(s/γ) in
 [1024, 2048] (Canonne, Kamath and Steinke 2020, Algorithm 3, on discrete Laplace draws of
 :mod:`veil.dp.discrete_laplace`), so the realized standard deviation S·γ is s to within 1/2048 of
-it (the rescaling of step 3 uses the realized one). The released value is γ·(round(x/γ) + K): the
+it (the rescaling of step 3 uses the realized one; the variances of the uncorrelated kind are
+(σ_j² + (S·γ)²), within 1/1024 of (1 + a²)·σ_j² in the noise's part). Only when s is below about 2⁻⁴¹
+of the column's largest absolute value is γ made coarser, to 2^(e − 52) with 2^e the smallest power
+of two above max|x| (so that every round(x/γ) is an exact integer in a float), and S is then s/γ rounded to a whole number (at least
+1, else the amount is refused). The released value is γ·(round(x/γ) + K): the
 data rounded to the grid (a change of at most γ/2 ≤ s/2048) plus the noise, in exact arithmetic,
 so no low-order bits of x leak through floating-point rounding (Mironov 2012); the correlated kind
 then applies step 3 to these grid values, a function of them and of the aggregates it preserves.
