@@ -45,27 +45,29 @@ def float_matrix(values: Any, what: str) -> tuple[np.ndarray, bool]:
         ColumnError: the values are not numbers (strings, booleans, dates), are infinite, or have
             more than two dimensions.
     """
+    refused = ColumnError(f"The {what} must hold numbers only; convert or drop the other columns first.")
     if hasattr(values, "to_numpy") and not isinstance(values, np.ndarray):
+        if not all(_numeric_dtype(dtype) for dtype in _dtypes(values)):
+            raise refused
         try:
             arr = values.to_numpy(dtype=float, na_value=np.nan)  # pandas, nullable dtypes included
         except TypeError:
-            arr = values.to_numpy()  # polars
-        except ValueError:
-            raise ColumnError(f"The {what} must hold numbers only; convert or drop the other columns first.") from None
+            arr = values.to_numpy()  # polars: nulls of a numeric column become NaN
     else:
         arr = np.asarray(values)
     if arr.dtype.kind == "O":
-        try:
-            arr = np.array([np.nan if v is None else v for v in arr.ravel()], dtype=float).reshape(arr.shape)
-        except (TypeError, ValueError):
-            raise ColumnError(f"The {what} must hold numbers only; convert or drop the other columns first.") from None
+        cells = arr.ravel()
+        if not all(v is None or isinstance(v, (int, float, np.integer, np.floating))
+                   and not isinstance(v, (bool, np.bool_)) for v in cells):
+            raise refused
+        arr = np.array([np.nan if v is None else v for v in cells], dtype=float).reshape(arr.shape)
     if arr.dtype.kind not in "iuf":
-        raise ColumnError(f"The {what} must hold numbers only; convert or drop the other columns first.")
+        raise refused
     if arr.ndim > 2:
         raise ColumnError(f"The {what} must be one column or a table of columns, not a {arr.ndim}-dimensional array.")
     single = arr.ndim <= 1
-    out = np.array(arr, dtype=np.float64, copy=True).reshape(len(arr) if arr.ndim else 1, -1) if not single \
-        else np.array(arr, dtype=np.float64, copy=True).reshape(-1, 1)
+    out = np.array(arr, dtype=np.float64, copy=True)
+    out = out.reshape(-1, 1) if single else out
     if np.isinf(out).any():
         raise ColumnError(f"The {what} hold an infinite value; replace it by a number or a missing value first.")
     return out, single
@@ -74,3 +76,21 @@ def float_matrix(values: Any, what: str) -> tuple[np.ndarray, bool]:
 def restore_shape(matrix: np.ndarray, single: bool) -> np.ndarray:
     """The matrix back in the shape it came in (one column → a 1-D array)."""
     return matrix[:, 0].copy() if single else matrix
+
+
+def _dtypes(values: Any) -> list:
+    """The dtypes of a pandas or polars DataFrame's columns, or of a Series."""
+    dtypes = getattr(values, "dtypes", None)
+    if dtypes is None:
+        return [getattr(values, "dtype", None)]
+    if isinstance(dtypes, list):  # polars DataFrame
+        return dtypes
+    return list(dtypes) if hasattr(dtypes, "__iter__") else [dtypes]  # pandas DataFrame or Series
+
+
+def _numeric_dtype(dtype: Any) -> bool:
+    """Integers and floats (nullable pandas ones included); not booleans, text, dates."""
+    if hasattr(dtype, "is_numeric"):  # polars
+        return bool(dtype.is_numeric())
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+    return bool(is_numeric_dtype(dtype) and not is_bool_dtype(dtype))

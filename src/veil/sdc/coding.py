@@ -63,7 +63,7 @@ class TopBottomCoding:
         out: dict[str, Any] = {"replacement": self.replacement}
         for side, threshold, level, value in (("top", self.top, self.top_quantile, self.top_replacement),
                                               ("bottom", self.bottom, self.bottom_quantile, self.bottom_replacement)):
-            if threshold is None:
+            if threshold is None and level is None:
                 continue
             out[side] = {"quantile": level} if level is not None else {"value": threshold}
             if self.replacement == "value":
@@ -110,7 +110,9 @@ def top_bottom_code(values: Any, *, top: float | None = None, bottom: float | No
 
     * ``"threshold"`` (default): the threshold itself (sdcMicro's usual choice);
     * ``"mean"``: the mean of the values coded on that side (so the column's total and mean are
-      kept exactly); this mean is computed from the private values;
+      kept exactly); this mean is computed from the private values, and with a single value coded
+      on a side it *is* that value, which is then not hidden at all: use it where several values
+      are coded;
     * a number: that value, allowed when only one side is coded, and only on the coded side (at
       least ``top``, at most ``bottom``), so that coding never moves a value inwards past the
       threshold.
@@ -152,10 +154,10 @@ def top_bottom_code(values: Any, *, top: float | None = None, bottom: float | No
         float(np.quantile(present, tq)) if tq is not None and len(present) else None)
     b = _threshold(bottom, "bottom") if bottom is not None else (
         float(np.quantile(present, bq)) if bq is not None and len(present) else None)
-    if t is not None and b is not None and t < b:
-        # Quantile levels are checked, never the values they give (an error must not depend on data).
-        if tq is None and bq is None:
-            raise ParameterError(f"the top threshold ({t:g}) must not be below the bottom threshold ({b:g}).")
+    # Given values and quantile levels are checked, never the thresholds quantiles give (an error
+    # must not depend on the private data).
+    if top is not None and bottom is not None and t < b:
+        raise ParameterError(f"the top threshold ({t:g}) must not be below the bottom threshold ({b:g}).")
     if tq is not None and bq is not None and tq < bq:
         raise ParameterError(f"top_quantile ({tq:g}) must not be below bottom_quantile ({bq:g}).")
     if fixed is not None:
@@ -168,8 +170,9 @@ def top_bottom_code(values: Any, *, top: float | None = None, bottom: float | No
     above = column > t if t is not None else np.zeros(len(column), dtype=bool)
     below = column < b if b is not None else np.zeros(len(column), dtype=bool)
     if t is not None and b is not None and t < b:
-        # Two quantiles of a column cannot cross; two given values that cross were refused: here
-        # only for safety, a value both above top and below bottom is top coded.
+        # Only a value given for one side and a quantile for the other can cross (two given values
+        # that cross were refused; two quantiles of one column cannot): no error, since it would
+        # depend on the data; a value both above top and below bottom is top coded.
         below &= ~above
 
     def replace(mask: np.ndarray, threshold: float) -> float | None:

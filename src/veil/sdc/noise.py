@@ -20,12 +20,13 @@ Two kinds (``amount`` = a > 0 is the noise's standard deviation as a multiple of
   1. y = (x − x̄)·V, the principal components (uncorrelated, variances λ_k);
   2. y′_k = y_k + e_k with e_k ~ N(0, s_k²), s_k = a·√λ_k (up to the grid, below), independently
      for each component: the noise e·Vᵀ then has covariance a²·Σ;
-  3. z = x̄ + ((y′ − mean(y′))·diag(f))·Vᵀ with f_k = √(λ_k / (λ_k + s_k²)) = 1/√(1 + a²).
+  3. z = x̄ + ((y′ − mean(y′))·diag(f))·Vᵀ with f_k = √(λ_k / (λ_k + s_k²)) (= 1/√(1 + a²) up
+     to the grid's rounding of s_k).
 
   The means are kept exactly (step 3 centres the noisy components), and E[Cov(z)] = Σ: each
   component's sample variance has expectation λ_k + s_k² before the rescaling (the noise's sample
   variance is unbiased and independent of the data), hence λ_k after; components stay
-  uncorrelated in expectation. Components with λ_k at most 10⁻¹² of the largest (exact linear
+  uncorrelated in expectation (all of it up to the grid's rounding of y, at most γ_k/2 a value). Components with λ_k at most 10⁻¹² of the largest (exact linear
   dependences between columns) carry no variance and are set to zero, so a column that is an exact
   linear combination of others stays one. The correlated kind needs a value in every cell.
 
@@ -34,7 +35,11 @@ Gaussian noise value is drawn on a grid: γ = 2^(⌊log₂ s⌋ − 10), a power
 and the noise is γ·K with K an exact discrete Gaussian of integer scale S = round(s/γ) in
 [1024, 2048] (Canonne, Kamath and Steinke 2020, Algorithm 3, on discrete Laplace draws of
 :mod:`veil.dp.discrete_laplace`), so the realized standard deviation S·γ is s to within 1/2048 of
-it (the rescaling of step 3 uses the realized one). The released value is γ·(round(x/γ) + K): the
+it (the rescaling of step 3 uses the realized one; the variances of the uncorrelated kind are
+(σ_j² + (S·γ)²), within 1/1024 of (1 + a²)·σ_j² in the noise's part). Only when s is below about 2⁻⁴¹
+of the column's largest absolute value is γ made coarser, to 2^(e − 52) with 2^e the smallest power
+of two above max|x| (so that every round(x/γ) is an exact integer in a float), and S is then s/γ rounded to a whole number (at least
+1, else the amount is refused). The released value is γ·(round(x/γ) + K): the
 data rounded to the grid (a change of at most γ/2 ≤ s/2048) plus the noise, in exact arithmetic,
 so no low-order bits of x leak through floating-point rounding (Mironov 2012); the correlated kind
 then applies step 3 to these grid values, a function of them and of the aggregates it preserves.
@@ -56,7 +61,7 @@ import numpy as np
 
 from veil.dp import discrete_laplace
 from veil.dp.discrete_laplace import bernoulli_exp, geometric_exp1
-from veil.errors import DataError, ParameterError
+from veil.errors import ColumnError, DataError, ParameterError
 from veil.randomness import RandomBytes
 from veil.sdc._numeric import RngArg, float_matrix, random_bytes
 
@@ -69,6 +74,8 @@ GRID_BITS = 10
 _DEGENERATE = 1e-12
 # |Y|·t below 2^31 keeps (|Y|·t − S²)² within 64 bits; beyond, Python integers (never in practice).
 _WORD_LIMIT = 1 << 31
+# Candidates tried in one round when few draws are left.
+_SMALL_ROUND = 1 << 12
 
 
 @dataclass(frozen=True)
@@ -119,7 +126,11 @@ def discrete_gaussian(sigma: int, size: int, source: RandomBytes) -> np.ndarray:
     out = np.empty(size, dtype=np.int64)
     pending = np.arange(size)
     while len(pending):
-        y = discrete_laplace.sample(float(t), len(pending), source)
+        # Few draws left: several candidates each (a round's fixed cost then dominates); a draw
+        # keeps its first accepted candidate, which is what repeating the algorithm does.
+        tries = max(1, min(8, _SMALL_ROUND // len(pending)))
+        owner = np.repeat(pending, tries)
+        y = discrete_laplace.sample(float(t), len(owner), source)
         a = np.abs(y)
         small = a < _WORD_LIMIT // t
         d = np.where(small, a, 0) * t - s2
@@ -128,11 +139,20 @@ def discrete_gaussian(sigma: int, size: int, source: RandomBytes) -> np.ndarray:
         rest = num % np.uint64(den)
         for i in np.flatnonzero(~small):  # exact, in Python integers
             q, r = divmod((int(a[i]) * t - s2) ** 2, den)
-            whole[i], rest[i] = min(q, (1 << 63)), r
-        keep = geometric_exp1(len(pending), source) >= whole
-        keep &= bernoulli_exp(rest, den, source)
-        out[pending[keep]] = y[keep]
-        pending = pending[~keep]
+            whole[i], rest[i] = min(q, 1 << 63), r
+        # exp(−1)^whole: at least `whole` successes of a Bernoulli(exp(−1)) run (drawn only where
+        # whole >= 1), then exp(−rest/den) for the candidates still in.
+        keep = np.ones(len(owner), dtype=bool)
+        far = np.flatnonzero(whole > 0)
+        keep[far] = geometric_exp1(len(far), source) >= whole[far]
+        near = np.flatnonzero(keep)
+        keep[near] = bernoulli_exp(rest[near], den, source)
+        accepted, owner = np.flatnonzero(keep), owner[keep]
+        first = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]]) if len(owner) else owner
+        out[owner[first]] = y[accepted[first]]
+        done = np.zeros(size, dtype=bool)
+        done[owner[first]] = True
+        pending = pending[~done[pending]]
     return out
 
 
@@ -158,10 +178,32 @@ def _grid(scale: float, magnitude: float) -> tuple[float, int]:
 
 def _noisy_on_grid(values: np.ndarray, scale: float, source: RandomBytes) -> tuple[np.ndarray, float]:
     """γ·(round(values/γ) + K) with K discrete Gaussian (see the module notes), and the realized
-    standard deviation S·γ of the noise."""
+    standard deviation S·γ of the noise.
+
+    Raises:
+        ColumnError: a noisy value would pass the largest float (values near 1.8e308).
+    """
     step, units = _grid(scale, float(np.max(np.abs(values), initial=0.0)))
     grid = np.rint(values / step)
-    return (grid + discrete_gaussian(units, len(values), source)) * step, units * step
+    with np.errstate(over="ignore"):
+        out = (grid + discrete_gaussian(units, len(values), source)) * step
+    if not np.isfinite(out).all():
+        raise ColumnError("a column's values are too close to the largest floating-point number to add noise; "
+                          "rescale the column first.")
+    return out, units * step
+
+
+def _exponents(x: np.ndarray) -> np.ndarray:
+    """Per column, the power-of-two exponent e with max|x_j| < 2^e (0 for a column of zeros):
+    dividing by 2^e is exact and brings every value within ±1, so no statistic overflows."""
+    top = np.nanmax(np.abs(x), axis=0, initial=0.0) if x.size else np.zeros(x.shape[1])
+    return np.frexp(top)[1]
+
+
+def _std(column: np.ndarray) -> float:
+    """The sample standard deviation (ddof 1) of the present values, without overflow."""
+    e = int(_exponents(column.reshape(-1, 1))[0])
+    return math.ldexp(float(np.std(np.ldexp(column, -e), ddof=1)), e)
 
 
 def _check_amount(amount: Any) -> float:
@@ -218,14 +260,20 @@ def additive_noise(matrix: Any, *, amount: float, kind: str = "uncorrelated", rn
     if kind == "uncorrelated":
         for j in range(x.shape[1]):
             rows = np.flatnonzero(~missing[:, j])
-            sd = float(np.std(x[rows, j], ddof=1))
+            sd = _std(x[rows, j])
             if sd > 0:
                 out[rows, j], _ = _noisy_on_grid(x[rows, j], a * sd, source)
     else:
         if missing.any():
             raise DataError("correlated noise needs a value in every cell; impute or drop the rows with missing "
                             "values first.")
-        out = _correlated(x, a, source)
+        # Columns scaled by powers of two (exact), so that no statistic overflows; the construction
+        # is the same in any column scale (the noise's covariance follows the data's).
+        e = _exponents(x)
+        out = np.ldexp(_correlated(np.ldexp(x, -e), a, source), e)
+        if not np.isfinite(out).all():
+            raise ColumnError("a column's values are too close to the largest floating-point number to add "
+                              "noise; rescale the column first.")
     return AdditiveNoise(values=out[:, 0] if single else out, kind=kind, amount=a, fit_for_release=secure)
 
 

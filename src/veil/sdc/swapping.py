@@ -73,22 +73,28 @@ def swap_distance(p: Any, m: int) -> int:
 
 def _partners(m: int, distance: int, source: RandomBytes) -> np.ndarray:
     """For ranks 0 .. m−1, the rank each one takes its value from (itself when it stays): the
-    pairing of the module notes, with blocks of ``distance`` + 1 ranks."""
+    pairing of the module notes, with blocks of ``distance`` + 1 ranks.
+
+    The blocks are the rows of a [blocks × (P + 1)] array of ranks (the first row starts with
+    ``offset`` empty slots, the last ends with empty ones); each rank gets a uniform 63-bit key,
+    each empty slot the largest 64-bit key, and sorting the keys along each row puts the block's
+    records in a uniformly random order with the empty slots last (two equal keys, probability
+    below (P + 1)²/2⁶⁴ in a block, are ordered by the sort)."""
     width = distance + 1
     offset = int(uniform_below(width, source, 1)[0])
-    block = (np.arange(m, dtype=np.int64) + offset) // width
-    keys = np.frombuffer(source(8 * m), dtype=np.uint64)
-    order = np.lexsort((keys, block))  # ranks grouped by block, in random order inside each
-    ordered_block = block[order]
-    starts = np.flatnonzero(np.r_[True, ordered_block[1:] != ordered_block[:-1]])
-    sizes = np.diff(np.r_[starts, m])
-    position = np.arange(m) - np.repeat(starts, sizes)  # place within its block's random order
-    size_of = np.repeat(sizes, sizes)
-    mate = np.where(position % 2 == 0, np.arange(m) + 1, np.arange(m) - 1)
-    alone = (position % 2 == 0) & (position == size_of - 1)  # last of an odd block
-    mate[alone] = np.flatnonzero(alone)
-    partner = np.empty(m, dtype=np.int64)
-    partner[order] = order[mate]
+    blocks = -(-(m + offset) // width)
+    slot_rank = np.arange(blocks * width, dtype=np.int64) - offset
+    real = (slot_rank >= 0) & (slot_rank < m)
+    keys = np.full(blocks * width, np.iinfo(np.uint64).max, dtype=np.uint64)
+    keys[real] = np.frombuffer(source(8 * m), dtype=np.uint64) >> np.uint64(1)
+    order = np.argsort(keys.reshape(blocks, width), axis=1)
+    ranked = np.take_along_axis(slot_rank.reshape(blocks, width), order, axis=1)  # empty slots last
+    count = real.reshape(blocks, width).sum(axis=1)
+    first, second = ranked[:, 0:width - 1:2], ranked[:, 1:width:2]
+    paired = (2 * np.arange(first.shape[1]) + 1)[None, :] < count[:, None]
+    first, second = first[paired], second[paired]
+    partner = np.arange(m, dtype=np.int64)
+    partner[first], partner[second] = second, first
     return partner
 
 
@@ -122,7 +128,7 @@ def rank_swap(values: Any, p: float, rng: RngArg = None) -> np.ndarray:
     swap_distance(p, 0)  # check p before any work
     out = matrix.copy()
     for j in range(matrix.shape[1]):
-        column = matrix[:, j]
+        column = np.ascontiguousarray(matrix[:, j])
         present = np.flatnonzero(~np.isnan(column)) if column.dtype.kind == "f" else np.arange(len(column))
         distance = swap_distance(p, len(present))
         if distance < 1 or len(present) < 2:
