@@ -127,6 +127,9 @@ def test_recoding_then_local_suppression_is_k_anonymous_under_its_matching(folde
             column_types={q: "string" for q in QIS}))
         assert table_risk(table, QIS, weight="weight", marker="*").sample.min() >= 6
     assert "Suppressed cells per column" in (folder / "report.html").read_text()
+    again = veil("report", folder / "manifest.json", "--out", folder / "again.html")   # from the files, later
+    assert again.exit_code == 0, again.output
+    assert "Suppressed cells per column" in (folder / "again.html").read_text()
 
 
 def _leaves(value, out: set) -> set:

@@ -23,7 +23,7 @@ import numpy as np
 
 from veil.report.figures import Figure, bar_chart
 
-__all__ = ["SdcReport", "render_sdc_html", "sdc_report"]
+__all__ = ["SdcReport", "render_sdc_html", "sdc_report", "sdc_report_from_manifest"]
 
 #: The edges of the individual risk's histogram.
 RISK_BINS = (0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
@@ -174,34 +174,77 @@ def sdc_report(release, *, title: str | None = None) -> SdcReport:
         release: the release.
         title: the page's title (default: the method and the table's name).
     """
+    return sdc_report_from_manifest(release.curator_manifest, details=release.details, title=title)
+
+
+def sdc_report_from_manifest(manifest: dict, table=None, *, details: dict | None = None,
+                             title: str | None = None) -> SdcReport:
+    """The report's content from a perturbed release's manifest with its private file's sections
+    (:func:`veil.manifests.combined`), as ``veil report`` reads them.
+
+    Args:
+        manifest: the curator's view of the manifest.
+        table: the published table (a ``pyarrow.Table``), whose risk the figure shows when the
+            release's per-record figures (``details``) are not at hand.
+        details: the per-record risk before and after (a release made in this process).
+        title: the page's title.
+    """
     from veil import __version__
 
-    manifest = release.manifest
     sdc = manifest["sdc"]
-    facts = [("method", release.method, _METHODS.get(release.method, "")),
+    method = manifest["algorithm"]
+    private = {key: sdc.get(key) for key in ("risk_before", "risk_after", "utility")}
+    name = (manifest.get("input") or {}).get("name") or "the table"
+    output = manifest.get("output") or {}
+    facts = [("method", method, _METHODS.get(method, "")),
              ("parameters", ", ".join(f"{k} {v}" for k, v in sdc["parameters"].items()
                                       if not isinstance(v, (list, dict))) or "—",
               "the method's public parameters (the manifest lists them all)"),
              ("perturbed columns", ", ".join(sdc["perturbed"]) or "none", "the columns the method changed"),
-             ("rows", _shown(release.num_rows), "the published rows"),
-             ("row order", release.row_order, "secure shuffle: the rows cannot be joined with another release by "
-                                              "position"),
+             ("rows", _shown(output.get("rows")), "the published rows"),
+             ("row order", output.get("order", "—"), "secure shuffle: the rows cannot be joined with another "
+                                                     "release by position"),
              ("randomness", sdc["randomness"], "secure: every draw from the operating system's secure source; "
                                                "seeded: a reproducible experiment, not fit for release")]
-    if release.recoding is not None:
-        node = release.recoding.get("node") or {}
+    recoding = sdc.get("recoding")
+    if recoding is not None:
+        node = recoding.get("node") or {}
+        suppressed = (manifest.get("suppression") or {}).get("records")
         facts.append(("recoded first", ", ".join(f"{q} level {lv}" for q, lv in node.items()),
-                      f"full-domain generalization under the file's models; {release.suppressed_records:,} records "
-                      "suppressed"))
-    if release.method == "localsuppression":
-        utility = _suppression_section(release.utility)
-    elif release.method == "pram":
-        utility = _pram_sections(release.utility)
+                      "full-domain generalization under the file's models"
+                      + (f"; {suppressed:,} records suppressed" if isinstance(suppressed, int) else "")))
+    utility = private["utility"] or {}
+    if method == "localsuppression":
+        sections = _suppression_section(utility)
+    elif method == "pram":
+        sections = _pram_sections(utility)
     else:
-        utility = _numeric_section(release.utility)
-    return SdcReport(title or f"{release.method}: {release.dataset.name or 'the table'}", release.dataset.name or "",
-                     release.method, __version__, facts, _risk_rows(release.risk_before, release.risk_after),
-                     _risk_figure(release.details), utility, list(release.not_fit_because))
+        sections = _numeric_section(utility)
+    risk: list[tuple[str, str, str]] = []
+    if private["risk_before"] and private["risk_after"]:
+        risk = _risk_rows(private["risk_before"], private["risk_after"])
+    figures = _risk_figure(details) if details else []
+    if not figures and table is not None:
+        figures = _published_figure(manifest, table)
+    return SdcReport(title or f"{method}: {name}", name, method, __version__, facts, risk, figures, sections,
+                     list(manifest.get("not_fit_because") or []))
+
+
+def _published_figure(manifest: dict, table) -> list[Figure]:
+    """The published table's risk distribution, measured on it as the gate measures it."""
+    from veil.ledger.checks import RiskCheck
+    from veil.sdc.table_risk import table_risk
+
+    roles = manifest.get("roles") or {}
+    names = set(table.column_names)
+    risk = table_risk(table, [q for q in roles.get("quasi_identifiers") or [] if q in names],
+                      weight=roles.get("weight") if roles.get("weight") in names else None,
+                      strata=[s for s in roles.get("strata") or [] if s in names], marker=RiskCheck._marker(manifest))
+    labels = [f"{lo:g} – {hi:g}" for lo, hi in zip(RISK_BINS[:-1], RISK_BINS[1:])]
+    return [bar_chart("risk-distribution", labels, {"published": _histogram(risk.record)},
+                      title="Individual risk of the published table", alt="records per band of individual risk",
+                      caption="Records per band of Benedetti–Franconi individual risk, measured on the published "
+                              "table.")]
 
 
 def render_sdc_html(report: SdcReport) -> str:
