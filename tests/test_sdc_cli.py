@@ -190,6 +190,11 @@ def test_bad_input_is_one_sentence_exit_2_nothing_written(folder, change, words)
     _unchanged(folder)
 
 
+def test_the_methods_run_on_the_local_engine_only(folder):
+    refused(run(folder, {**BASE, "algorithm": METHODS["swap"]}, "--engine", "spark"), "local engine")
+    _unchanged(folder)
+
+
 def test_the_gate_reads_what_veil_anonymize_wrote_in_a_real_process(folder):
     doc = {**BASE, "algorithm": METHODS["pram"]}
     (folder / "job.yaml").write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
@@ -202,3 +207,18 @@ def test_the_gate_reads_what_veil_anonymize_wrote_in_a_real_process(folder):
     assert {"release.csv", "manifest.json", "manifest.private.json", "report.html"} <= {p.name for p in
                                                                                           folder.iterdir()}
     assert "Re-identification risk before and after" in (folder / "report.html").read_text()
+
+
+def test_records_the_recoding_suppressed_are_shown_and_left_alone(folder):
+    doc = {**BASE, "models": [{"k_anonymity": {"k": 10}}], "suppression_limit": 0.05,
+           "algorithm": {**METHODS["swap"], "recode": "fulldomain"}, "output": {"suppressed": "star"}}
+    result = run(folder, doc)
+    assert result.exit_code == 0, result.output
+    manifest, private = documents(folder)
+    released, original = rows(folder / "release.csv"), rows(folder / "survey.csv")
+    starred = [r for r in released if all(r[q] == "*" for q in QIS)]
+    assert len(released) == 300 and len(starred) == manifest["suppression"]["records"] > 0
+    assert private["suppression"]["records"] == len(starred)
+    assert Counter(r["income"] for r in released) == Counter(r["income"] for r in original)
+    assert Counter((r["household"], r["income"]) for r in starred) <= Counter(
+        (r["household"], r["income"]) for r in original)   # the suppressed records keep their own values

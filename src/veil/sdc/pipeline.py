@@ -135,15 +135,18 @@ def _recode(cfg, dataset) -> tuple[pa.Table, np.ndarray, dict]:
 
 def _scatter(full: pa.Table, active: np.ndarray, changed: pa.Table) -> pa.Table:
     """``full`` with the rows where ``active`` holds replaced by ``changed``'s rows, in order."""
+    kept, others = np.flatnonzero(active), np.flatnonzero(~active)
+    source = np.empty(len(active), dtype=np.int64)
+    source[kept] = np.arange(len(kept))
+    source[others] = len(kept) + np.arange(len(others))
+    rest = full.filter(pa.array(~active))
     columns = {}
     for name in full.column_names:
-        new = changed.column(name)
-        old = full.column(name)
+        new, old = changed.column(name), rest.column(name)
         if new.type != old.type:
             new, old = new.cast(pa.string()), old.cast(pa.string())
-        values = np.asarray(old.to_pylist(), dtype=object)
-        values[active] = np.asarray(new.to_pylist(), dtype=object)
-        columns[name] = pa.array(values.tolist(), type=new.type)
+        both = pa.chunked_array(list(new.chunks) + list(old.chunks), type=new.type)
+        columns[name] = both.take(pa.array(source))
     return pa.table(columns)
 
 

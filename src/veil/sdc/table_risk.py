@@ -157,6 +157,7 @@ def table_risk(table: pa.Table, quasi_identifiers: Sequence[str], *, weight: str
     m = len(columns)
     keys = np.stack(columns, axis=1) if m else np.zeros((n, 0), dtype=np.int64)
     blank = np.stack(blanks, axis=1) if m else np.zeros((n, 0), dtype=bool)
+    radices = keys.max(axis=0) + 1 if n and m else np.ones(m, dtype=np.int64)
     patterns, pattern_of = np.unique(blank, axis=0, return_inverse=True)
     pattern_of = pattern_of.reshape(-1)
     f = np.zeros(n, dtype=np.int64)
@@ -169,9 +170,8 @@ def table_risk(table: pa.Table, quasi_identifiers: Sequence[str], *, weight: str
                 f[rows_s] += len(rows_t)
                 big_f[rows_s] += w[rows_t].sum()
                 continue
-            both = np.concatenate([keys[rows_t][:, shown], keys[rows_s][:, shown]])
-            _, group = np.unique(both, axis=0, return_inverse=True)
-            group = group.reshape(-1)
+            group = _group_ids(np.concatenate([keys[rows_t][:, shown], keys[rows_s][:, shown]]),
+                               radices[shown])
             n_groups = int(group.max()) + 1
             counts = np.bincount(group[:len(rows_t)], minlength=n_groups)
             sums = np.bincount(group[:len(rows_t)], weights=w[rows_t], minlength=n_groups)
@@ -187,6 +187,19 @@ def table_risk(table: pa.Table, quasi_identifiers: Sequence[str], *, weight: str
         total = np.bincount(codes, weights=logs, minlength=int(codes.max()) + 1 if n else 0)
         house = 1.0 - np.exp(total[codes])
     return TableRisk(f, big_f, record, house, weights is not None)
+
+
+def _group_ids(keys: np.ndarray, radices: np.ndarray) -> np.ndarray:
+    """A group id per row of ``keys`` (rows equal ⇔ ids equal): one mixed-radix number per row when
+    the radices' product fits in 62 bits, else the rows sorted."""
+    if float(np.prod(radices.astype(np.float64))) < 2.0 ** 62:
+        combined = np.zeros(len(keys), dtype=np.int64)
+        for j, radix in enumerate(radices):
+            combined = combined * int(radix) + keys[:, j]
+        _, group = np.unique(combined, return_inverse=True)
+    else:
+        _, group = np.unique(keys, axis=0, return_inverse=True)
+    return group.reshape(-1)
 
 
 def risk_summary(risk: TableRisk, thresholds: Sequence[float] = (0.05, 0.1, 0.2, 0.5)) -> dict:
