@@ -267,3 +267,18 @@ def test_anonymizers_judging_one_group_at_a_time_refuse_table_models(build):
     with pytest.raises(ParameterError) as info:
         build(AverageRisk(0.1))
     assert "condition on the whole table" in str(info.value) and str(info.value).count(". ") == 0
+
+
+def test_a_missing_household_id_is_a_household_of_its_own():
+    frame = TABLE.copy()
+    frame.loc[[0, 1], "hid"] = None  # rows 0 (k1) and 1 (k2) have no household ID
+    risk = sample_risk(EquivalenceClasses.from_dataset(Dataset(frame, quasi_identifiers=["sex", "age"], weight="w",
+                                                               household="hid")))
+    assert risk.household[0] == pytest.approx(R1) and risk.household[1] == pytest.approx(R2)
+    assert risk.household[2] == pytest.approx(R2)  # h2 keeps row 2 alone
+    assert risk.household[3] == pytest.approx(R3)  # h1 keeps row 3 alone
+
+
+def test_a_fractional_sample_frequency_is_refused():
+    with pytest.raises(ParameterError, match="whole number"):
+        benedetti_franconi(np.array([1.5]), np.array([3.0]))

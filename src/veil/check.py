@@ -137,11 +137,20 @@ class CheckReport:
 
 
 def uniqueness_summary(estimate) -> dict:
-    """A population uniqueness estimate's figures (JSON-ready)."""
+    """A population uniqueness estimate's figures (JSON-ready; ``None`` for a figure that is not
+    available)."""
     from dataclasses import asdict
 
-    return {key: (value.item() if isinstance(value, np.generic) else value)
-            for key, value in asdict(estimate).items() if not isinstance(value, np.ndarray)}
+    def plain(value):
+        if isinstance(value, dict):
+            return {str(k): plain(v) for k, v in value.items()}
+        if isinstance(value, np.generic):
+            value = value.item()
+        if isinstance(value, float) and not math.isfinite(value):
+            return None  # not available (the estimator's equation has no root)
+        return value
+
+    return {key: plain(value) for key, value in asdict(estimate).items() if not isinstance(value, np.ndarray)}
 
 
 def suda_summary(scores) -> dict:

@@ -28,3 +28,4 @@ from veil.models.risk import AverageRisk, RecordsAtRisk
 from veil.models.uniqueness import PopulationUniqueness
 
 __all__ += ["PopulationUniqueness"]
+__all__ += ["AverageRisk", "RecordsAtRisk"]

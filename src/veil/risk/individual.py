@@ -77,7 +77,7 @@ def benedetti_franconi(sample: np.ndarray, population: np.ndarray, method: str =
     if f.shape != big.shape:
         raise ParameterError(f"give one population estimate per group: {len(f)} sample frequencies but "
                              f"{len(big)} population estimates.")
-    if len(f) and not (np.all(f >= 1) and np.all(np.isfinite(f))):
+    if len(f) and not (np.all(np.isfinite(f)) and np.all(f >= 1) and np.all(f == np.floor(f))):
         raise ParameterError("every sample frequency must be a whole number of at least 1.")
     if len(f) and not np.all(np.isfinite(big) & (big > 0)):
         raise ParameterError("every population estimate must be a positive finite number.")
@@ -250,9 +250,22 @@ def sample_risk(classes: EquivalenceClasses, method: str = "exact") -> SampleRis
     records = None if dataset.row_weights is None else np.asarray(dataset.row_weights, dtype=np.float64)
     household = None
     if dataset.household is not None:
-        household = household_risk(record, dataset.column(dataset.household).codes, records)
+        household = household_risk(record, household_codes(dataset.column(dataset.household)), records)
     return SampleRisk(record, household, expected, expected / released if released else 0.0, frequencies,
                       group_risk, records)
+
+
+def household_codes(column) -> np.ndarray:
+    """Each row's household (``int64`` codes of an encoded column); a row whose household ID is
+    missing is a household of its own, not one with every other such row."""
+    codes = np.asarray(column.codes, dtype=np.int64)
+    if column.missing_code is None:
+        return codes
+    alone = np.flatnonzero(codes == column.missing_code)
+    if len(alone):
+        codes = codes.copy()
+        codes[alone] = column.cardinality + np.arange(len(alone))
+    return codes
 
 
 def household_risk(record: np.ndarray, household: np.ndarray, records: np.ndarray | None = None) -> np.ndarray:
@@ -261,7 +274,7 @@ def household_risk(record: np.ndarray, household: np.ndarray, records: np.ndarra
 
     Args:
         record: individual risk per row (NaN for a suppressed row).
-        household: household code per row (``0 .. households-1``).
+        household: household code per row (non-negative integers).
         records: records per row (each counts that many times), or ``None``.
     """
     household = np.asarray(household, dtype=np.int64)

@@ -300,6 +300,21 @@ def _keys(columns: list[np.ndarray], radices: list[int]) -> tuple[np.ndarray, in
     return key, span
 
 
+def _extend(base: tuple[np.ndarray, int] | None, codes: np.ndarray, radix: int) -> tuple[np.ndarray, int]:
+    """:func:`_keys` of the columns ``base`` groups on plus one more column."""
+    if base is None:
+        return _keys([codes], [radix])
+    key, span = base
+    radix = max(int(radix), 1)
+    key = key * radix
+    key += codes
+    span *= radix
+    if span > _DIRECT_FACTOR * len(key) + _DIRECT_SPAN:
+        key, distinct = factorize(key)
+        span = len(distinct)
+    return key, span
+
+
 class _Search:
     """The level-by-level search of :func:`_search`, one column set at a time.
 
@@ -353,9 +368,27 @@ class _Search:
             rows = rows[mask[rows]]
         return None, rows
 
-    def evaluate(self, subset: tuple[int, ...], last: bool) -> tuple[np.ndarray | None, np.ndarray | None]:
+    def family(self, prefix: tuple[int, ...], last: bool) -> list[tuple[np.ndarray | None, np.ndarray | None]]:
+        """:meth:`evaluate` for ``prefix`` extended by each column after its last, in order. The
+        prefix's key over every tuple is computed once, when a set first needs it."""
+        start = prefix[-1] + 1 if prefix else 0
+        cached: list[tuple[np.ndarray, int]] = []
+
+        def prefix_key() -> tuple[np.ndarray, int] | None:
+            if not prefix:
+                return None
+            if not cached:
+                cached.append(_keys([self.columns[j] for j in prefix], [self.radices[j] for j in prefix]))
+            return cached[0]
+
+        return [self.evaluate(prefix + (j,), last, prefix_key) for j in range(start, len(self.columns))]
+
+    def evaluate(self, subset: tuple[int, ...], last: bool,
+                 prefix_key: Callable[[], tuple[np.ndarray, int] | None] = lambda: None,
+                 ) -> tuple[np.ndarray | None, np.ndarray | None]:
         """``(unique, alive)`` for ``subset``: the candidates unique on it (tuple indices, or
-        ``None``), and the tuples its supersets need (``None`` for none, or when ``last``)."""
+        ``None``), and the tuples its supersets need (``None`` for none, or when ``last``).
+        ``prefix_key`` gives the key of ``subset`` without its last column over every tuple."""
         members = self._members(subset)
         if members is None:
             return None, None
@@ -366,7 +399,7 @@ class _Search:
             candidates = self.single & mask
             if not candidates.any():
                 return None, None
-            key, span = _keys([self.columns[j] for j in subset], [self.radices[j] for j in subset])
+            key, span = _extend(prefix_key(), self.columns[subset[-1]], self.radices[subset[-1]])
             weights = np.where(mask, self.weights, 0.0)
             rows = None
         else:
@@ -400,10 +433,14 @@ def _search(tuples: list[tuple[np.ndarray, int]], mult: np.ndarray, max_size: in
     if len(mult) == 0 or not np.any(mult == 1):
         return
     search = _Search(tuples, mult)
+    width = len(tuples)
     for size in range(1, max_size + 1):
-        subsets = list(combinations(range(len(tuples)), size))
+        # The sets of this size, by their first size - 1 columns (which share one prefix key).
+        prefixes = [prefix for prefix in combinations(range(width), size - 1) if not prefix or prefix[-1] < width - 1]
         last = size == max_size
-        results = map_threads(lambda subset, last=last: search.evaluate(subset, last), subsets)
+        families = map_threads(lambda prefix, last=last: search.family(prefix, last), prefixes)
+        subsets = [prefix + (j,) for prefix in prefixes for j in range(prefix[-1] + 1 if prefix else 0, width)]
+        results = [result for family in families for result in family]
         search.alive = {subset: alive for subset, (_, alive) in zip(subsets, results)}
         for subset, (unique, _) in zip(subsets, results):
             if unique is not None:
