@@ -186,11 +186,18 @@ class Problem:
 
 
 def _split(keys: np.ndarray, items: np.ndarray):
-    """``(key, items holding it)`` for each distinct key."""
-    order = np.argsort(keys, kind="stable")
+    """``(key, items holding it)`` for each distinct key (key 0, the records without a suppressed
+    cell and most of them, is taken out before sorting the others)."""
+    zero = keys == 0
+    if zero.any():
+        yield np.int64(0), items[zero]
+    rest = np.flatnonzero(~zero)
+    if rest.size == 0:
+        return
+    order = rest[np.argsort(keys[rest], kind="stable")]
     sorted_keys = keys[order]
     starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
-    ends = np.r_[starts[1:], len(keys)]
+    ends = np.r_[starts[1:], len(order)]
     for start, end in zip(starts, ends):
         yield sorted_keys[start], items[order[start:end]]
 
