@@ -25,3 +25,7 @@ __all__ = [
     "TCloseness",
 ]
 from veil.models.risk import AverageRisk, RecordsAtRisk
+from veil.models.uniqueness import PopulationUniqueness
+
+__all__ += ["PopulationUniqueness"]
+__all__ += ["AverageRisk", "RecordsAtRisk"]

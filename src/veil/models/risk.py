@@ -2,18 +2,23 @@
 (:mod:`veil.risk.individual`): the average risk, and the share of records at risk.
 
 Both are conditions on the **whole table**, not on each class: whether a class may be released
-depends on the risk the other classes carry. Each model's :meth:`failing` therefore names the
-classes to suppress so that the rest meets the condition, taking the riskiest classes first (the
-fewest in that order): after suppressing them the released table passes the model when checked
-again, since a class's risk reads only its own records (f_k and the weights of its records) and
-suppression leaves it unchanged. A full-domain search (:class:`veil.anonymize.FullDomain`) with a
-suppression limit then keeps the nodes whose suppressed records fit the limit, and picks the one
-of least loss; without suppression a node is feasible only where the whole table passes.
+depends on the risk the other classes carry. The classes are therefore put in order of risk (the
+riskiest first: the highest average risk, or the largest share of records at risk), and a
+class's level is the table's figure once every class before it is suppressed. The first class's
+level is the table's; each class of the order is at least as risky as the average of those left,
+so suppressing it never raises the figure, and the levels never grow along the order. The
+classes above the threshold, which :meth:`failing` names, are thus the fewest riskiest classes
+(in that order) whose suppression brings the rest within it, and the levels do not depend on the
+threshold. After suppressing them the released table passes the model when checked again, since
+a class's risk reads only its own records (f_k and their weights), which suppression leaves
+unchanged. A full-domain search (:class:`veil.anonymize.FullDomain`) with a suppression limit
+keeps the nodes whose suppressed records fit the limit and picks the one of least loss; without
+suppression a node is feasible only where the whole table passes.
 
 **Monotonicity.** Neither model claims it (``monotonic = False``, ``monotonic_with_suppression
 = False``): generalization merges key groups, and with sampling weights the merged group's risk
-is not bounded by its parts' in general, and the records a greedy suppression removes can grow
-from one node to the next. So a lattice search evaluates them on every node it considers instead
+is not bounded by its parts' in general, and the records suppression removes can grow from one
+node to the next. So a lattice search evaluates them on every node it considers instead
 of pruning with them: they work in :class:`~veil.anonymize.FullDomain` (optimal and heuristic
 searches). Mondrian, MDAV and Ace judge one partition or group at a time (a split, a merge, a
 bucket is kept when *it* passes), which a condition on the whole table cannot tell them, so
@@ -32,7 +37,7 @@ import numpy as np
 
 from veil.classes import EquivalenceClasses, SensitiveCounts
 from veil.errors import ParameterError
-from veil.models.base import TOLERANCE, ModelResult, PrivacyModel, require
+from veil.models.base import PrivacyModel, require
 from veil.risk.frequencies import group_frequencies
 from veil.risk.individual import METHODS, benedetti_franconi, sample_risk
 
@@ -85,34 +90,25 @@ class _TableRiskModel(PrivacyModel):
             return mass, np.zeros(n)
         return mass, np.bincount(group_class, weights=records * (risk > above), minlength=n)
 
-    def _greedy(self, sizes: np.ndarray, bad: np.ndarray, priority: np.ndarray, share: float,
-                then: np.ndarray | None = None) -> np.ndarray:
-        """The classes to suppress, in decreasing ``priority`` (ties: decreasing ``then``, then
-        class order), until Σ bad ≤ share · Σ sizes over the rest (within the tolerance): the
-        fewest in that order (none when the table passes)."""
-        slack = TOLERANCE * max(abs(share), 1.0)
-        sizes = sizes.astype(np.float64)
-        total, worst = sizes.sum(), bad.sum()
-        failing = np.zeros(len(sizes), dtype=bool)
-        if worst <= (share + slack) * total:
-            return failing
-        keys = [np.arange(len(sizes))] + ([] if then is None else [-then]) + [-priority]
+    @staticmethod
+    def _peeled(sizes: np.ndarray, bad: np.ndarray, priority: np.ndarray, then: np.ndarray | None = None) -> np.ndarray:
+        """Per class, Σ bad / Σ sizes over the table once every class before it in the order of
+        decreasing ``priority`` (ties: decreasing ``then``, then class order) is suppressed.
+
+        The first class's figure is the table's. Each class in that order has the largest
+        ``bad / size`` of the classes left (``priority`` is that ratio), at least their average,
+        so suppressing it never raises the figure: the figures never grow along the order, and
+        the classes above a threshold are the fewest riskiest classes, in that order, whose
+        suppression brings the rest within it.
+        """
+        n = len(sizes)
+        keys = [np.arange(n)] + ([] if then is None else [-then]) + [-priority]
         order = np.lexsort(keys)
-        left_bad = worst - np.cumsum(bad[order])
-        left = total - np.cumsum(sizes[order])
-        enough = np.flatnonzero(left_bad <= (share + slack) * left)
-        cut = int(enough[0]) + 1 if len(enough) else len(order)
-        failing[order[:cut]] = True
-        return failing
-
-    def _evaluate(self, classes: EquivalenceClasses, level: float, levels: np.ndarray,
-                  failing: np.ndarray | None) -> ModelResult:
-        passed = None if failing is None else ~failing
-        return ModelResult(self.name, self.key, level, self.threshold,
-                           None if passed is None else bool(passed.all()), levels, passed, False)
-
-    def class_levels(self, classes: EquivalenceClasses, counts: SensitiveCounts | None) -> np.ndarray:
-        return self.evaluate(classes).class_levels
+        left_bad = np.cumsum(bad[order][::-1])[::-1]
+        left = np.cumsum(sizes[order].astype(np.float64)[::-1])[::-1]
+        levels = np.empty(n)
+        levels[order] = left_bad / np.maximum(left, 1)
+        return levels
 
 
 class AverageRisk(_TableRiskModel):
@@ -120,10 +116,10 @@ class AverageRisk(_TableRiskModel):
     Σ r / n (the rate of sdcMicro's global risk, Benedetti and Franconi's individual risk r,
     :mod:`veil.risk.individual`), is at most ``risk``.
 
-    A class's level is the average risk of its records; the table's level is the rate. When the
-    table fails, :meth:`failing` names the classes of highest average risk, the fewest in that
-    order whose suppression brings the rate of the rest within ``risk`` (see the module
-    docstring for the anonymizers it works in: FullDomain only).
+    The table's level is the rate; a class's level is the rate once every class of higher
+    average risk is suppressed (see the module docstring). When the table fails, :meth:`failing`
+    names the classes of highest average risk, the fewest in that order whose suppression brings
+    the rate of the rest within ``risk``. FullDomain only (see the module docstring).
 
     Args:
         risk: the largest rate allowed, in [0, 1], or ``None`` to measure only.
@@ -148,14 +144,10 @@ class AverageRisk(_TableRiskModel):
     def __repr__(self) -> str:
         return f"AverageRisk(risk={self.threshold}, household={self.household})"
 
-    def evaluate(self, classes: EquivalenceClasses) -> ModelResult:
+    def class_levels(self, classes: EquivalenceClasses, counts: SensitiveCounts | None) -> np.ndarray:
         mass, _ = self.class_risk(classes)
         sizes = classes.sizes
-        released = float(sizes.sum())
-        rate = float(mass.sum()) / released if released else 0.0
-        levels = mass / np.maximum(sizes, 1)
-        failing = None if self.threshold is None else self._greedy(sizes, mass, levels, self.threshold)
-        return self._evaluate(classes, rate, levels, failing)
+        return self._peeled(sizes, mass, mass / np.maximum(sizes, 1))
 
 
 class RecordsAtRisk(_TableRiskModel):
@@ -163,11 +155,12 @@ class RecordsAtRisk(_TableRiskModel):
     exceeds ``risk`` is at most ``share`` (μ-Argus's and sdcMicro's threshold on the individual
     risk, with a tolerated share).
 
-    A class's level is the share of its records above ``risk``; the table's level is the share
-    over the table. When the table fails, :meth:`failing` names the classes with the largest
-    share of records above ``risk`` (the riskiest first), the fewest in that order whose
-    suppression brings the share of the rest within ``share``; with ``share = 0`` that is every
-    class holding a record above ``risk``. FullDomain only (see the module docstring).
+    The table's level is the share of its records above ``risk``; a class's level is that share
+    once every class with a larger share of records above ``risk`` is suppressed (ties: the
+    higher average risk first; see the module docstring). When the table fails, :meth:`failing`
+    names those classes, the fewest in that order whose suppression brings the share of the rest
+    within ``share``; with ``share = 0`` that is every class holding a record above ``risk``.
+    FullDomain only (see the module docstring).
 
     Args:
         risk: the individual risk above which a record is at risk, in [0, 1].
@@ -194,16 +187,10 @@ class RecordsAtRisk(_TableRiskModel):
     def __repr__(self) -> str:
         return f"RecordsAtRisk(risk={self.risk}, share={self.threshold}, household={self.household})"
 
-    def evaluate(self, classes: EquivalenceClasses) -> ModelResult:
+    def class_levels(self, classes: EquivalenceClasses, counts: SensitiveCounts | None) -> np.ndarray:
         mass, at_risk = self.class_risk(classes, above=self.risk)
-        sizes = classes.sizes
-        released = float(sizes.sum())
-        level = float(at_risk.sum()) / released if released else 0.0
-        levels = at_risk / np.maximum(sizes, 1)
-        failing = None
-        if self.threshold is not None:
-            failing = self._greedy(sizes, at_risk, levels, self.threshold, mass / np.maximum(sizes, 1))
-        return self._evaluate(classes, level, levels, failing)
+        sizes = np.maximum(classes.sizes, 1)
+        return self._peeled(classes.sizes, at_risk, at_risk / sizes, mass / sizes)
 
 
 def refuse_table_models(models: Iterable[PrivacyModel], algorithm: str) -> None:

@@ -47,8 +47,9 @@ from veil.risk.frequencies import KeyFrequencies, key_frequencies
 METHODS = ("exact", "approx")
 # The series in q is used where its terms fall by at least a half each: q ≤ 1/2 or f this large.
 _SERIES_F = 50
-# A term below this share of the running sum ends a group's series.
+# A term below this share of the running sum ends a group's series (checked every few terms).
 _SERIES_EPS = 1e-17
+_SERIES_STEPS = 8
 
 
 def benedetti_franconi(sample: np.ndarray, population: np.ndarray, method: str = "exact") -> np.ndarray:
@@ -111,18 +112,24 @@ def _log_ratio(x: np.ndarray) -> np.ndarray:
 
 
 def _series(f: np.ndarray, q: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """(p/f)·Σₙ n!·qⁿ/((f+1)…(f+n)), each group summed until its terms stop counting."""
+    """(p/f)·Σₙ n!·qⁿ/((f+1)…(f+n)), each group summed until its terms stop counting (checked
+    every few terms, when the groups still summing are gathered again)."""
+    out = np.empty_like(f)
+    active = np.arange(len(f))
+    fa, qa = f, q
     total = np.ones_like(f)
     term = np.ones_like(f)
-    active = np.arange(len(f))
     n = 0
     while len(active):
-        term *= q[active] * (n + 1) / (f[active] + (n + 1))
-        total[active] += term
-        going = term > _SERIES_EPS * total[active]
-        active, term = active[going], term[going]
-        n += 1
-    return p / f * total
+        for _ in range(_SERIES_STEPS):
+            n += 1
+            term *= qa * n / (fa + n)
+            total += term
+        going = term > _SERIES_EPS * total
+        if not going.all():
+            out[active[~going]] = total[~going]
+            active, fa, qa, total, term = active[going], fa[going], qa[going], total[going], term[going]
+    return p / f * out
 
 
 def _recurrence(f: np.ndarray, x: np.ndarray) -> np.ndarray:
