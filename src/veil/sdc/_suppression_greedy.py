@@ -40,19 +40,35 @@ class Problem:
         self.n = len(self.codes[0]) if self.codes else 0
         self.weights = weights
         self.values = np.stack([c.astype(np.int64) for c in self.codes], axis=1)
+        # The original classes (records with the same tuple, in the same stratum): each record's
+        # class and each class's tuple. Groupings on fewer columns group these tuples, not the
+        # records, and are kept per set of columns.
+        columns, radices = list(self.codes), list(self.radices)
+        if block is not None:
+            columns.append(block)
+            radices.append(self.block_radix)
+        if self.n:
+            self.original, self.original_keys = group_rows(columns, radices)
+        else:
+            self.original, self.original_keys = np.zeros(0, dtype=np.int64), np.zeros((0, len(columns)), dtype=np.int64)
+        self.n_original = len(self.original_keys)
         self._groups: dict[int, tuple[np.ndarray, int]] = {}
 
     # -- frequencies ----------------------------------------------------------------------------
 
-    def _group(self, rows: np.ndarray, mask: int) -> np.ndarray:
-        """Group ids of ``rows`` on the columns outside ``mask``."""
-        cols = [c for c in range(self.m) if not (mask >> c) & 1]
-        columns = [self.codes[c][rows] for c in cols]
-        radices = [self.radices[c] for c in cols]
-        if self.block is not None:
-            columns.append(self.block[rows])
-            radices.append(self.block_radix)
-        return group_rows(columns, radices, decode=False)[0]
+    def _union_groups(self, union: int) -> tuple[np.ndarray, int]:
+        """Each original class's group on the columns outside ``union`` (and its stratum), and the
+        number of groups; computed once per set of columns."""
+        cached = self._groups.get(union)
+        if cached is None:
+            keep = [c for c in range(self.m) if not (union >> c) & 1]
+            if self.block is not None:
+                keep.append(self.m)
+            radices = [*self.radices, self.block_radix]
+            group = group_rows([self.original_keys[:, c] for c in keep], [radices[c] for c in keep],
+                               decode=False)[0].astype(np.int32)
+            cached = self._groups[union] = (group, int(group.max()) + 1 if len(group) else 0)
+        return cached
 
     def any_frequencies(self, pattern: np.ndarray, targets: np.ndarray,
                         target_pattern: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -66,6 +82,13 @@ class Problem:
         target_sets = list(_split(target_pattern, np.arange(len(targets))))
         for q, q_rows in _split(pattern, np.arange(self.n)):
             q_weight = float(weights[q_rows].sum()) if weights is not None else float(len(q_rows))
+            q_classes = self.original[q_rows]
+            # A large set is counted per original class once, then rolled up per set of columns.
+            per_class = None
+            if len(q_rows) * 4 >= self.n_original:
+                per_class = np.bincount(q_classes, minlength=self.n_original).astype(np.float64)
+                per_class_weight = (np.bincount(q_classes, weights=weights[q_rows], minlength=self.n_original)
+                                    if weights is not None else None)
             for p, where in target_sets:
                 union = int(p) | int(q)
                 if union == (1 << self.m) - 1 and self.block is None:
@@ -84,21 +107,19 @@ class Problem:
                         F[where] += same @ weights[q_rows]
                     continue
                 group, size = self._union_groups(union)
-                f[where] += np.bincount(group[q_rows], minlength=size)[group[t_rows]]
-                if weights is not None:
-                    F[where] += np.bincount(group[q_rows], weights=weights[q_rows], minlength=size)[group[t_rows]]
+                t_group = group[self.original[t_rows]]
+                if per_class is not None:
+                    f[where] += np.rint(np.bincount(group, weights=per_class, minlength=size)[t_group]).astype(np.int64)
+                    if weights is not None:
+                        F[where] += np.bincount(group, weights=per_class_weight, minlength=size)[t_group]
+                else:
+                    q_group = group[q_classes]
+                    f[where] += np.bincount(q_group, minlength=size)[t_group]
+                    if weights is not None:
+                        F[where] += np.bincount(q_group, weights=weights[q_rows], minlength=size)[t_group]
         if weights is None:
             F = f.astype(np.float64)
         return f, F
-
-    def _union_groups(self, union: int) -> tuple[np.ndarray, int]:
-        """Every record's group on the columns outside ``union`` (its original values), and the
-        number of groups; computed once per set of columns."""
-        cached = self._groups.get(union)
-        if cached is None:
-            group = self._group(np.arange(self.n), union)
-            cached = self._groups[union] = (group, int(group.max()) + 1 if len(group) else 0)
-        return cached
 
     def category_frequencies(self, pattern: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(group, f, F)`` per record under ``"category"`` matching: its class (the records with
@@ -114,11 +135,10 @@ class Problem:
         those patterns are in one class under ``"category"`` matching. A record without a
         suppressed cell keeps its original class's id (grouped once); the others are grouped
         with their cells starred, after those ids."""
-        original, n_original = self._union_groups(0)
-        ids = original[rows]
+        ids = self.original[rows]
         starred = np.flatnonzero(row_pattern != 0)
         if starred.size:
-            ids[starred] = n_original + self._star_groups(rows[starred], row_pattern[starred])
+            ids[starred] = self.n_original + self._star_groups(rows[starred], row_pattern[starred])
         return ids
 
     def _star_groups(self, rows: np.ndarray, row_pattern: np.ndarray) -> np.ndarray:
@@ -166,11 +186,18 @@ class Problem:
 
 
 def _split(keys: np.ndarray, items: np.ndarray):
-    """``(key, items holding it)`` for each distinct key."""
-    order = np.argsort(keys, kind="stable")
+    """``(key, items holding it)`` for each distinct key (key 0, the records without a suppressed
+    cell and most of them, is taken out before sorting the others)."""
+    zero = keys == 0
+    if zero.any():
+        yield np.int64(0), items[zero]
+    rest = np.flatnonzero(~zero)
+    if rest.size == 0:
+        return
+    order = rest[np.argsort(keys[rest], kind="stable")]
     sorted_keys = keys[order]
     starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
-    ends = np.r_[starts[1:], len(keys)]
+    ends = np.r_[starts[1:], len(order)]
     for start, end in zip(starts, ends):
         yield sorted_keys[start], items[order[start:end]]
 
