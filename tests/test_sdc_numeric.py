@@ -184,6 +184,8 @@ def test_noise_values_lie_on_the_grid_of_the_exact_sampler():
     step, units = _grid(0.5 * float(np.std(x, ddof=1)), 1.0)
     assert 1024 <= units <= 2048 and math.log2(step) == int(math.log2(step))
     assert np.all(r.values / step == np.rint(r.values / step))  # released values: integers × 2^k
+    secure = additive_noise(x, amount=0.5)  # the same algorithm on the operating system's bytes
+    assert np.all(secure.values / step == np.rint(secure.values / step))
 
 
 def test_uncorrelated_noise_scales_variances_by_one_plus_amount_squared():

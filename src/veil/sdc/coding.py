@@ -31,7 +31,7 @@ __all__ = ["TopBottomCoding", "top_bottom_code"]
 _RULES = ("threshold", "mean")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # arrays inside: compare their fields
 class TopBottomCoding:
     """The coded column and what was done to it.
 

@@ -48,7 +48,7 @@ from veil.sdc._numeric import float_matrix
 __all__ = ["FrequencyUtility", "NumericUtility", "frequency_utility", "numeric_utility", "relative_change"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # arrays inside: compare their fields
 class NumericUtility:
     """The utility measures of a perturbed numeric table (module notes for each definition).
 
