@@ -303,6 +303,13 @@ def test_utility_counts_only_cells_present_in_both():
     assert u.il1s == 0 and u.summary()["mean_change_max"] == 0
 
 
+def test_utility_is_the_same_at_any_scale_without_overflow():
+    x = np.array([[1.0, 1], [2, 3], [3, 2], [4, 4]])
+    z = np.array([[1.0, 2], [2, 1], [3, 4], [4, 3]])
+    small, huge = numeric_utility(x, z).summary(), numeric_utility(x * 2.0**1000, z * 2.0**1000).summary()
+    assert huge == pytest.approx(small)
+
+
 def test_frequency_utility_by_hand():
     f = frequency_utility([10, 20, 30], [12, 18, 30], [9.5, 20.5, 30])
     assert f.total_variation == pytest.approx(2 / 60) and f.max_count_change == 2
