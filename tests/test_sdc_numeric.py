@@ -184,6 +184,8 @@ def test_noise_values_lie_on_the_grid_of_the_exact_sampler():
     step, units = _grid(0.5 * float(np.std(x, ddof=1)), 1.0)
     assert 1024 <= units <= 2048 and math.log2(step) == int(math.log2(step))
     assert np.all(r.values / step == np.rint(r.values / step))  # released values: integers × 2^k
+    secure = additive_noise(x, amount=0.5)  # the same algorithm on the operating system's bytes
+    assert np.all(secure.values / step == np.rint(secure.values / step))
 
 
 def test_uncorrelated_noise_scales_variances_by_one_plus_amount_squared():
@@ -299,6 +301,13 @@ def test_utility_counts_only_cells_present_in_both():
     u = numeric_utility(pd.DataFrame(x, columns=["age", "income"]), z)
     assert (u.cells, u.complete_rows, u.columns) == (8, 3, ("age", "income"))
     assert u.il1s == 0 and u.summary()["mean_change_max"] == 0
+
+
+def test_utility_is_the_same_at_any_scale_without_overflow():
+    x = np.array([[1.0, 1], [2, 3], [3, 2], [4, 4]])
+    z = np.array([[1.0, 2], [2, 1], [3, 4], [4, 3]])
+    small, huge = numeric_utility(x, z).summary(), numeric_utility(x * 2.0**1000, z * 2.0**1000).summary()
+    assert huge == pytest.approx(small)
 
 
 def test_frequency_utility_by_hand():

@@ -31,7 +31,7 @@ __all__ = ["TopBottomCoding", "top_bottom_code"]
 _RULES = ("threshold", "mean")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # arrays inside: compare their fields
 class TopBottomCoding:
     """The coded column and what was done to it.
 
@@ -115,7 +115,9 @@ def top_bottom_code(values: Any, *, top: float | None = None, bottom: float | No
       are coded;
     * a number: that value, allowed when only one side is coded, and only on the coded side (at
       least ``top``, at most ``bottom``), so that coding never moves a value inwards past the
-      threshold.
+      threshold; checked against a threshold given as a value (a quantile threshold is not known
+      before the data is read, and a refusal must not depend on the data: there the number is
+      used as given).
 
     Args:
         values: one numeric column (NumPy array, list, pandas or polars Series). Not modified.

@@ -78,7 +78,7 @@ _WORD_LIMIT = 1 << 31
 _SMALL_ROUND = 1 << 12
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # arrays inside: compare their fields
 class AdditiveNoise:
     """A noisy table and how it was made.
 

@@ -48,7 +48,7 @@ from veil.sdc._numeric import float_matrix
 __all__ = ["FrequencyUtility", "NumericUtility", "frequency_utility", "numeric_utility", "relative_change"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # arrays inside: compare their fields
 class NumericUtility:
     """The utility measures of a perturbed numeric table (module notes for each definition).
 
@@ -155,6 +155,17 @@ def numeric_utility(original: Any, perturbed: Any) -> NumericUtility:
     per_column = both.sum(axis=0)
     if len(per_column) and per_column.min() < 2:
         raise DataError("utility needs at least two values present in both tables in every column.")
+    # Every measure is a ratio, unchanged when both tables are divided by one power of two (an
+    # exact division): brought within ±1, no variance overflows.
+    top = max(float(np.nanmax(np.abs(x), initial=0.0)), float(np.nanmax(np.abs(z), initial=0.0)))
+    shift = math.frexp(top)[1]
+    with np.errstate(under="ignore"):
+        x, z = np.ldexp(x, -shift), np.ldexp(z, -shift)
+    return _measures(x, z, both, per_column, _names(original, x.shape[1]))
+
+
+def _measures(x: np.ndarray, z: np.ndarray, both: np.ndarray, per_column: np.ndarray,
+              names: tuple[str, ...]) -> NumericUtility:
     d = x.shape[1]
     # Column statistics over the rows where the column is present in both (masked, vectorized).
     n = per_column.astype(float)
@@ -183,7 +194,7 @@ def numeric_utility(original: Any, perturbed: Any) -> NumericUtility:
     strict = np.triu_indices(int(spread.sum()), k=1)
     corr_change = np.abs(rz[strict] - rx[strict])
     return NumericUtility(
-        columns=_names(original, d), il1s=il1s,
+        columns=names, il1s=il1s,
         mean_change=relative_change(z_mean, x_mean), variance_change=relative_change(z_var, x_var),
         covariance_change_max=float(cov_change.max(initial=0.0)),
         covariance_change_mean=float(cov_change.mean()) if len(cov_change) else 0.0,
