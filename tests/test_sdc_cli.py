@@ -222,3 +222,9 @@ def test_records_the_recoding_suppressed_are_shown_and_left_alone(folder):
     assert Counter(r["income"] for r in released) == Counter(r["income"] for r in original)
     assert Counter((r["household"], r["income"]) for r in starred) <= Counter(
         (r["household"], r["income"]) for r in original)   # the suppressed records keep their own values
+
+
+def test_a_population_below_the_sample_is_refused_for_full_domain_too(folder):
+    doc = {**BASE, "models": [{"population_uniqueness": {"share": 0.5, "population_size": 299}}]}
+    refused(run(folder, doc), "line", "population size (299)", "300")
+    _unchanged(folder)

@@ -194,6 +194,8 @@ def anonymize_command(
                         + ([report] if report else []), reads=files_read(cfg, config), folders=[out] if spark else ())
     with stage(f"loading {cfg.data.name}"):
         ds = cfg.dataset(engine=reader) if spark else cfg.dataset()
+        if not spark:
+            cfg.check_against(ds)   # a population size below the sample, at its model's line
     if cfg.algorithm.name == "alphabeta":
         from veil.cli.alphabeta import publish_view
 
