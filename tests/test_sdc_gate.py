@@ -11,6 +11,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from helpers import TEST_DATA, veil
 from veil.ledger.checks import ReleaseView, RiskCheck
@@ -105,3 +107,31 @@ def test_the_gate_reads_an_ordinary_anonymized_release(project):
     assert result.exit_code == 1 and "unweighted" in result.output, result.output
     result = publish(project, manifest, {"recheck": False, "risk": {"max_individual": 1 / smallest, "max_share": 0.0}})
     assert result.exit_code == 0, result.output
+
+
+@st.composite
+def small_tables(draw):
+    n = draw(st.integers(1, 12))
+    cells = st.sampled_from(["a", "b", "*"])
+    return pa.table({"q1": draw(st.lists(cells, min_size=n, max_size=n)),
+                     "q2": draw(st.lists(st.sampled_from(["x", "y"]), min_size=n, max_size=n)),
+                     "w": draw(st.lists(st.sampled_from([1.0, 2.5, 10.0]), min_size=n, max_size=n))})
+
+
+@settings(max_examples=40, deadline=None)
+@given(small_tables())
+def test_the_risk_of_a_table_is_veil_risks_and_blanks_only_add_matches(table):
+    from veil.classes import EquivalenceClasses
+    from veil.data.dataset import Dataset
+    from veil.risk.individual import sample_risk
+
+    ds = Dataset(table, quasi_identifiers=["q1", "q2"], weight="w")
+    expected = sample_risk(EquivalenceClasses.from_dataset(ds)).record
+    as_values = table_risk(table, ["q1", "q2"], weight="w")
+    assert np.allclose(as_values.record, expected)
+    blanks = table_risk(table, ["q1", "q2"], weight="w", marker="*")
+    assert (blanks.sample >= as_values.sample).all() and (blanks.population >= as_values.population - 1e-9).all()
+    rows = table.to_pylist()   # every record compatible with row i, counted by brute force
+    for i, row in enumerate(rows):
+        match = [r for r in rows if all(row[q] == r[q] or "*" in (row[q], r[q]) for q in ("q1", "q2"))]
+        assert blanks.sample[i] == len(match) and np.isclose(blanks.population[i], sum(r["w"] for r in match))
