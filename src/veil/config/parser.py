@@ -14,6 +14,7 @@ the tables of :mod:`veil.config.schema`; what it becomes is an
       quasi_identifiers: [sex, age, race]
       sensitive: [occupation]  # optional
       identifying: [name]      # optional; dropped from the release
+      weight: w                # optional survey design: weight, strata: [region], household: hid
     hierarchies:               # one per quasi-identifier for full-domain; optional for sensitive columns
       age: {file: adult_hierarchy_age.csv}      # ARX hierarchy file (a bare path works too)
       zip: {masking: {char: "*"}}               # builders: intervals {widths, start, top},
@@ -29,7 +30,9 @@ the tables of :mod:`veil.config.schema`; what it becomes is an
     suppression_limit: 0.02    # share of records that may be removed, 0 <= s < 1 (default 0)
     metric: loss               # or {name: classification, label: salary-class}
     algorithm: fulldomain      # or {name: fulldomain, search: optimal|heuristic, time_limit: 10},
-                               # {name: mondrian, …}, {name: mdav, k: 5}, {name: ace, l: 5}
+                               # {name: mondrian, …}, {name: mdav, k: 5}, {name: ace, l: 5}; statistical
+                               # disclosure control: {name: localsuppression, k: 5}, {name: pram, columns:
+                               # [race], alpha: 0.2}, swap, noise, topcoding (each with seed, recode: fulldomain)
     output:                    # optional
       suppressed: remove       # or star
       shuffle: true            # the default; false keeps the input order (linkable by position)

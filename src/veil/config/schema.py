@@ -271,8 +271,9 @@ ALGORITHMS: dict[str, AlgorithmSchema] = {
 
 OUTPUT_OPTIONS: dict[str, Option] = {
     "suppressed": optional(Choice(("remove", "star")), "remove",
-                           about="remove (suppressed records are left out) or star (kept, every quasi-identifier "
-                                 "shown as *, exempt from the models)", example="star"),
+                           about="remove (suppressed records are left out; a cell local suppression suppressed is "
+                                 "left empty) or star (kept, every quasi-identifier shown as *, exempt from the "
+                                 "models; a suppressed cell shown as *)", example="star"),
     "shuffle": optional(Boolean(), True, about="shuffle the rows with the operating system's secure randomness; "
                                                "false keeps the input order, which the manifest flags as linkable "
                                                "by position", example=False),
