@@ -296,3 +296,9 @@ def test_many_columns_keep_the_scores_finite():
     assert np.all(result.dis_score <= 1) and not result.dis_score[~scored].any()
     with pytest.raises(ParameterError, match="170"):
         suda2([np.arange(3)] * 171, max_size=1)
+
+
+def test_a_prefix_key_too_wide_for_one_more_column_is_compacted():
+    # A prefix key space of 2^41 extended by a column of 2^30 codes would pass 2^62.
+    key, span = suda_module._extend((np.array([0, 5, 5, 2**40]), 2**41), np.array([1, 2, 2, 3]), 2**30)
+    assert span == 3 and key[1] == key[2] and len({key[0], key[1], key[3]}) == 3

@@ -137,7 +137,7 @@ def suda2(codes: Sequence[np.ndarray], max_size: int | None = None, dis: float =
     """
     columns, names, max_size, mult_rows = _check(codes, max_size, names, counts)
     dis = _check_dis(dis)
-    n, width = len(columns[0]) if columns else 0, len(columns)
+    n, width = len(columns[0]), len(columns)
     tuples, group, mult = _distinct_tuples(columns, mult_rows)
     per_tuple = np.zeros((len(mult), max_size), dtype=np.int64)
 
@@ -306,6 +306,8 @@ def _extend(base: tuple[np.ndarray, int] | None, codes: np.ndarray, radix: int) 
         return _keys([codes], [radix])
     key, span = base
     radix = max(int(radix), 1)
+    if span * radix >= _KEY_LIMIT:
+        return _keys([key, codes], [span, radix])
     key = key * radix
     key += codes
     span *= radix
