@@ -84,7 +84,7 @@ def test_strata_and_approx_method(survey: Path):
                                "--json").stdout)
     # only k4 (f = 4) differs: p/(f − q) = 0.5/3.5 instead of 5/6 − ln 2, for its 4 records
     assert approx["sample_risk"]["expected_reidentifications"] == pytest.approx(EXPECTED - 4 * R4 + 4 * 0.5 / 3.5)
-    assert exact["sample_risk"]["strata"] == []
+    assert exact["sample_risk"]["strata"] == [] and approx["sample_risk"]["method"] == "approx"
     stratified = json.loads(invoke("check", str(survey), "--qi", "sex,age", "--weight", "w", "--strata", "hid",
                                    "--json").stdout)
     assert stratified["sample_risk"]["strata"] == ["hid"]

@@ -124,6 +124,7 @@ class CheckReport:
         rate, and the same for the household risk when there is a household column."""
         risk, dataset = self.sample, self.classes.dataset
         out = {"weight": dataset.weight, "strata": list(dataset.strata), "household": dataset.household,
+               "method": risk.method,
                "individual_risk_max": risk.max, "individual_risk_mean": risk.rate,
                "records_at_risk": risk.share_above(self.risk.threshold),
                "expected_reidentifications": risk.expected_reidentifications, "global_risk_rate": risk.rate}

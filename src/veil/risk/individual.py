@@ -166,6 +166,7 @@ class SampleRisk:
         group: ``float64`` per key group: its individual risk.
         records: records per row (a table summarized by its distinct rows), or ``None`` when
             every row is one record.
+        method: ``"exact"`` or ``"approx"``, as :func:`benedetti_franconi`.
     """
 
     record: np.ndarray
@@ -175,6 +176,7 @@ class SampleRisk:
     frequencies: KeyFrequencies | None = None
     group: np.ndarray | None = None
     records: np.ndarray | None = None
+    method: str = "exact"
 
     @property
     def released(self) -> int:
@@ -252,7 +254,7 @@ def sample_risk(classes: EquivalenceClasses, method: str = "exact") -> SampleRis
     if dataset.household is not None:
         household = household_risk(record, household_codes(dataset.column(dataset.household)), records)
     return SampleRisk(record, household, expected, expected / released if released else 0.0, frequencies,
-                      group_risk, records)
+                      group_risk, records, method)
 
 
 def household_codes(column) -> np.ndarray:
