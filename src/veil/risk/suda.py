@@ -86,6 +86,9 @@ class SudaScores:
         dis_probability: the file-level DIS probability that a unique match is correct,
             ``Uπ / (Uπ + P(1 - π))`` (0 when no record is unique on all the key columns).
         sample_uniques: ``U``, the number of records unique on all the key columns.
+        contributions: ``float64 [rows × columns]``: the share of the row's score that comes from
+            MSUs holding the column (sdcMicro's ``ContributionPercent``, as a fraction; a row's
+            shares add up to more than 1 when its MSUs have several columns; 0 without an MSU).
     """
 
     columns: tuple[str, ...]
@@ -96,6 +99,7 @@ class SudaScores:
     dis_score: np.ndarray
     dis_probability: float = 0.0
     sample_uniques: int = 0
+    contributions: np.ndarray | None = None
 
     @property
     def msus(self) -> np.ndarray:
@@ -106,6 +110,16 @@ class SudaScores:
     def records_with_msu(self) -> int:
         """The number of rows with at least one minimal sample unique."""
         return int(np.count_nonzero(self.score > 0))
+
+    def column_contributions(self) -> dict[str, float]:
+        """Per key column, the percentage of the table's total SUDA score that comes from MSUs
+        holding it (sdcMicro's ``attribute_contributions``): the columns to recode first. All 0
+        when no row has an MSU."""
+        total = float(self.score.sum())
+        if total == 0 or self.contributions is None:
+            return {name: 0.0 for name in self.columns}
+        shares = 100.0 * (self.contributions * self.score[:, None]).sum(axis=0) / total
+        return {name: float(share) for name, share in zip(self.columns, shares)}
 
 
 def msu_weights(n_columns: int, max_size: int) -> np.ndarray:
@@ -139,21 +153,38 @@ def suda2(codes: Sequence[np.ndarray], max_size: int | None = None, dis: float =
     dis = _check_dis(dis)
     n, width = len(columns[0]), len(columns)
     tuples, group, mult = _distinct_tuples(columns, mult_rows)
-    per_tuple = np.zeros((len(mult), max_size), dtype=np.int64)
+    # Kept by size (and by column) so that each set found adds to contiguous rows.
+    per_tuple = np.zeros((max_size, len(mult)), dtype=np.int64)
+    weights = msu_weights(width, max_size)
+    # Per tuple and column: the weights of the tuple's MSUs that hold the column.
+    weight_by_column = np.zeros((width, len(mult)))
 
     def found(size: int, subset: tuple[int, ...], unique: np.ndarray) -> None:
-        per_tuple[unique, size - 1] += 1
+        per_tuple[size - 1, unique] += 1
+        for j in subset:
+            weight_by_column[j, unique] += weights[size - 1]
 
     _search(tuples, mult, max_size, found)
-    msu_counts = per_tuple[group] if n else np.zeros((0, max_size), dtype=np.int64)
-    score_tuple = per_tuple @ msu_weights(width, max_size) if len(mult) else np.zeros(0)
+    msu_counts = _rows_of(per_tuple, group)
+    score_tuple = weights @ per_tuple if len(mult) else np.zeros(0)
+    scored = score_tuple > 0
+    weight_by_column[:, scored] /= score_tuple[scored]
     uniques = int(np.count_nonzero(mult == 1))
     paired = 2 * int(np.count_nonzero(mult == 2))
     dis_tuple, probability = _dis_scores(score_tuple, uniques, paired, dis, width)
     return SudaScores(columns=tuple(names), max_size=max_size, dis=dis, msu_counts=msu_counts,
                       score=score_tuple[group] if n else np.zeros(0),
                       dis_score=dis_tuple[group] if n else np.zeros(0),
-                      dis_probability=probability, sample_uniques=uniques)
+                      dis_probability=probability, sample_uniques=uniques,
+                      contributions=_rows_of(weight_by_column, group))
+
+
+def _rows_of(by_column: np.ndarray, group: np.ndarray) -> np.ndarray:
+    """``[rows × k]`` (C order): row ``i`` is column ``group[i]`` of ``by_column`` ``[k × tuples]``."""
+    out = np.empty((len(group), by_column.shape[0]), dtype=by_column.dtype)
+    for j, values in enumerate(by_column):
+        out[:, j] = values[group]
+    return out
 
 
 def minimal_sample_uniques(codes: Sequence[np.ndarray], max_size: int | None = None, *,
