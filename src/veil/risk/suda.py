@@ -14,11 +14,11 @@ level (sizes 1, 2, ...) with NumPy rather than with SUDA2's recursion over value
   an MSU of record ``i`` exactly when ``i`` is unique on ``S`` and on none of the sets ``S``
   minus one column (it is then unique on no smaller subset either);
 * only records that are non-unique on every subset of ``S`` can have ``S`` as an MSU, and only
-  the records that share a value tuple on some subset with such a record can make it
-  non-unique on ``S``. So each set is grouped (one mixed-radix key and a count, no Python loop
-  over rows) on the records that survive all its one-smaller subsets only, which are few after
-  the first levels; a set none of whose records can still be a candidate is never grouped, nor
-  are its supersets.
+  records that share their values on ``S`` with such a record can make it non-unique on ``S``;
+  those share their values on every subset of ``S`` with it too. So each set is grouped (one
+  mixed-radix key and a count, no Python loop over rows) only on the records its one-smaller
+  subsets kept, which are few after the first levels on most tables; a set none of whose
+  records can still be a candidate is never grouped, nor are its supersets.
 
 Records are first collapsed to their distinct value tuples, with the number of records each
 stands for: only a tuple held by one record can be unique anywhere.
@@ -33,12 +33,14 @@ larger MSUs and their terms, so each score is the part of the full score their s
 as sdcMicro's ``suda2`` computes it): with ``π`` the sampling fraction (``dis``, sdcMicro's
 ``DisFraction``), ``U`` the number of records unique on all the key columns and ``P`` the number
 of records in a pair (a tuple held by exactly two records), the file-level probability that a
-unique match is correct is ``DIS = Uπ / (Uπ + P(1 - π))``. It is shared out over the records in
-proportion to ``score^Q`` with ``Q = 1 + (8 - ATT)/20``: a record with score ``s > 0`` gets
+unique match is correct is ``DIS = Uπ / (Uπ + P(1 - π))``. It is shared out over the records by
+``score^Q`` with ``Q = 1 + (8 - ATT)/20``: a record with score ``s > 0`` gets
 ``1 / (1 + (U/DIS - U) / (s^Q · Σ_j s_j^(-Q)))``, the sum over the records with a positive score;
-a record without an MSU gets 0. (``U`` here is every record unique on all the key columns;
-sdcMicro's C++ counts a unique only when no other record falls in its 16-bit hash bucket, so on
-tables of more than a few thousand distinct records its ``U``, and its DIS-SUDA, come out lower.)
+a record without an MSU gets 0. (Scaling every score by one constant changes nothing; beyond 28
+key columns ``Q`` is negative and a higher score gets a lower DIS-SUDA, as sdcMicro's formula
+has it. ``U`` here is every record unique on all the key columns; sdcMicro's C++, ``Suda2.h``,
+counts a unique only when no other record falls in its 16-bit hash bucket, so on tables of more
+than a few thousand distinct records its ``U``, and its DIS-SUDA, come out lower.)
 
 **Missing values** are one category of their own (veil's single missing-value policy): two
 records both missing a value agree on it, and a record can be unique through a missing value.
