@@ -50,7 +50,8 @@ Sampling weights play no part: SUDA counts records of the sample.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import combinations
 from math import factorial, prod
 
@@ -88,9 +89,6 @@ class SudaScores:
         dis_probability: the file-level DIS probability that a unique match is correct,
             ``Uπ / (Uπ + P(1 - π))`` (0 when no record is unique on all the key columns).
         sample_uniques: ``U``, the number of records unique on all the key columns.
-        contributions: ``float64 [rows × columns]``: the share of the row's score that comes from
-            MSUs holding the column (sdcMicro's ``ContributionPercent``, as a fraction; a row's
-            shares add up to more than 1 when its MSUs have several columns; 0 without an MSU).
     """
 
     columns: tuple[str, ...]
@@ -101,7 +99,10 @@ class SudaScores:
     dis_score: np.ndarray
     dis_probability: float = 0.0
     sample_uniques: int = 0
-    contributions: np.ndarray | None = None
+    # Each row's distinct tuple, and per column and tuple the share of the tuple's score from
+    # MSUs holding the column: the per-row shares are built from them when asked for.
+    _row_tuple: np.ndarray | None = field(default=None, repr=False, compare=False)
+    _tuple_shares: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def msus(self) -> np.ndarray:
@@ -113,14 +114,27 @@ class SudaScores:
         """The number of rows with at least one minimal sample unique."""
         return int(np.count_nonzero(self.score > 0))
 
+    @cached_property
+    def contributions(self) -> np.ndarray:
+        """``float64 [rows × columns]``: the share of each row's score that comes from MSUs
+        holding the column (sdcMicro's ``ContributionPercent``, as a fraction; a row's shares add
+        up to more than 1 when its MSUs have several columns; 0 without an MSU)."""
+        if self._row_tuple is None or self._tuple_shares is None:
+            return np.zeros((len(self.score), len(self.columns)))
+        return _rows_of(self._tuple_shares, self._row_tuple)
+
     def column_contributions(self) -> dict[str, float]:
         """Per key column, the percentage of the table's total SUDA score that comes from MSUs
         holding it (sdcMicro's ``attribute_contributions``): the columns to recode first. All 0
         when no row has an MSU."""
         total = float(self.score.sum())
-        if total == 0 or self.contributions is None:
+        if total == 0 or self._row_tuple is None or self._tuple_shares is None:
             return {name: 0.0 for name in self.columns}
-        shares = 100.0 * (self.contributions * self.score[:, None]).sum(axis=0) / total
+        # Σ_rows share × score, summed per tuple: each tuple's score times its records.
+        records = np.bincount(self._row_tuple, minlength=self._tuple_shares.shape[1])
+        tuple_scores = np.zeros(self._tuple_shares.shape[1])
+        tuple_scores[self._row_tuple] = self.score
+        shares = 100.0 * (self._tuple_shares @ (tuple_scores * records)) / total
         return {name: float(share) for name, share in zip(self.columns, shares)}
 
 
@@ -178,7 +192,7 @@ def suda2(codes: Sequence[np.ndarray], max_size: int | None = None, dis: float =
                       score=score_tuple[group] if n else np.zeros(0),
                       dis_score=dis_tuple[group] if n else np.zeros(0),
                       dis_probability=probability, sample_uniques=uniques,
-                      contributions=_rows_of(weight_by_column, group))
+                      _row_tuple=group, _tuple_shares=weight_by_column)
 
 
 def _rows_of(by_column: np.ndarray, group: np.ndarray) -> np.ndarray:
