@@ -142,6 +142,22 @@ def test_dis_suda_by_hand():
     np.testing.assert_array_equal(whole.dis_score, (HAND_SCORES > 0).astype(float))
 
 
+def test_column_contributions_by_hand():
+    # Rows (2, 0, 0), (1, 3, 6), (1, 0, 0) on columns a, b, c (ATT = 3, weights 2!, 1!, 0!):
+    # row 0: {a} → score 2, all from a; row 1: {b}, {c} → score 4, b 2 and c 2;
+    # row 2: {a, b}, {a, c} → score 2, a in both (2), b and c in one each (1).
+    # Total 8; a: 2 + 2 = 4 (50 %), b: 2 + 1 = 3 (37.5 %), c: 2 + 1 = 3 (37.5 %), as sdcMicro's
+    # own test of this table has it.
+    result = suda2([np.array([2, 1, 1]), np.array([0, 3, 0]), np.array([0, 6, 0])], names=["a", "b", "c"])
+    np.testing.assert_array_equal(result.score, [2, 4, 2])
+    np.testing.assert_allclose(result.contributions, [[1, 0, 0], [0, 0.5, 0.5], [1, 0.5, 0.5]])
+    assert result.column_contributions() == {"a": 50.0, "b": 37.5, "c": 37.5}
+    # Row 11 of the 12-row table: {job} (6) and {sex, age, region} (1) of 7.
+    table = suda(Dataset(TABLE, quasi_identifiers=KEYS))
+    np.testing.assert_allclose(table.contributions[11], [1 / 7, 1 / 7, 1 / 7, 6 / 7])
+    assert not table.contributions[:4].any()
+
+
 def test_max_size_limits_the_search_by_hand():
     # Sizes 1 and 2 only: rows 9 and 11 keep {region} and {job}, rows 5 and 8 their pairs; rows 4
     # and 10 (MSUs of size 3 only) have none, and row 11 loses {sex, age, region}.
@@ -191,10 +207,13 @@ def test_msus_equal_brute_force(data):
         assert as_lists(minimal_sample_uniques(codes, max_size, counts=counts)) == expected
         result = suda2(codes, max_size, counts=counts)
     per_row = np.zeros((n, max_size), dtype=np.int64)
+    holding = np.zeros((n, width))
     for subset, rows in expected.items():
         per_row[rows, len(subset) - 1] += 1
+        holding[np.ix_(rows, subset)] += msu_weights(width, max_size)[len(subset) - 1]
     np.testing.assert_array_equal(result.msu_counts, per_row)
     np.testing.assert_allclose(result.score, per_row @ msu_weights(width, max_size))
+    np.testing.assert_allclose(result.contributions * result.score[:, None], holding)
     # A record with an MSU is unique on every column; scores are in [0, 1] and 0 without an MSU.
     assert np.all((result.dis_score > 0) == (result.score > 0))
     assert np.all((0 <= result.dis_score) & (result.dis_score <= 1))
@@ -231,6 +250,7 @@ def test_a_table_without_uniques_scores_zero():
     result = suda2(codes)
     assert not result.msu_counts.any() and not result.score.any() and not result.dis_score.any()
     assert result.sample_uniques == 0 and result.dis_probability == 0.0
+    assert result.column_contributions() == {"0": 0.0, "1": 0.0}
 
 
 @pytest.mark.parametrize("kwargs, words", [

@@ -14,11 +14,11 @@ level (sizes 1, 2, ...) with NumPy rather than with SUDA2's recursion over value
   an MSU of record ``i`` exactly when ``i`` is unique on ``S`` and on none of the sets ``S``
   minus one column (it is then unique on no smaller subset either);
 * only records that are non-unique on every subset of ``S`` can have ``S`` as an MSU, and only
-  the records that share a value tuple on some subset with such a record can make it
-  non-unique on ``S``. So each set is grouped (one mixed-radix key and a count, no Python loop
-  over rows) on the records that survive all its one-smaller subsets only, which are few after
-  the first levels; a set none of whose records can still be a candidate is never grouped, nor
-  are its supersets.
+  records that share their values on ``S`` with such a record can make it non-unique on ``S``;
+  those share their values on every subset of ``S`` with it too. So each set is grouped (one
+  mixed-radix key and a count, no Python loop over rows) only on the records its one-smaller
+  subsets kept, which are few after the first levels on most tables; a set none of whose
+  records can still be a candidate is never grouped, nor are its supersets.
 
 Records are first collapsed to their distinct value tuples, with the number of records each
 stands for: only a tuple held by one record can be unique anywhere.
@@ -33,12 +33,14 @@ larger MSUs and their terms, so each score is the part of the full score their s
 as sdcMicro's ``suda2`` computes it): with ``π`` the sampling fraction (``dis``, sdcMicro's
 ``DisFraction``), ``U`` the number of records unique on all the key columns and ``P`` the number
 of records in a pair (a tuple held by exactly two records), the file-level probability that a
-unique match is correct is ``DIS = Uπ / (Uπ + P(1 - π))``. It is shared out over the records in
-proportion to ``score^Q`` with ``Q = 1 + (8 - ATT)/20``: a record with score ``s > 0`` gets
+unique match is correct is ``DIS = Uπ / (Uπ + P(1 - π))``. It is shared out over the records by
+``score^Q`` with ``Q = 1 + (8 - ATT)/20``: a record with score ``s > 0`` gets
 ``1 / (1 + (U/DIS - U) / (s^Q · Σ_j s_j^(-Q)))``, the sum over the records with a positive score;
-a record without an MSU gets 0. (``U`` here is every record unique on all the key columns;
-sdcMicro's C++ counts a unique only when no other record falls in its 16-bit hash bucket, so on
-tables of more than a few thousand distinct records its ``U``, and its DIS-SUDA, come out lower.)
+a record without an MSU gets 0. (Scaling every score by one constant changes nothing; beyond 28
+key columns ``Q`` is negative and a higher score gets a lower DIS-SUDA, as sdcMicro's formula
+has it. ``U`` here is every record unique on all the key columns; sdcMicro's C++, ``Suda2.h``,
+counts a unique only when no other record falls in its 16-bit hash bucket, so on tables of more
+than a few thousand distinct records its ``U``, and its DIS-SUDA, come out lower.)
 
 **Missing values** are one category of their own (veil's single missing-value policy): two
 records both missing a value agree on it, and a record can be unique through a missing value.
@@ -48,7 +50,8 @@ Sampling weights play no part: SUDA counts records of the sample.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import combinations
 from math import factorial, prod
 
@@ -96,6 +99,10 @@ class SudaScores:
     dis_score: np.ndarray
     dis_probability: float = 0.0
     sample_uniques: int = 0
+    # Each row's distinct tuple, and per column and tuple the share of the tuple's score from
+    # MSUs holding the column: the per-row shares are built from them when asked for.
+    _row_tuple: np.ndarray | None = field(default=None, repr=False, compare=False)
+    _tuple_shares: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def msus(self) -> np.ndarray:
@@ -106,6 +113,29 @@ class SudaScores:
     def records_with_msu(self) -> int:
         """The number of rows with at least one minimal sample unique."""
         return int(np.count_nonzero(self.score > 0))
+
+    @cached_property
+    def contributions(self) -> np.ndarray:
+        """``float64 [rows × columns]``: the share of each row's score that comes from MSUs
+        holding the column (sdcMicro's ``ContributionPercent``, as a fraction; a row's shares add
+        up to more than 1 when its MSUs have several columns; 0 without an MSU)."""
+        if self._row_tuple is None or self._tuple_shares is None:
+            return np.zeros((len(self.score), len(self.columns)))
+        return _rows_of(self._tuple_shares, self._row_tuple)
+
+    def column_contributions(self) -> dict[str, float]:
+        """Per key column, the percentage of the table's total SUDA score that comes from MSUs
+        holding it (sdcMicro's ``attribute_contributions``): the columns to recode first. All 0
+        when no row has an MSU."""
+        total = float(self.score.sum())
+        if total == 0 or self._row_tuple is None or self._tuple_shares is None:
+            return {name: 0.0 for name in self.columns}
+        # Σ_rows share × score, summed per tuple: each tuple's score times its records.
+        records = np.bincount(self._row_tuple, minlength=self._tuple_shares.shape[1])
+        tuple_scores = np.zeros(self._tuple_shares.shape[1])
+        tuple_scores[self._row_tuple] = self.score
+        shares = 100.0 * (self._tuple_shares @ (tuple_scores * records)) / total
+        return {name: float(share) for name, share in zip(self.columns, shares)}
 
 
 def msu_weights(n_columns: int, max_size: int) -> np.ndarray:
@@ -139,21 +169,38 @@ def suda2(codes: Sequence[np.ndarray], max_size: int | None = None, dis: float =
     dis = _check_dis(dis)
     n, width = len(columns[0]), len(columns)
     tuples, group, mult = _distinct_tuples(columns, mult_rows)
-    per_tuple = np.zeros((len(mult), max_size), dtype=np.int64)
+    # Kept by size (and by column) so that each set found adds to contiguous rows.
+    per_tuple = np.zeros((max_size, len(mult)), dtype=np.int64)
+    weights = msu_weights(width, max_size)
+    # Per tuple and column: the weights of the tuple's MSUs that hold the column.
+    weight_by_column = np.zeros((width, len(mult)))
 
     def found(size: int, subset: tuple[int, ...], unique: np.ndarray) -> None:
-        per_tuple[unique, size - 1] += 1
+        per_tuple[size - 1, unique] += 1
+        for j in subset:
+            weight_by_column[j, unique] += weights[size - 1]
 
     _search(tuples, mult, max_size, found)
-    msu_counts = per_tuple[group] if n else np.zeros((0, max_size), dtype=np.int64)
-    score_tuple = per_tuple @ msu_weights(width, max_size) if len(mult) else np.zeros(0)
+    msu_counts = _rows_of(per_tuple, group)
+    score_tuple = weights @ per_tuple if len(mult) else np.zeros(0)
+    scored = score_tuple > 0
+    weight_by_column[:, scored] /= score_tuple[scored]
     uniques = int(np.count_nonzero(mult == 1))
     paired = 2 * int(np.count_nonzero(mult == 2))
     dis_tuple, probability = _dis_scores(score_tuple, uniques, paired, dis, width)
     return SudaScores(columns=tuple(names), max_size=max_size, dis=dis, msu_counts=msu_counts,
                       score=score_tuple[group] if n else np.zeros(0),
                       dis_score=dis_tuple[group] if n else np.zeros(0),
-                      dis_probability=probability, sample_uniques=uniques)
+                      dis_probability=probability, sample_uniques=uniques,
+                      _row_tuple=group, _tuple_shares=weight_by_column)
+
+
+def _rows_of(by_column: np.ndarray, group: np.ndarray) -> np.ndarray:
+    """``[rows × k]`` (C order): row ``i`` is column ``group[i]`` of ``by_column`` ``[k × tuples]``."""
+    out = np.empty((len(group), by_column.shape[0]), dtype=by_column.dtype)
+    for j, values in enumerate(by_column):
+        out[:, j] = values[group]
+    return out
 
 
 def minimal_sample_uniques(codes: Sequence[np.ndarray], max_size: int | None = None, *,
