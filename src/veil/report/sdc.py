@@ -126,7 +126,7 @@ def _numeric_section(utility: dict) -> list[dict]:
     measures = utility.get("numeric") or {}
     rows = []
     for key, value in measures.items():
-        if isinstance(value, (list, dict)):
+        if isinstance(value, (list, tuple, dict)) or key == "columns":
             continue
         rows.append((key.replace("_", " "), _shown(value)))
     sections = [{"title": "Information loss of the perturbed columns (" + ", ".join(utility.get("columns", [])) + ")",

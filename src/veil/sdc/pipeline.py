@@ -352,7 +352,8 @@ def _numeric(kind: str):
         released = np.stack([pc.cast(new.column(n), pa.float64()).to_numpy(zero_copy_only=False) for n in columns],
                             axis=1)
         return {"table": new, "parameters": parameters, "perturbed": columns,
-                "utility": {"numeric": _numeric_utility(matrix, released), "columns": columns},
+                "utility": {"numeric": {**_numeric_utility(matrix, released), "columns": columns},
+                            "columns": columns},
                 "private": private}
     return run
 
