@@ -131,7 +131,8 @@ def _numeric_section(utility: dict) -> list[dict]:
         rows.append((key.replace("_", " "), _shown(value)))
     sections = [{"title": "Information loss of the perturbed columns (" + ", ".join(utility.get("columns", [])) + ")",
                  "head": ("measure", "value"), "rows": rows}] if rows else []
-    per_column = {k: v for k, v in measures.items() if isinstance(v, list) and len(v) == len(utility.get("columns", []))}
+    per_column = {k: v for k, v in measures.items()
+                  if k != "columns" and isinstance(v, list) and len(v) == len(utility.get("columns", []))}
     if per_column:
         head = ("column", *[k.replace("_", " ") for k in per_column])
         table = [(c, *[_shown(v[i]) for v in per_column.values()]) for i, c in enumerate(utility["columns"])]
