@@ -135,3 +135,11 @@ def test_the_risk_of_a_table_is_veil_risks_and_blanks_only_add_matches(table):
     for i, row in enumerate(rows):
         match = [r for r in rows if all(row[q] == r[q] or "*" in (row[q], r[q]) for q in ("q1", "q2"))]
         assert blanks.sample[i] == len(match) and np.isclose(blanks.population[i], sum(r["w"] for r in match))
+
+
+def test_an_anonymized_release_is_weighted_by_the_weight_its_configuration_names(project):
+    doc = {"columns": {"quasi_identifiers": QIS, "identifying": ["id"], "weight": "weight"},
+           "hierarchies": BASE["hierarchies"], "models": [{"k_anonymity": {"k": 5}}]}
+    manifest = anonymize(project, "weighted", doc)
+    result = publish(project, manifest, {"recheck": False, "risk": {"max_individual": 0.2, "max_share": 0.0}})
+    assert result.exit_code == 0 and "weighted by 'weight'" in result.output, result.output

@@ -650,7 +650,10 @@ class RiskCheck(SingleReleaseCheck):
         from veil.ledger.errors import LedgerError
         from veil.sdc.table_risk import table_risk
 
-        roles = new.manifest.get("roles") or {}
+        # an anonymizer's manifest names the sampling design in the configuration it records
+        configured = ((new.manifest.get("config") or {}).get("columns") or {})
+        roles = {**{k: configured[k] for k in ("weight", "strata", "household") if k in configured},
+                 **(new.manifest.get("roles") or {})}
         columns = set(new.table.column_names)
         qis = [q for q in new.quasi_identifiers if q in columns]
         weight = roles.get("weight") if roles.get("weight") in columns else None
