@@ -143,3 +143,13 @@ def test_an_anonymized_release_is_weighted_by_the_weight_its_configuration_names
     manifest = anonymize(project, "weighted", doc)
     result = publish(project, manifest, {"recheck": False, "risk": {"max_individual": 0.2, "max_share": 0.0}})
     assert result.exit_code == 0 and "weighted by 'weight'" in result.output, result.output
+
+
+@pytest.mark.parametrize("suppressed", ["remove", "star"])
+def test_the_gate_rechecks_the_risk_models_of_a_release(project, suppressed):
+    doc = {"columns": {"quasi_identifiers": QIS, "identifying": ["id"], "weight": "weight", "strata": ["region"]},
+           "hierarchies": BASE["hierarchies"], "suppression_limit": 0.05, "output": {"suppressed": suppressed},
+           "models": [{"records_at_risk": {"risk": 0.05, "share": 0.05}}, {"average_risk": {"risk": 0.02}}]}
+    manifest = anonymize(project, suppressed, doc)
+    result = publish(project, manifest, {})   # the default policy re-checks the release's own models
+    assert result.exit_code == 0 and "published" in result.output, result.output

@@ -148,7 +148,8 @@ RISK_MODELS: dict[str, ModelSchema] = {
 SDC_ALGORITHM_SCHEMAS: dict[str, AlgorithmSchema] = {
     "localsuppression": AlgorithmSchema("LocalSuppression", {
         "k": optional(WholeNumber(1), about="suppress cells until every record shares its quasi-identifiers with at "
-                                            "least k − 1 others (default: the k of the k_anonymity model)", example=5),
+                                            "least k − 1 others (default: the k of the k_anonymity model)",
+                      example=5),
         "risk": optional(Number(0, 1, lo_open=True), about="instead of k: suppress cells until no record's "
                                                            "individual risk exceeds risk", example=0.1),
         "importance": optional(Columns(), about="quasi-identifiers from most to least important: the first is "

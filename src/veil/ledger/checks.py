@@ -5,8 +5,8 @@ the population may it expose), :meth:`CrossReleaseCheck.run` attacks a new relea
 one earlier release of the same population, and the :class:`Finding` it returns says whether the
 pair passes. The gate runs every check of the policy against every earlier release it applies to;
 adding an attack is adding a subclass and its entry in :data:`CHECKS`. A check of the new release
-alone (:class:`SingleReleaseCheck`: membership disclosure against a population table, the records' re-identification risk) is run once,
-and is listed in :data:`SINGLE_CHECKS`.
+alone (:class:`SingleReleaseCheck`: membership disclosure against a population table, the records'
+re-identification risk) is run once, and is listed in :data:`SINGLE_CHECKS`.
 
 **The targets are the worst case.** Every person of the population as the publisher holds the
 table (its rows) is attacked, as if they were in both releases, by an adversary who knows all
@@ -632,14 +632,6 @@ class RiskCheck(SingleReleaseCheck):
     def applies(self, new: ReleaseView) -> bool:
         return new.kind in MICRODATA and any(q in new.table.column_names for q in new.quasi_identifiers)
 
-    @staticmethod
-    def _marker(manifest: dict) -> str | None:
-        """The text of a suppressed cell, which matches any value (``None``: none is)."""
-        sdc = manifest.get("sdc") or {}
-        if "cell_marker" in sdc:
-            return sdc["cell_marker"] if sdc.get("matching", "any") == "any" else None
-        return "*" if (manifest.get("output") or {}).get("suppressed") == "star" else None
-
     def run(self, new: ReleaseView) -> Finding:
         """Measure the release's risk and judge it.
 
@@ -648,7 +640,7 @@ class RiskCheck(SingleReleaseCheck):
             LedgerError: the household check without a household column in the release.
         """
         from veil.ledger.errors import LedgerError
-        from veil.sdc.table_risk import table_risk
+        from veil.sdc.table_risk import suppressed_marker, table_risk
 
         # an anonymizer's manifest names the sampling design in the configuration it records
         configured = ((new.manifest.get("config") or {}).get("columns") or {})
@@ -663,7 +655,7 @@ class RiskCheck(SingleReleaseCheck):
             raise LedgerError(f"the policy's risk check judges households, and {new.name} publishes no household "
                               "column its manifest names; set household: false or publish the household column.")
         risk = table_risk(new.table, qis, weight=weight, strata=strata, household=household,
-                          marker=self._marker(new.manifest))
+                          marker=suppressed_marker(new.manifest))
         share = risk.share_above(self.max_individual, household=self.household)
         rate = risk.rate
         passed = share <= self.max_share + 1e-12 and (self.max_rate is None or rate <= self.max_rate + 1e-12)
@@ -681,7 +673,8 @@ class RiskCheck(SingleReleaseCheck):
                   f"{_percent(self.max_share)}; expected re-identifications {risk.expected_reidentifications:.3g} "
                   f"(rate {_percent(rate)}")
         if self.max_rate is not None:
-            reason += f", {'within' if rate <= self.max_rate + 1e-12 else 'over'} the limit of {_percent(self.max_rate)}"
+            within = rate <= self.max_rate + 1e-12
+            reason += f", {'within' if within else 'over'} the limit of {_percent(self.max_rate)}"
         return Finding(self.name, "the release's own records", passed, share, self.max_share, figures, reason + ").")
 
 

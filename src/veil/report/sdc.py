@@ -233,14 +233,13 @@ def sdc_report_from_manifest(manifest: dict, table=None, *, details: dict | None
 
 def _published_figure(manifest: dict, table) -> list[Figure]:
     """The published table's risk distribution, measured on it as the gate measures it."""
-    from veil.ledger.checks import RiskCheck
-    from veil.sdc.table_risk import table_risk
+    from veil.sdc.table_risk import suppressed_marker, table_risk
 
     roles = manifest.get("roles") or {}
     names = set(table.column_names)
     risk = table_risk(table, [q for q in roles.get("quasi_identifiers") or [] if q in names],
                       weight=roles.get("weight") if roles.get("weight") in names else None,
-                      strata=[s for s in roles.get("strata") or [] if s in names], marker=RiskCheck._marker(manifest))
+                      strata=[s for s in roles.get("strata") or [] if s in names], marker=suppressed_marker(manifest))
     labels = [f"{lo:g} – {hi:g}" for lo, hi in zip(RISK_BINS[:-1], RISK_BINS[1:])]
     return [bar_chart("risk-distribution", labels, {"published": _histogram(risk.record)},
                       title="Individual risk of the published table", alt="records per band of individual risk",

@@ -33,7 +33,7 @@ import pyarrow.compute as pc
 
 from veil.errors import DataError
 
-__all__ = ["TableRisk", "risk_summary", "table_risk"]
+__all__ = ["TableRisk", "risk_summary", "suppressed_marker", "table_risk"]
 
 #: The quantiles of the individual risk a summary lists.
 QUANTILES = (0.5, 0.9, 0.99)
@@ -71,6 +71,16 @@ class TableRisk:
         """The share of records whose (household) risk exceeds ``threshold``."""
         risk = self.household if household and self.household is not None else self.record
         return float((risk > threshold).mean()) if len(risk) else 0.0
+
+
+def suppressed_marker(manifest: dict) -> str | None:
+    """The text of a suppressed cell in the release a manifest describes, which matches any value
+    (``None``: none does): local suppression's marker under ``matching: any`` (``*``, or ``""``
+    for a cell published empty), else ``*`` when suppressed records are shown as ``*``."""
+    sdc = manifest.get("sdc") or {}
+    if "cell_marker" in sdc:
+        return sdc["cell_marker"] if sdc.get("matching", "any") == "any" else None
+    return "*" if (manifest.get("output") or {}).get("suppressed") == "star" else None
 
 
 def _codes(column: pa.ChunkedArray | pa.Array, marker: str | None) -> tuple[np.ndarray, np.ndarray]:
