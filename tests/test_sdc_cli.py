@@ -228,3 +228,21 @@ def test_a_population_below_the_sample_is_refused_for_full_domain_too(folder):
     doc = {**BASE, "models": [{"population_uniqueness": {"share": 0.5, "population_size": 299}}]}
     refused(run(folder, doc), "line", "population size (299)", "300")
     _unchanged(folder)
+
+
+def test_local_suppression_loses_and_invents_no_record(folder):
+    doc = {**BASE, "algorithm": {**METHODS["localsuppression"], "k": 4}}
+    result = run(folder, doc, "--keep-order")
+    assert result.exit_code == 0, result.output
+    manifest, _ = documents(folder)
+    assert manifest["output"]["order"] == "input order" and "warnings" in manifest
+    released, original = rows(folder / "release.csv"), rows(folder / "survey.csv")
+    assert len(released) == len(original)
+    blanks = 0
+    for mine, theirs in zip(released, original):
+        for column, value in mine.items():
+            if column in QIS and value == "":
+                blanks += 1   # a suppressed cell, published empty (output: remove)
+            else:
+                assert value == theirs[column], (column, value, theirs[column])
+    assert blanks == sum(manifest["sdc"]["suppressed_cells"].values()) > 0
