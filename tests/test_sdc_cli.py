@@ -30,11 +30,12 @@ BASE = {
 METHODS = {
     "localsuppression": {"name": "localsuppression", "k": 3, "importance": ["sex", "race"]},
     "pram": {"name": "pram", "columns": ["race", "marital-status"], "alpha": 0.3},
+    "pram-matrix": {"name": "pram", "columns": ["sex"], "matrix": {"sex": [[0.9, 0.1], [0.2, 0.8]]}},
     "swap": {"name": "swap", "columns": ["income", "hours"], "p": 10},
     "noise": {"name": "noise", "columns": ["income", "hours"], "amount": 0.5, "kind": "correlated"},
     "topcoding": {"name": "topcoding", "columns": {"income": {"top": 40000}}},
 }
-RANDOMIZED = ("pram", "swap", "noise")
+RANDOMIZED = ("pram", "pram-matrix", "swap", "noise")
 
 
 @pytest.fixture
@@ -71,7 +72,7 @@ def test_each_method_seeded_and_secure(folder, method, seeded):
     manifest, private = documents(folder)
     released, original = rows(folder / "release.csv"), rows(folder / "survey.csv")
     assert len(released) == 300 and "id" not in released[0]
-    assert manifest["algorithm"] == method and manifest["kind"] == "perturbation"
+    assert manifest["algorithm"] == algorithm["name"] and manifest["kind"] == "perturbation"
     assert manifest["roles"]["weight"] == "weight" and manifest["roles"]["quasi_identifiers"] == QIS
     assert manifest["fit_for_release"] is (not seeded)
     assert manifest["sdc"]["seed"] == (11 if seeded else None)
@@ -83,6 +84,9 @@ def test_each_method_seeded_and_secure(folder, method, seeded):
         assert Counter(r[column] for r in released) == Counter(r[column] for r in original)  # swapping keeps it
     if method == "noise":
         assert Counter(r["income"] for r in released) != Counter(r["income"] for r in original)
+    if method == "pram-matrix":   # the publisher's matrix is published, for the estimator
+        assert manifest["sdc"]["parameters"]["per_column"][0]["matrix"] == [[0.9, 0.1], [0.2, 0.8]]
+        assert "sex" in private["sdc"]["utility"] and private["sdc"]["utility"]["sex"]["estimate"]
     if method == "topcoding":
         assert max(int(r["income"]) for r in released) == 40000
     before, after = private["sdc"]["risk_before"], private["sdc"]["risk_after"]
@@ -145,7 +149,7 @@ def _leaves(value, out: set) -> set:
     return out
 
 
-@pytest.mark.parametrize("method", ["localsuppression", "pram", "swap", "noise"])
+@pytest.mark.parametrize("method", ["localsuppression", "pram", "pram-matrix", "swap", "noise"])
 def test_the_manifest_names_no_private_value(folder, method):
     doc = {**BASE, "algorithm": METHODS[method], "output": {"suppressed": "star"}}
     assert run(folder, doc).exit_code == 0

@@ -40,8 +40,8 @@ def check_sdc_algorithm(p: Parser, name: str, options: dict, entry) -> dict:
     options = dict(options)
     if options.get("recode") == "fulldomain":
         if not p.models:
-            raise p.error(at("recode"), f"algorithm.recode fulldomain generalizes the table under the file's models "
-                                        f"first, and the file has none; add models (like '- k_anonymity: {{k: 5}}').")
+            raise p.error(at("recode"), "algorithm.recode fulldomain generalizes the table under the file's models "
+                                        "first, and the file has none; add models (like '- k_anonymity: {k: 5}').")
         missing = [q for q in p.quasi if q not in p.hierarchies]
         if missing:
             raise p.error(at("recode"), f"algorithm.recode fulldomain needs a hierarchy for every quasi-identifier, "
