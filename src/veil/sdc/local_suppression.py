@@ -174,6 +174,10 @@ def local_suppression(dataset: Dataset, *, k: int | None = None, risk: float | N
             :mod:`veil.sdc._suppression_greedy`) or ``"optimal"`` (an integer program solved to a
             proven minimum, :mod:`veil.sdc._suppression_exact`; for small tables and ``k`` only).
 
+    Strata (``dataset.strata``) count under ``risk``: a record's frequencies are counted within
+    its stratum, as veil's risk measures count them. k-anonymity is over the whole table, as
+    ``veil check`` measures it. Sampling weights matter only under ``risk``.
+
     Returns:
         The suppressed cells, whether their number is proven minimal, and a proven lower bound on
         that minimum.
