@@ -36,9 +36,9 @@ record of a class below k loses at least one cell.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 import itertools
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
