@@ -112,6 +112,21 @@ def test_a_record_with_no_partner_by_hand():
     assert (exact_any.cells, exact_any.optimal) == (2, True)
 
 
+def test_lower_bounds_by_hand():
+    # (0,0) twice and (1,1) once, k = 2. "category": (1,1) with one column hidden agrees with no
+    # other record on the other column, so its record needs both cells hidden: d = 2, bound 2.
+    # The minimum is 6: (1,1) can only share (*,*), and the two (0,0) records cannot stay a pair
+    # of 2 with one of them gone, so all three become (*,*).
+    codes = [np.array([0, 0, 1]), np.array([0, 0, 1])]
+    assert lower_bound(codes, [2, 2], 2, "category") == 2
+    # "any": D = {} needs k − 1 = 1 record outside, D = {(1,1)} needs its 1 record: bound 1. The
+    # minimum is 2 (e.g. (*,1) and (0,*): each suppressed where they differ).
+    assert lower_bound(codes, [2, 2], 2, "any") == 1
+    ds = Dataset(pd.DataFrame({"a": [0, 0, 1], "b": [0, 0, 1]}), quasi_identifiers=["a", "b"])
+    assert local_suppression(ds, k=2, matching="category", method="optimal").cells == 6
+    assert local_suppression(ds, k=2, matching="any", method="optimal").cells == 2
+
+
 def test_importance_moves_the_suppression():
     # With age least important, "any" takes age from row 6 too ((M,*,C) matches row 7).
     result = local_suppression(dataset(), k=2, importance=["zip", "sex", "age"])

@@ -36,6 +36,8 @@ record of a class below k loses at least one cell.
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -47,6 +49,8 @@ from veil.errors import ColumnError, ParameterError
 from veil.sdc._suppression_greedy import Problem, popcount, restore_category
 
 MATCHINGS = ("any", "category")
+# Patterns of one size the lower bound tries at most (C(m, size)).
+_BOUND_PATTERNS = 5000
 METHODS = ("greedy", "optimal")
 # Suppression patterns are bit masks over the quasi-identifiers, one int64 per record.
 _MAX_COLUMNS = 62
@@ -174,6 +178,10 @@ def local_suppression(dataset: Dataset, *, k: int | None = None, risk: float | N
             :mod:`veil.sdc._suppression_greedy`) or ``"optimal"`` (an integer program solved to a
             proven minimum, :mod:`veil.sdc._suppression_exact`; for small tables and ``k`` only).
 
+    Strata (``dataset.strata``) count under ``risk``: a record's frequencies are counted within
+    its stratum, as veil's risk measures count them. k-anonymity is over the whole table, as
+    ``veil check`` measures it. Sampling weights matter only under ``risk``.
+
     Returns:
         The suppressed cells, whether their number is proven minimal, and a proven lower bound on
         that minimum.
@@ -242,9 +250,12 @@ def lower_bound(codes: Sequence[np.ndarray], radices: Sequence[int], k: int, mat
 
     Let the original classes (identical quasi-identifier tuples) below ``k`` have sizes ``s_C``.
 
-    * ``"category"``: a record left without a suppressed cell stays in a class made of its original
-      class's unsuppressed records, fewer than ``k``; so every record of a class below ``k`` loses
-      at least one cell: the bound is ``Σ s_C``.
+    * ``"category"``: a record with the suppressed columns P is in a class of records with the
+      same pattern that agree with it outside P, so that class holds at most N_P(C), the records
+      of the table agreeing with C outside P. A record of C therefore loses at least
+      ``d_C = min{|P| : N_P(C) ≥ k}`` cells (at least 1, as N_∅(C) = s_C < k), and the bound is
+      ``Σ s_C·d_C``. (Patterns are tried by size while there are at most 5,000 of a size; past
+      that, a class not yet settled counts the size reached, still a lower bound.)
     * ``"any"``: if a record of class C keeps all its cells, the records compatible with it are
       C's records and records with a suppressed cell outside C, so at least ``k − s_C`` records
       outside C lose a cell; otherwise all ``s_C`` records of C lose one. With D the classes of
@@ -252,19 +263,42 @@ def lower_bound(codes: Sequence[np.ndarray], radices: Sequence[int], k: int, mat
       ``max(Σ_{C∈D} s_C, max_{C∉D} (k − s_C))``, and the bound is its minimum over D (reached by
       putting in D the classes with the largest ``k − s_C``).
     """
-    group, _ = group_rows(codes, radices, decode=False)
+    group, keys = group_rows(codes, radices)
     size = np.bincount(group)
-    small = np.sort(size[size < k])
+    below = size < k
+    small = np.sort(size[below])
     if small.size == 0:
         return 0
     if matching == "category":
-        return int(small.sum())
+        return _category_bound(keys, radices, size, k)
     # D = the classes with k − s above a threshold t, i.e. the classes with s below k − t: the
     # smallest sizes first. Try D = the j smallest classes for every j.
     need_outside = k - small                          # decreasing
     inside = np.concatenate([[0], np.cumsum(small)])  # Σ s over the j smallest
     rest = np.concatenate([need_outside, [0]])        # max(k − s) over the classes left out
     return int(np.minimum.reduce(np.maximum(inside, rest)))
+
+
+def _category_bound(keys: np.ndarray, radices: Sequence[int], size: np.ndarray, k: int) -> int:
+    """``Σ s_C·d_C`` over the classes below k (see :func:`lower_bound`)."""
+    m = keys.shape[1]
+    need = np.zeros(len(size), dtype=np.int64)
+    open_ = np.flatnonzero(size < k)
+    for width in range(1, m + 1):
+        if open_.size == 0 or math.comb(m, width) > _BOUND_PATTERNS:
+            break
+        # Every open class failed every pattern narrower than this: it needs at least this many.
+        need[open_] = width
+        settled = np.zeros(len(open_), dtype=bool)
+        for hidden in itertools.combinations(range(m), width):
+            kept = [c for c in range(m) if c not in hidden]
+            if not kept:
+                settled[:] = size.sum() >= k
+                break
+            group = group_rows([keys[:, c] for c in kept], [radices[c] for c in kept], decode=False)[0]
+            settled |= np.bincount(group, weights=size)[group[open_]] >= k
+        open_ = open_[~settled]
+    return int((size * need).sum())
 
 
 # ----------------------------------------------------------------------------------------------
