@@ -181,7 +181,8 @@ def test_bad_weights_are_refused_with_nothing_written(folder):
 
 @pytest.mark.parametrize("change, words", [
     ({"models": [{"population_uniqueness": {"share": 0.1, "population_size": 200}}],
-      "algorithm": METHODS["swap"]}, ["job.yaml, line", "population size"]),
+      "algorithm": {**METHODS["swap"], "columns": ["hours"], "recode": "fulldomain"}},
+     ["job.yaml, line", "population size"]),
     ({"algorithm": {**METHODS["localsuppression"], "importance": ["education"]}}, ["line", "'education'"]),
     ({"algorithm": {"name": "pram", "columns": ["sex"], "matrix": {"sex": [[0.5, 0.4], [0.5, 0.5]]}}},
      ["line", "not stochastic"]),

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from veil.errors import ConfigError
+
 __all__ = ["check_sdc_algorithm", "survey_columns"]
 
 Parser = Any
@@ -47,6 +49,13 @@ def check_sdc_algorithm(p: Parser, name: str, options: dict, entry) -> dict:
             raise p.error(at("recode"), f"algorithm.recode fulldomain needs a hierarchy for every quasi-identifier, "
                                         f"and '{missing[0]}' has none; add it under hierarchies (a file, or a builder "
                                         "such as {flat: {}}).")
+    if p.models and options.get("recode") is None:
+        k_only = name == "localsuppression" and all(m.name == "k_anonymity" for m in p.models)
+        if not (k_only and options.get("k") is None and options.get("risk") is None):
+            node = p.models[0].origin
+            raise ConfigError(f"{node}: the models apply to a recoding first, and algorithm {name} has no recode; "
+                              "add recode: fulldomain to the algorithm, or remove the models (the method alone does "
+                              "not enforce them).")
     design = survey_columns(p)
     if name == "localsuppression":
         return _local_suppression(p, options, at)
