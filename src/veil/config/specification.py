@@ -462,11 +462,17 @@ class AnonymizationConfig:
         """The anonymizer the configuration asks for (``veil.anonymize.FullDomain`` ...).
 
         Raises:
-            ConfigError: the algorithm refuses its options.
+            ConfigError: the algorithm refuses its options, or is a method of statistical
+                disclosure control (:func:`veil.sdc.pipeline.run_sdc` runs those).
         """
         import veil.anonymize
+        from veil.config.sdc_section import SDC_ALGORITHMS
 
         spec = self.algorithm
+        if spec.name in SDC_ALGORITHMS:
+            raise ConfigError(f"{spec.origin}: algorithm {spec.name} is a method of statistical disclosure control, "
+                              "which veil anonymize runs; this needs an anonymizer (fulldomain, mondrian, mdav or "
+                              "ace).")
         cls = getattr(veil.anonymize, spec.cls)
         try:
             if spec.name == "alphabeta":
