@@ -153,3 +153,10 @@ def test_the_gate_rechecks_the_risk_models_of_a_release(project, suppressed):
     manifest = anonymize(project, suppressed, doc)
     result = publish(project, manifest, {})   # the default policy re-checks the release's own models
     assert result.exit_code == 0 and "published" in result.output, result.output
+
+
+def test_the_gate_refuses_a_seeded_perturbation(project):
+    seeded = anonymize(project, "seeded", {**BASE, "algorithm": {"name": "swap", "columns": ["income"], "p": 5,
+                                                                 "seed": 3}})
+    result = publish(project, seeded, {})
+    assert result.exit_code == 1 and "not fit for release" in result.output and "seeded (3)" in result.output

@@ -420,6 +420,10 @@ def publish(ledger, manifest, *, population: str, data=None, policy: Policy | No
             _require_private(candidate, manifest)
             recheck, problems = _recheck(candidate)
             reasons += problems
+        if candidate.kind == "perturbation" and candidate.manifest.get("fit_for_release") is not True:
+            # a seeded method (veil.sdc) is a reproducible experiment: anyone with the seed undoes it
+            why = "; ".join(candidate.manifest.get("not_fit_because") or []) or "its manifest does not say it is"
+            reasons.append(f"the perturbed table is not fit for release ({why}).")
         view = ReleaseView(f"the new release ({candidate.name!r})", candidate.kind, candidate.table,
                            candidate.manifest, candidate.hierarchies, candidate.orders)
     else:
