@@ -286,6 +286,9 @@ def test_risk_threshold_by_hand():
     assert suppressed_cells(result) == {3: ["age"], 4: ["age"], 5: ["age"], 10: ["age"], 11: ["age"]}
     assert (brute_risk(ds, result.suppressed, "any") <= 0.3).all()
     assert (result.risk, result.k, result.optimal, result.lower_bound) == (0.3, None, False, 0)
+    # Every record is below 0.4 already: nothing to suppress, which is proven minimal.
+    nothing = local_suppression(ds, risk=0.4)
+    assert (nothing.cells, nothing.optimal) == (0, True)
     # "category": (F,*) alone is still 1/3 and (M,*) 0.378; then sex goes too: (*,*) holds the
     # five records (f = 5, F̂ = 6), risk 0.18.
     result = local_suppression(ds, risk=0.3, matching="category")
@@ -365,5 +368,7 @@ def test_too_large_for_the_optimal_method():
         local_suppression(ds, k=2, method="optimal")
     with pytest.raises(ParameterError, match="unknown matching"):
         is_k_anonymous(codes_of(ds), np.zeros((300, 6), dtype=bool), 2, "star")
+    with pytest.raises(ParameterError, match="one row per record and one column per code array"):
+        is_k_anonymous(codes_of(ds), np.zeros((300, 5), dtype=bool), 2, "any")
     with pytest.raises(ParameterError, match="k must be"):
         record_suppression_cells(ds, 0)
