@@ -147,6 +147,19 @@ def test_importance_on_a_larger_table():
         assert kept.per_column()[column] < spent.per_column()[column]
 
 
+def test_the_exact_method_spares_the_important_columns():
+    # Among the minimal suppressions (10 cells here) the exact method returns one that spends the
+    # least on important columns (a second program, with the count fixed).
+    frame = pd.DataFrame([[0, 1, 0], [2, 0, 2], [2, 2, 0], [1, 1, 1], [1, 2, 1], [0, 2, 1], [2, 0, 1], [2, 0, 0]],
+                         columns=["a", "b", "c"])
+    ds = Dataset(frame, quasi_identifiers=["a", "b", "c"])
+    first = local_suppression(ds, k=2, matching="category", method="optimal", importance=["a", "b", "c"])
+    last = local_suppression(ds, k=2, matching="category", method="optimal", importance=["c", "b", "a"])
+    assert first.cells == last.cells == 10 and first.optimal and last.optimal
+    assert first.per_column()["a"] < last.per_column()["a"]
+    assert first.per_column()["c"] >= last.per_column()["c"]
+
+
 def test_record_suppression_cells_by_hand():
     assert record_suppression_cells(dataset(), 2) == 2 * 3
     assert record_suppression_cells(dataset(), 3) == 10 * 3
@@ -213,8 +226,8 @@ def test_greedy_is_k_anonymous_and_touches_only_key_cells(case, matching):
     assert result.lower_bound == lower_bound(codes_of(ds), [ds.column(c).cardinality for c in qis], k, matching)
 
 
-@settings(max_examples=30, **PROPERTY)
-@given(small_tables(max_rows=9, max_columns=3), st.sampled_from(["any", "category"]))
+@settings(max_examples=25, **PROPERTY)
+@given(small_tables(max_rows=8, max_columns=3), st.sampled_from(["any", "category"]))
 def test_optimal_lies_between_the_bound_and_the_greedy(case, matching):
     frame, k = case
     ds = Dataset(frame, quasi_identifiers=[c for c in frame.columns if c != "other"])

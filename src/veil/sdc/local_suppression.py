@@ -237,7 +237,7 @@ def local_suppression(dataset: Dataset, *, k: int | None = None, risk: float | N
     if method == "optimal":
         from veil.sdc._suppression_exact import exact_suppression
 
-        pattern, proven, solver_bound = exact_suppression(problem.values, k, matching)
+        pattern, proven, solver_bound = exact_suppression(problem.values, k, matching, rank)
         bound = max(bound, solver_bound)
         if pattern is None:  # the solver ran out of time before any solution: the heuristic's
             pattern = problem.greedy(matching, lambda f, F: f >= k, lambda f, F: f.astype(np.float64), k=k)
