@@ -1,6 +1,14 @@
 """The greedy heuristic of local suppression (see :mod:`veil.sdc.local_suppression`): the
 frequencies of a record's class under either matching, computed for many records and many
-hypothetical suppressions at once, and the rounds of suppression."""
+hypothetical suppressions at once (:class:`Problem`), the rounds of suppression
+(:func:`_greedy_any`, :func:`_greedy_category`) and, under ``"category"``, the cells given back
+afterwards (:func:`restore_category`).
+
+Every round is a handful of NumPy passes over the records at risk; groupings on a subset of the
+columns are made over the original classes' tuples (not the records) and kept per subset. The
+result is k-anonymous by construction (each function says why), not minimal: the exact method
+(:mod:`veil.sdc._suppression_exact`) and the lower bound measure how far it is.
+"""
 
 from __future__ import annotations
 
@@ -254,9 +262,8 @@ def _greedy_category(problem: Problem, pattern: np.ndarray, safe: Callable, scor
     makes it safe, else the one giving the largest class (ties: the least important). Only
     targets lose cells, and a class below the threshold is made of targets alone, so no safe
     class is broken. After at most one round per column the unsafe records are fully suppressed;
-    if their class is still too small it takes in the records, with the most cells already
-    suppressed, that safe classes can spare (whole classes, and at last the whole table, if that
-    is not enough).
+    if their class is still too small it takes in, fully suppressed too, the records safe classes
+    can spare or whole safe classes, whichever costs fewer cells (see :func:`_fill`).
     """
     full = np.int64((1 << problem.m) - 1)
     for _ in range(problem.m + 1):

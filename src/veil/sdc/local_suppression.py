@@ -110,10 +110,13 @@ def is_k_anonymous(codes: Sequence[np.ndarray], suppressed: np.ndarray, k: int, 
     is the reference the algorithms are checked against, not a fast path.
 
     Raises:
-        ParameterError: an unknown matching.
+        ParameterError: an unknown matching, or ``suppressed`` not of shape records × columns.
     """
     _check_matching(matching)
     suppressed = np.asarray(suppressed, dtype=bool)
+    lengths = {len(c) for c in codes}
+    if suppressed.ndim != 2 or suppressed.shape[1] != len(codes) or lengths - {suppressed.shape[0]}:
+        raise ParameterError("the suppressed cells must have one row per record and one column per code array.")
     values = np.stack([np.asarray(c, dtype=np.int64) for c in codes], axis=1) if len(codes) else None
     n = suppressed.shape[0]
     if n == 0:
@@ -227,12 +230,14 @@ def local_suppression(dataset: Dataset, *, k: int | None = None, risk: float | N
     if risk is not None:
         safe, score = _risk_rule(dataset, risk)
         pattern = problem.greedy(matching, safe, score, k=None)
-        return _result(columns, problem, pattern, None, risk, matching, method, False, 0)
+        # No bound is proven under a risk threshold beyond 0 (the risk of a record is not
+        # monotone in the records it is compatible with): only nothing suppressed is proven minimal.
+        return _result(columns, problem, pattern, None, risk, matching, method, not pattern.any(), 0)
     bound = lower_bound(codes, radices, k, matching)
     if method == "optimal":
         from veil.sdc._suppression_exact import exact_suppression
 
-        pattern, proven, solver_bound = exact_suppression(problem.values, k, matching)
+        pattern, proven, solver_bound = exact_suppression(problem.values, k, matching, rank)
         bound = max(bound, solver_bound)
         if pattern is None:  # the solver ran out of time before any solution: the heuristic's
             pattern = problem.greedy(matching, lambda f, F: f >= k, lambda f, F: f.astype(np.float64), k=k)
