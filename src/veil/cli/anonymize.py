@@ -139,7 +139,10 @@ def anonymize_command(
     manifest, its private file and the report appear together or not at all; no output may
     replace a file the run reads (the table, the configuration, a hierarchy file). With the Spark
     engine (--engine spark, or 'engine:' in the configuration) the release is written by Spark as
-    a new folder of Parquet (OUT ending in .parquet) or CSV part files.
+    a new folder of Parquet (OUT ending in .parquet) or CSV part files. A method of statistical
+    disclosure control (algorithm: localsuppression, pram, swap, noise or topcoding, after a
+    full-domain recoding with recode: fulldomain) writes the perturbed table, its manifest and its
+    private file the same way, with the risk before and after (local engine only).
     """
     from veil.config import load_config
     from veil.config.sdc_section import SDC_ALGORITHMS
