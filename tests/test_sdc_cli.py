@@ -154,6 +154,7 @@ def test_the_manifest_names_no_private_value(folder, method):
     doc = {**BASE, "algorithm": METHODS[method], "output": {"suppressed": "star"}}
     assert run(folder, doc).exit_code == 0
     manifest, _ = documents(folder)
+    manifest.pop("release")   # the file's size and hash, whose digits may happen to read as a value
     leaves = _leaves(manifest, set())
     original = rows(folder / "survey.csv")
     for column in ("id", "household", "region", "sex", "race", "marital-status", "education", "occupation",
