@@ -400,3 +400,4 @@ def test_conformance_suite_meets_a_generalization_that_raises_the_estimate():
 
     case = next(case for case in MODELS if case.name == "population uniqueness")
     assert check_model(case, seeds=[0]).counterexample is not None
+
