@@ -21,7 +21,7 @@ given, and the levels are the same without a threshold. An estimate that is not 
 ``NaN`` and its sample uniques fail.
 
 **Not monotonic** (``monotonic = monotonic_with_suppression = False``). Merging classes by
-generalization can raise every estimator's figure. For Zayatz's: with classes of sizes
+generalization can raise the estimate. For Zayatz's: with classes of sizes
 ``1, 2, 2`` sampled from ``N = 100`` (``n = 5``) the estimate is ``19.8/479 = 4.13 %``; merging the two
 classes of 2 into one of 4 gives ``4.42 %``, because a population class of 4 is less likely than two of 2 to
 leave exactly one record in the sample, so a sample unique looks more like a population unique.
