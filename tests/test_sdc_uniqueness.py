@@ -400,3 +400,26 @@ def test_conformance_suite_meets_a_generalization_that_raises_the_estimate():
 
     case = next(case for case in MODELS if case.name == "population uniqueness")
     assert check_model(case, seeds=[0]).counterexample is not None
+
+
+
+def test_pitman_is_the_likelihood_maximum_where_arx_stops_elsewhere():
+    # ARX 3.9.2 (--population 1368 --sizes 5,2,6,7,2,2,7,5,5,8,7,9,2,8,6,1,1,4,7,2,6,10,2):
+    # pitman = 0.0033627545194858405, at a point its Newton solver accepted. The likelihood's
+    # maximum is at α ≈ −8.09, θ ≈ 185.4, where the estimate is about 1e-8.
+    sizes = [5, 2, 6, 7, 2, 2, 7, 5, 5, 8, 7, 9, 2, 8, 6, 1, 1, 4, 7, 2, 6, 10, 2]
+    got = population_uniqueness(sizes, 1368, "pitman")
+    theta, alpha = got.parameters["theta"], got.parameters["alpha"]
+    n, u = sum(sizes), len(sizes)
+
+    def likelihood(t, a):
+        return (sum(math.log(t + i * a) for i in range(1, u)) - sum(math.log(t + i) for i in range(1, n))
+                + sum(math.log(i - a) for j in sizes for i in range(1, j)))
+
+    best = likelihood(theta, alpha)
+    for a in (-20.0, -12.0, -9.0, -7.0, -4.0, -1.0, 0.2, 0.6):
+        floor = max(-a, -(u - 1) * a)
+        fit = optimize.minimize_scalar(lambda t, a=a: -likelihood(t, a), bounds=(floor + 1e-9, 1e4), method="bounded")
+        assert -fit.fun < best
+    assert got.population_uniques == pytest.approx(1.05001e-8, rel=1e-4)
+    assert got.population_uniques < 0.0033627545194858405 / 1000

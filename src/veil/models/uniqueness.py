@@ -4,8 +4,7 @@ criterion, with the estimators of :mod:`veil.risk.uniqueness`).
 
 **A table-level criterion.** The figure belongs to the whole released table (it is estimated from
 the frequency of frequencies of all its classes), not to a class. To let an anonymization
-suppress records until it holds, the model judges classes by *suppression by size*, as ARX's
-risk-based criteria enforce themselves: let ``t(s)`` be the estimate on the table left after
+suppress records until it holds, the model judges classes by *suppression by size*: let ``t(s)`` be the estimate on the table left after
 suppressing every class of at most ``s`` records (the population size unchanged: the records
 kept are still a sample of it). The classes that fail are those of at most ``s*`` records, ``s*``
 the smallest ``s`` with ``t(s)`` within the threshold. Since every estimator gives 0 on a table
@@ -22,20 +21,26 @@ given, and the levels are the same without a threshold. An estimate that is not 
 ``NaN`` and its sample uniques fail.
 
 **Not monotonic** (``monotonic = monotonic_with_suppression = False``). Merging classes by
-generalization can raise every estimator's figure. For Zayatz's: with classes of sizes
+generalization can raise the estimate. For Zayatz's: with classes of sizes
 ``1, 2, 2`` sampled from ``N = 100`` (``n = 5``) the estimate is ``19.8/479 = 4.13 %``; merging the two
 classes of 2 into one of 4 gives ``4.42 %``, because a population class of 4 is less likely than two of 2 to
 leave exactly one record in the sample, so a sample unique looks more like a population unique.
-Dankar's rule also switches estimators as suppression changes the sampling fraction. So a
-generalization of a passing table can fail, and lattice searches evaluate the model on every node
-instead of pruning with it.
+At a threshold of 4.2 % the first table passes with nothing suppressed and the second fails with
+its unique record suppressed, so the records in failing classes can grow along a generalization
+too. Lattice searches therefore evaluate the model on every node instead of pruning with it.
 
 **With FullDomain and a suppression limit** the search accepts a node when the table as
 generalized meets the threshold, or when its sample uniques fit within the limit (they are then
 suppressed, and the node is scored with them suppressed): the release it returns meets the
 threshold on its kept records. Without suppression (limit 0) a node passes only when the table
-as generalized meets the threshold. Mondrian, MDAV and Ace split or group records without a
-whole table to estimate from and cannot honour it (``table_level = True``).
+as generalized meets the threshold.
+
+**With the other algorithms.** Mondrian, MDAV and Ace judge one partition or group at a time (a
+split, a merge, a bucket is kept when *it* passes), which a figure of the whole table cannot
+tell them: ``table_level = True`` makes them refuse the model in one sentence (the anonymizers
+call ``refuse_table_models``). Without the refusal, Mondrian's repair loop (which merges each
+failing class into an ancestor partition that passed on its own) did not end on Adult's first
+2,000 rows.
 """
 
 from __future__ import annotations

@@ -52,9 +52,15 @@ the sample's frequency of frequencies: ``c_j``, the number of sample classes of 
 * ARX's SNB multiplies by ``(1−d)^{α+2}`` in its ``c_2`` equation where the model divides by it
   (its own Jacobian divides), and its Shlosser sum subtracts 1 once per distinct class size
   instead of ``(1−q)^j c_j`` per size; veil follows the model, so its SNB figures differ.
-* ARX constrains Pitman's ``θ ≥ 0`` and runs Newton's method from one start (then random ones);
-  veil allows the model's ``θ > −α`` and takes the root of largest likelihood. On the tables of
-  the tests both find the same maximum (to ARX's solver accuracy, about 1e-5 relative).
+* ARX constrains Pitman's ``θ ≥ 0`` and runs Newton's method from one start (then random ones),
+  and reports whatever root it reaches; veil allows the model's ``θ > −α`` and reports the
+  likelihood's maximum or nothing. On Adult and the small tables of the tests both find the same
+  maximum (to ARX's solver accuracy, about 1e-5 relative); on some random tables ARX stops at a
+  point that is not the maximum (or reports one where the likelihood grows without bound towards
+  ``α → −∞``), and the figures differ.
+* The SNB's equations are solved as two nested one-dimensional problems (``β`` from the ratio of
+  the two equations at each ``α``, then ``α``); a root that double precision cannot tell from
+  ``β → 0`` counts as not available.
 * An estimate that is not available is ``NaN`` here with :attr:`UniquenessEstimate.converged`
   false (ARX reports 0, which a threshold would take for "no risk"), and an explicit estimator
   stays what it is (only Dankar's rule falls back).
@@ -330,8 +336,11 @@ def _pitman(distinct: np.ndarray, counts: np.ndarray, n: int, big_n: int) -> tup
     if best is None:
         return None
     theta, alpha = best
-    uniques = math.exp(special.gammaln(theta + 1.0) - special.gammaln(theta + alpha) + alpha * math.log(big_n))
-    if not (0.0 < uniques <= big_n and math.isfinite(uniques)):
+    log_uniques = special.gammaln(theta + 1.0) - special.gammaln(theta + alpha) + alpha * math.log(big_n)
+    if not log_uniques <= math.log(big_n):  # more uniques than records (or NaN): no estimate
+        return None
+    uniques = math.exp(log_uniques)
+    if not uniques > 0.0:
         return None
     return uniques, {"theta": float(theta), "alpha": float(alpha)}
 
@@ -369,41 +378,66 @@ def _snb(distinct: np.ndarray, counts: np.ndarray, n: int, big_n: int) -> tuple[
         return None
     q = n / big_n
     k = _population_classes(distinct, counts, q)
-    target = np.log([c1 / k, c2 / k])
+    # In b = log β: the ratio of the equations, P(f=2)/P(f=1) = c2/c1, does not hold K and is
+    # solved for b at each α; the first equation, K P(f=1) = c1, is then a function of α alone.
+    log_ratio = math.log(c2 / c1)
+    log_q = math.log(q)
 
-    def log_probabilities(x: np.ndarray) -> np.ndarray:
-        alpha = math.exp(x[0])
-        log_beta = -math.log1p(math.exp(-x[1])) if x[1] > -700 else x[1]
-        one_minus_beta = 1.0 / (1.0 + math.exp(x[1])) if x[1] < 700 else 0.0
-        d = (1.0 - q) * one_minus_beta
-        log_keep = math.log1p(-d)  # log(1 − d), where 1 − d ≥ q > 0
-        p1 = math.log(q) + alpha * (log_beta - log_keep) + math.log1p(alpha * d / (1.0 - d))
-        if one_minus_beta <= 0:
-            return np.array([p1, -np.inf])
-        p2 = (2.0 * math.log(q) + math.log(alpha) + alpha * log_beta + math.log(one_minus_beta)
-              + math.log(2.0 - (1.0 - alpha) * d) - math.log(2.0) - (alpha + 2.0) * log_keep)
-        return np.array([p1, p2])
+    def log_p1(alpha: float, b: float) -> float:
+        d = -(1.0 - q) * math.expm1(b)  # (1 − q)(1 − β)
+        return log_q + alpha * (b - math.log1p(-d)) + math.log1p(alpha * d / (1.0 - d))
 
-    def residuals(x: np.ndarray) -> np.ndarray:
-        with np.errstate(all="ignore"):
-            r = log_probabilities(x) - target
-        return np.where(np.isfinite(r), r, 1e6)
+    def ratio_gap(b: float, alpha: float) -> float:
+        x = -math.expm1(b)  # 1 − β
+        d = (1.0 - q) * x
+        return (log_q + math.log(alpha) + math.log(x) + math.log(2.0 - (1.0 - alpha) * d) - math.log(2.0)
+                - math.log1p(-d) - math.log1p(-d + alpha * d)) - log_ratio
 
-    best = None
-    for start in ((0.0, 0.0), (-2.0, -2.0), (2.0, 2.0), (-4.0, 0.0), (1.0, -4.0), (-1.0, 4.0)):
-        try:
-            fit = optimize.least_squares(residuals, np.array(start), method="lm", xtol=1e-15, ftol=1e-15,
-                                         gtol=1e-15, max_nfev=2000)
-        except (ValueError, OverflowError, ZeroDivisionError):
+    def b_of(alpha: float) -> float | None:
+        low, high = -700.0, -1e-300
+        if not (ratio_gap(low, alpha) > 0 > ratio_gap(high, alpha)):
+            return None
+        return optimize.brentq(ratio_gap, low, high, args=(alpha,), xtol=1e-300, rtol=1e-15, maxiter=500)
+
+    def first_gap(alpha: float) -> float:
+        b = b_of(alpha)
+        return math.nan if b is None else math.log(k) + log_p1(alpha, b) - math.log(c1)
+
+    def floor_gap(alpha: float) -> float:
+        # the ratio's gap as β → 0; below the α where it turns positive no β reaches c2/c1
+        return ratio_gap(-700.0, alpha)
+
+    grid = np.logspace(-8, 8, 65)
+    with np.errstate(all="ignore"):
+        values = [first_gap(a) for a in grid]
+    alpha = None
+    for i in range(len(grid) - 1):
+        left, right, low, high = grid[i], grid[i + 1], values[i], values[i + 1]
+        if math.isnan(high):
             continue
-        if np.max(np.abs(fit.fun)) < _TOLERANCE:
-            best = fit.x
+        if math.isnan(low):
+            # The α where β → 0 first reaches the ratio lies in this cell; just above it
+            # P(f=1) → 0, so the first equation's gap is negative there.
+            if not floor_gap(left) < 0 < floor_gap(right):
+                continue
+            edge = optimize.brentq(floor_gap, left, right, xtol=1e-300, rtol=1e-15, maxiter=500)
+            left = edge * (1.0 + 1e-12)
+            low = first_gap(left)
+            if math.isnan(low):
+                continue
+        if low == 0.0 or (low < 0.0) != (high < 0.0):
+            alpha = left if low == 0.0 else optimize.brentq(first_gap, left, right, xtol=1e-300, rtol=1e-15,
+                                                              maxiter=500)
             break
-    if best is None:
+    if alpha is None:
         return None
-    alpha = math.exp(best[0])
-    log_beta = -math.log1p(math.exp(-best[1]))
-    uniques = float(k * math.exp(alpha * log_beta))
-    if not (0.0 < uniques <= big_n and math.isfinite(uniques)):
+    log_beta = b_of(alpha)
+    if log_beta is None or abs(first_gap(alpha)) > 1e-8:
         return None
-    return uniques, {"classes": float(k), "alpha": alpha, "beta": math.exp(log_beta)}
+    log_uniques = math.log(k) + alpha * log_beta
+    if not log_uniques <= math.log(big_n):
+        return None
+    uniques = math.exp(log_uniques)
+    if not uniques > 0.0:
+        return None
+    return uniques, {"classes": float(k), "alpha": float(alpha), "beta": math.exp(log_beta)}
