@@ -38,7 +38,7 @@ LAYERS = {
     "classes": 4,       # equivalence classes and count matrices
     "models": 5,        # privacy models, on the classes
     "metrics": 5,       # utility metrics, on the classes
-    "risk": 5,          # re-identification risk, on the classes
+    "risk": 4.5,        # re-identification risk and population uniqueness, on the classes (risk models read them)
     "dp": 5,            # differential privacy, on the data alone
     "ldp": 5,           # local differential privacy, on random sources alone
     "audit": 5,         # query auditing, on the data alone

@@ -84,7 +84,7 @@ def test_strata_and_approx_method(survey: Path):
                                "--json").stdout)
     # only k4 (f = 4) differs: p/(f − q) = 0.5/3.5 instead of 5/6 − ln 2, for its 4 records
     assert approx["sample_risk"]["expected_reidentifications"] == pytest.approx(EXPECTED - 4 * R4 + 4 * 0.5 / 3.5)
-    assert exact["sample_risk"]["strata"] == []
+    assert exact["sample_risk"]["strata"] == [] and approx["sample_risk"]["method"] == "approx"
     stratified = json.loads(invoke("check", str(survey), "--qi", "sex,age", "--weight", "w", "--strata", "hid",
                                    "--json").stdout)
     assert stratified["sample_risk"]["strata"] == ["hid"]
@@ -125,3 +125,29 @@ def test_bad_weights_exit_2(tmp_path: Path, weights):
     result = invoke("check", str(path), "--qi", "sex,age", "--weight", "w")
     assert result.exit_code == 2, result.output
     assert "the weight column 'w' must hold" in result.output
+
+
+def test_population_uniqueness_figures(survey: Path):
+    result = invoke("check", str(survey), "--qi", "sex,age", "--population-size", "1000", "--json")
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.stdout)["population_uniqueness"]
+    # one sample unique (row 0) of 12 records
+    assert figures["sample_uniques"] == pytest.approx(1 / 12)
+    assert figures["population_size"] == 1000 and figures["estimator"] == "dankar"
+    assert 0 <= figures["population_uniques"] <= 1
+    # an estimate whose equation has no root is null in the JSON and said in the table
+    pitman = invoke("check", str(survey), "--qi", "sex,age", "--population-size", "100", "--estimator", "pitman",
+                    "--json")
+    assert json.loads(pitman.stdout)["population_uniqueness"]["population_uniques"] is None
+    shown = invoke("check", str(survey), "--qi", "sex,age", "--population-size", "100", "--estimator", "pitman")
+    assert "not available" in shown.stdout
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--population-size", "5"], "must be at least the sample's 12 records"),
+    (["--population-size", "100", "--estimator", "chen"], "estimator must be one of"),
+])
+def test_bad_population_size_exits_2(survey: Path, args, message):
+    result = invoke("check", str(survey), "--qi", "sex,age", *args)
+    assert result.exit_code == 2, result.output
+    assert message in result.output and "Traceback" not in result.output

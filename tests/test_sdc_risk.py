@@ -219,43 +219,54 @@ def test_bad_model_parameters(make):
         make()
 
 
-def _survey(n: int, seed: int) -> Dataset:
+def _survey(n: int, seed: int, **roles) -> Dataset:
     rng = np.random.default_rng(seed)
     frame = pd.DataFrame({
         "age": rng.integers(18, 90, n),
         "zip": rng.choice(["1301", "1302", "1303", "1304", "1401", "1402"], n),
         "w": rng.uniform(1, 40, n).round(1),
         "hid": rng.integers(0, n // 2, n),
+        "region": rng.choice(["north", "south", "east"], n),
     })
     ages = [str(a) for a in range(18, 90)]
     age = Hierarchy([[a, f"{int(a) // 10 * 10}s", "*"] for a in ages])
     zips = Hierarchy([[z, z[:3] + "*", "*"] for z in ["1301", "1302", "1303", "1304", "1401", "1402"]])
     return Dataset(frame, quasi_identifiers=["age", "zip"], hierarchies={"age": age, "zip": zips}, weight="w",
-                   household="hid")
+                   household="hid", **roles)
 
 
-@pytest.mark.parametrize("model", [AverageRisk(0.05), RecordsAtRisk(0.1, 0.05), AverageRisk(0.15, household=True)])
-@pytest.mark.parametrize("limit", [0.0, 0.1])
-def test_fulldomain_finds_a_release_that_passes_when_checked_again(model, limit):
+@pytest.mark.parametrize("model,limit,suppresses", [
+    (AverageRisk(0.03), 0.0, False), (AverageRisk(0.03), 0.1, True),
+    (RecordsAtRisk(0.1, 0.05), 0.0, False), (RecordsAtRisk(0.1, 0.05), 0.1, True),
+    (AverageRisk(0.1, household=True), 0.0, False), (AverageRisk(0.1, household=True), 0.1, True),
+])
+def test_fulldomain_finds_a_release_that_passes_when_checked_again(model, limit, suppresses):
     dataset = _survey(400, 3)
     anonymizer = FullDomain([model], suppression_limit=limit).fit(dataset)
+    suppressed = anonymizer.result_.suppressed_records
+    assert suppressed <= math.floor(limit * 400 + 1e-9)
+    assert (suppressed > 0) == suppresses  # with the limit, a finer node with some records suppressed wins
     release = anonymizer.transform(dataset, rng=0)
+    # the released records, measured again (the suppressed ones removed), pass the model
+    assert all(row["passed"] for row in release.model_levels())
     classes = EquivalenceClasses.from_dataset(dataset, anonymizer.result_.levels)
     failing = model.failing(classes)
-    assert int(classes.sizes[failing].sum()) <= math.floor(limit * 400 + 1e-9)
+    assert int(classes.sizes[failing].sum()) == suppressed
     assert model.evaluate(classes.subset(~failing)).passed
-    assert release is not None
 
 
-def test_rolled_up_frequencies_equal_those_read_from_the_rows():
-    dataset = _survey(300, 5)
+@pytest.mark.parametrize("strata", [None, "region"])
+def test_rolled_up_frequencies_equal_those_read_from_the_rows(strata):
+    dataset = _survey(300, 5, strata=strata)
     bottom = EquivalenceClasses.from_dataset(dataset)
-    rolled = bottom.roll_up((1, 1))
-    direct = EquivalenceClasses.from_dataset(dataset, (1, 1))
-    a, b = key_frequencies(rolled), key_frequencies(direct)
-    assert np.array_equal(a.sample, b.sample)
-    assert np.allclose(a.population, b.population)
-    assert np.array_equal(a.group, b.group)
+    for levels in [(1, 0), (1, 1), (2, 2)]:
+        rolled = bottom.roll_up(levels)
+        direct = EquivalenceClasses.from_dataset(dataset, levels)
+        a, b = key_frequencies(rolled), key_frequencies(direct)
+        assert np.array_equal(a.sample, b.sample) and np.array_equal(a.group, b.group)
+        assert np.allclose(a.population, b.population)
+        assert np.array_equal(a.group_class, b.group_class)
+        assert np.allclose(sample_risk(rolled).record, sample_risk(direct).record)
 
 
 @pytest.mark.parametrize("build", [
@@ -267,3 +278,18 @@ def test_anonymizers_judging_one_group_at_a_time_refuse_table_models(build):
     with pytest.raises(ParameterError) as info:
         build(AverageRisk(0.1))
     assert "condition on the whole table" in str(info.value) and str(info.value).count(". ") == 0
+
+
+def test_a_missing_household_id_is_a_household_of_its_own():
+    frame = TABLE.copy()
+    frame.loc[[0, 1], "hid"] = None  # rows 0 (k1) and 1 (k2) have no household ID
+    risk = sample_risk(EquivalenceClasses.from_dataset(Dataset(frame, quasi_identifiers=["sex", "age"], weight="w",
+                                                               household="hid")))
+    assert risk.household[0] == pytest.approx(R1) and risk.household[1] == pytest.approx(R2)
+    assert risk.household[2] == pytest.approx(R2)  # h2 keeps row 2 alone
+    assert risk.household[3] == pytest.approx(R3)  # h1 keeps row 3 alone
+
+
+def test_a_fractional_sample_frequency_is_refused():
+    with pytest.raises(ParameterError, match="whole number"):
+        benedetti_franconi(np.array([1.5]), np.array([3.0]))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from itertools import combinations
+from unittest import mock
 
 import numpy as np
 import pandas as pd
@@ -11,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import veil.risk.suda as suda_module
 from veil import ColumnError, Dataset, ParameterError
-from veil.risk import SudaScores, minimal_sample_uniques, suda, suda2
-from veil.risk.suda import msu_weights
+from veil.risk.suda import SudaScores, minimal_sample_uniques, msu_weights, suda, suda2
 
 # Twelve records, four key columns (ATT = 4). Pairs: rows 0-1, 2-3, 6-7; uniques on all four
 # columns: rows 4, 5, 8, 9, 10, 11.
@@ -146,9 +147,9 @@ def test_max_size_limits_the_search_by_hand():
     # and 10 (MSUs of size 3 only) have none, and row 11 loses {sex, age, region}.
     result = suda2(codes_of(TABLE), max_size=2, names=KEYS)
     np.testing.assert_array_equal(result.msu_counts, HAND_COUNTS[:, :2])
-    # Weights ∏_{i=k}^{1} (4 - i): k = 1 gives 3, k = 2 the empty product 1.
-    np.testing.assert_array_equal(msu_weights(4, 2), [3, 1])
-    np.testing.assert_array_equal(result.score, [0, 0, 0, 0, 0, 1, 0, 0, 2, 3, 0, 3])
+    # The weights stay (4 - k)!: 6 for size 1, 2 for size 2 (row 8: 2 + 2; row 11: 6 without the 1).
+    np.testing.assert_array_equal(msu_weights(4, 2), [6, 2])
+    np.testing.assert_array_equal(result.score, [0, 0, 0, 0, 0, 2, 0, 0, 4, 6, 0, 6])
     assert as_lists(minimal_sample_uniques(codes_of(TABLE), 2)) == {
         subset: rows for subset, rows in HAND_MSUS.items() if len(subset) <= 2}
 
@@ -183,9 +184,12 @@ def test_msus_equal_brute_force(data):
     counts = None
     if data.draw(st.booleans(), label="counts"):
         counts = np.array(data.draw(st.lists(st.integers(1, 3), min_size=n, max_size=n)), dtype=np.int64)
+    # Sets of tuples kept as indices as soon as they are not all (1), past 1 in 32, or never.
+    sparse = data.draw(st.sampled_from([1, 32, 10**9]), label="sparse")
     expected = brute_force(codes, max_size, counts)
-    assert as_lists(minimal_sample_uniques(codes, max_size, counts=counts)) == expected
-    result = suda2(codes, max_size, counts=counts)
+    with mock.patch.object(suda_module, "_SPARSE", sparse):
+        assert as_lists(minimal_sample_uniques(codes, max_size, counts=counts)) == expected
+        result = suda2(codes, max_size, counts=counts)
     per_row = np.zeros((n, max_size), dtype=np.int64)
     for subset, rows in expected.items():
         per_row[rows, len(subset) - 1] += 1
@@ -257,3 +261,44 @@ def test_suda_on_a_dataset_checks_its_columns():
     with pytest.raises(ParameterError, match="twice"):
         suda(dataset, ["sex", "sex"])
     assert suda(dataset, ["region"]).msu_counts[:, 0].tolist() == [0] * 9 + [1, 0, 0]
+
+
+def test_wide_key_spaces_against_brute_force():
+    # Codes up to 60,000 in five columns of 4,000 rows are used as they are (below 16 per row),
+    # so the key spaces are too wide for direct addressing and, on four or five columns, for one
+    # int64: the hashed and the compacted groupings are the ones at work.
+    rng = np.random.default_rng(7)
+    n = 4000
+    codes = []
+    for _ in range(5):
+        column = rng.integers(0, 3, n)
+        rare = rng.random(n) < 0.01
+        column[rare] = rng.integers(3, 60_000, int(rare.sum()))
+        column[rng.integers(n)] = 59_999
+        codes.append(column)
+    assert 60_000**4 > 2**62
+    expected = brute_force(codes, 5)
+    assert as_lists(minimal_sample_uniques(codes)) == expected
+    assert sum(len(rows) for rows in expected.values()) > 50
+
+
+def test_many_columns_keep_the_scores_finite():
+    # 60 columns: weights up to 59! ≈ 1.4e80 and Q = 1 + (8 - 60)/20 = -1.6, so s^Q underflows
+    # in plain floats; rows 0 and 1 are a pair, so U/DIS - U > 0.
+    rng = np.random.default_rng(3)
+    codes = [rng.integers(0, 3, 30) for _ in range(60)]
+    for column in codes:
+        column[1] = column[0]
+    result = suda2(codes, max_size=2)
+    scored = result.score > 0
+    assert scored.sum() == 28 and np.all(np.isfinite(result.score))
+    assert np.all(np.isfinite(result.dis_score)) and np.all(result.dis_score[scored] > 0)
+    assert np.all(result.dis_score <= 1) and not result.dis_score[~scored].any()
+    with pytest.raises(ParameterError, match="170"):
+        suda2([np.arange(3)] * 171, max_size=1)
+
+
+def test_a_prefix_key_too_wide_for_one_more_column_is_compacted():
+    # A prefix key space of 2^41 extended by a column of 2^30 codes would pass 2^62.
+    key, span = suda_module._extend((np.array([0, 5, 5, 2**40]), 2**41), np.array([1, 2, 2, 3]), 2**30)
+    assert span == 3 and key[1] == key[2] and len({key[0], key[1], key[3]}) == 3

@@ -124,6 +124,7 @@ class CheckReport:
         rate, and the same for the household risk when there is a household column."""
         risk, dataset = self.sample, self.classes.dataset
         out = {"weight": dataset.weight, "strata": list(dataset.strata), "household": dataset.household,
+               "method": risk.method,
                "individual_risk_max": risk.max, "individual_risk_mean": risk.rate,
                "records_at_risk": risk.share_above(self.risk.threshold),
                "expected_reidentifications": risk.expected_reidentifications, "global_risk_rate": risk.rate}
@@ -137,11 +138,20 @@ class CheckReport:
 
 
 def uniqueness_summary(estimate) -> dict:
-    """A population uniqueness estimate's figures (JSON-ready)."""
+    """A population uniqueness estimate's figures (JSON-ready; ``None`` for a figure that is not
+    available)."""
     from dataclasses import asdict
 
-    return {key: (value.item() if isinstance(value, np.generic) else value)
-            for key, value in asdict(estimate).items() if not isinstance(value, np.ndarray)}
+    def plain(value):
+        if isinstance(value, dict):
+            return {str(k): plain(v) for k, v in value.items()}
+        if isinstance(value, np.generic):
+            value = value.item()
+        if isinstance(value, float) and not math.isfinite(value):
+            return None  # not available (the estimator's equation has no root)
+        return value
+
+    return {key: plain(value) for key, value in asdict(estimate).items() if not isinstance(value, np.ndarray)}
 
 
 def suda_summary(scores) -> dict:

@@ -7,6 +7,7 @@ met, 2 on bad input.
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, List, Optional
@@ -106,8 +107,11 @@ def render_sample(report: CheckReport, console: Console) -> None:
         console.print(st)
     if report.uniqueness is not None:
         estimate = report.uniqueness
-        console.print(f"Population uniqueness ({estimate.estimator}, population of {estimate.population_size:,}): "
-                      f"{estimate.population_uniques:.4%} of the population estimated unique; "
+        chosen = f"{estimate.estimator}, {estimate.chosen}" if estimate.chosen != estimate.estimator else estimate.estimator
+        share = estimate.population_uniques
+        figure = (f"{share:.4%} of the population estimated unique" if math.isfinite(share) else
+                  "the estimate is not available (its equation has no root for this sample)")
+        console.print(f"Population uniqueness ({chosen}; population of {estimate.population_size:,}): {figure}; "
                       f"{estimate.sample_uniques:.4%} of the records are unique in the sample.", markup=False)
     if report.suda is not None:
         figures = suda_summary(report.suda)

@@ -77,7 +77,7 @@ def benedetti_franconi(sample: np.ndarray, population: np.ndarray, method: str =
     if f.shape != big.shape:
         raise ParameterError(f"give one population estimate per group: {len(f)} sample frequencies but "
                              f"{len(big)} population estimates.")
-    if len(f) and not (np.all(f >= 1) and np.all(np.isfinite(f))):
+    if len(f) and not (np.all(np.isfinite(f)) and np.all(f >= 1) and np.all(f == np.floor(f))):
         raise ParameterError("every sample frequency must be a whole number of at least 1.")
     if len(f) and not np.all(np.isfinite(big) & (big > 0)):
         raise ParameterError("every population estimate must be a positive finite number.")
@@ -166,6 +166,7 @@ class SampleRisk:
         group: ``float64`` per key group: its individual risk.
         records: records per row (a table summarized by its distinct rows), or ``None`` when
             every row is one record.
+        method: ``"exact"`` or ``"approx"``, as :func:`benedetti_franconi`.
     """
 
     record: np.ndarray
@@ -175,6 +176,7 @@ class SampleRisk:
     frequencies: KeyFrequencies | None = None
     group: np.ndarray | None = None
     records: np.ndarray | None = None
+    method: str = "exact"
 
     @property
     def released(self) -> int:
@@ -250,9 +252,22 @@ def sample_risk(classes: EquivalenceClasses, method: str = "exact") -> SampleRis
     records = None if dataset.row_weights is None else np.asarray(dataset.row_weights, dtype=np.float64)
     household = None
     if dataset.household is not None:
-        household = household_risk(record, dataset.column(dataset.household).codes, records)
+        household = household_risk(record, household_codes(dataset.column(dataset.household)), records)
     return SampleRisk(record, household, expected, expected / released if released else 0.0, frequencies,
-                      group_risk, records)
+                      group_risk, records, method)
+
+
+def household_codes(column) -> np.ndarray:
+    """Each row's household (``int64`` codes of an encoded column); a row whose household ID is
+    missing is a household of its own, not one with every other such row."""
+    codes = np.asarray(column.codes, dtype=np.int64)
+    if column.missing_code is None:
+        return codes
+    alone = np.flatnonzero(codes == column.missing_code)
+    if len(alone):
+        codes = codes.copy()
+        codes[alone] = column.cardinality + np.arange(len(alone))
+    return codes
 
 
 def household_risk(record: np.ndarray, household: np.ndarray, records: np.ndarray | None = None) -> np.ndarray:
@@ -261,7 +276,7 @@ def household_risk(record: np.ndarray, household: np.ndarray, records: np.ndarra
 
     Args:
         record: individual risk per row (NaN for a suppressed row).
-        household: household code per row (``0 .. households-1``).
+        household: household code per row (non-negative integers).
         records: records per row (each counts that many times), or ``None``.
     """
     household = np.asarray(household, dtype=np.int64)

@@ -23,12 +23,11 @@ level (sizes 1, 2, ...) with NumPy rather than with SUDA2's recursion over value
 Records are first collapsed to their distinct value tuples, with the number of records each
 stands for: only a tuple held by one record can be unique anywhere.
 
-**Scores.** With ``ATT`` key columns and MSUs searched up to size ``M`` (``max_size``), an MSU
-of size ``k`` adds ``∏_{i=k}^{M-1} (ATT - i)`` to its record's SUDA score (Elliot, Manning, Mayes,
-Gurd and Bane 2005, "SUDA: a program for detecting special uniques"; the product is empty, so 1,
-for ``k = M``). With ``M = ATT`` (the default) this is ``(ATT - k)!``, the weight sdcMicro's
-``suda2`` gives with ``original_scores = TRUE``; a smaller ``M`` scales every score by the same
-constant ``1/(ATT - M)!``, so it changes neither the ranking nor the DIS-SUDA score.
+**Scores.** With ``ATT`` key columns, an MSU of size ``k`` adds ``(ATT - k)!`` to its record's
+SUDA score (Elliot, Manning, Mayes, Gurd and Bane 2005, "SUDA: a program for detecting special
+uniques"), the weight sdcMicro's ``suda2`` gives with ``original_scores = TRUE``: the fewer values
+single a record out, the more it weighs. Searching up to a smaller ``max_size`` leaves out the
+larger MSUs and their terms, so each score is the part of the full score their sizes give.
 
 **DIS-SUDA** (Skinner and Elliot 2002, "A measure of disclosure risk for microdata", JRSS B 64(4);
 as sdcMicro's ``suda2`` computes it): with ``π`` the sampling fraction (``dis``, sdcMicro's
@@ -37,7 +36,9 @@ of records in a pair (a tuple held by exactly two records), the file-level proba
 unique match is correct is ``DIS = Uπ / (Uπ + P(1 - π))``. It is shared out over the records in
 proportion to ``score^Q`` with ``Q = 1 + (8 - ATT)/20``: a record with score ``s > 0`` gets
 ``1 / (1 + (U/DIS - U) / (s^Q · Σ_j s_j^(-Q)))``, the sum over the records with a positive score;
-a record without an MSU gets 0.
+a record without an MSU gets 0. (``U`` here is every record unique on all the key columns;
+sdcMicro's C++ counts a unique only when no other record falls in its 16-bit hash bucket, so on
+tables of more than a few thousand distinct records its ``U``, and its DIS-SUDA, come out lower.)
 
 **Missing values** are one category of their own (veil's single missing-value policy): two
 records both missing a value agree on it, and a record can be unique through a missing value.
@@ -49,7 +50,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from math import prod
+from math import factorial, prod
 
 import numpy as np
 
@@ -57,11 +58,17 @@ from veil.classes import group_rows
 from veil.data.dataset import Dataset
 from veil.data.encoding import factorize
 from veil.errors import ParameterError
+from veil.parallel import map_threads
 
 _KEY_LIMIT = 1 << 62
+# The most key columns whose SUDA scores (below e · columns!) are finite floats.
+_MAX_COLUMNS = 170
 # Key spaces up to this many keys per row (plus a constant) are counted by direct addressing.
 _DIRECT_FACTOR = 16
 _DIRECT_SPAN = 4096
+# A set of tuples is kept as indices (8 bytes each) rather than a mask (1 byte per tuple) when it
+# holds fewer than one tuple in this many.
+_SPARSE = 32
 
 
 @dataclass(frozen=True)
@@ -102,9 +109,9 @@ class SudaScores:
 
 
 def msu_weights(n_columns: int, max_size: int) -> np.ndarray:
-    """``float64 [max_size]``: what one MSU of size ``k`` (entry ``k - 1``) adds to a SUDA score,
-    ``∏_{i=k}^{max_size-1} (n_columns - i)`` (Elliot et al. 2005; see the module's docstring)."""
-    return np.array([float(prod(n_columns - i for i in range(k, max_size))) for k in range(1, max_size + 1)])
+    """``float64 [max_size]``: what one MSU of size ``k`` (entry ``k - 1``) adds to a SUDA score
+    among ``n_columns`` key columns, ``(n_columns - k)!`` (Elliot et al. 2005; sdcMicro)."""
+    return np.array([float(factorial(n_columns - k)) for k in range(1, max_size + 1)])
 
 
 def suda2(codes: Sequence[np.ndarray], max_size: int | None = None, dis: float = 0.1,
@@ -130,7 +137,7 @@ def suda2(codes: Sequence[np.ndarray], max_size: int | None = None, dis: float =
     """
     columns, names, max_size, mult_rows = _check(codes, max_size, names, counts)
     dis = _check_dis(dis)
-    n, width = len(columns[0]) if columns else 0, len(columns)
+    n, width = len(columns[0]), len(columns)
     tuples, group, mult = _distinct_tuples(columns, mult_rows)
     per_tuple = np.zeros((len(mult), max_size), dtype=np.int64)
 
@@ -216,6 +223,9 @@ def _check(codes, max_size, names, counts):
         if not (np.issubdtype(column.dtype, np.integer) or np.issubdtype(column.dtype, np.bool_)):
             raise ParameterError(f"key columns must hold integer codes; column {j} holds {column.dtype}.")
     width = len(columns)
+    if width > _MAX_COLUMNS:
+        raise ParameterError(f"SUDA scores take at most {_MAX_COLUMNS} key columns (a score must fit in a float), "
+                             f"not {width}.")
     if max_size is None:
         max_size = width
     if isinstance(max_size, bool) or not isinstance(max_size, (int, np.integer)) or not 1 <= max_size <= width:
@@ -271,90 +281,174 @@ def _distinct_tuples(columns: list[np.ndarray], mult_rows: np.ndarray | None):
     return tuples, group, mult
 
 
-def _group_sizes(columns: list[np.ndarray], radices: list[int],
-                 weights: np.ndarray) -> tuple[np.ndarray, Callable[[np.ndarray], np.ndarray]]:
-    """For rows grouped on ``columns``: each row's group size (the sum of ``weights`` over its
-    group), and a function that tells, for per-row booleans, whether the row's group holds one
-    that is set. Grouping is direct addressing on the mixed-radix key when the key space is
-    small, hashing otherwise."""
+def _keys(columns: list[np.ndarray], radices: list[int]) -> tuple[np.ndarray, int]:
+    """``(key, span)``: each row's group as an integer below ``span``, equal exactly for rows that
+    agree on every column. Direct mixed-radix numbers while the key space is small, hashed ids
+    otherwise (a wider key space is compacted as it grows)."""
     n = len(columns[0])
     span = prod(max(int(r), 1) for r in radices)
-    if span < _KEY_LIMIT:
-        key = np.zeros(n, dtype=np.int64)
-        for codes, radix in zip(columns, radices):
-            key *= max(int(radix), 1)
-            key += codes
-        if span > _DIRECT_FACTOR * n + _DIRECT_SPAN:
-            key, distinct = factorize(key)
-            span = len(distinct)
-    else:
+    if span >= _KEY_LIMIT:
         key, _ = group_rows(columns, radices, decode=False)
-        span = int(key.max()) + 1 if n else 0
-    size = np.bincount(key, weights=weights, minlength=span)[key]
+        return key, (int(key.max()) + 1 if n else 1)
+    key = np.zeros(n, dtype=np.int64)
+    for codes, radix in zip(columns, radices):
+        key *= max(int(radix), 1)
+        key += codes
+    if span > _DIRECT_FACTOR * n + _DIRECT_SPAN:
+        key, distinct = factorize(key)
+        span = len(distinct)
+    return key, span
 
-    def any_in_group(marks: np.ndarray) -> np.ndarray:
-        return np.bincount(key, weights=marks, minlength=span)[key] > 0
 
-    return size, any_in_group
+def _extend(base: tuple[np.ndarray, int] | None, codes: np.ndarray, radix: int) -> tuple[np.ndarray, int]:
+    """:func:`_keys` of the columns ``base`` groups on plus one more column."""
+    if base is None:
+        return _keys([codes], [radix])
+    key, span = base
+    radix = max(int(radix), 1)
+    if span * radix >= _KEY_LIMIT:
+        return _keys([key, codes], [span, radix])
+    key = key * radix
+    key += codes
+    span *= radix
+    if span > _DIRECT_FACTOR * len(key) + _DIRECT_SPAN:
+        key, distinct = factorize(key)
+        span = len(distinct)
+    return key, span
+
+
+class _Search:
+    """The level-by-level search of :func:`_search`, one column set at a time.
+
+    ``alive[S]`` holds the tuples a superset of ``S`` still needs: those in a group on ``S`` of
+    two records or more that holds a candidate (a tuple of one record, non-unique on every subset
+    of ``S``); ``None`` when there are none. A set ``S'`` is grouped on the tuples alive for all
+    its one-smaller subsets: that holds every candidate for ``S'`` and every tuple that shares its
+    values on ``S'`` with one (such a tuple shares them on each subset too), so the group sizes
+    of the candidates are their sizes in the whole table. A set of tuples is kept as a boolean
+    mask while it is large, as sorted indices once it is small (a level may have many sets).
+    """
+
+    def __init__(self, tuples: list[tuple[np.ndarray, int]], mult: np.ndarray):
+        self.columns = [c for c, _ in tuples]
+        self.radices = [r for _, r in tuples]
+        self.m = len(mult)
+        self.single = mult == 1
+        self.weights = mult.astype(np.float64)
+        self.alive: dict[tuple[int, ...], np.ndarray | None] = {(): np.ones(self.m, dtype=bool)}
+
+    def _kept(self, rows: np.ndarray) -> np.ndarray:
+        """The tuples ``rows`` (sorted indices) as they are kept: indices when few, else a mask."""
+        if _SPARSE * len(rows) < self.m:
+            return rows
+        mask = np.zeros(self.m, dtype=bool)
+        mask[rows] = True
+        return mask
+
+    def _members(self, subset: tuple[int, ...]) -> tuple[np.ndarray | None, np.ndarray | None] | None:
+        """``(mask, rows)``: the tuples alive for every one-smaller subset of ``subset``, as a
+        mask (or ``None`` when some parent is held as indices) and as sorted indices; ``None``
+        when there are none."""
+        parents = []
+        for drop in range(len(subset)):
+            parent = self.alive.get(subset[:drop] + subset[drop + 1:])
+            if parent is None:
+                return None
+            parents.append(parent)
+        masks = [p for p in parents if p.dtype == bool]
+        listed = sorted((p for p in parents if p.dtype != bool), key=len)
+        if not listed:
+            mask = masks[0]
+            for other in masks[1:]:
+                mask = mask & other
+            return mask, np.flatnonzero(mask)
+        rows = listed[0]
+        for other in listed[1:]:
+            at = np.minimum(np.searchsorted(other, rows), len(other) - 1)
+            rows = rows[other[at] == rows]
+        for mask in masks:
+            rows = rows[mask[rows]]
+        return None, rows
+
+    def family(self, prefix: tuple[int, ...], last: bool) -> list[tuple[np.ndarray | None, np.ndarray | None]]:
+        """:meth:`evaluate` for ``prefix`` extended by each column after its last, in order. The
+        prefix's key over every tuple is computed once, when a set first needs it."""
+        start = prefix[-1] + 1 if prefix else 0
+        cached: list[tuple[np.ndarray, int]] = []
+
+        def prefix_key() -> tuple[np.ndarray, int] | None:
+            if not prefix:
+                return None
+            if not cached:
+                cached.append(_keys([self.columns[j] for j in prefix], [self.radices[j] for j in prefix]))
+            return cached[0]
+
+        return [self.evaluate(prefix + (j,), last, prefix_key) for j in range(start, len(self.columns))]
+
+    def evaluate(self, subset: tuple[int, ...], last: bool,
+                 prefix_key: Callable[[], tuple[np.ndarray, int] | None] = lambda: None,
+                 ) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """``(unique, alive)`` for ``subset``: the candidates unique on it (tuple indices, or
+        ``None``), and the tuples its supersets need (``None`` for none, or when ``last``).
+        ``prefix_key`` gives the key of ``subset`` without its last column over every tuple."""
+        members = self._members(subset)
+        if members is None:
+            return None, None
+        mask, rows = members
+        if mask is not None and 3 * len(rows) >= self.m:
+            # Most tuples take part: group them all, the others weighing nothing (they share no
+            # group with a candidate, so the candidates' group sizes are unchanged).
+            candidates = self.single & mask
+            if not candidates.any():
+                return None, None
+            key, span = _extend(prefix_key(), self.columns[subset[-1]], self.radices[subset[-1]])
+            weights = np.where(mask, self.weights, 0.0)
+            rows = None
+        else:
+            candidates = self.single[rows]
+            if not candidates.any():
+                return None, None
+            key, span = _keys([self.columns[j][rows] for j in subset], [self.radices[j] for j in subset])
+            weights = self.weights[rows]
+        size = np.bincount(key, weights=weights, minlength=span)[key]
+        unique = candidates & (size == 1)
+        where = np.flatnonzero(unique)
+        found = (where if rows is None else rows[where]) if len(where) else None
+        if last:
+            return found, None
+        # A group stays when it holds a candidate that is not unique (its size is then 2 or more).
+        held = np.zeros(span, dtype=bool)
+        held[key[candidates & ~unique]] = True
+        keep = held[key]
+        if rows is None:
+            keep &= mask
+            kept = np.flatnonzero(keep)
+            return found, (None if len(kept) == 0 else kept if _SPARSE * len(kept) < self.m else keep)
+        return found, (self._kept(rows[keep]) if keep.any() else None)
 
 
 def _search(tuples: list[tuple[np.ndarray, int]], mult: np.ndarray, max_size: int,
             found: Callable[[int, tuple[int, ...], np.ndarray], None]) -> None:
     """Call ``found(size, subset, unique_tuples)`` for every column set up to ``max_size`` that is
-    an MSU of some tuple held by one record, with those tuples (indices into ``mult``).
-
-    ``alive[S]`` (a boolean mask over tuples, or ``None`` for none) holds the tuples a superset of
-    ``S`` still needs: those in a group on ``S`` of two records or more that holds a candidate
-    (a tuple of one record, non-unique on every subset of ``S``). A set ``S'`` is grouped on the
-    tuples alive for all its one-smaller subsets: that holds every candidate for ``S'`` and every
-    tuple that shares its values on ``S'`` with one (such a tuple shares them on each subset
-    too), so the group sizes of the candidates are their sizes in the whole table.
-    """
-    m = len(mult)
+    an MSU of some tuple held by one record, with those tuples (indices into ``mult``), in order
+    of size, then of columns. The sets of one size are independent and go to threads."""
+    if len(mult) == 0 or not np.any(mult == 1):
+        return
+    search = _Search(tuples, mult)
     width = len(tuples)
-    if m == 0:
-        return
-    single = mult == 1
-    if not single.any():
-        return
-    weights = mult.astype(np.float64)
-    everyone = np.ones(m, dtype=bool)
-    alive: dict[tuple[int, ...], np.ndarray | None] = {(): everyone}
     for size in range(1, max_size + 1):
-        following: dict[tuple[int, ...], np.ndarray | None] = {}
-        for subset in combinations(range(width), size):
-            mask = None
-            for drop in range(size):
-                parent = alive.get(subset[:drop] + subset[drop + 1:])
-                if parent is None:
-                    mask = None
-                    break
-                mask = parent if mask is None else mask & parent
-            if mask is None:
-                following[subset] = None
-                continue
-            rows = None if mask is everyone else np.flatnonzero(mask)
-            candidates = single if rows is None else single[rows]
-            if not candidates.any():
-                following[subset] = None
-                continue
-            cols = [tuples[j][0] if rows is None else tuples[j][0][rows] for j in subset]
-            group_size, any_in_group = _group_sizes(cols, [tuples[j][1] for j in subset],
-                                                    weights if rows is None else weights[rows])
-            unique = group_size == 1
-            if unique.any():
-                where = np.flatnonzero(unique)
-                found(size, subset, where if rows is None else rows[where])
-            if size == max_size:
-                continue
-            keep = any_in_group(candidates & ~unique)
-            if keep.any():
-                survivors = np.zeros(m, dtype=bool)
-                survivors[np.flatnonzero(keep) if rows is None else rows[keep]] = True
-                following[subset] = survivors
-            else:
-                following[subset] = None
-        alive = following
+        # The sets of this size, by their first size - 1 columns (which share one prefix key).
+        prefixes = [prefix for prefix in combinations(range(width), size - 1) if not prefix or prefix[-1] < width - 1]
+        last = size == max_size
+        families = map_threads(lambda prefix, last=last: search.family(prefix, last), prefixes)
+        subsets = [prefix + (j,) for prefix in prefixes for j in range(prefix[-1] + 1 if prefix else 0, width)]
+        results = [result for family in families for result in family]
+        search.alive = {subset: alive for subset, (_, alive) in zip(subsets, results)}
+        for subset, (unique, _) in zip(subsets, results):
+            if unique is not None:
+                found(size, subset, unique)
+        if not any(alive is not None for alive in search.alive.values()):
+            return
 
 
 def _dis_scores(score: np.ndarray, uniques: int, paired: int, dis: float, width: int) -> tuple[np.ndarray, float]:
@@ -366,10 +460,17 @@ def _dis_scores(score: np.ndarray, uniques: int, paired: int, dis: float, width:
     out = np.zeros_like(score)
     if not scored.any():
         return out, probability
-    q = 1.0 + (8.0 - width) / 20.0
-    powered = score[scored] ** q
-    adjust = np.sum(1.0 / powered)
     # U/DIS - U = U(1 - DIS)/DIS = P(1 - π)/π: written this way it is exact when P = 0.
     excess = paired * (1.0 - dis) / dis
-    out[scored] = 1.0 / (1.0 + excess / (powered * adjust))
+    if excess == 0:
+        out[scored] = 1.0
+        return out, probability
+    # s^Q · Σ_j s_j^-Q in logarithms (Q is negative beyond 28 columns, and the powers of large
+    # scores leave the floats): log s^Q + log Σ_j exp(-Q log s_j).
+    q = 1.0 + (8.0 - width) / 20.0
+    logs = np.log(score[scored])
+    terms = -q * logs
+    top = terms.max()
+    spread = q * logs + top + np.log(np.sum(np.exp(terms - top)))
+    out[scored] = 1.0 / (1.0 + np.exp(np.log(excess) - spread))
     return out, probability

@@ -74,7 +74,6 @@ import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import optimize, special
 
 from veil.errors import ParameterError
 
@@ -257,8 +256,10 @@ def _log_one_drawn(sizes: np.ndarray, n: int, big_n: int) -> np.ndarray:
 
 def _pitman(distinct: np.ndarray, counts: np.ndarray, n: int, big_n: int) -> tuple[float, dict] | None:
     """The estimated number of population uniques under Pitman's sampling formula at the
-    likelihood's maximum, with ``θ`` and ``α``, or ``None`` when it has none inside the parameter space (or the
-    estimate falls outside ``(0, N]``)."""
+    likelihood's maximum, with ``θ`` and ``α``, or ``None`` when it has none inside the
+    parameter space (or the estimate falls outside ``(0, N]``)."""
+    from scipy import optimize, special  # only here: importing veil stays light
+
     u = float(counts.sum())
     if u < 2 or u >= n:
         return None  # one class, or every record unique: no finite maximum
@@ -358,8 +359,10 @@ def _population_classes(distinct: np.ndarray, counts: np.ndarray, q: float) -> f
 
 def _snb(distinct: np.ndarray, counts: np.ndarray, n: int, big_n: int) -> tuple[float, dict] | None:
     """The estimated number of population uniques under the shifted negative binomial, with
-    ``K``, ``α`` and ``β``, or
-    ``None`` when its equations have no root with ``α > 0``, ``0 < β < 1``."""
+    ``K``, ``α`` and ``β``, or ``None`` when its equations have no root with ``α > 0``,
+    ``0 < β < 1``."""
+    from scipy import optimize  # only here: importing veil stays light
+
     c1 = counts[0] if distinct[0] == 1 else 0.0
     c2 = float(counts[distinct == 2].sum())
     if c1 <= 0 or c2 <= 0:
