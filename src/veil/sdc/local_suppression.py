@@ -49,8 +49,9 @@ from veil.errors import ColumnError, ParameterError
 from veil.sdc._suppression_greedy import Problem, popcount, restore_category
 
 MATCHINGS = ("any", "category")
-# Patterns of one size the lower bound tries at most (C(m, size)).
-_BOUND_PATTERNS = 5000
+# Patterns the lower bound tries at most, all sizes together (it stops before a size that would
+# pass this; what it has proven so far stands).
+_BOUND_PATTERNS = 1000
 METHODS = ("greedy", "optimal")
 # Suppression patterns are bit masks over the quasi-identifiers, one int64 per record.
 _MAX_COLUMNS = 62
@@ -259,8 +260,8 @@ def lower_bound(codes: Sequence[np.ndarray], radices: Sequence[int], k: int, mat
       same pattern that agree with it outside P, so that class holds at most N_P(C), the records
       of the table agreeing with C outside P. A record of C therefore loses at least
       ``d_C = min{|P| : N_P(C) ≥ k}`` cells (at least 1, as N_∅(C) = s_C < k), and the bound is
-      ``Σ s_C·d_C``. (Patterns are tried by size while there are at most 5,000 of a size; past
-      that, a class not yet settled counts the size reached, still a lower bound.)
+      ``Σ s_C·d_C``. (Patterns are tried by size, 1,000 at most in all; past that, a class not yet
+      settled counts the size reached, still a lower bound.)
     * ``"any"``: if a record of class C keeps all its cells, the records compatible with it are
       C's records and records with a suppressed cell outside C, so at least ``k − s_C`` records
       outside C lose a cell; otherwise all ``s_C`` records of C lose one. With D the classes of
@@ -289,8 +290,10 @@ def _category_bound(keys: np.ndarray, radices: Sequence[int], size: np.ndarray, 
     m = keys.shape[1]
     need = np.zeros(len(size), dtype=np.int64)
     open_ = np.flatnonzero(size < k)
+    tried = 0
     for width in range(1, m + 1):
-        if open_.size == 0 or math.comb(m, width) > _BOUND_PATTERNS:
+        tried += math.comb(m, width)
+        if open_.size == 0 or tried > _BOUND_PATTERNS:
             break
         # Every open class failed every pattern narrower than this: it needs at least this many.
         need[open_] = width
