@@ -38,13 +38,14 @@ LAYERS = {
     "classes": 4,       # equivalence classes and count matrices
     "models": 5,        # privacy models, on the classes
     "metrics": 5,       # utility metrics, on the classes
-    "risk": 5,          # re-identification risk, on the classes
+    "risk": 4.5,        # re-identification risk and population uniqueness, on the classes (risk models read them)
     "dp": 5,            # differential privacy, on the data alone
     "ldp": 5,           # local differential privacy, on random sources alone
     "audit": 5,         # query auditing, on the data alone
     "check": 6,         # every model and the risk of a table
     "veil": 7,          # the package itself: the core's public names and __version__
     "anonymize": 8,     # the algorithms, their releases (which record veil's version)
+    "sdc": 8.5,         # statistical disclosure control: perturbation methods, on data, classes, risk, dp's samplers
     "attacks": 9,       # attacks on releases
     "config": 9,        # configuration files, which build anonymizers
     "marginals": 9,     # anonymized marginals, whose base table is a full-domain release

@@ -59,7 +59,14 @@ JSON_ONLY_EXAMPLES = {
 
 # Options whose valid values depend on another option (the αβ algorithm's d must be below its γ; join's
 # manifest must describe its earlier release).
-RELATED_EXAMPLES = {("alphabeta", "d"): 0.01, ("join", "manifest"): "earlier.json"}
+RELATED_EXAMPLES = {("alphabeta", "d"): 0.01, ("join", "manifest"): "earlier.json",
+                    # the methods of statistical disclosure control: a numeric column that recode fulldomain
+                    # leaves alone, a matrix over zip's two codes, groups of another column than PRAM's
+                    ("swap", "columns"): ["when"], ("noise", "columns"): ["when"],
+                    ("topcoding", "columns"): {"when": {"top": 2024, "bottom": None, "replacement": 2024}},
+                    ("pram", "matrix"): {"zip": [[0.9, 0.1], [0.1, 0.9]]}, ("pram", "by"): ["sex"]}
+# Options another option excludes: local suppression takes k or risk; PRAM's groups go with alpha.
+EXCLUDED_BY = {("localsuppression", "risk"): "k", ("pram", "by"): "matrix"}
 EARLIER = "zip,disease\n13053,flu\n13068,cancer\n13068,flu\n13053,cold\n"
 
 
@@ -201,6 +208,11 @@ def test_the_schema_knows_every_key_the_parser_accepts(folder):
         for group in groups:
             for chosen in group or [None]:
                 given = {k: v for k, v in options.items() if k == chosen or k not in group}
+                given = {k: v for k, v in given.items() if EXCLUDED_BY.get((name, k)) not in given}
+                documents.append({**base, "algorithm": {"name": name, **given}})
+        for (owner, key), other in EXCLUDED_BY.items():
+            if owner == name and other not in {k for group in algorithm.exactly_one for k in group}:
+                given = {k: v for k, v in options.items() if k != other and k != "matching"}
                 documents.append({**base, "algorithm": {"name": name, **given}})
     for name, metric in METRICS.items():
         documents.append({**BASE, "metric": {"name": name, **examples_of(name, metric.options)}})
@@ -210,6 +222,8 @@ def test_the_schema_knows_every_key_the_parser_accepts(folder):
     documents += [{**BASE, "hierarchies": {**BASE["hierarchies"], "age": {kind: examples_of(kind, builder.options)}}}
                   for kind, builder in BUILDERS.items()]
     documents.append({**BASE, "policy": POLICY})
+    documents.append({**BASE, "columns": {**BASE["columns"], "identifying": [], "weight": "id",
+                                          "strata": ["name"], "household": "when"}})
     documents += [
         {**BASE, "marginals": {
             "privacy": [{name: examples_of(name, model.options)} for name, model in MARGINAL_MODELS.items()],
@@ -246,6 +260,7 @@ SYNTH_SECTIONS = [
 # Every key of the policy's tables: each check's thresholds, each composition rule with its option.
 POLICY = {
     "recheck": False,
+    "risk": {"max_individual": 0.2, "max_share": 0.05, "max_rate": 0.01, "household": False},
     "composition": {name: {key: option.default for key, option in options.items()} for name, options in CHECKS.items()},
     "populations": {
         "patients": {"key": "id", "budget": {"epsilon": 1.0, "delta": 1e-6}, "composition": "advanced",

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
+import numpy as np
 
 from veil.classes import STAR, EquivalenceClasses
 from veil.data.dataset import Dataset
@@ -31,6 +32,7 @@ from veil.models import (AlphaKAnonymity, BetaLikeness, DeltaDisclosure, DeltaPr
                          EntropyLDiversity, JoinKAnonymity, KAnonymity, KMap, ModelResult, PrivacyModel,
                          RecursiveCLDiversity, TCloseness)
 from veil.risk import ReidentificationRisk, reidentification_risk
+from veil.risk.individual import SampleRisk, sample_risk
 
 # The keys of the JSON summary, in the order they are printed.
 SUMMARY_KEYS = ("k", "alpha", "l_distinct", "l_entropy", "c_l_recursive", "t_equal", "t_ordered",
@@ -51,6 +53,13 @@ class CheckReport:
         notes: remarks about the data worth a reader's attention (one sentence each).
         suppressed: rows taken as the release's suppressed records (all ``*``), exempt from the
             models and the risk.
+        sample: the Benedetti–Franconi risk of the sample (:mod:`veil.risk.individual`), measured
+            when the dataset has a weight, strata or household column or it was asked for;
+            else ``None``.
+        uniqueness: the estimated population uniqueness (:mod:`veil.risk.uniqueness`), when a
+            population size was given; else ``None``.
+        suda: the SUDA2 scores (:mod:`veil.risk.suda`), when a largest MSU size was given; else
+            ``None``.
     """
 
     rows: int
@@ -60,6 +69,9 @@ class CheckReport:
     c: float
     notes: list[str] = field(default_factory=list)
     suppressed: int = 0
+    sample: SampleRisk | None = None
+    uniqueness: object | None = None
+    suda: object | None = None
 
     @property
     def passed(self) -> bool | None:
@@ -97,8 +109,61 @@ class CheckReport:
                    if r is not None and (name in r.by_sensitive or r.sensitive == name)}
             for name in self.classes.dataset.sensitive
         }
+        if self.sample is not None:
+            out["sample_risk"] = self.sample_summary()
+        if self.uniqueness is not None:
+            out["population_uniqueness"] = uniqueness_summary(self.uniqueness)
+        if self.suda is not None:
+            out["suda"] = suda_summary(self.suda)
         out["notes"] = list(self.notes)
         return out
+
+    def sample_summary(self) -> dict:
+        """The sample risk's figures (JSON-ready): the individual risk's highest and mean value,
+        the share of records above the risk threshold, the expected re-identifications and their
+        rate, and the same for the household risk when there is a household column."""
+        risk, dataset = self.sample, self.classes.dataset
+        out = {"weight": dataset.weight, "strata": list(dataset.strata), "household": dataset.household,
+               "method": risk.method,
+               "individual_risk_max": risk.max, "individual_risk_mean": risk.rate,
+               "records_at_risk": risk.share_above(self.risk.threshold),
+               "expected_reidentifications": risk.expected_reidentifications, "global_risk_rate": risk.rate}
+        if risk.household is not None:
+            values = risk.household[~np.isnan(risk.household)]
+            out.update(household_risk_max=float(values.max()) if len(values) else 0.0,
+                       household_risk_mean=risk.household_rate,
+                       household_records_at_risk=risk.share_above(self.risk.threshold, household=True),
+                       household_expected_reidentifications=risk.household_expected)
+        return out
+
+
+def uniqueness_summary(estimate) -> dict:
+    """A population uniqueness estimate's figures (JSON-ready; ``None`` for a figure that is not
+    available)."""
+    from dataclasses import asdict
+
+    def plain(value):
+        if isinstance(value, dict):
+            return {str(k): plain(v) for k, v in value.items()}
+        if isinstance(value, np.generic):
+            value = value.item()
+        if isinstance(value, float) and not math.isfinite(value):
+            return None  # not available (the estimator's equation has no root)
+        return value
+
+    return {key: plain(value) for key, value in asdict(estimate).items() if not isinstance(value, np.ndarray)}
+
+
+def suda_summary(scores) -> dict:
+    """SUDA2's figures (JSON-ready): the largest MSU size, the DIS fraction, the records with an
+    MSU, and the highest and mean SUDA and DIS-SUDA scores."""
+    return {"columns": list(scores.columns), "max_size": int(scores.max_size), "dis": float(scores.dis),
+            "records_with_msu": scores.records_with_msu,
+            "msus": {str(size + 1): int(count) for size, count in enumerate(scores.msu_counts.sum(axis=0))},
+            "score_max": float(scores.score.max()) if len(scores.score) else 0.0,
+            "score_mean": float(scores.score.mean()) if len(scores.score) else 0.0,
+            "dis_score_max": float(scores.dis_score.max()) if len(scores.dis_score) else 0.0,
+            "dis_score_mean": float(scores.dis_score.mean()) if len(scores.dis_score) else 0.0}
 
 
 def _number(value: float) -> float | int | str:
@@ -113,7 +178,9 @@ def check(dataset: Dataset, *, c: float = 2.0, k: int | None = None, alpha: floa
           delta_presence: tuple[float, float] | None = None, k_map: int | None = None,
           classes: EquivalenceClasses | None = None, reference: Mapping[str, Mapping[str, int]] | None = None,
           manifest: Mapping | str | os.PathLike | None = None, join: JoinKAnonymity | None = None,
-          hierarchies: Mapping | None = None) -> CheckReport:
+          hierarchies: Mapping | None = None, sample: bool | None = None, risk_method: str = "exact",
+          population_size: int | None = None, estimator: str = "dankar", suda_size: int | None = None,
+          dis: float = 0.1) -> CheckReport:
     """Measure every privacy model on a dataset and check the thresholds that are given.
 
     The models are k-anonymity, (α,k)-anonymity, distinct, entropy and recursive (c,ℓ)-diversity,
@@ -161,9 +228,23 @@ def check(dataset: Dataset, *, c: float = 2.0, k: int | None = None, alpha: floa
             :class:`~veil.data.hierarchy.Hierarchy` or an ARX file), through which the population
             is generalized; by default the file or builder the manifest's configuration names, else
             the private file's.
+        sample: measure the Benedetti–Franconi risk of the sample (individual, global, and
+            household risk with a household column; :func:`veil.risk.individual.sample_risk`).
+            Default: when the dataset has a weight, strata or household column. Records at risk
+            are those above ``risk_threshold``.
+        risk_method: ``"exact"`` or ``"approx"`` (sdcMicro's default), for the sample risk.
+        population_size: estimate the share of population uniques of a population of this many
+            records (:func:`veil.risk.uniqueness.population_uniqueness`, with ``estimator``).
+        estimator: ``"dankar"``, ``"pitman"``, ``"zayatz"`` or ``"snb"``.
+        suda_size: score the records with SUDA2, minimal sample uniques up to this size
+            (:func:`veil.risk.suda.suda2`, with the DIS fraction ``dis``), on the quasi-identifiers
+            as the classes publish them.
+        dis: the sampling fraction of DIS-SUDA.
 
     Raises:
-        ParameterError: a threshold or ``c`` out of range; a presence threshold without a population.
+        ParameterError: a threshold or ``c`` out of range; a presence threshold without a population;
+            a population size below the table's records, an unknown estimator or risk method, a
+            bad SUDA size or DIS fraction.
         DataError: the population does not contain the table's classes, or cannot be generalized
             as the release (the manifest names no levels, or a hierarchy is missing or does not
             cover it); the manifest cannot be read; a value of a sensitive column is missing from
@@ -228,7 +309,32 @@ def check(dataset: Dataset, *, c: float = 2.0, k: int | None = None, alpha: floa
                          "anonymize does.")
     if not dataset.sensitive:
         notes.append("no sensitive column was given, so only k-anonymity and the risk were measured.")
-    return CheckReport(dataset.num_rows, classes, results, risk, float(c), notes, suppressed)
+    if sample is None:
+        sample = dataset.weight is not None or bool(dataset.strata) or dataset.household is not None
+    measured = sample_risk(classes, risk_method) if sample else None
+    uniqueness = None
+    if population_size is not None:
+        from veil.risk.uniqueness import population_uniqueness
+
+        uniqueness = population_uniqueness(classes.sizes, population_size, estimator)
+    scores = _suda(classes, suda_size, dis) if suda_size is not None else None
+    return CheckReport(dataset.num_rows, classes, results, risk, float(c), notes, suppressed, measured, uniqueness,
+                       scores)
+
+
+def _suda(classes: EquivalenceClasses, max_size: int, dis: float):
+    """SUDA2 on the released records, their quasi-identifiers as the classes publish them."""
+    from veil.risk.suda import suda2
+
+    dataset = classes.dataset
+    rows = classes.row_class
+    released = np.flatnonzero(rows >= 0) if len(rows) and rows.min() < 0 else None
+    columns = [classes.keys[:, j][rows if released is None else rows[released]]
+               for j in range(len(dataset.quasi_identifiers))]
+    counts = dataset.row_weights
+    if counts is not None and released is not None:
+        counts = counts[released]
+    return suda2(columns, max_size, dis, list(dataset.quasi_identifiers), counts=counts)
 
 
 def _published_population(population: Dataset, manifest: Mapping, columns, hierarchies: Mapping | None) -> Dataset:

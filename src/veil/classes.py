@@ -271,6 +271,10 @@ class EquivalenceClasses:
         # A rolled-up node keeps only the classes that were read from the rows and finds its rows
         # through them when asked: a lattice search rolls up many more nodes than it releases.
         self._root = root
+        # Per class (and stratum) of these classes, as read from the rows: the records and the
+        # sum of their sampling weights, which veil.risk.frequencies keeps here so that every
+        # node rolled up from these classes maps them instead of reading the rows again.
+        self.key_sums = None
 
     @property
     def keys(self) -> np.ndarray:
@@ -283,6 +287,12 @@ class EquivalenceClasses:
                 rest, keys[:, j] = np.divmod(rest, radices[j])
             self._keys = keys
         return self._keys
+
+    @property
+    def source(self) -> "EquivalenceClasses":
+        """The classes read from the rows that these were rolled up from (these classes
+        themselves when they were read from the rows)."""
+        return self if self._root is None else self._root
 
     @property
     def row_class(self) -> np.ndarray:

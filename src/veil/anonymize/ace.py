@@ -80,6 +80,7 @@ from veil.data.dataset import Dataset
 from veil.errors import ColumnError, ParameterError
 from veil.models.base import PrivacyModel
 from veil.models.diversity import DistinctLDiversity, EntropyLDiversity
+from veil.models.risk import refuse_table_models
 
 # Entries of the manifest's recoding that count what Assign and the splits did on the input, beyond
 # what the published table shows: kept in the private file (veil.manifests).
@@ -126,6 +127,7 @@ class Ace(Anonymizer):
                  sensitive: str | None = None, categorical: str | Mapping[str, str] = "hierarchy", metric="loss",
                  suppression_limit: float = 0.0, rng: np.random.Generator | int | None = None):
         models = list(models or [])
+        refuse_table_models(models, "Ace")
         diversity = [m for m in models if isinstance(m, (DistinctLDiversity, EntropyLDiversity))
                      and m.threshold is not None]
         if l is None:

@@ -139,14 +139,29 @@ def anonymize_command(
     manifest, its private file and the report appear together or not at all; no output may
     replace a file the run reads (the table, the configuration, a hierarchy file). With the Spark
     engine (--engine spark, or 'engine:' in the configuration) the release is written by Spark as
-    a new folder of Parquet (OUT ending in .parquet) or CSV part files.
+    a new folder of Parquet (OUT ending in .parquet) or CSV part files. A method of statistical
+    disclosure control (algorithm: localsuppression, pram, swap, noise or topcoding, after a
+    full-domain recoding with recode: fulldomain) writes the perturbed table, its manifest and its
+    private file the same way, with the risk before and after (local engine only).
     """
     from veil.config import load_config
+    from veil.config.sdc_section import SDC_ALGORITHMS
     from veil.engines import make_engine
     from veil.manifests import private_path, put_private
     from veil.output.writer import OutputSet
 
     cfg = load_config(config, data=data)
+    if cfg.algorithm.name in SDC_ALGORITHMS:
+        # statistical disclosure control: a perturbed release (veil.sdc), on the local engine
+        if keep_order:
+            cfg = dataclasses.replace(cfg, output=dataclasses.replace(cfg.output, shuffle=False))
+        if spreadsheet_guard:
+            cfg = dataclasses.replace(cfg, output=dataclasses.replace(cfg.output, spreadsheet_guard=True))
+        if (engine or cfg.engine.name) == "spark" or master is not None:
+            raise ParameterError(f"the {cfg.algorithm.name} algorithm runs on the local engine only; set engine to "
+                                 "local and leave --master out.")
+        publish_perturbed(cfg, config, out, manifest, report, as_json)
+        return
     if keep_order and cfg.algorithm.name == "alphabeta":
         raise ParameterError("--keep-order applies to generalized or partitioned releases; an αβ view is published "
                              "sorted by tuple, so leave --keep-order out.")
@@ -182,6 +197,8 @@ def anonymize_command(
                         + ([report] if report else []), reads=files_read(cfg, config), folders=[out] if spark else ())
     with stage(f"loading {cfg.data.name}"):
         ds = cfg.dataset(engine=reader) if spark else cfg.dataset()
+        if not spark:
+            cfg.check_against(ds)   # a population size below the sample, at its model's line
     if cfg.algorithm.name == "alphabeta":
         from veil.cli.alphabeta import publish_view
 
@@ -224,6 +241,81 @@ def anonymize_command(
             console.print(f"note: {note}", markup=False)
         console.print(wrote([p for p in (out, manifest, secret, report) if p is not None]), soft_wrap=True,
                       markup=False)
+
+
+def publish_perturbed(cfg: AnonymizationConfig, config: Path, out: Path, manifest: Path | None,
+                      report: Path | None, as_json: bool) -> None:
+    """Run a method of statistical disclosure control (:func:`veil.sdc.pipeline.run_sdc`) and write
+    its release, manifest, private file and report as one set; print what it did."""
+    from veil.manifests import private_path
+    from veil.output.writer import OutputSet
+    from veil.sdc.pipeline import run_sdc
+
+    secret = private_path(manifest) if manifest else None
+    outputs = OutputSet([out] + ([manifest, secret] if manifest else []) + ([report] if report else []),
+                        reads=files_read(cfg, config))
+    with stage(f"loading {cfg.data.name}"):
+        ds = cfg.dataset()
+        cfg.check_against(ds)
+    with stage(f"{cfg.algorithm.name}"):
+        release = run_sdc(cfg, ds)
+    if report is not None:
+        from veil.report.sdc import render_sdc_html, sdc_report
+
+        with stage("writing the report"):
+            report_text = render_sdc_html(sdc_report(release))
+    with stage(f"writing {out}"), outputs:
+        if report is not None:
+            outputs.put(report, report_text)
+        manifest_text = release.put(outputs, out, manifest, secret, extra={"config": cfg.to_dict()})
+        outputs.commit()
+    if as_json:
+        sys.stdout.write(manifest_text)
+        return
+    console = terminal()
+    render_perturbed(release, console)
+    console.print(wrote([p for p in (out, manifest, secret, report) if p is not None]), soft_wrap=True,
+                  markup=False)
+
+
+def render_perturbed(release, console: Console) -> None:
+    """Print what a method of statistical disclosure control did: the method and its parameters,
+    the columns perturbed, the cells suppressed, the risk before and after, and whether the release
+    is fit for release (what its curator sees)."""
+    sdc = release.manifest["sdc"]
+    console.print(f"[bold]{release.method}[/]: {release.dataset.num_rows:,} records → {release.num_rows:,} released; "
+                  f"perturbed: {', '.join(sdc['perturbed']) or 'nothing'}", soft_wrap=True)
+    if release.recoding is not None and release.recoding.get("node"):
+        levels = ", ".join(f"{q} {lv}" for q, lv in release.recoding["node"].items())
+        console.print(f"recoded first (fulldomain): levels {levels}; {release.suppressed_records:,} records "
+                      "suppressed")
+    if "suppressed_cells" in sdc:
+        cells = ", ".join(f"{c} {n:,}" for c, n in sdc["suppressed_cells"].items())
+        utility = release.utility
+        compare = (f" (suppressing whole records would blank {utility['record_suppression_cells']:,})"
+                   if "record_suppression_cells" in utility else "")
+        proof = "proven minimal" if utility.get("optimal") else "greedy, not proven minimal"
+        console.print(f"suppressed cells: {utility.get('cells', 0):,}{compare}, {proof}; per column: {cells or 'none'}",
+                      soft_wrap=True)
+    table = RichTable(title="Re-identification risk (Benedetti–Franconi)", title_justify="left")
+    for head in ("", "before", "after"):
+        table.add_column(head, justify="right" if head else "left")
+    before, after = release.risk_before, release.risk_after
+    rows = [("smallest key frequency (k)", "k", "{:,}"), ("sample uniques", "sample_uniques", "{:,}"),
+            ("expected re-identifications", "expected_reidentifications", "{:.4g}"), ("rate", "rate", "{:.4%}"),
+            ("largest individual risk", "max", "{:.4g}")]
+    for label, key, form in rows:
+        table.add_row(label, form.format(before[key]), form.format(after[key]))
+    for threshold in before["above"]:
+        table.add_row(f"records above {threshold}", f"{before['above'][threshold]:.2%}",
+                      f"{after['above'][threshold]:.2%}")
+    console.print(table)
+    if release.fit_for_release:
+        console.print("fit for release: every draw came from the secure source")
+    else:
+        console.print(f"[yellow]not fit for release[/]: {'; '.join(release.not_fit_because)}", soft_wrap=True)
+    for warning in release.warnings:
+        console.print(f"[yellow]warning[/]: {warning}", soft_wrap=True)
 
 
 @fails_cleanly

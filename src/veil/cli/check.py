@@ -7,6 +7,7 @@ met, 2 on bad input.
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, List, Optional
@@ -79,8 +80,45 @@ def render(report: CheckReport, console: Console) -> None:
     console.print(rt)
     if risk.records_below_k is not None:
         console.print(f"{risk.records_below_k:,} records are in classes smaller than k = {risk.k}.")
+    render_sample(report, console)
     for note in report.notes:
         console.print(f"note: {note}", markup=False)
+
+
+def render_sample(report: CheckReport, console: Console) -> None:
+    """Print the sample risk, the population uniqueness and the SUDA2 figures that were measured."""
+    from rich.table import Table as RichTable
+
+    from veil.check import suda_summary
+
+    if report.sample is not None:
+        figures = report.sample_summary()
+        threshold = report.risk.threshold
+        st = RichTable(title=f"Sample risk (Benedetti–Franconi; records at risk: risk > {threshold:g})",
+                       title_justify="left")
+        for head in ("risk", "highest", "average", "records at risk", "expected re-identifications"):
+            st.add_column(head, justify="left" if head == "risk" else "right")
+        st.add_row("individual", f"{figures['individual_risk_max']:.4g}", f"{figures['individual_risk_mean']:.4g}",
+                   f"{figures['records_at_risk']:.2%}", f"{figures['expected_reidentifications']:.4g}")
+        if "household_risk_max" in figures:
+            st.add_row("household", f"{figures['household_risk_max']:.4g}", f"{figures['household_risk_mean']:.4g}",
+                       f"{figures['household_records_at_risk']:.2%}",
+                       f"{figures['household_expected_reidentifications']:.4g}")
+        console.print(st)
+    if report.uniqueness is not None:
+        estimate = report.uniqueness
+        chosen = f"{estimate.estimator}, {estimate.chosen}" if estimate.chosen != estimate.estimator else estimate.estimator
+        share = estimate.population_uniques
+        figure = (f"{share:.4%} of the population estimated unique" if math.isfinite(share) else
+                  "the estimate is not available (its equation has no root for this sample)")
+        console.print(f"Population uniqueness ({chosen}; population of {estimate.population_size:,}): {figure}; "
+                      f"{estimate.sample_uniques:.4%} of the records are unique in the sample.", markup=False)
+    if report.suda is not None:
+        figures = suda_summary(report.suda)
+        console.print(f"SUDA2 (MSUs up to size {figures['max_size']}, DIS fraction {figures['dis']:g}): "
+                      f"{figures['records_with_msu']:,} records have a minimal sample unique; highest SUDA score "
+                      f"{figures['score_max']:.4g}, highest DIS-SUDA score {figures['dis_score_max']:.4g}.",
+                      markup=False)
 
 
 @fails_cleanly
@@ -122,6 +160,24 @@ def check_command(
                                 "k-anonymity of this table as a second release given it, at --k and --l."),
     earlier_manifest: Optional[Path] = typer.Option(
         None, "--earlier-manifest", help="The earlier release's manifest, when --earlier is its table."),
+    weight: Optional[str] = typer.Option(
+        None, "--weight", help="Sampling weight column: the table is a sample; measure its Benedetti–Franconi "
+                               "individual and global risk."),
+    strata: Optional[str] = typer.Option(
+        None, "--strata", help="Strata columns, comma-separated: population frequencies are estimated within each."),
+    household: Optional[str] = typer.Option(
+        None, "--household", help="Household ID column: the household risk too (a household is at risk when any "
+                                  "member is)."),
+    risk_method: Optional[str] = typer.Option(
+        None, "--risk-method", help="exact (default) or approx (sdcMicro's default) individual risk."),
+    population_size: Optional[int] = typer.Option(
+        None, "--population-size", help="Estimate the share of population uniques for a population of N records."),
+    estimator: Optional[str] = typer.Option(
+        None, "--estimator", help="Population uniqueness estimator: dankar (default), pitman, zayatz or snb."),
+    suda_size: Optional[int] = typer.Option(
+        None, "--suda", help="SUDA2: minimal sample uniques up to this size, with SUDA and DIS-SUDA scores."),
+    dis: Optional[float] = typer.Option(None, "--dis", help="Sampling fraction for DIS-SUDA (default 0.1; with "
+                                                            "--suda)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
     engine: str = ENGINE,
     master: Optional[str] = MASTER,
@@ -134,6 +190,10 @@ def check_command(
 
     With --manifest, the quasi-identifiers and sensitive columns are those the manifest names,
     unless --qi and --sensitive are given.
+
+    With --weight, --strata or --household the table is taken as a survey sample and its
+    Benedetti–Franconi risk is shown (records at risk: above --risk-threshold); with
+    --population-size, the estimated population uniqueness; with --suda, SUDA2's scores.
     """
     from veil.check import check
     from veil.data.dataset import Dataset
@@ -149,6 +209,19 @@ def check_command(
         raise ParameterError("--earlier-manifest describes the table given with --earlier; give --earlier too, or "
                              "leave --earlier-manifest out.")
     hierarchies = parse_pairs(hierarchy, "--hierarchy")
+    survey = {"weight": weight, "strata": split_names(strata) if strata else None, "household": household}
+    surveyed = any(survey.values())
+    if risk_method is not None and not surveyed:
+        raise ParameterError("--risk-method chooses how the sample risk is measured; give --weight, --strata or "
+                             "--household too.")
+    if estimator is not None and population_size is None:
+        raise ParameterError("--estimator chooses how population uniqueness is estimated; give --population-size "
+                             "too.")
+    if dis is not None and suda_size is None:
+        raise ParameterError("--dis is the sampling fraction of DIS-SUDA; give --suda too.")
+    if surveyed and engine != "local":
+        raise ParameterError("sampling weights, strata and households are read by the local engine; leave --engine "
+                             "out.")
     doc = load_manifest(manifest, release=data) if manifest else None
     quasi, sensitive_columns = roles_of(qi, sensitive, doc)
     # A released table publishes its quasi-identifiers generalized: their hierarchies generalize the
@@ -171,16 +244,19 @@ def check_command(
                                  "--engine out.")
         source = unguard_table(read_table(data, delimiter).data)
     with stage(f"loading {data.name}"):
-        ds = reader.dataset(source, quasi_identifiers=quasi, sensitive=sensitive_columns,
-                            identifying=split_names(identifying),
-                            hierarchies={c: h for c, h in hierarchies.items() if c not in given},
-                            orders=parse_orders(order), delimiter=delimiter)
+        roles = {"quasi_identifiers": quasi, "sensitive": sensitive_columns,
+                 "identifying": split_names(identifying),
+                 "hierarchies": {c: h for c, h in hierarchies.items() if c not in given},
+                 "orders": parse_orders(order), "delimiter": delimiter}
+        ds = Dataset(source, **roles, **survey) if surveyed else reader.dataset(source, **roles)
         pop = Dataset(population, quasi_identifiers=ds.quasi_identifiers, delimiter=delimiter) if population else None
     with stage("measuring the models and the risk"):
         report = check(ds, c=c, k=k, alpha=alpha, l=l, t=t, delta=delta, beta=beta,
                        risk_threshold=risk_threshold, population=pop,
                        delta_presence=parse_bounds(delta_presence), k_map=k_map, manifest=doc, hierarchies=given,
-                       join=JoinKAnonymity(earlier, k, l, manifest=earlier_manifest) if earlier else None)
+                       join=JoinKAnonymity(earlier, k, l, manifest=earlier_manifest) if earlier else None,
+                       risk_method=risk_method or "exact", population_size=population_size,
+                       estimator=estimator or "dankar", suda_size=suda_size, dis=0.1 if dis is None else dis)
     report.notes.extend(ds.stray_text_notes())
     emit(report, as_json)
     if report.passed is False:

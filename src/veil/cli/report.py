@@ -70,6 +70,17 @@ def report_command(
     reads = [manifest, private or private_path(manifest), release, original, targets, *earlier,
              *(p.table for p in previous), *files_named(hierarchy, "--hierarchy")]
     check_targets([target], reads=reads)
+    if doc.get("kind") == "perturbation":   # statistical disclosure control (veil.sdc): its own report
+        from veil.data.io import read_table
+        from veil.report.sdc import render_sdc_html, sdc_report_from_manifest
+
+        with stage("reading the release"):
+            table = read_table(release, (doc.get("input") or {}).get("delimiter")).data
+            html = render_sdc_html(sdc_report_from_manifest(doc, table))
+        with stage(f"writing {target}"):
+            write_file(target, html, reads=reads)
+        terminal().print(f"wrote {target}", soft_wrap=True)
+        return
     roles = doc["roles"]
     with stage("reading the release and attacking it"):
         base = None

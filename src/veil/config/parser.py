@@ -14,6 +14,7 @@ the tables of :mod:`veil.config.schema`; what it becomes is an
       quasi_identifiers: [sex, age, race]
       sensitive: [occupation]  # optional
       identifying: [name]      # optional; dropped from the release
+      weight: w                # optional survey design: weight, strata: [region], household: hid
     hierarchies:               # one per quasi-identifier for full-domain; optional for sensitive columns
       age: {file: adult_hierarchy_age.csv}      # ARX hierarchy file (a bare path works too)
       zip: {masking: {char: "*"}}               # builders: intervals {widths, start, top},
@@ -29,7 +30,9 @@ the tables of :mod:`veil.config.schema`; what it becomes is an
     suppression_limit: 0.02    # share of records that may be removed, 0 <= s < 1 (default 0)
     metric: loss               # or {name: classification, label: salary-class}
     algorithm: fulldomain      # or {name: fulldomain, search: optimal|heuristic, time_limit: 10},
-                               # {name: mondrian, …}, {name: mdav, k: 5}, {name: ace, l: 5}
+                               # {name: mondrian, …}, {name: mdav, k: 5}, {name: ace, l: 5}; statistical
+                               # disclosure control: {name: localsuppression, k: 5}, {name: pram, columns:
+                               # [race], alpha: 0.2}, swap, noise, topcoding (each with seed, recode: fulldomain)
     output:                    # optional
       suppressed: remove       # or star
       shuffle: true            # the default; false keeps the input order (linkable by position)
@@ -48,6 +51,8 @@ import yaml
 from veil.config.options import Option
 from veil.config.schema import (ALGORITHMS, BUILDERS, COLUMN_ROLES, HIERARCHY_FILE_OPTIONS, METRICS, MODELS,
                                 ORDER_FILE_OPTIONS, SECTIONS)
+from veil.config.sdc_reader import check_sdc_algorithm
+from veil.config.sdc_section import SDC_ALGORITHMS
 from veil.config.specification import (AlgorithmSpec, AnonymizationConfig, HierarchySpec, MetricSpec, ModelSpec,
                                        PolicySpec)
 from veil.config.value_types import Column, SensitiveColumn
@@ -131,6 +136,9 @@ class Parser(NodeReader):
         self.roles_node: yaml.Node | None = None
         self.hierarchies: dict[str, HierarchySpec] = {}
         self.models: list[ModelSpec] = []
+        self.weight: str | None = None
+        self.household: str | None = None
+        self.strata: list[str] = []
         self.readers = {"data": self.read_data, "delimiter": self.read_delimiter,
                         "missing_values": self.read_missing_values, "columns": self.read_columns,
                         "hierarchies": self.read_hierarchies, "orders": self.read_orders, "models": self.read_models,
@@ -176,8 +184,8 @@ class Parser(NodeReader):
         for key in algorithm.excludes:
             if key in top:
                 raise self.error(top[key][0], f"{key} does not apply to {algorithm.what}; remove it.")
-        missing = [key for key, section in SECTIONS.items()
-                   if section.required and key not in top and key not in algorithm.excludes]
+        missing = [key for key, section in SECTIONS.items() if section.required and key not in top
+                   and key not in algorithm.excludes and key not in algorithm.optional_sections]
         if data_override is None and "data" not in top:
             missing.append("data")  # a DATA argument stands in for it, so it is not required as such
         if missing:
@@ -242,7 +250,12 @@ class Parser(NodeReader):
         for role in COLUMN_ROLES:
             names = []
             if role in entries:
-                for item in self.items(entries[role][1], f"columns.{role}"):
+                value = entries[role][1]
+                # weight and household name one column; the other roles a list of them
+                single = role in _SINGLE_ROLES and not self.is_null(value)
+                if single:
+                    self.scalar(value, f"columns.{role}", "one column name")
+                for item in ([value] if single else self.items(value, f"columns.{role}")):
                     name = self.column(item, f"columns.{role}")
                     if name in seen:
                         other = seen[name]
@@ -255,9 +268,14 @@ class Parser(NodeReader):
         if not roles[0]:
             raise self.error(entries["quasi_identifiers"][1], "columns.quasi_identifiers is empty; list at least "
                              "one column that can be linked to outside data.")
-        self.quasi, self.sensitive, self.identifying = roles
+        self.quasi, self.sensitive, self.identifying = roles[:3]
+        survey = dict(zip(COLUMN_ROLES, roles))
+        self.weight = survey["weight"][0] if survey["weight"] else None
+        self.household = survey["household"][0] if survey["household"] else None
+        self.strata = survey["strata"]
         return {"quasi_identifiers": tuple(self.quasi), "sensitive": tuple(self.sensitive),
-                "identifying": tuple(self.identifying)}
+                "identifying": tuple(self.identifying), "weight": self.weight, "strata": tuple(self.strata),
+                "household": self.household}
 
     def read_hierarchies(self, entry) -> dict:
         if entry is None:
@@ -393,6 +411,8 @@ class Parser(NodeReader):
         return {"orders": orders}
 
     def read_models(self, entry) -> dict:
+        if entry is None:   # a method of statistical disclosure control without a recoding first
+            return {"model_specs": ()}
         key_node, node = entry
         example = "'- k_anonymity: {k: 5}'"
         if not isinstance(node, yaml.SequenceNode):
@@ -418,6 +438,9 @@ class Parser(NodeReader):
             if MODELS[name].needs_sensitive and not self.sensitive:
                 raise self.error(name_node, f"{name} constrains a sensitive column, but columns.sensitive declares "
                                  "none; add one.")
+            if options.get("household") and self.household is None:
+                raise self.error(name_node, f"{name}.household measures the household risk, but columns.household "
+                                 "names no household column; add one.")
             if options.get("distance") == "hierarchical":
                 self.need_sensitive_hierarchy(name, options, options_node)
             specs.append(ModelSpec(name, MODELS[name].cls, options, self.origin(name_node)))
@@ -530,6 +553,8 @@ class Parser(NodeReader):
                                  "as {flat: {}}).")
         if name == "alphabeta":
             self.check_alphabeta(options, *entry)   # never absent or a bare name: it needs options
+        if name in SDC_ALGORITHMS:
+            options = check_sdc_algorithm(self, name, options, entry)
         options = {k: v for k, v in options.items() if not (name in ("mdav", "ace") and v is None)}
         return {"algorithm": AlgorithmSpec(name, schema.cls, options, origin)}
 
@@ -604,6 +629,10 @@ class Parser(NodeReader):
             if item.value == column:
                 return item
         return roles_node
+
+
+#: The roles of :data:`COLUMN_ROLES` that name one column, not a list.
+_SINGLE_ROLES = ("weight", "household")
 
 
 def _not_a_file(path: Path, what: str) -> str:

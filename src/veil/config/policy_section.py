@@ -1,7 +1,8 @@
 """The ``policy:`` section of a configuration file (``veil publish --policy``) read into a
 :class:`~veil.config.specification.PolicySpec`: the thresholds of the publishing gate's checks
 across releases, the presence check of a release alone, and the populations with their privacy
-budgets and composition rules.
+budgets and composition rules, and the checks of a release alone (``presence`` against a
+population table, ``risk``: the records' re-identification risk).
 
 The keys and their types are tables of :mod:`veil.config.schema` (``POLICY_OPTIONS``, ``CHECKS``,
 ``POPULATION_OPTIONS``), which the value types here are given; what they add are the rules that
@@ -134,6 +135,8 @@ class PolicyOptions:
         if presence is not None and presence["delta_max"] is None and presence["k_map"] is None:
             raise p.error(node, "policy.presence needs delta_max (δ-presence) or k_map (k-map), or both.")
         single = {"presence": presence} if presence is not None else {}
+        if o.get("risk") is not None:
+            single["risk"] = o["risk"]
         return PolicySpec(o["recheck"], checks, o["populations"], p.origin(node), single)
 
     def json_schema(self) -> dict:

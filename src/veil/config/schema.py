@@ -35,6 +35,7 @@ from veil.config.options import (NO_EXAMPLE, Option, Options, documented, option
                                  yaml_example)
 from veil.config.per_quasi_identifier import PerQuasiIdentifier
 from veil.config.policy_section import PolicyOptions, PopulationMap, PrivacyUnitValue
+from veil.config.sdc_section import RISK_CHECK_OPTIONS, RISK_MODELS, SDC_ALGORITHM_SCHEMAS, SURVEY_ROLES
 from veil.config.specification import EngineSpec, MarginalsSpec, OutputSpec
 from veil.config.synth_section import SynthOptions
 from veil.config.table_entries import (AlgorithmChoice, AlgorithmSchema, BuilderSchema, HierarchyMap, MetricChoice,
@@ -152,6 +153,8 @@ MODELS: dict[str, ModelSchema] = {
         "{population: adult.csv, k: 5}",
         "every released class matches at least k people of the public population the table is a "
         "sample of (a file with every quasi-identifier, raw): Sweeney's k-map", needs_sensitive=False),
+    # the risk models of statistical disclosure control (veil.config.sdc_section)
+    **RISK_MODELS,
 }
 
 LABEL = required(Column(), "the label column the metric predicts", example="salary-class")
@@ -262,12 +265,15 @@ ALGORITHMS: dict[str, AlgorithmSchema] = {
                                "reproducible experiment, not fit for release", example=7),
     }, needs_hierarchies=False, what="the αβ algorithm (a randomized view with (d,γ)-privacy)",
         excludes=("models", "suppression_limit", "metric", "output"), exactly_one=(("d", "k"),)),
+    # statistical disclosure control's methods (veil.config.sdc_section, run by veil.sdc.pipeline)
+    **SDC_ALGORITHM_SCHEMAS,
 }
 
 OUTPUT_OPTIONS: dict[str, Option] = {
     "suppressed": optional(Choice(("remove", "star")), "remove",
-                           about="remove (suppressed records are left out) or star (kept, every quasi-identifier "
-                                 "shown as *, exempt from the models)", example="star"),
+                           about="remove (suppressed records are left out; a cell local suppression suppressed is "
+                                 "left empty) or star (kept, every quasi-identifier shown as *, exempt from the "
+                                 "models; a suppressed cell shown as *)", example="star"),
     "shuffle": optional(Boolean(), True, about="shuffle the rows with the operating system's secure randomness; "
                                                "false keeps the input order, which the manifest flags as linkable "
                                                "by position", example=False),
@@ -340,6 +346,8 @@ COLUMN_ROLES: dict[str, Option] = {
                                            "models constrain them", example=["disease"]),
     "identifying": optional(Columns(), about="columns that name a person outright: dropped from the release",
                             example=["name", "id"]),
+    # a survey's sampling weight, strata and household (veil.config.sdc_section)
+    **SURVEY_ROLES,
 }
 
 
@@ -478,6 +486,11 @@ POLICY_OPTIONS: dict[str, Option] = {
     "presence": optional(Nullable(Options(PRESENCE_OPTIONS, "{population: voters.csv, delta_max: 0.5}")), None,
                          about="the membership check of a release alone against a public population table "
                                "(δ-presence and k-map)", example={"population": "voters.csv", "delta_max": 0.5}),
+    "risk": optional(Nullable(Options(RISK_CHECK_OPTIONS, "{max_individual: 0.2, max_share: 0.05}")), None,
+                     about="the re-identification risk check of a release alone: the Benedetti–Franconi individual "
+                           "risk of every released record, measured on the published file with its quasi-identifiers "
+                           "and sampling weights", example={"max_individual": 0.2, "max_share": 0.05,
+                                                              "max_rate": 0.01}),
 }
 
 
@@ -642,7 +655,8 @@ def configuration_schema() -> dict:
     for name, algorithm in ALGORITHMS.items():
         if algorithm.excludes:
             exclusions.append({"if": _chooses([name]), "then": {"properties": {k: False for k in algorithm.excludes}}})
-    excluded_by = {key: [n for n, a in ALGORITHMS.items() if key in a.excludes] for key in SECTIONS}
+    excluded_by = {key: [n for n, a in ALGORITHMS.items() if key in a.excludes or key in a.optional_sections]
+                   for key in SECTIONS}
     anonymization: dict = {"required": [key for key, section in SECTIONS.items()
                                         if section.required and not excluded_by[key]]}
     requirements = [{"if": _chooses(excluded_by[key]), "else": {"required": [key]}}

@@ -308,6 +308,9 @@ class AnonymizationConfig:
     quasi_identifiers: tuple[str, ...]
     sensitive: tuple[str, ...] = ()
     identifying: tuple[str, ...] = ()
+    weight: str | None = None
+    strata: tuple[str, ...] = ()
+    household: str | None = None
     delimiter: str | None = None
     missing_values: tuple[str, ...] = ("",)
     hierarchies: Mapping[str, HierarchySpec] = field(default_factory=dict)
@@ -373,9 +376,28 @@ class AnonymizationConfig:
             return Dataset(table, quasi_identifiers=list(self.quasi_identifiers), sensitive=list(self.sensitive),
                            identifying=list(self.identifying), hierarchies=hierarchies,
                            orders={k: list(v) for k, v in self.orders.items()},
-                           missing_values=self.missing_values, name=self.dataset_name)
+                           missing_values=self.missing_values, name=self.dataset_name, **self.survey_roles)
         except HierarchyError as exc:
             raise ConfigError(str(exc)) from None
+
+    @property
+    def survey_roles(self) -> dict:
+        """The sampling design's roles the file gives (``weight``, ``strata``, ``household``), as
+        :class:`~veil.data.dataset.Dataset` takes them; empty without one."""
+        roles = {"weight": self.weight, "strata": list(self.strata) or None, "household": self.household}
+        return {role: value for role, value in roles.items() if value}
+
+    def check_against(self, dataset) -> None:
+        """The rules that need the table read: a population size at least the table's rows.
+
+        Raises:
+            ConfigError: one sentence naming the model's line.
+        """
+        for spec in self.model_specs:
+            size = spec.options.get("population_size")
+            if size is not None and size < dataset.num_rows:
+                raise ConfigError(f"{spec.origin}: {spec.name}: the population size ({size:,}) must be at least the "
+                                  f"sample's {dataset.num_rows:,} records.")
 
     def _builder(self, name: str):
         """A function of the column's values that builds its hierarchy, named after its config line."""
@@ -440,11 +462,17 @@ class AnonymizationConfig:
         """The anonymizer the configuration asks for (``veil.anonymize.FullDomain`` ...).
 
         Raises:
-            ConfigError: the algorithm refuses its options.
+            ConfigError: the algorithm refuses its options, or is a method of statistical
+                disclosure control (:func:`veil.sdc.pipeline.run_sdc` runs those).
         """
         import veil.anonymize
+        from veil.config.sdc_section import SDC_ALGORITHMS
 
         spec = self.algorithm
+        if spec.name in SDC_ALGORITHMS:
+            raise ConfigError(f"{spec.origin}: algorithm {spec.name} is a method of statistical disclosure control, "
+                              "which veil anonymize runs; this needs an anonymizer (fulldomain, mondrian, mdav or "
+                              "ace).")
         cls = getattr(veil.anonymize, spec.cls)
         try:
             if spec.name == "alphabeta":
@@ -476,7 +504,9 @@ class AnonymizationConfig:
             "delimiter": self.delimiter,
             "missing_values": list(self.missing_values),
             "columns": {"quasi_identifiers": list(self.quasi_identifiers), "sensitive": list(self.sensitive),
-                        "identifying": list(self.identifying)},
+                        "identifying": list(self.identifying),
+                        **{role: value for role, value in (("weight", self.weight), ("strata", list(self.strata)),
+                                                           ("household", self.household)) if value}},
             "hierarchies": {name: spec.to_dict() for name, spec in self.hierarchies.items()},
             "orders": {name: list(values) for name, values in self.orders.items()},
             "models": [spec.to_dict() for spec in self.model_specs],

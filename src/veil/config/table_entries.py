@@ -53,7 +53,9 @@ class AlgorithmSchema:
     """An anonymization algorithm: the :mod:`veil.anonymize` class, its options, whether it needs
     a hierarchy for every quasi-identifier, the sections of the file that do not apply to it
     (``excludes``: the αβ algorithm takes no privacy models, suppression, metric or output style),
-    and groups of options of which exactly one must be given (``exactly_one``: its d or k)."""
+    and groups of options of which exactly one must be given (``exactly_one``: its d or k);
+    ``optional_sections`` are required sections it does without (the methods of statistical
+    disclosure control read ``models`` only for a recoding first)."""
 
     cls: str
     options: Mapping[str, Option]
@@ -61,6 +63,7 @@ class AlgorithmSchema:
     what: str
     excludes: tuple[str, ...] = ()
     exactly_one: tuple[tuple[str, ...], ...] = ()
+    optional_sections: tuple[str, ...] = ()
 
     @property
     def named_alone(self) -> bool:

@@ -41,6 +41,8 @@ from veil.errors import ParameterError, VeilError
 from veil.models import (AlphaKAnonymity, BetaLikeness, DeltaDisclosure, DeltaPresence, DistinctLDiversity,
                          EntropyLDiversity, JoinKAnonymity, KAnonymity, KMap, ModelResult, PrivacyModel,
                          RecursiveCLDiversity, TCloseness)
+from veil.models.risk import AverageRisk, RecordsAtRisk
+from veil.models.uniqueness import PopulationUniqueness
 
 #: Two levels closer than this (relative) are taken as equal: a level is a float computed two ways.
 CLOSE = 1e-9
@@ -106,6 +108,15 @@ MODELS = [
     ModelCase("join k-anonymity", lambda t, threshold=2: JoinKAnonymity(t.earlier, threshold)),
     ModelCase("join k-anonymity with ℓ", lambda t, threshold=2: JoinKAnonymity(t.earlier, threshold, l=2),
               level_decides=False, invalid=[lambda t: JoinKAnonymity(t.earlier, 2, l=0)]),
+    ModelCase("population uniqueness", lambda t, threshold=0.01: PopulationUniqueness(threshold, 5_000),
+              invalid=[lambda t: PopulationUniqueness(0.01, 10).evaluate(EquivalenceClasses.from_dataset(t.dataset)),
+                       lambda t: PopulationUniqueness(0.01, 5_000.5),
+                       lambda t: PopulationUniqueness(0.01, 5_000, "chen")]),
+    ModelCase("population uniqueness, SNB", lambda t, threshold=0.1: PopulationUniqueness(threshold, 150, "snb")),
+    ModelCase("average risk", lambda t, threshold=0.3: AverageRisk(threshold),
+              invalid=[lambda t: AverageRisk(1.5), lambda t: AverageRisk(0.1, method="bayes")]),
+    ModelCase("records at risk", lambda t, threshold=0.1: RecordsAtRisk(0.4, threshold),
+              invalid=[lambda t: RecordsAtRisk(-0.1, 0.1)]),
 ]
 
 

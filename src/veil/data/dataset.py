@@ -22,7 +22,7 @@ from veil.data import arrays
 from veil.data.encoding import EncodedColumn, encode_column, stray_texts
 from veil.data.hierarchy import Generalization, Hierarchy
 from veil.data.io import CANDIDATE_DELIMITERS, Table, read_table
-from veil.errors import ColumnError
+from veil.errors import ColumnError, DataError
 from veil.parallel import map_threads
 
 
@@ -32,6 +32,47 @@ def _as_list(value: str | Iterable[str] | None) -> list[str]:
     if isinstance(value, str):
         return [value]
     return list(value)
+
+
+def read_weights(column, name: str) -> np.ndarray:
+    """A column of sampling weights as ``float64``, checked: every row a positive finite number.
+
+    Args:
+        column: a pyarrow (chunked) array.
+        name: the column's name, for the message.
+
+    Raises:
+        DataError: the column is not numeric, or some row holds no weight, zero, a negative
+            number, NaN or infinity. The message names the column and how many rows are wrong,
+            never a value.
+    """
+    import pyarrow.compute as pc
+
+    kind = column.type
+    if pa.types.is_dictionary(kind):
+        column = column.cast(kind.value_type)
+        kind = column.type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        try:
+            column = pc.cast(pc.utf8_trim_whitespace(column), pa.float64())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            raise DataError(f"the weight column '{name}' must hold numbers, and it holds text; give the sampling "
+                            "weights as numbers.") from None
+    elif pa.types.is_null(kind):
+        column = column.cast(pa.float64())
+    elif not (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_decimal(kind)):
+        raise DataError(f"the weight column '{name}' must hold numbers, not {kind}; give the sampling weights as "
+                        "numbers.")
+    values = np.asarray(column.cast(pa.float64()).to_numpy(zero_copy_only=False), dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        bad = ~(np.isfinite(values) & (values > 0))
+    wrong = int(np.count_nonzero(bad))
+    if wrong:
+        rows = "1 row holds" if wrong == 1 else f"{wrong:,} rows hold"
+        raise DataError(f"the weight column '{name}' must hold a positive number on every row; {rows} none, zero, a "
+                        "negative number or a number that is not finite.")
+    values.flags.writeable = False
+    return values
 
 
 class Dataset:
@@ -48,11 +89,21 @@ class Dataset:
         delimiter: CSV delimiter when ``data`` is a CSV path (sniffed when ``None``).
         name: the table's name, which a release's manifest and report show (default: the file's
             name without its extension when ``data`` is a path, else ``None``).
+        weight: the column of sampling weights, when the table is a sample of a population: each
+            record stands for that many people (the inverse of its inclusion probability). Risk
+            measures estimate population frequencies from it (:mod:`veil.risk.frequencies`).
+            Without it every record weighs 1 and the sample is taken as the population.
+        strata: the column(s) of the sampling strata: population frequencies are estimated
+            within each stratum.
+        household: the column of household (cluster) identifiers, for the household risk.
 
-    Every other column is insensitive. The input is never modified.
+    Every other column is insensitive (weight, strata and household columns too: they are
+    released unchanged). A column has one role. The input is never modified.
 
     Attributes:
         name: the table's name, or ``None``.
+        weight, household: the sampling-weight and household columns, or ``None``.
+        strata: the strata columns (a list, empty without strata).
         row_weights: ``None`` here: every row is one record. A table summarized by its distinct
             rows (:class:`veil.engines.frequency.FrequencyDataset`, what a Spark engine collects)
             sets it to the number of records each row stands for, and the classes, the models,
@@ -62,6 +113,8 @@ class Dataset:
         DataError: the table cannot be read or has no records.
         ColumnError: a named column does not exist (the closest name is suggested), a column has
             two roles, or no quasi-identifier is given.
+        DataError: the weight column is not numeric, or some row holds no weight, zero, a negative
+            number, NaN or infinity.
         HierarchyError: a hierarchy is malformed or does not cover its column's values.
     """
 
@@ -77,8 +130,15 @@ class Dataset:
         missing_values: Sequence[str] = ("",),
         delimiter: str | None = None,
         name: str | None = None,
+        weight: str | None = None,
+        strata: str | Sequence[str] | None = None,
+        household: str | None = None,
     ):
         self.row_weights: np.ndarray | None = None
+        self.weight = weight
+        self.strata = _as_list(strata)
+        self.household = household
+        self._sampling_weights: np.ndarray | None = None
         if name is None and isinstance(data, (str, os.PathLike)):
             name = os.path.splitext(os.path.basename(os.fspath(data)))[0] or None
         self.name = name
@@ -94,6 +154,8 @@ class Dataset:
         self.missing_values = tuple(missing_values)
         self.orders = {k: list(v) for k, v in (orders or {}).items()}
         self._check_roles()
+        if self.weight is not None:  # checked now, so that bad weights are refused before any work
+            self._sampling_weights = read_weights(self.table.data.column(self.weight), self.weight)
         self._encoded: dict[str, EncodedColumn] = {}
         self.hierarchies: dict[str, Hierarchy] = {}
         self.generalizations: dict[str, Generalization] = {}
@@ -182,6 +244,35 @@ class Dataset:
                     raise ColumnError(f"column '{name}' is given two roles, {seen[name]} and {role}; "
                                       "give each column one role.")
                 seen[name] = role
+        survey = (("weight", [self.weight] if self.weight is not None else []), ("strata", self.strata),
+                  ("household", [self.household] if self.household is not None else []))
+        for role, names in survey:
+            for name in names:
+                if not isinstance(name, str):
+                    raise ColumnError(f"the {role} column is named by a text, not {type(name).__name__}.")
+                self._require_column(name, role)
+                if name in seen:
+                    if seen[name] == role:
+                        raise ColumnError(f"column '{name}' is listed twice as {role}; list it once.")
+                    raise ColumnError(f"column '{name}' is given two roles, {seen[name]} and {role}; "
+                                      "give each column one role.")
+                seen[name] = role
+
+    @property
+    def sampling_weights(self) -> np.ndarray | None:
+        """The sampling weight of every row (``float64``), or ``None`` without a weight column.
+
+        Read from the column once (when the dataset is built) and cached; a read-only array.
+
+        Raises:
+            DataError: the column is not numeric, or a row holds no weight, zero, a negative
+                number, NaN or infinity (every weight must be a positive number).
+        """
+        if self.weight is None:
+            return None
+        if self._sampling_weights is None:
+            self._sampling_weights = read_weights(self.table.data.column(self.weight), self.weight)
+        return self._sampling_weights
 
     def column(self, name: str) -> EncodedColumn:
         """The dictionary-encoded column, encoded on first use and cached."""

@@ -5,8 +5,8 @@ the population may it expose), :meth:`CrossReleaseCheck.run` attacks a new relea
 one earlier release of the same population, and the :class:`Finding` it returns says whether the
 pair passes. The gate runs every check of the policy against every earlier release it applies to;
 adding an attack is adding a subclass and its entry in :data:`CHECKS`. A check of the new release
-alone (:class:`SingleReleaseCheck`: membership disclosure against a population table) is run once,
-and is listed in :data:`SINGLE_CHECKS`.
+alone (:class:`SingleReleaseCheck`: membership disclosure against a population table, the records'
+re-identification risk) is run once, and is listed in :data:`SINGLE_CHECKS`.
 
 **The targets are the worst case.** Every person of the population as the publisher holds the
 table (its rows) is attacked, as if they were in both releases, by an adversary who knows all
@@ -23,10 +23,10 @@ import numpy as np
 import pyarrow as pa
 
 from veil.errors import ParameterError
-from veil.ledger.kinds import MICRODATA
+from veil.ledger.kinds import MICRODATA, TRUTHFUL
 
 __all__ = ["CHECKS", "CorrespondenceCheck", "CrossReleaseCheck", "Finding", "IntersectionCheck", "JoinCheck",
-           "MatchingCheck", "PresenceCheck", "ReleaseView", "SINGLE_CHECKS", "SingleReleaseCheck"]
+           "MatchingCheck", "PresenceCheck", "ReleaseView", "RiskCheck", "SINGLE_CHECKS", "SingleReleaseCheck"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -157,7 +157,7 @@ class IntersectionCheck(CrossReleaseCheck):
         return {"confidence": self.confidence, "max_share": self.max_share}
 
     def applies(self, new: ReleaseView, earlier: ReleaseView) -> bool:
-        return new.kind in MICRODATA and earlier.kind in MICRODATA and bool(self._sensitive(new, earlier))
+        return new.kind in TRUTHFUL and earlier.kind in TRUTHFUL and bool(self._sensitive(new, earlier))
 
     @staticmethod
     def _sensitive(new: ReleaseView, earlier: ReleaseView) -> list[str]:
@@ -258,7 +258,7 @@ class MatchingCheck(CrossReleaseCheck):
         # A release its manifest says was shuffled corresponds to no other by position (a small
         # table may still agree with another by chance, which tells the adversary nothing).
         shuffled = any((view.manifest.get("output") or {}).get("shuffled") is True for view in (new, earlier))
-        return (new.kind in MICRODATA and earlier.kind in MICRODATA and not shuffled
+        return (new.kind in TRUTHFUL and earlier.kind in TRUTHFUL and not shuffled
                 and new.table.num_rows == earlier.table.num_rows
                 and bool(set(new.quasi_identifiers) & set(new.table.column_names))
                 and bool(set(earlier.quasi_identifiers) & set(earlier.table.column_names)))
@@ -328,7 +328,7 @@ class JoinCheck(CrossReleaseCheck):
 
     def applies(self, new: ReleaseView, earlier: ReleaseView) -> bool:
         left, right = set(earlier.table.column_names), set(new.table.column_names)
-        return (new.kind in MICRODATA and earlier.kind in MICRODATA and left != right and bool(left & right)
+        return (new.kind in TRUTHFUL and earlier.kind in TRUTHFUL and left != right and bool(left & right)
                 and bool(set(earlier.quasi_identifiers + new.quasi_identifiers) & (left | right)))
 
     def run(self, new: ReleaseView, earlier: ReleaseView, targets: pa.Table) -> Finding:
@@ -411,7 +411,7 @@ class CorrespondenceCheck(CrossReleaseCheck):
     def applies(self, new: ReleaseView, earlier: ReleaseView) -> bool:
         qis, sensitive = new.quasi_identifiers, new.sensitive
         columns = set(qis + sensitive)
-        return (new.kind in MICRODATA and earlier.kind in MICRODATA and bool(qis)
+        return (new.kind in TRUTHFUL and earlier.kind in TRUTHFUL and bool(qis)
                 and set(qis) == set(earlier.quasi_identifiers) and set(sensitive) == set(earlier.sensitive)
                 and columns <= set(new.table.column_names) and columns <= set(earlier.table.column_names)
                 and earlier.table.num_rows <= new.table.num_rows
@@ -587,6 +587,97 @@ class PresenceCheck(SingleReleaseCheck):
         return Finding(self.name, where, passed, share, self.max_share, figures, reason + ".")
 
 
+class RiskCheck(SingleReleaseCheck):
+    """The re-identification risk of the release's own records (statistical disclosure control).
+
+    Each released record's Benedetti–Franconi individual risk (Benedetti and Franconi 1998; see
+    :mod:`veil.sdc.table_risk`) is measured on the **published file**, with the quasi-identifiers
+    and the sampling weights, strata and households its manifest names (``roles``; without a
+    weight column every record weighs 1, the sample being the population): r_i = E[1/F_i | f_i],
+    f_i the released records that match record i and F̂_i the sum of their weights. A cell the
+    manifest says was suppressed (``*``, or an empty cell when local suppression published
+    suppressed cells as missing) matches any value, as the adversary who reads it as unknown
+    takes it. A record is *at risk* when its risk (its household's, with ``household``) exceeds
+    ``max_individual``; the release is refused when the share of records at risk exceeds
+    ``max_share``, or when the rate of expected re-identifications (Σ r_i per record) exceeds
+    ``max_rate``. It reads any microdata release (a generalized table's cells are its classes).
+
+    Args:
+        max_individual: the individual risk above which a record is at risk, in [0, 1].
+        max_share: the largest share of records at risk, in [0, 1].
+        max_rate: the largest rate of expected re-identifications, in [0, 1] (``None``: not checked).
+        household: judge each record by its household's risk (the manifest must name a household column).
+
+    Raises:
+        ParameterError: a threshold outside [0, 1].
+    """
+
+    name = "risk"
+
+    def __init__(self, max_individual: float = 0.2, max_share: float = 0.0, max_rate: float | None = None,
+                 household: bool = False):
+        self.max_individual = _share(max_individual, "the risk check's max_individual")
+        self.max_share = _share(max_share, "the risk check's max_share")
+        self.max_rate = None if max_rate is None else _share(max_rate, "the risk check's max_rate")
+        self.household = bool(household)
+
+    def __repr__(self) -> str:
+        return (f"RiskCheck(max_individual={self.max_individual:g}, max_share={self.max_share:g}, "
+                f"max_rate={self.max_rate}, household={self.household})")
+
+    def to_dict(self) -> dict:
+        return {"max_individual": self.max_individual, "max_share": self.max_share, "max_rate": self.max_rate,
+                "household": self.household}
+
+    def applies(self, new: ReleaseView) -> bool:
+        return new.kind in MICRODATA and any(q in new.table.column_names for q in new.quasi_identifiers)
+
+    def run(self, new: ReleaseView) -> Finding:
+        """Measure the release's risk and judge it.
+
+        Raises:
+            DataError: the weight column the manifest names holds something other than positive numbers.
+            LedgerError: the household check without a household column in the release.
+        """
+        from veil.ledger.errors import LedgerError
+        from veil.sdc.table_risk import suppressed_marker, table_risk
+
+        # an anonymizer's manifest names the sampling design in the configuration it records
+        configured = ((new.manifest.get("config") or {}).get("columns") or {})
+        roles = {**{k: configured[k] for k in ("weight", "strata", "household") if k in configured},
+                 **(new.manifest.get("roles") or {})}
+        columns = set(new.table.column_names)
+        qis = [q for q in new.quasi_identifiers if q in columns]
+        weight = roles.get("weight") if roles.get("weight") in columns else None
+        strata = [s for s in roles.get("strata") or [] if s in columns]
+        household = roles.get("household") if roles.get("household") in columns else None
+        if self.household and household is None:
+            raise LedgerError(f"the policy's risk check judges households, and {new.name} publishes no household "
+                              "column its manifest names; set household: false or publish the household column.")
+        risk = table_risk(new.table, qis, weight=weight, strata=strata, household=household,
+                          marker=suppressed_marker(new.manifest))
+        share = risk.share_above(self.max_individual, household=self.household)
+        rate = risk.rate
+        passed = share <= self.max_share + 1e-12 and (self.max_rate is None or rate <= self.max_rate + 1e-12)
+        at_risk = int(round(share * len(risk.record)))
+        figures = {"records": len(risk.record), "quasi_identifiers": qis, "weight": weight, "strata": strata,
+                   "household": household if self.household else None, "at_risk": at_risk, "at_risk_share": share,
+                   "expected_reidentifications": risk.expected_reidentifications, "rate": rate,
+                   "largest": float(risk.record.max()) if len(risk.record) else 0.0,
+                   "max_individual": self.max_individual, "max_rate": self.max_rate}
+        who = "households' risk" if self.household else "individual risk"
+        weighted = f"weighted by '{weight}'" if weight else "unweighted (every record its own population)"
+        reason = (f"on its {len(risk.record):,} records ({weighted}), the new release has {at_risk:,} "
+                  f"({_percent(share)}) with an {who} above {self.max_individual:g}, "
+                  f"{'within' if share <= self.max_share + 1e-12 else 'over'} the policy's limit of "
+                  f"{_percent(self.max_share)}; expected re-identifications {risk.expected_reidentifications:.3g} "
+                  f"(rate {_percent(rate)}")
+        if self.max_rate is not None:
+            within = rate <= self.max_rate + 1e-12
+            reason += f", {'within' if within else 'over'} the limit of {_percent(self.max_rate)}"
+        return Finding(self.name, "the release's own records", passed, share, self.max_share, figures, reason + ").")
+
+
 def _percent(share: float) -> str:
     """A share as a percentage that does not round a few people to 0.00 %."""
     if 0 < share < 0.0001:
@@ -605,7 +696,7 @@ def _with_columns(table: pa.Table, columns: list[str]) -> pa.Table:
 
 
 #: The checks of the new release alone, each under its own key of the policy.
-SINGLE_CHECKS: dict[str, type[SingleReleaseCheck]] = {check.name: check for check in (PresenceCheck,)}
+SINGLE_CHECKS: dict[str, type[SingleReleaseCheck]] = {check.name: check for check in (PresenceCheck, RiskCheck)}
 
 #: Every check the policy can name, by its key.
 CHECKS: dict[str, type[CrossReleaseCheck]] = {check.name: check for check in (IntersectionCheck, MatchingCheck,

@@ -52,6 +52,7 @@ from veil.ledger.checks import CrossReleaseCheck, Finding, ReleaseView, SingleRe
 from veil.ledger.errors import LedgerError, LedgerTamperedError
 from veil.ledger.kinds import DIFFERENTIALLY_PRIVATE, MICRODATA, kind_of
 from veil.ledger.policy import Policy
+from veil.ledger.table_models import TABLE_MODELS, table_model_level
 from veil.ledger.records import Population, charge_values, compress, decompress, sha256
 from veil.ledger.schema import TABLES
 
@@ -270,7 +271,9 @@ def _recheck(candidate: _Candidate) -> tuple[list[dict], list[str]]:
             reports[c] = check(dataset, c=c, manifest=manifest, join=join).to_dict()
         report = reports[c]
         key, sensitive = row["key"], row.get("sensitive")
-        if sensitive is None:
+        if key in TABLE_MODELS:   # a model of the whole table's risk reads the sampling design
+            measured = table_model_level(manifest, candidate.table, row)
+        elif sensitive is None:
             measured = report.get(key)
         else:
             levels = [report["by_sensitive"].get(s, {}).get(key) for s in sensitive.split(", ")]
@@ -417,6 +420,10 @@ def publish(ledger, manifest, *, population: str, data=None, policy: Policy | No
             _require_private(candidate, manifest)
             recheck, problems = _recheck(candidate)
             reasons += problems
+        if candidate.kind == "perturbation" and candidate.manifest.get("fit_for_release") is not True:
+            # a seeded method (veil.sdc) is a reproducible experiment: anyone with the seed undoes it
+            why = "; ".join(candidate.manifest.get("not_fit_because") or []) or "its manifest does not say it is"
+            reasons.append(f"the perturbed table is not fit for release ({why}).")
         view = ReleaseView(f"the new release ({candidate.name!r})", candidate.kind, candidate.table,
                            candidate.manifest, candidate.hierarchies, candidate.orders)
     else:

@@ -4,23 +4,30 @@ from __future__ import annotations
 
 from veil.ledger.errors import LedgerError
 
-__all__ = ["DIFFERENTIALLY_PRIVATE", "KINDS", "MICRODATA", "kind_of"]
+__all__ = ["DIFFERENTIALLY_PRIVATE", "KINDS", "MICRODATA", "TRUTHFUL", "kind_of"]
 
 #: Every kind a ledger records: generalization (full-domain), local recoding (Mondrian, MDAV's
 #: microaggregation), Ace, anonymized marginals, αβ, a DP query's answer, an LDP collection, DP
 #: synthetic data (``veil synth``).
 KINDS = ("generalization", "local-recoding", "ace", "marginals", "alpha-beta", "dp-query", "ldp-collection",
-         "synthetic")
-#: Kinds that publish one row per person, which the intersection attack reads.
-MICRODATA = ("generalization", "local-recoding", "ace")
+         "synthetic", "perturbation")
+#: Kinds that publish one row per person (a perturbation's rows are statistical disclosure
+#: control's: cells suppressed, post-randomized, swapped, noisy or coded).
+MICRODATA = ("generalization", "local-recoding", "ace", "perturbation")
+#: Microdata whose every published cell is true of its record (or a generalization of it), which
+#: the cross-release attacks read.
+TRUTHFUL = ("generalization", "local-recoding", "ace")
 #: Kinds whose cost is charged to the population's privacy budget.
 DIFFERENTIALLY_PRIVATE = ("dp-query", "ldp-collection", "synthetic")
 
 # The algorithm a manifest names → the kind of release it made.
 _ALGORITHMS = {"fulldomain": "generalization", "mondrian": "local-recoding", "mdav": "local-recoding",
-               "ace": "ace", "alphabeta": "alpha-beta", "dp": "dp-query", "synth": "synthetic"}
+               "ace": "ace", "alphabeta": "alpha-beta", "dp": "dp-query", "synth": "synthetic",
+               # statistical disclosure control (veil.sdc)
+               "localsuppression": "perturbation", "pram": "perturbation", "swap": "perturbation",
+               "noise": "perturbation", "topcoding": "perturbation"}
 # Kinds the gate knows how to judge (a kind without a producer in this veil is refused).
-JUDGED = ("generalization", "local-recoding", "dp-query", "synthetic")
+JUDGED = ("generalization", "local-recoding", "dp-query", "synthetic", "perturbation")
 
 
 def kind_of(manifest: dict, where: str) -> str:

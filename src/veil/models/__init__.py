@@ -24,3 +24,8 @@ __all__ = [
     "RecursiveCLDiversity",
     "TCloseness",
 ]
+from veil.models.risk import AverageRisk, RecordsAtRisk
+from veil.models.uniqueness import PopulationUniqueness
+
+__all__ += ["PopulationUniqueness"]
+__all__ += ["AverageRisk", "RecordsAtRisk"]

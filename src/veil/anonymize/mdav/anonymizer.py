@@ -33,6 +33,7 @@ from veil.data.dataset import Dataset
 from veil.errors import ColumnError, ParameterError
 from veil.models.anonymity import AlphaKAnonymity, KAnonymity
 from veil.models.base import PrivacyModel
+from veil.models.risk import refuse_table_models
 
 MISSING_POLICIES = ("impute", "refuse")
 # Entries of the manifest's recoding derived from the whole input (the standardization's means,
@@ -111,6 +112,7 @@ class MDAV(Anonymizer):
                  decimals: int | Mapping[str, int | None] | None = None,
                  nominal: str | Sequence[str] = (), missing: str = "impute"):
         models = list(models)
+        refuse_table_models(models, "MDAV")
         for model in models:
             if model.threshold is None:
                 raise ParameterError(f"{model.name} needs a threshold to anonymize with.")

@@ -34,6 +34,7 @@ from veil.classes import SensitiveCounts
 from veil.data.dataset import Dataset
 from veil.errors import ColumnError, ParameterError
 from veil.models.base import PrivacyModel
+from veil.models.risk import refuse_table_models
 
 MODES = ("strict", "relaxed")
 # Entries of the manifest's recoding that count what the search did on the input, beyond what the
@@ -82,6 +83,7 @@ class Mondrian(Anonymizer):
                  allow_single_class: bool = False):
         if not models:
             raise ParameterError("give at least one privacy model to anonymize with.")
+        refuse_table_models(models, "Mondrian")
         for model in models:
             if model.threshold is None:
                 raise ParameterError(f"{model.name} needs a threshold to anonymize with.")
