@@ -14,9 +14,15 @@ from hypothesis import strategies as st
 from veil.errors import ColumnError, ParameterError
 from veil.sdc import pram as pram_module
 from veil.sdc.pram import (
-    disclosure_summary, grid_matrix, invariant_matrix, pram, pram_columns, pram_covariance, pram_disclosure,
-    pram_utility,
+    disclosure_summary,
+    grid_matrix,
+    invariant_matrix,
+    pram,
+    pram_columns,
+    pram_covariance,
+    pram_disclosure,
 )
+from veil.sdc.pram_utility import pram_utility
 
 # ---- hand-computed examples ----------------------------------------------------------------------
 

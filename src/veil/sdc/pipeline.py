@@ -268,7 +268,8 @@ def _categories(column) -> list[str]:
 
 
 def _pram(cfg, dataset, table: pa.Table, options: dict, seed) -> dict:
-    from veil.sdc.pram import pram_columns, pram_utility
+    from veil.sdc.pram import pram_columns
+    from veil.sdc.pram_utility import pram_utility
 
     columns = list(options["columns"])
     matrices = None
