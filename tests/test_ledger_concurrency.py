@@ -123,7 +123,10 @@ def wait_for(path: Path, proc: subprocess.Popen, seconds: float = 120) -> None:
 
 
 def accepted(out: str) -> list[Fraction]:
-    return [Fraction(line.split()[1]) for line in out.splitlines() if line.startswith("accepted")]
+    """The charges a driver printed in full: a process killed while it printed leaves its last line
+    cut short (``accepted`` without its amount), a charge committed but not yet printed."""
+    whole = out.split("\n")[:-1]  # the text after the last newline was cut by the kill
+    return [Fraction(line.split()[1]) for line in whole if line.startswith("accepted")]
 
 
 def recorded(ledger: Ledger) -> tuple[int, Fraction]:
