@@ -61,11 +61,10 @@ def documents(folder: Path) -> tuple[dict, dict]:
     return manifest, private
 
 
-@pytest.mark.parametrize("method", list(METHODS))
-@pytest.mark.parametrize("seeded", [False, True])
+# Every method secure, and every randomized one seeded too (a deterministic method has no seed).
+@pytest.mark.parametrize("method, seeded", [(m, False) for m in METHODS] + [(m, True) for m in METHODS
+                                                                            if m in RANDOMIZED])
 def test_each_method_seeded_and_secure(folder, method, seeded):
-    if seeded and method not in RANDOMIZED:
-        pytest.skip("a deterministic method has no seed")
     algorithm = {**METHODS[method], **({"seed": 11} if seeded else {})}
     result = run(folder, {**BASE, "algorithm": algorithm})
     assert result.exit_code == 0, result.output
@@ -226,8 +225,8 @@ def test_records_the_recoding_suppressed_are_shown_and_left_alone(folder):
     assert len(released) == 300 and len(starred) == manifest["suppression"]["records"] > 0
     assert private["suppression"]["records"] == len(starred)
     assert Counter(r["income"] for r in released) == Counter(r["income"] for r in original)
-    assert Counter((r["household"], r["income"]) for r in starred) <= Counter(
-        (r["household"], r["income"]) for r in original)   # the suppressed records keep their own values
+    assert Counter((r["hours"], r["income"]) for r in starred) <= Counter(
+        (r["hours"], r["income"]) for r in original)   # the suppressed records keep their own values
 
 
 def test_a_population_below_the_sample_is_refused_for_full_domain_too(folder):
@@ -244,11 +243,30 @@ def test_local_suppression_loses_and_invents_no_record(folder):
     assert manifest["output"]["order"] == "input order" and "warnings" in manifest
     released, original = rows(folder / "release.csv"), rows(folder / "survey.csv")
     assert len(released) == len(original)
-    blanks = 0
+    blanks, households = 0, {}
     for mine, theirs in zip(released, original):
         for column, value in mine.items():
             if column in QIS and value == "":
                 blanks += 1   # a suppressed cell, published empty (output: remove)
+            elif column == "household":   # renumbered: one number per household, no other change
+                assert households.setdefault(theirs[column], value) == value
             else:
                 assert value == theirs[column], (column, value, theirs[column])
+    assert len(set(households.values())) == len(households)
     assert blanks == sum(manifest["sdc"]["suppressed_cells"].values()) > 0
+
+
+def test_household_ids_are_renumbered_and_still_group_each_household(folder):
+    """The survey's household key links the release to its sampling frame: it is published as
+    1, 2, … in the order households first appear in the shuffled rows, which keeps each household's
+    members together and nothing else."""
+    assert run(folder, {**BASE, "algorithm": METHODS["localsuppression"]}).exit_code == 0
+    manifest, _ = documents(folder)
+    released, original = rows(folder / "release.csv"), rows(folder / "survey.csv")
+    numbers = [r["household"] for r in released]
+    assert not set(numbers) & {r["household"] for r in original}  # no survey key is published
+    firsts = list(dict.fromkeys(numbers))
+    assert firsts == [str(i) for i in range(1, len(firsts) + 1)]
+    # the same partition of the records: each household's size is kept
+    assert sorted(Counter(numbers).values()) == sorted(Counter(r["household"] for r in original).values())
+    assert "renumbered" in manifest["sdc"]["household_ids"]

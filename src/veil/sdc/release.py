@@ -147,8 +147,20 @@ class PerturbedRelease:
 
     @functools.cached_property
     def published(self) -> pa.Table:
-        """The table as it is written: rows in their published order."""
-        return self.table if self.order is None else self.table.take(pa.array(self.order))
+        """The table as it is written: rows in their published order, and the household column (if
+        the table has one) renumbered 1, 2, … in the order its households first appear there.
+
+        A household identifier is the survey's own key of a dwelling: published as it is, it links
+        the release to the sampling frame and to every other file that carries it. Renumbered in
+        the published (securely shuffled) order, it still groups each household's members, which
+        is all an analyst needs, and says nothing else."""
+        table = self.table if self.order is None else self.table.take(pa.array(self.order))
+        household = getattr(self.dataset, "household", None)
+        if household is None or household not in table.column_names:
+            return table
+        ids = table.column(household)
+        number = pc.add(pc.index_in(ids, value_set=pc.unique(ids)), 1)  # missing stays missing
+        return table.set_column(table.schema.get_field_index(household), household, number)
 
     @property
     def data(self):
@@ -191,6 +203,8 @@ class PerturbedRelease:
             sdc["matching"] = self.matching
         if self.recoding is not None:
             sdc["recoding"] = {k: v for k, v in self.recoding.items() if k != "private"}
+        if getattr(ds, "household", None) in self.table.column_names:
+            sdc["household_ids"] = "renumbered 1, 2, … in the order households first appear in the published rows"
         manifest = {
             **head, "input": source, "roles": roles,
             "output": {"rows": self.num_rows, "columns": self.column_names, "suppressed": self.suppressed_style,
