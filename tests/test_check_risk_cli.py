@@ -151,3 +151,34 @@ def test_bad_population_size_exits_2(survey: Path, args, message):
     result = invoke("check", str(survey), "--qi", "sex,age", *args)
     assert result.exit_code == 2, result.output
     assert message in result.output and "Traceback" not in result.output
+
+
+def test_risk_thresholds_are_checked_and_decide_the_exit_status(survey: Path):
+    """The risk models as thresholds of veil check: the average risk is the rate Σr/n of the hand
+    table, the records above 0.2 are those of R1, R3 and R5 (1 + 3 + 2 of 12), and a threshold
+    missed exits 1 with the verdict in the JSON."""
+    args = ("check", str(survey), "--qi", "sex,age", "--weight", "w", "--json")
+    rate = EXPECTED / 12
+    met = invoke(*args, "--max-risk-rate", f"{rate + 1e-6}", "--max-share-at-risk", "0.5")
+    assert met.exit_code == 0, met.output
+    out = json.loads(met.stdout)
+    assert out["average_risk"] == pytest.approx(rate, rel=1e-9) and out["records_at_risk"] == pytest.approx(0.5)
+    assert out["passed"]["average_risk"] is True and out["passed"]["records_at_risk"] is True
+    missed = invoke(*args, "--max-risk-rate", f"{rate - 1e-6}", "--max-share-at-risk", "0.4")
+    assert missed.exit_code == 1
+    out = json.loads(missed.stdout)
+    assert out["passed"] == {"average_risk": False, "records_at_risk": False}
+    unique = invoke(*args, "--population-size", "1000", "--max-uniqueness", "0")
+    assert unique.exit_code == 1 and json.loads(unique.stdout)["passed"] == {"population_uniqueness": False}
+    without = invoke(*args)
+    assert "average_risk" not in json.loads(without.stdout)   # measured as a model only when asked
+
+
+@pytest.mark.parametrize("extra, message", [
+    (("--max-risk-rate", "1.5"), "the average risk is a number in [0, 1], not 1.5."),
+    (("--max-uniqueness", "0.1"), "--max-uniqueness bounds the estimated population uniqueness; give "
+                                  "--population-size too."),
+])
+def test_bad_risk_thresholds_exit_2(survey: Path, extra, message):
+    result = invoke("check", str(survey), "--qi", "sex,age", "--weight", "w", *extra)
+    assert result.exit_code == 2 and message in result.output and "Traceback" not in result.output

@@ -34,6 +34,8 @@ from veil.models import (AlphaKAnonymity, BetaLikeness, DeltaDisclosure, DeltaPr
 from veil.risk import ReidentificationRisk, reidentification_risk
 from veil.risk.individual import SampleRisk, sample_risk
 
+# The risk models check() measures when given a threshold, in the order they are printed.
+RISK_KEYS = ("average_risk", "records_at_risk", "population_uniqueness")
 # The keys of the JSON summary, in the order they are printed.
 SUMMARY_KEYS = ("k", "alpha", "l_distinct", "l_entropy", "c_l_recursive", "t_equal", "t_ordered",
                 "t_hierarchical", "delta", "beta_basic", "beta_enhanced", "delta_presence", "k_map", "join")
@@ -85,6 +87,9 @@ class CheckReport:
         out: dict = {"rows": self.rows, "classes": self.classes.n_classes, "suppressed": self.suppressed}
         for key in SUMMARY_KEYS:
             out[key] = _number(self.results[key].level) if self.results.get(key) else None
+        for key in RISK_KEYS:  # checked only when a threshold was given
+            if self.results.get(key) is not None:
+                out[key] = _number(self.results[key].level)
         out.update(
             prosecutor_risk_max=self.risk.prosecutor_max,
             prosecutor_risk_avg=self.risk.prosecutor_avg,
@@ -180,7 +185,8 @@ def check(dataset: Dataset, *, c: float = 2.0, k: int | None = None, alpha: floa
           manifest: Mapping | str | os.PathLike | None = None, join: JoinKAnonymity | None = None,
           hierarchies: Mapping | None = None, sample: bool | None = None, risk_method: str = "exact",
           population_size: int | None = None, estimator: str = "dankar", suda_size: int | None = None,
-          dis: float = 0.1) -> CheckReport:
+          dis: float = 0.1, max_risk_rate: float | None = None, max_share_at_risk: float | None = None,
+          max_uniqueness: float | None = None) -> CheckReport:
     """Measure every privacy model on a dataset and check the thresholds that are given.
 
     The models are k-anonymity, (α,k)-anonymity, distinct, entropy and recursive (c,ℓ)-diversity,
@@ -240,6 +246,12 @@ def check(dataset: Dataset, *, c: float = 2.0, k: int | None = None, alpha: floa
             (:func:`veil.risk.suda.suda2`, with the DIS fraction ``dis``), on the quasi-identifiers
             as the classes publish them.
         dis: the sampling fraction of DIS-SUDA.
+        max_risk_rate: check :class:`~veil.models.AverageRisk`: the expected re-identifications
+            per record (the Benedetti–Franconi risk, with the dataset's weights) at most this.
+        max_share_at_risk: check :class:`~veil.models.RecordsAtRisk`: the share of records whose
+            individual risk exceeds ``risk_threshold`` at most this.
+        max_uniqueness: check :class:`~veil.models.PopulationUniqueness`: the estimated share of
+            population uniques (``population_size`` records, ``estimator``) at most this.
 
     Raises:
         ParameterError: a threshold or ``c`` out of range; a presence threshold without a population;
@@ -318,8 +330,33 @@ def check(dataset: Dataset, *, c: float = 2.0, k: int | None = None, alpha: floa
 
         uniqueness = population_uniqueness(classes.sizes, population_size, estimator)
     scores = _suda(classes, suda_size, dis) if suda_size is not None else None
+    results.update(_risk_results(classes, risk_threshold, risk_method, max_risk_rate, max_share_at_risk,
+                                 max_uniqueness, population_size, estimator))
     return CheckReport(dataset.num_rows, classes, results, risk, float(c), notes, suppressed, measured, uniqueness,
                        scores)
+
+
+def _risk_results(classes: EquivalenceClasses, risk_threshold: float, method: str, max_risk_rate: float | None,
+                  max_share_at_risk: float | None, max_uniqueness: float | None, population_size: int | None,
+                  estimator: str) -> dict[str, ModelResult]:
+    """The risk models with the thresholds given, as :func:`check` reports them (see its arguments).
+
+    Raises:
+        ParameterError: a threshold out of [0, 1], or ``max_uniqueness`` without a population size.
+    """
+    from veil.models import AverageRisk, PopulationUniqueness, RecordsAtRisk
+
+    models: list[PrivacyModel] = []
+    if max_risk_rate is not None:
+        models.append(AverageRisk(max_risk_rate, method=method))
+    if max_share_at_risk is not None:
+        models.append(RecordsAtRisk(risk_threshold, max_share_at_risk, method=method))
+    if max_uniqueness is not None:
+        if population_size is None:
+            raise ParameterError("population uniqueness is estimated for a population of a given size; give the "
+                                 "population size too.")
+        models.append(PopulationUniqueness(max_uniqueness, population_size, estimator))
+    return {model.key: model.evaluate(classes) for model in models if classes.n_classes}
 
 
 def _suda(classes: EquivalenceClasses, max_size: int, dis: float):

@@ -42,7 +42,7 @@ def render(report: CheckReport, console: Console) -> None:
     from rich.markup import escape  # only here: --json prints without Rich
     from rich.table import Table as RichTable
 
-    from veil.check import SUMMARY_KEYS
+    from veil.check import RISK_KEYS, SUMMARY_KEYS
 
     ds = report.classes.dataset
     # Column names are the table's text: shown as written, never read as markup.
@@ -55,9 +55,9 @@ def render(report: CheckReport, console: Console) -> None:
     table.add_column("level", justify="right", no_wrap=True)
     table.add_column("threshold", justify="right")
     table.add_column("verdict")
-    for key in SUMMARY_KEYS:
+    for key in SUMMARY_KEYS + RISK_KEYS:
         result = report.results.get(key)
-        if result is None and key in PRESENCE_KEYS + JOIN_KEYS:
+        if result is None and key in PRESENCE_KEYS + JOIN_KEYS + RISK_KEYS:
             continue
         if result is None:
             table.add_row(key, "[dim]does not apply[/]", "n/a", "", "")
@@ -178,14 +178,24 @@ def check_command(
         None, "--suda", help="SUDA2: minimal sample uniques up to this size, with SUDA and DIS-SUDA scores."),
     dis: Optional[float] = typer.Option(None, "--dis", help="Sampling fraction for DIS-SUDA (default 0.1; with "
                                                             "--suda)."),
+    max_risk_rate: Optional[float] = typer.Option(
+        None, "--max-risk-rate", help="Check the average risk: expected re-identifications per record (the "
+                                      "Benedetti–Franconi risk) at most this."),
+    max_share_at_risk: Optional[float] = typer.Option(
+        None, "--max-share-at-risk", help="Check the share of records whose individual risk exceeds "
+                                          "--risk-threshold: at most this."),
+    max_uniqueness: Optional[float] = typer.Option(
+        None, "--max-uniqueness", help="Check population uniqueness (with --population-size): the estimated share "
+                                       "of population uniques at most this."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
     engine: str = ENGINE,
     master: Optional[str] = MASTER,
 ) -> None:
     """Measure every privacy model and the re-identification risk of a table.
 
-    Exits 1 when a threshold given with --k, --alpha, --l, --t, --delta, --beta, --delta-presence or
-    --k-map is not met, or, with --earlier, join k-anonymity at --k and --l. With --engine spark the
+    Exits 1 when a threshold given with --k, --alpha, --l, --t, --delta, --beta, --delta-presence,
+    --k-map, --max-risk-rate, --max-share-at-risk or --max-uniqueness is not met, or, with --earlier,
+    join k-anonymity at --k and --l. With --engine spark the
     class × sensitive-value counts are aggregated by Spark and measured here.
 
     With --manifest, the quasi-identifiers and sensitive columns are those the manifest names,
@@ -216,6 +226,9 @@ def check_command(
                              "--household too.")
     if estimator is not None and population_size is None:
         raise ParameterError("--estimator chooses how population uniqueness is estimated; give --population-size "
+                             "too.")
+    if max_uniqueness is not None and population_size is None:
+        raise ParameterError("--max-uniqueness bounds the estimated population uniqueness; give --population-size "
                              "too.")
     if dis is not None and suda_size is None:
         raise ParameterError("--dis is the sampling fraction of DIS-SUDA; give --suda too.")
@@ -256,7 +269,9 @@ def check_command(
                        delta_presence=parse_bounds(delta_presence), k_map=k_map, manifest=doc, hierarchies=given,
                        join=JoinKAnonymity(earlier, k, l, manifest=earlier_manifest) if earlier else None,
                        risk_method=risk_method or "exact", population_size=population_size,
-                       estimator=estimator or "dankar", suda_size=suda_size, dis=0.1 if dis is None else dis)
+                       estimator=estimator or "dankar", suda_size=suda_size, dis=0.1 if dis is None else dis,
+                       max_risk_rate=max_risk_rate, max_share_at_risk=max_share_at_risk,
+                       max_uniqueness=max_uniqueness)
     report.notes.extend(ds.stray_text_notes())
     emit(report, as_json)
     if report.passed is False:
