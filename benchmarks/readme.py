@@ -509,6 +509,9 @@ def summary(every: dict[str, dict]) -> list[str]:
     one_off = st["one_off"]
     add("startup", f"`veil check`, {one_off['rows']:,} rows from CSV", one_off["whole_process"]["veil_check"]["best_s"],
         "polars read + group_by script", one_off["whole_process"]["polars_floor"]["best_s"])
+    risk = every["sdc"]["risk"][-1]
+    add("sdc", f"Benedetti–Franconi individual and global risk, {risk['rows']:,} rows, weighted", risk["encoded_s"],
+        "polars group-by of the keys (counts, weight sums)", risk["floor_s"])
     m = every["memory"]
     if not m.get("skipped"):
         add("memory", f"`veil check`, {m['meta']['rows']:,} rows: peak memory", m["veil"]["check"]["peak_bytes"],
@@ -529,11 +532,38 @@ def summary(every: dict[str, dict]) -> list[str]:
             *table(["what", "veil", "peer", "peer's figure", "ratio", "measured (UTC)"], rows, text=(0, 2))]
 
 
+def sdc(r: dict) -> list[str]:
+    """Statistical disclosure control, veil alone: risk beside a polars group-by of the keys, SUDA2,
+    local suppression beside record suppression, and the memory of ``veil check --weight``."""
+    meta = r["meta"]
+    risk = [[f"{e['rows']:,}", f"{e['groups']:,}", t(e["floor_s"]), t(e["encoded_s"]), x(e["ratio_encoded"]),
+             t(e["whole_s"]), x(e["ratio_whole"]), f"{e['expected_reidentifications']:,.1f}"] for e in r["risk"]]
+    suda = [[f"{e['rows']:,}", e["table"], str(e["keys"]), t(e["seconds"]), f"{e['records_with_msu']:,}"]
+            for e in r["suda"]]
+    local = [[f"{e['rows']:,}", e["table"], e["matching"], str(e["k"]), t(e["seconds"]), f"{e['cells']:,}", f"{e['lower_bound']:,}",
+              f"{e['record_cells']:,} ({e['records']:,} records)"] for e in r["suppression"]]
+    memory = r["memory"]
+    lines = [machine(meta, r.get("run")) + f" veil alone (no peer runs here); weights N/n · U(0.5, 1.5) with "
+             f"N = {meta['population_factor']}·n; best of {meta['repeat']} (SUDA2: one run).", "",
+             *table(["rows", "key groups", "polars group-by", "veil risk (encoded table)", "veil / group-by",
+                     "veil risk (from the frame, encoding included)", "veil / group-by",
+                     "expected re-identifications"], risk), "",
+             *table(["rows", "table", "key variables", "SUDA2", "records with an MSU"], suda, text=(1,)), "",
+             *table(["rows", "table", "matching", "k", "local suppression", "cells", "lower bound",
+                     "record suppression blanks"], local, text=(1, 2))]
+    if "skipped" not in memory:
+        lines += ["", f"`veil check --weight` on {memory['rows']:,} rows peaks at {mib(memory['check']['peak_bytes'])} "
+                      f"({abs(memory['per_row']):.0f} bytes per row {'more' if memory['per_row'] >= 0 else 'less'} "
+                      "than pyarrow holding the file as text), "
+                      f"{t(memory['check']['wall_s'])}."]
+    return lines + goals(r)
+
+
 RENDERERS: dict[str, Callable[[dict], list[str]]] = {
     "summary": summary, "checker": checker, "fulldomain": fulldomain, "arx": arx, "local_recoding": local_recoding,
     "attacks": attacks, "dp": dp, "dpquery": dpquery, "synth": synth, "ldp": ldp, "alphabeta": alphabeta, "ledger": ledger,
     "startup": startup, "memory": memory,
-    "threads": threads, "spark": spark}
+    "threads": threads, "spark": spark, "sdc": sdc}
 # The summary is drawn from every results file rather than a file of its own.
 SUMMARY = "summary"
 

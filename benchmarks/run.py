@@ -2,7 +2,7 @@
 
 Run from the repository root::
 
-    python benchmarks/run.py [--only checker|fulldomain|arx|local|attacks|dp|dpquery|ldp|adversary|alphabeta|temporal|ledger|
+    python benchmarks/run.py [--only checker|fulldomain|arx|local|attacks|dp|dpquery|synth|sdc|ldp|adversary|alphabeta|temporal|ledger|
                                     marginals|report|startup|memory|threads|spark]
                              [--quick] [--rows N] [--repeat R]
                              [--skip-pycanon] [--skip-anjana] [--skip-exhaustive] [--skip-anonypy]
@@ -64,6 +64,12 @@ whole process), scored by the total-variation distance on every 2- and 3-way mar
 SDNist's k-marginal score, with a bootstrap floor, independent columns and the Chow–Liu tree (no
 noise) beside them; smartnoise-synth runs in an environment of its own (``.synth-venv``). The
 results go to ``synth.json`` and ``synth.md``.
+
+**sdc** (``sdc.py``): statistical disclosure control, veil alone (no peer runs here): sampling-weighted
+individual and global risk on Adult and Adult resampled to 1M and 10M rows beside a polars group-by
+of the keys, the population uniqueness estimators, SUDA2 with 5–8 key variables, greedy local
+suppression to k = 3 and 5 beside record suppression, and the peak memory of ``veil check
+--weight``. The results go to ``sdc.json`` and ``sdc.md``.
 
 **ldp** (``ldp.py``): local-DP frequency oracles (OUE and OLH) beside pure-LDP at 100,000 users
 over 64 values, secure and seeded, and at 1,000,000 users; see that module. The results go to
@@ -151,6 +157,7 @@ import peer_env
 import pycanon_fixture
 import readme
 import report
+import sdc
 import startup
 import synth
 import temporal
@@ -163,7 +170,7 @@ from timing import best_of, progress
 
 QUASI_IDENTIFIERS = list(ADULT_QUASI_IDENTIFIERS)
 SENSITIVE = "occupation"
-BENCHMARKS = ("checker", "fulldomain", "arx", "local", "attacks", "dp", "dpquery", "synth", "ldp", "adversary", "alphabeta", "temporal", "ledger",
+BENCHMARKS = ("checker", "fulldomain", "arx", "local", "attacks", "dp", "dpquery", "synth", "sdc", "ldp", "adversary", "alphabeta", "temporal", "ledger",
               "marginals", "report", "startup", "memory", "threads", "spark")
 # The goals: every model together on Adult, and each model on the large table.
 ADULT_GOAL_S = 0.2
@@ -665,6 +672,8 @@ def main(argv: list[str] | None = None) -> int:
                                              args.synth_cap, args.synth_peer_aim_seeds, args.synth_peer_aim_degree,
                                              [float(e) for e in args.synth_peer_aim_epsilons.split(",")]),
                   None, synth.terminal_report, synth.markdown_report),
+        "sdc": ("sdc", lambda: sdc.run(args.repeat, sdc.SIZES if not args.quick else (30_162, 200_000)), None,
+                sdc.terminal_report, sdc.markdown_report),
         "ldp": ("ldp", lambda: ldp.run(args.repeat), None, ldp.terminal_report, ldp.markdown_report),
         "adversary": ("adversary", lambda: adversary.run(args.repeat), None, adversary.terminal_report,
                       adversary.markdown_report),
