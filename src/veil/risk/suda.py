@@ -210,7 +210,9 @@ def minimal_sample_uniques(codes: Sequence[np.ndarray], max_size: int | None = N
     row's MSU are left out.
 
     Args:
-        codes, max_size, counts: as :func:`suda2`.
+        codes: as :func:`suda2`.
+        max_size: as :func:`suda2`.
+        counts: as :func:`suda2`.
 
     Raises:
         ParameterError: as :func:`suda2`.
@@ -239,7 +241,8 @@ def suda(dataset: Dataset, columns: Sequence[str] | None = None, max_size: int |
     Args:
         dataset: the table.
         columns: the key columns (default: the dataset's quasi-identifiers).
-        max_size, dis: as :func:`suda2`.
+        max_size: as :func:`suda2`.
+        dis: as :func:`suda2`.
 
     Raises:
         ColumnError: a column does not exist.

@@ -121,8 +121,10 @@ def top_bottom_code(values: Any, *, top: float | None = None, bottom: float | No
 
     Args:
         values: one numeric column (NumPy array, list, pandas or polars Series). Not modified.
-        top, bottom: thresholds as values.
-        top_quantile, bottom_quantile: thresholds as quantile levels in [0, 1].
+        top: the upper threshold, as a value.
+        bottom: the lower threshold, as a value.
+        top_quantile: the upper threshold as a quantile level in [0, 1].
+        bottom_quantile: the lower threshold as a quantile level in [0, 1].
         replacement: ``"threshold"``, ``"mean"`` or a number (see above).
 
     Returns:

@@ -727,7 +727,9 @@ def pram_columns(dataset_or_table, columns: Sequence[str], *, matrices: Mapping[
         columns: the columns to perturb (at least one, each once).
         matrices: per column, its given matrix; a column without one uses invariant PRAM.
         alpha: the invariant PRAM parameter, one for every column or per column.
-        by, missing, rng: as :func:`pram` (one generator serves every column in turn).
+        by: as :func:`pram`.
+        missing: as :func:`pram`.
+        rng: as :func:`pram` (one generator serves every column in turn).
 
     Raises:
         ColumnError: a column does not exist.
