@@ -234,21 +234,12 @@ class Dataset:
             raise ColumnError("no quasi-identifier was given; name at least one column that can be "
                               "linked to outside data.")
         seen: dict[str, str] = {}
-        for role, names in (("quasi-identifier", self.quasi_identifiers), ("sensitive", self.sensitive),
-                            ("identifying", self.identifying)):
-            for name in names:
-                self._require_column(name, role)
-                if name in seen:
-                    if seen[name] == role:
-                        raise ColumnError(f"column '{name}' is listed twice as {role}; list it once.")
-                    raise ColumnError(f"column '{name}' is given two roles, {seen[name]} and {role}; "
-                                      "give each column one role.")
-                seen[name] = role
         survey = (("weight", [self.weight] if self.weight is not None else []), ("strata", self.strata),
                   ("household", [self.household] if self.household is not None else []))
-        for role, names in survey:
+        for role, names in (("quasi-identifier", self.quasi_identifiers), ("sensitive", self.sensitive),
+                            ("identifying", self.identifying), *survey):
             for name in names:
-                if not isinstance(name, str):
+                if role in ("weight", "strata", "household") and not isinstance(name, str):
                     raise ColumnError(f"the {role} column is named by a text, not {type(name).__name__}.")
                 self._require_column(name, role)
                 if name in seen:

@@ -15,13 +15,12 @@ so, as the synthetic data report does. It is rendered like veil's other reports
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from veil.report.figures import Figure, bar_chart
+from veil.report.shown import shown as _shown
 
 __all__ = ["SdcReport", "render_sdc_html", "sdc_report", "sdc_report_from_manifest"]
 
@@ -61,24 +60,6 @@ class SdcReport:
     figures: list[Figure] = field(default_factory=list)
     utility: list[dict] = field(default_factory=list)
     not_fit: list[str] = field(default_factory=list)
-
-
-def _shown(value: Any) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, str):
-        return value
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return str(value)
-    if math.isnan(number):
-        return "—"
-    if number.is_integer() and abs(number) < 1e15:
-        return f"{int(number):,}"
-    return f"{number:.4g}"
 
 
 def _percent(value) -> str:

@@ -11,10 +11,11 @@ curator's decision, not for publication. The page is rendered like veil's other 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
+
+from veil.report.shown import shown as _shown
 
 __all__ = ["SynthReport", "render_synth_html", "synth_report"]
 
@@ -49,27 +50,6 @@ _MECHANISMS = {
     "mst": "MST: noisy 1-way marginals and a maximum spanning tree of 2-way ones (McKenna, Sheldon and Miklau 2021)",
     "aim": "AIM: rounds that select the workload's marginals adaptively and measure them (McKenna et al. 2022)",
 }
-
-
-def _shown(value: Any) -> str:
-    """A number of the evaluation as text: 4 significant digits, an interval as ``[low, high]``."""
-    if value is None:
-        return "—"
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, (tuple, list)):
-        return "[" + ", ".join(_shown(v) for v in value) + "]"
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return str(value)
-    if math.isnan(number):
-        return "—"
-    if number.is_integer() and abs(number) < 1e15:
-        return f"{int(number):,}"
-    return f"{number:.4g}"
 
 
 def _section(section: Any) -> dict:
