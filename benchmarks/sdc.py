@@ -44,6 +44,7 @@ import numpy as np
 import polars as pl
 
 from harness import SEED, fmt_time, machine, machine_sentence, read_adult_polars, resample, wrap
+from memory import INPUT_SCRIPT  # pyarrow reading the file as text: the input's peak
 from processes import MissingTool, peak_memory, python_command, require_gnu_time, veil_command
 from timing import best_of, progress
 
@@ -60,13 +61,6 @@ MATCHINGS = ("any", "category")
 RISK_GOAL_RATIO = 3.0
 SUDA_GOAL_S = 60.0
 SUPPRESSION_GOAL_S = 2.0
-INPUT_SCRIPT = ("import sys, pyarrow as pa, pyarrow.csv as pacsv\n"
-                "path = sys.argv[1]\n"
-                "header = open(path, encoding='utf-8').readline().rstrip('\\n').split(';')\n"
-                "table = pacsv.read_csv(path, parse_options=pacsv.ParseOptions(delimiter=';'),\n"
-                "    convert_options=pacsv.ConvertOptions(column_types={c: pa.string() for c in header},\n"
-                "                                         strings_can_be_null=False))\n"
-                "print(table.num_rows)\n")
 
 
 def weighted(frame: pl.DataFrame, seed: int = 1) -> pl.DataFrame:

@@ -15,6 +15,16 @@ TEST_DATA = Path(__file__).resolve().parent / "data"
 ADULT_DIR = adult_folder()
 ADULT_SUBSET_CSV = TEST_DATA / "adult_subset.csv"
 ARX_TOY_DIR = TEST_DATA / "arx-toy"
+# The weighted survey fixture (tests/data/survey.csv) as the SDC tests configure it: its
+# quasi-identifiers, and the columns and hierarchies of a configuration over it.
+SURVEY_QIS = ["sex", "age", "race", "marital-status"]
+SURVEY_BASE = {
+    "data": "survey.csv",
+    "columns": {"quasi_identifiers": SURVEY_QIS, "identifying": ["id"], "weight": "weight", "strata": ["region"],
+                "household": "household"},
+    "hierarchies": {"age": {"intervals": {"widths": [5, 10, 20]}}, "sex": {"flat": {}}, "race": {"flat": {}},
+                    "marital-status": {"flat": {}}},
+}
 
 
 def reference_file(name: str) -> Path:

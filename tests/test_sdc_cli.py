@@ -16,17 +16,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-
+from helpers import SURVEY_BASE as BASE
+from helpers import SURVEY_QIS as QIS
 from helpers import TEST_DATA, refused, veil
 
-QIS = ["sex", "age", "race", "marital-status"]
-BASE = {
-    "data": "survey.csv",
-    "columns": {"quasi_identifiers": QIS, "identifying": ["id"], "weight": "weight", "strata": ["region"],
-                "household": "household"},
-    "hierarchies": {"age": {"intervals": {"widths": [5, 10, 20]}}, "sex": {"flat": {}}, "race": {"flat": {}},
-                    "marital-status": {"flat": {}}},
-}
 METHODS = {
     "localsuppression": {"name": "localsuppression", "k": 3, "importance": ["sex", "race"]},
     "pram": {"name": "pram", "columns": ["race", "marital-status"], "alpha": 0.3},

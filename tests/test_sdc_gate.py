@@ -11,22 +11,15 @@ import numpy as np
 import pyarrow as pa
 import pytest
 import yaml
+from helpers import SURVEY_BASE as BASE
+from helpers import SURVEY_QIS as QIS
+from helpers import TEST_DATA, veil
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import TEST_DATA, veil
 from veil.ledger.checks import ReleaseView, RiskCheck
 from veil.risk.individual import benedetti_franconi
 from veil.sdc.table_risk import table_risk
-
-QIS = ["sex", "age", "race", "marital-status"]
-BASE = {
-    "data": "survey.csv",
-    "columns": {"quasi_identifiers": QIS, "identifying": ["id"], "weight": "weight", "strata": ["region"],
-                "household": "household"},
-    "hierarchies": {"age": {"intervals": {"widths": [5, 10, 20]}}, "sex": {"flat": {}}, "race": {"flat": {}},
-                    "marital-status": {"flat": {}}},
-}
 
 
 def test_frequencies_with_suppressed_cells_worked_by_hand():
