@@ -49,6 +49,7 @@ COMMANDS = {
     "synth": ("veil.cli.synth", "synth_command"),
     "report": ("veil.cli.report", "report_command"),
     "publish": ("veil.cli.ledger", "publish_command"),
+    "serve": ("veil.cli.serve", "serve_command"),
 }
 # The command groups, each imported only when it runs (see console.LazyGroup): name → (module,
 # its Typer application, the help ``veil --help`` shows).

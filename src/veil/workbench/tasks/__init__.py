@@ -1,0 +1,1 @@
+"""The work the workbench hands to worker processes (veil.workbench.worker), one module per task."""
