@@ -89,3 +89,14 @@ def toy_frame() -> pd.DataFrame:
         "gender": ["male", "female", "male", "female", "female", "male", "male"],
         "zipcode": [81667, 81675, 81925, 81931, 81931, 81931, 81931],
     })
+
+
+@pytest.fixture
+def bench(tmp_path):
+    """A signed-in test client of the workbench over a fresh data folder (tests/workbench_client.py)."""
+    pytest.importorskip("flask", reason="the workbench needs the serve extra (Flask)")
+    from tests.workbench_client import Bench
+
+    bench = Bench(tmp_path / "data")
+    yield bench
+    bench.jobs.stop_all()

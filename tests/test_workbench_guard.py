@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.workbench_client import Bench, bench  # noqa: F401
+from tests.workbench_client import Bench
 from veil.errors import ParameterError
 from veil.workbench.security import TOKEN_COOKIE, check_bind, project_name
 

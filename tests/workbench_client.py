@@ -9,8 +9,8 @@ import pytest
 
 flask = pytest.importorskip("flask", reason="the workbench needs the serve extra (Flask)")
 
-from veil.workbench import create_app  # noqa: E402
-from veil.workbench.security import CSRF_FIELD  # noqa: E402
+from veil.workbench import create_app
+from veil.workbench.security import CSRF_FIELD
 
 ADULT_SUBSET = Path(__file__).parent / "data" / "adult_subset.csv"   # 3,016 rows, ;-separated
 
@@ -50,12 +50,5 @@ class Bench:
 
 def field_error(html: str, field: str) -> str | None:
     """The message shown next to ``field`` (the _forms.html.j2 ``error`` macro), if any."""
-    found = re.search(rf'id="error-{re.escape(field)}"[^>]*>(.*?)</p>', html, re.S)
+    found = re.search(rf'id="error-{re.escape(field)}"[^>]*>(.*?)</p>', html, re.DOTALL)
     return found.group(1).strip() if found else None
-
-
-@pytest.fixture
-def bench(tmp_path) -> Bench:
-    bench = Bench(tmp_path / "data")
-    yield bench
-    bench.jobs.stop_all()

@@ -29,6 +29,7 @@ def serve_command(
     """
     try:
         import waitress
+
         from veil.workbench import create_app
         from veil.workbench.security import check_bind
     except ImportError:

@@ -23,7 +23,7 @@ import subprocess
 import sys
 import threading
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from veil.workbench.projects import Project, write_atomic
@@ -33,7 +33,7 @@ FINISHED = ("done", "failed", "cancelled", "interrupted")
 
 def new_id() -> str:
     """A run id: the UTC time to the second (so ids sort by age) and 6 random hex digits."""
-    return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
 
 
 def read_status(run: Path) -> dict:

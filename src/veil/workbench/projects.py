@@ -24,7 +24,7 @@ import re
 import shutil
 import tempfile
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import yaml
@@ -195,7 +195,7 @@ class Workspace:
             file = f"table.{fmt}"
             write_atomic(staging / file, table)
             meta = {"table": file, "format": fmt, "delimiter": delimiter,
-                    "created": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+                    "created": datetime.now(UTC).isoformat(timespec="seconds")}
             write_atomic(staging / "project.json", json.dumps(meta, indent=2) + "\n")
             os.rename(staging, final)
         except BaseException:
