@@ -54,6 +54,7 @@ LAYERS = {
     "experiments": 10,  # reproductions of published experiments
     "ledger": 10,       # the release ledger and its gate: budgets, attacks across releases, checks
     "report": 10,       # a release's HTML report, which runs the checks and the attacks
+    "workbench": 10.8,  # veil serve's web application: pages over config, anonymize, attacks, report, ledger, dp
     "cli": 11,          # the command line
     "__main__": 12,     # python -m veil
 }
