@@ -232,7 +232,8 @@ def read_upload(content: bytes, delimiter: str | None = None, *, limit: int | No
 
     Raises:
         UploadError: see :func:`detect_format`, :func:`decode`, :func:`read_csv_text` and
-            :func:`read_parquet_bytes`.
+            :func:`read_parquet_bytes`; or veil's CSV reader refuses the text (as ``veil
+            anonymize`` would).
     """
     fmt = detect_format(content)
     if fmt == "parquet":
@@ -240,4 +241,21 @@ def read_upload(content: bytes, delimiter: str | None = None, *, limit: int | No
     text = decode(content)
     if delimiter is None:
         delimiter = sniff(text)
-    return fmt, delimiter, read_csv_text(text, delimiter, limit=limit)
+    preview = read_csv_text(text, delimiter, limit=limit)
+    _read_as_veil_does(content, delimiter)
+    return fmt, delimiter, preview
+
+
+_NAME = "uploaded.csv"
+
+
+def _read_as_veil_does(content: bytes, delimiter: str) -> None:
+    """Read the upload with veil's own CSV reader (what ``veil anonymize`` will read), so that the
+    workbench takes no table the command line refuses."""
+    from veil.data.io import read_csv_bytes
+
+    try:
+        read_csv_bytes(content, _NAME, delimiter)
+    except DataError as exc:
+        message = str(exc).replace(f"file {_NAME!r}", "the file").replace(repr(_NAME), "the file")
+        raise UploadError(message.replace(" or give --delimiter", " or choose another delimiter")) from None
