@@ -152,6 +152,15 @@ def test_a_pending_upload_is_swept_when_the_server_starts_again(bench):
     assert not list(bench.data_dir.glob(".upload-*"))
 
 
+def test_a_broken_pending_upload_is_neither_listed_nor_opened(bench):
+    (bench.data_dir / ".upload-0123456789abcdef").mkdir()
+    (bench.data_dir / ".upload-fedcba9876543210").mkdir()
+    (bench.data_dir / ".upload-fedcba9876543210" / "upload.json").write_text("[not json")
+    assert bench.get("/").status_code == 200
+    assert bench.get("/upload/0123456789abcdef").status_code == 404
+    assert bench.get("/upload/fedcba9876543210").status_code == 404
+
+
 @pytest.mark.parametrize("upload_id", ["../../etc", "0123456789abcdeg", "..", "0123456789ABCDEF"])
 def test_an_upload_id_is_never_a_path(bench, upload_id):
     assert bench.get(f"/upload/{upload_id}").status_code == 404
@@ -167,6 +176,7 @@ NOT_TABLES = {
     "png": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
     "zip (xlsx)": b"PK\x03\x04\x14\x00\x06\x00",
     "gzip": b"\x1f\x8b\x08\x00\x00\x00",
+    "utf-16": "name,city\nAda,Paris\n".encode("utf-16"),
     "not utf-8": "name,city\nJosé,Zürich\n".encode("latin-1"),
     "duplicate names": b"a,b,a\n1,2,3\n",
     "empty name": b"a,,c\n1,2,3\n",

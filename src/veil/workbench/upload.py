@@ -27,6 +27,8 @@ _NOT_TABLES = (
     (b"PK\x03\x04", "a ZIP archive (a spreadsheet workbook is one); save the sheet as CSV (UTF-8) and upload that."),
     (b"\x1f\x8b", "compressed with gzip; decompress it and upload the CSV or Parquet file inside."),
     (b"\xd0\xcf\x11\xe0", "an old Excel or Word file; save the sheet as CSV (UTF-8) and upload that."),
+    (b"\xff\xfe", "UTF-16 text (a spreadsheet's \"Unicode text\"); save it as CSV UTF-8 and upload that."),
+    (b"\xfe\xff", "UTF-16 text; save it as CSV UTF-8 and upload that."),
     (b"%PDF", "a PDF document; upload the table as a CSV or Parquet file."),
     (b"SQLite format 3\x00", "an SQLite database; export the table as CSV and upload that."),
 )

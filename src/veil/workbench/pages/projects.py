@@ -38,43 +38,63 @@ _UPLOAD_ID = re.compile(r"[0-9a-f]{16}")
 
 @dataclass(frozen=True)
 class Pending:
-    """An uploaded table waiting for the steward to confirm it."""
+    """An uploaded table waiting for the steward to confirm it.
+
+    Attributes:
+        root: its folder, ``DATA/.upload-ID``.
+        meta: its ``upload.json``: ``name`` (the project's name as given), ``format``,
+            ``delimiter`` (sniffed; ``None`` for Parquet) and ``created``.
+    """
 
     root: Path
+    meta: dict
 
     @property
     def id(self) -> str:
         return self.root.name[len(UPLOAD_PREFIX):]
 
     @property
-    def meta(self) -> dict:
-        """``upload.json``: ``name`` (the project's name as given), ``format``, ``delimiter`` (sniffed), ``created``."""
-        return json.loads((self.root / "upload.json").read_text(encoding="utf-8"))
-
-    @property
     def table_path(self) -> Path:
         return self.root / f"table.{self.meta['format']}"
+
+    def content(self) -> bytes:
+        """The uploaded table's bytes.
+
+        Raises:
+            NotFound: the upload was dropped or confirmed meanwhile.
+        """
+        try:
+            return self.table_path.read_bytes()
+        except OSError:
+            raise NotFound("this upload was dropped or confirmed meanwhile; upload the table again.") from None
+
+
+def _read_pending(root: Path) -> Pending | None:
+    try:
+        meta = json.loads((root / "upload.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None   # dropped meanwhile, or not one of ours
+    return Pending(root, meta) if isinstance(meta, dict) and meta.get("format") in ("csv", "parquet") else None
 
 
 def pending_uploads() -> list[Pending]:
     """The uploads of the data folder waiting for confirmation, oldest first."""
-    root = workspace().root
-    found = [Pending(p) for p in root.glob(f"{UPLOAD_PREFIX}*")
-             if _UPLOAD_ID.fullmatch(p.name[len(UPLOAD_PREFIX):]) and (p / "upload.json").is_file()]
-    return sorted(found, key=lambda p: (p.meta.get("created", ""), p.id))
+    found = [_read_pending(p) for p in workspace().root.glob(f"{UPLOAD_PREFIX}*")
+             if _UPLOAD_ID.fullmatch(p.name[len(UPLOAD_PREFIX):])]
+    return sorted((p for p in found if p is not None), key=lambda p: (str(p.meta.get("created", "")), p.id))
 
 
 def pending(upload_id: str) -> Pending:
     """The upload ``upload_id``.
 
     Raises:
-        NotFound: there is no such upload (confirmed, cancelled, swept, or never made).
+        NotFound: there is no such upload (confirmed, dropped, swept, or never made).
     """
     if not isinstance(upload_id, str) or not _UPLOAD_ID.fullmatch(upload_id):
         raise NotFound("no such upload; upload the table again.")
-    found = Pending(workspace().root / f"{UPLOAD_PREFIX}{upload_id}")
-    if not (found.root / "upload.json").is_file():
-        raise NotFound("no such upload (it was confirmed, cancelled, or the server restarted); upload the table "
+    found = _read_pending(workspace().root / f"{UPLOAD_PREFIX}{upload_id}")
+    if found is None:
+        raise NotFound("no such upload (it was confirmed or dropped, or the server restarted); upload the table "
                        "again.")
     return found
 
@@ -110,7 +130,7 @@ def _hold(name: str, content: bytes, fmt: str, delimiter: str | None) -> Pending
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    return Pending(final)
+    return Pending(final, meta)
 
 
 def _index(errors: dict, name: str = "", status: int = 200):
@@ -168,7 +188,7 @@ def confirm(upload_id: str):
             delimiter = check_delimiter(source.get("delimiter"))
         except UploadError as exc:
             errors["delimiter"] = str(exc)
-    content = held.table_path.read_bytes()
+    content = held.content()
     preview: Preview | None = None
     raw: list[list[str]] = []
     try:
