@@ -14,7 +14,14 @@ from hypothesis import strategies as st
 
 from tests.workbench_client import ADULT_SUBSET, Bench, field_error
 from veil.data.io import read_csv_bytes
-from veil.workbench.upload import DELIMITERS, UploadError, detect_format, read_csv_text, read_upload, sniff
+from veil.workbench.upload import (
+    DELIMITERS,
+    UploadError,
+    detect_format,
+    read_csv_text,
+    read_upload,
+    sniff,
+)
 
 TINY = ("age,sex,zip,disease\n" + "".join(
     f"{20 + i % 7},{'MF'[i % 2]},{13050 + i % 3},{('flu', 'cold', 'asthma')[i % 3]}\n" for i in range(40))).encode()
@@ -120,7 +127,7 @@ def test_a_parquet_upload_is_told_by_its_bytes_not_its_name(bench, tmp_path):
 
 
 def test_another_delimiter_shows_the_table_split_by_it(bench):
-    content = "a;b|c\n1;2|3\n4;5|6\n".encode()
+    content = b"a;b|c\n1;2|3\n4;5|6\n"
     url = confirm_url(upload(bench, content))
     assert '<option value=";" selected>' in bench.text(bench.get(url))
     by_bar = bench.get(url + "?delimiter=%7C")
@@ -354,6 +361,6 @@ def test_a_csv_round_trips_through_sniff_and_read(delimiter, data):
     assert table.columns == header
     assert table.rows == rows and table.records == len(rows)
     fmt, sniffed, preview = read_upload(text.encode(), limit=None)
-    assert (fmt, preview.rows) == ("csv", rows)
+    assert (fmt, sniffed, preview.rows) == ("csv", found, rows)
     read = read_csv_bytes(text.encode(), "t.csv", found)     # what veil anonymize reads from it
     assert read.columns == header and read.num_rows == len(rows)

@@ -27,8 +27,16 @@ from veil.errors import ConfigError, ParameterError, VeilError
 from veil.workbench.app import on_too_large, workspace
 from veil.workbench.projects import LEDGER_FILE, NotFound, Project, write_atomic
 from veil.workbench.security import project_name
-from veil.workbench.upload import DELIMITERS, PREVIEW_ROWS, Preview, UploadError, check_delimiter, decode, \
-    lenient_rows, read_upload
+from veil.workbench.upload import (
+    DELIMITERS,
+    PREVIEW_ROWS,
+    Preview,
+    UploadError,
+    check_delimiter,
+    decode,
+    lenient_rows,
+    read_upload,
+)
 
 bp = Blueprint("projects", __name__)
 
@@ -141,6 +149,7 @@ def _index(errors: dict, name: str = "", status: int = 200):
 
 @bp.get("/")
 def index():
+    """The projects, the uploads waiting for confirmation, and the form that uploads a table."""
     return _index({})
 
 
@@ -170,7 +179,13 @@ def upload():
             errors["table"] = str(exc)
     if errors:
         return _index(errors, name, 400)
-    held = _hold(name, content, fmt, delimiter)
+    try:
+        held = _hold(name, content, fmt, delimiter)
+    except OSError as exc:
+        from veil.output.os_errors import describe_os_error
+
+        return _index({"table": f"the workbench could not store the upload ({describe_os_error(exc)}); free "
+                                "space in its data folder and upload the table again."}, name, 500)
     return redirect(url_for("projects.confirm", upload_id=held.id), code=303)
 
 
@@ -251,6 +266,7 @@ def cancel(upload_id: str):
 
 @bp.get("/p/<name>")
 def project(name: str):
+    """A project's table: its first records, a summary of each column, and its configuration to download."""
     found = workspace().project(name)
     error = None
     try:
