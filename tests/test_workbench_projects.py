@@ -216,6 +216,28 @@ def test_the_messages_say_what_to_fix():
             read_upload(content)
 
 
+def test_a_refusal_of_veils_own_reader_names_no_file():
+    with pytest.raises(UploadError, match="the file has a header but no records") as refused:
+        read_upload(b"a\n \n")
+    assert "uploaded.csv" not in str(refused.value)
+
+
+def test_an_upload_the_disk_cannot_hold_is_said_at_its_field_and_leaves_nothing(bench, monkeypatch):
+    import errno
+
+    from veil.workbench.pages import projects
+
+    def full(path, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(projects, "write_atomic", full)
+    before = tree(bench.data_dir)
+    response = upload(bench, TINY)
+    assert response.status_code == 500
+    assert "could not store the upload" in field_error(bench.text(response), "table")
+    assert tree(bench.data_dir) == before
+
+
 def test_an_upload_without_a_file_is_refused(bench):
     before = tree(bench.data_dir)
     response = bench.post("/upload", {"name": "x"}, content_type="multipart/form-data")
