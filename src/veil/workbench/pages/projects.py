@@ -222,7 +222,11 @@ def confirm(upload_id: str):
                 project = _create(held, name, delimiter, content)
             except ParameterError as exc:
                 errors["name"] = str(exc)
-            except (ConfigError, VeilError) as exc:
+            except ConfigError:   # the starter configuration found no quasi-identifier
+                errors["table"] = ("no column of this table looks like a quasi-identifier (each looks identifying "
+                                   "or sensitive), so there is nothing to generalize; upload a table with columns "
+                                   "such as age, sex or a postal code.")
+            except VeilError as exc:
                 errors["table"] = _without_paths(str(exc), held)
             else:
                 return redirect(url_for("projects.project", name=project.name), code=303)
