@@ -20,7 +20,7 @@ from veil.errors import DataError
 
 PARQUET_MAGIC = b"PAR1"
 # The delimiters the confirm page offers, with the names it shows them by.
-DELIMITERS = {",": "comma ( , )", ";": "semicolon ( ; )", "\t": "tab", "|": "vertical bar ( | )"}
+DELIMITERS = {",": "comma (,)", ";": "semicolon (;)", "\t": "tab", "|": "vertical bar (|)"}
 PREVIEW_ROWS = 20
 # Signatures of files that are often uploaded by mistake, and what to do instead.
 _NOT_TABLES = (
@@ -140,7 +140,7 @@ def read_csv_text(text: str, delimiter: str, *, limit: int | None = None) -> Pre
                 continue
             if len(row) != len(header):
                 raise UploadError(f"line {line} has {len(row)} field{'s' if len(row) != 1 else ''} where the "
-                                  f"header has {len(header)} (delimiter {DELIMITERS[delimiter]}); choose "
+                                  f"header has {len(header)}, split by {DELIMITERS[delimiter]}; choose "
                                   "another delimiter or fix that line.")
             records += 1
             if limit is None or len(rows) < limit:
@@ -174,8 +174,8 @@ def lenient_rows(text: str, delimiter: str, count: int = PREVIEW_ROWS + 1) -> li
 def _checked_header(row: list[str], delimiter: str) -> list[str]:
     for number, name in enumerate(row, start=1):
         if not name.strip():
-            raise UploadError(f"column {number} has no name in the header row (delimiter "
-                              f"{DELIMITERS[delimiter]}); name every column.")
+            raise UploadError(f"column {number} has no name in the header row, split by "
+                              f"{DELIMITERS[delimiter]}; name every column.")
     seen: set[str] = set()
     for name in row:
         if name in seen:
