@@ -12,7 +12,6 @@ import os
 import re
 import secrets
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -187,7 +186,7 @@ def _checked(project: Project, document: dict, *, replace: dict[str, str] | None
     file that is not in place yet).
 
     Raises:
-        ConfigError: the parser refuses it (the sentence names config.yaml, not the temporary file).
+        ConfigError: the parser refuses it (its sentence, without the temporary file's name and line).
     """
     path = project.root / f".config-check-{secrets.token_hex(8)}.yaml"
     try:
@@ -195,10 +194,11 @@ def _checked(project: Project, document: dict, *, replace: dict[str, str] | None
                         encoding="utf-8")
         load_config(path)
     except VeilError as exc:
-        message = str(exc).replace(path.name, "config.yaml")
+        # the sentence without "FILE, line N: ", which would name the file not saved
+        message = re.sub(r"^.*?, line \d+: ", "", str(exc).replace(str(path), path.name), count=1)
         for old, new in (replace or {}).items():
             message = message.replace(old, new)
-        raise type(exc)(message) from None
+        raise type(exc)(message[:1].upper() + message[1:]) from None
     finally:
         path.unlink(missing_ok=True)
 
