@@ -331,7 +331,7 @@ def test_a_form_without_its_csrf_token_is_refused(bench):
 _TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r"), min_size=1, max_size=12)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(st.lists(st.dictionaries(_TEXT, st.lists(_TEXT, min_size=1, max_size=4), min_size=1, max_size=4),
                 min_size=1, max_size=3))
 def test_the_groups_text_round_trips(levels):
@@ -377,3 +377,43 @@ def test_a_builder_form_round_trips_through_the_configuration():
         entry = yaml.safe_load(yaml.safe_dump({kind: options}))
         assert forms.builder_form(entry) == form
         assert forms.read_entry(entry) == (kind, options)
+
+
+def test_a_text_column_s_order_is_saved_only_when_it_lists_every_value(bench):
+    project = adult(bench)
+    before = snapshot(project)
+    refused = bench.post(f"/p/{project.name}/columns/order?column=sex", {"order": "Male\n"})
+    assert refused.status_code == 400
+    assert "1 value of the column is not in the order: &#39;Female&#39;" in field_error(bench.text(refused), "order")
+    twice = bench.post(f"/p/{project.name}/columns/order?column=sex", {"order": "Male\nMale\nFemale"})
+    assert twice.status_code == 400 and "twice" in field_error(bench.text(twice), "order")
+    assert snapshot(project) == before
+    assert bench.post(f"/p/{project.name}/columns/order?column=sex", {"order": "Male\r\nFemale\r\n"}).status_code == 303
+    assert project.config()["orders"] == {"sex": ["Male", "Female"]}
+    assert load_config(project.config_path).orders == {"sex": ("Male", "Female")}
+    assert "text, ordered" in bench.text(bench.get(f"/p/{project.name}/columns"))
+    assert bench.post(f"/p/{project.name}/columns/order?column=sex", {"order": ""}).status_code == 303
+    assert "orders" not in project.config()
+
+
+def test_a_loaded_file_can_be_edited_as_groups(bench):
+    project = adult(bench)
+    assert upload(bench, project, "age", AGE_HIERARCHY.read_bytes()).status_code == 303
+    html = bench.text(bench.get(f"/p/{project.name}/columns"))
+    groups = re.search(r'<textarea name="groups"[^>]*>(.*?)</textarea>', html[html.index('id="builder-age"'):],
+                       re.DOTALL).group(1)
+    assert groups.startswith("0-4: 1, 2, 3, 4, 5\n")
+    again = build(bench, project, "age", "save", builder="grouping", groups=groups)
+    assert again.status_code == 303
+    assert (project.hierarchies_dir / "age.csv").read_bytes() == AGE_HIERARCHY.read_bytes()
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.integers(0, 30), min_size=1, max_size=20, unique=True), st.integers(1, 5))
+def test_groups_of_a_hierarchy_build_it_back(values, size):
+    from veil.data import builders
+
+    leaves = [str(v) for v in values]
+    first = {f"g{i}": leaves[i:i + size] for i in range(0, len(leaves), size)}
+    hierarchy = builders.grouping(leaves, [first])
+    assert builders.grouping(leaves, forms.groups_of(hierarchy)).rows() == hierarchy.rows()

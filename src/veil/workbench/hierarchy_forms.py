@@ -148,6 +148,28 @@ def format_groups(levels: Sequence[Mapping[str, Sequence[str]]]) -> str:
                                  for name, members in level.items()) for level in levels)
 
 
+def groups_of(hierarchy: Hierarchy, top: str = builders.TOP) -> list[dict[str, list[str]]]:
+    """The levels of groups that make ``hierarchy`` (the inverse of
+    :func:`veil.data.builders.grouping`): an ARX file loaded, as the groups textarea edits it.
+
+    The last level is left out when it is ``top`` alone, which the builder adds back.
+    """
+    rows = hierarchy.rows()
+    last = hierarchy.levels - 1
+    if last >= 1 and len(hierarchy.level_labels[last]) == 1 and hierarchy.level_labels[last][0] == top \
+            and len(hierarchy.level_labels[last - 1]) > 1:
+        last -= 1
+    levels = []
+    for level in range(1, last + 1):
+        groups: dict[str, list[str]] = {}
+        for row in rows:
+            members = groups.setdefault(row[level], [])
+            if row[level - 1] not in members:
+                members.append(row[level - 1])
+        levels.append(groups)
+    return levels
+
+
 # ------------------------------------------------------------------------------- builder forms
 
 def parse_widths(text: str) -> list[int | float]:
@@ -317,6 +339,31 @@ def build(kind: str, options: Mapping[str, Any], values, missing_values: Sequenc
 def config_entry(kind: str, options: Mapping[str, Any]) -> dict:
     """``hierarchies.<column>`` for a builder (a grouping is saved as a file: see :func:`file_name`)."""
     return {kind: {key: value for key, value in options.items()}}
+
+
+# ------------------------------------------------------------------------------- orders
+
+def parse_order(text: str, column: EncodedColumn) -> list[str]:
+    """The order of a text column's values (``orders.<column>``): one value a line, first the
+    lowest; blank lines are skipped, and an empty text means no order.
+
+    Raises:
+        FieldError: (field ``order``) a value listed twice, or a value of the column left out.
+    """
+    values = [line.strip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n") if line.strip()]
+    seen: set[str] = set()
+    for value in values:
+        if value in seen:
+            raise FieldError("order", f"{value!r} is listed twice in the order; list each value once.")
+        seen.add(value)
+    if values:
+        left = [t for t in _present(column) if t not in seen]
+        if left:
+            shown = ", ".join(repr(t) for t in left[:EXAMPLES]) + (f" and {len(left) - EXAMPLES} more"
+                                                                   if len(left) > EXAMPLES else "")
+            noun = "value of the column is" if len(left) == 1 else "values of the column are"
+            raise FieldError("order", f"{len(left)} {noun} not in the order: {shown}; list every value.")
+    return values
 
 
 # ------------------------------------------------------------------------------- files

@@ -8,6 +8,7 @@ and ``hierarchies:``; a hierarchy loaded or built from groups is an ARX file und
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
@@ -34,6 +35,8 @@ ROLES = ("identifying", "quasi_identifier", "sensitive", "insensitive", "weight"
 # the configuration's list of each role that is one (``weight`` names one column)
 _LISTED = {"quasi_identifier": "quasi_identifiers", "sensitive": "sensitive", "identifying": "identifying"}
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+# a hierarchy file of at most this many values is shown as groups, to edit with the grouping builder
+_EDITABLE = 2000
 
 
 @dataclass
@@ -51,6 +54,8 @@ class ColumnView:
     coverage: forms.Coverage | None = None
     preview: bool = False           # levels and coverage are those of the builder form's preview
     builder_form: dict[str, str] = field(default_factory=dict)
+    order: str = ""                 # the order of a text column's values, one a line ("" for none)
+    order_file: str = ""            # the file the configuration reads the order from
     errors: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -138,6 +143,7 @@ def _current(data: _Table, column: str, entry: Any) -> Hierarchy:
 
 def _views(data: _Table, *, roles: dict[str, str] | None = None) -> list[ColumnView]:
     hierarchies = data.config.get("hierarchies") or {}
+    orders = data.config.get("orders") or {}
     shown = roles or data.roles()
     views = []
     for name in data.names:
@@ -150,8 +156,17 @@ def _views(data: _Table, *, roles: dict[str, str] | None = None) -> list[ColumnV
             try:
                 current = _current(data, name, hierarchies[name])
                 view.levels, view.coverage = forms.levels(current, encoded), forms.coverage(current, encoded)
+                if not view.builder_form and len(current.leaves) <= _EDITABLE:
+                    # a file: its groups, to edit with the grouping builder
+                    view.builder_form = {"builder": "grouping",
+                                         "groups": forms.format_groups(forms.groups_of(current))}
             except forms.FieldError as exc:
                 view.hierarchy_error = str(exc)
+        order = orders.get(name)
+        if isinstance(order, dict):
+            view.order_file = str(order.get("file", ""))
+        elif order is not None:
+            view.order = "\n".join(_as_list(order))
         views.append(view)
     return views
 
@@ -288,7 +303,7 @@ def _hierarchy_column(data: _Table) -> str | None:
 
 
 def _refused(project: Project, data: _Table, column: str | None, errors: dict[str, str], *, status: int = 400,
-             form: dict[str, str] | None = None, preview: Hierarchy | None = None):
+             form: dict[str, str] | None = None, preview: Hierarchy | None = None, order: str | None = None):
     views = _views(data)
     if column is None:
         return _render(project, data, views, status=status,
@@ -299,6 +314,8 @@ def _refused(project: Project, data: _Table, column: str | None, errors: dict[st
             view.errors = errors
             if form is not None:
                 view.builder_form = form
+            if order is not None:
+                view.order = order
             if preview is not None:
                 encoded = data.encoded(column)
                 view.levels, view.coverage = forms.levels(preview, encoded), forms.coverage(preview, encoded)
@@ -315,6 +332,7 @@ def _save_file(project: Project, data: _Table, column: str, hierarchy: Hierarchy
     """
     file = forms.file_name(column)
     final = project.hierarchies_dir / file
+    made = not project.hierarchies_dir.exists()
     project.hierarchies_dir.mkdir(exist_ok=True)
     staged = project.hierarchies_dir / f".{file}.{secrets.token_hex(6)}.tmp"
     document = dict(data.config)
@@ -324,8 +342,12 @@ def _save_file(project: Project, data: _Table, column: str, hierarchy: Hierarchy
         hierarchy.to_csv(staged, delimiter=";", newline="\n", final_newline=True)
         _checked(project, document, replace={staged.name: file})
         os.replace(staged, final)
-    finally:
+    except BaseException:
         staged.unlink(missing_ok=True)
+        if made:
+            with contextlib.suppress(OSError):
+                project.hierarchies_dir.rmdir()
+        raise
     document["hierarchies"][column] = {"file": f"hierarchies/{file}"}
     project.save_config(document)
 
@@ -385,4 +407,30 @@ def builder(name: str):
         return _refused(project, data, column, {exc.field: str(exc)}, form=form, preview=hierarchy)
     except VeilError as exc:
         return _refused(project, data, column, {"builder": str(exc)}, form=form, preview=hierarchy)
+    return redirect(url_for("columns.page", name=project.name) + f"#hierarchy-{column}", code=303)
+
+
+@bp.post("/order")
+def order(name: str):
+    project = workspace().project(name)
+    data = _Table(project)
+    column = _hierarchy_column(data)
+    if column is None:
+        return _refused(project, data, None, {})
+    text = request.form.get("order", "")
+    try:
+        values = forms.parse_order(text, data.encoded(column))
+        document = dict(data.config)
+        orders = {c: e for c, e in (document.get("orders") or {}).items() if c != column}
+        if values:
+            orders[column] = values
+        document["orders"] = orders
+        if not orders:
+            document.pop("orders")
+        _checked(project, document)
+    except forms.FieldError as exc:
+        return _refused(project, data, column, {exc.field: str(exc)}, order=text)
+    except VeilError as exc:
+        return _refused(project, data, column, {"order": str(exc)}, order=text)
+    project.save_config(document)
     return redirect(url_for("columns.page", name=project.name) + f"#hierarchy-{column}", code=303)
