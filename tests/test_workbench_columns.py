@@ -417,3 +417,19 @@ def test_groups_of_a_hierarchy_build_it_back(values, size):
     first = {f"g{i}": leaves[i:i + size] for i in range(0, len(leaves), size)}
     hierarchy = builders.grouping(leaves, [first])
     assert builders.grouping(leaves, forms.groups_of(hierarchy)).rows() == hierarchy.rows()
+
+
+@pytest.mark.parametrize("text", ["columns: [\n", "- a\n- b\n", "columns: {quasi_identifiers: [age]}\nhierarchies: [a]\n"])
+def test_a_config_yaml_the_page_cannot_read_is_named_not_a_crash(bench, text):
+    project = adult(bench)
+    project.config_path.write_text(text)
+    response = bench.get(f"/p/{project.name}/columns")
+    assert response.status_code == 400 and "config.yaml" in bench.text(response)
+    assert bench.post(f"/p/{project.name}/columns/roles", roles_form(project, age="quasi_identifier")).status_code == 400
+    assert project.config_path.read_text() == text
+
+
+def test_a_missing_project_is_not_found(bench):
+    assert bench.get("/p/nope/columns").status_code == 404
+    assert bench.post("/p/nope/columns/roles", {}).status_code == 404
+    assert bench.get("/p/..%2f..%2fetc/columns").status_code == 404

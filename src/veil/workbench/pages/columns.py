@@ -23,10 +23,10 @@ from veil.config.starter import guess_hierarchy
 from veil.data.dataset import read_weights
 from veil.data.encoding import EncodedColumn, encode_column
 from veil.data.hierarchy import Hierarchy
-from veil.errors import VeilError
+from veil.errors import ConfigError, VeilError
 from veil.workbench import hierarchy_forms as forms
 from veil.workbench.app import on_too_large, workspace
-from veil.workbench.projects import Project
+from veil.workbench.projects import NotFound, Project
 
 bp = Blueprint("columns", __name__, url_prefix="/p/<name>/columns")
 
@@ -70,7 +70,18 @@ class _Table:
         from veil.data.io import read_table
 
         self.project = project
-        self.config = project.config()
+        try:
+            self.config = project.config()
+        except yaml.YAMLError:
+            raise ConfigError("config.yaml is not valid YAML; correct it in a text editor (veil anonymize --config "
+                              "says where), or make the project again.") from None
+        if not isinstance(self.config, dict):
+            raise ConfigError("config.yaml does not hold a mapping of sections; correct it in a text editor, or make "
+                              "the project again.")
+        for key in ("columns", "hierarchies", "orders"):
+            if self.config.get(key) is not None and not isinstance(self.config[key], dict):
+                raise ConfigError(f"the {key} section of config.yaml is not a mapping; correct it in a text editor, "
+                                  "or make the project again.")
         missing = self.config.get("missing_values", [""])
         missing = missing if isinstance(missing, list) else [missing]
         self.missing = tuple("" if v is None else str(v) for v in missing)
@@ -175,6 +186,12 @@ def _render(project: Project, data: _Table, views: list[ColumnView], *, status: 
             role_errors: dict[str, str] | None = None):
     return render_template("columns/page.html.j2", project=project, columns=views, roles=ROLES,
                            builders=forms.BUILDERS, role_errors=role_errors or {}), status
+
+
+@bp.errorhandler(VeilError)
+def _unreadable(error: VeilError):
+    """A project whose table or configuration cannot be read: the sentence, on the error page."""
+    return render_template("error.html.j2", message=str(error)), 404 if isinstance(error, NotFound) else 400
 
 
 @bp.get("")
