@@ -433,3 +433,32 @@ def test_a_missing_project_is_not_found(bench):
     assert bench.get("/p/nope/columns").status_code == 404
     assert bench.post("/p/nope/columns/roles", {}).status_code == 404
     assert bench.get("/p/..%2f..%2fetc/columns").status_code == 404
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.integers(1, 5), min_size=1, max_size=4), st.sampled_from([1, 2, 5, 0.5, 0.1]),
+       st.one_of(st.none(), st.integers(-100, 100)))
+def test_an_interval_form_round_trips_through_config_yaml(multipliers, base, start):
+    widths = [base * int(np.prod(multipliers[:i + 1])) for i in range(len(multipliers))]
+    form = {"builder": "intervals", "widths": ",".join(f"{w:g}" for w in widths)}
+    if start is not None:
+        form["start"] = str(start)
+    kind, options = forms.builder_entry(form)
+    entry = yaml.safe_load(yaml.safe_dump({kind: options}))
+    assert forms.builder_entry(forms.builder_form(entry)) == (kind, options)
+    assert [float(w) for w in options["widths"]] == pytest.approx(widths)
+
+
+def test_a_column_named_like_a_number_keeps_its_hierarchy(bench):
+    text = "1990,age\n" + "".join(f"{i % 3},{20 + i}\n" for i in range(9))
+    project = small(bench, text, {})
+    project.config_path.write_text("data: table.csv\ndelimiter: ','\ncolumns: {quasi_identifiers: [1990, age]}\n"
+                                   "hierarchies: {1990: {masking: {}}, age: {flat: {}}}\n"
+                                   "models: [{k_anonymity: {k: 2}}]\n")
+    load_config(project.config_path)
+    html = bench.text(bench.get(f"/p/{project.name}/columns"))
+    assert 'id="hierarchy-1990"' in html and "{masking: {}}" in html
+    assert bench.post(f"/p/{project.name}/columns/roles",
+                      {"role-1990": "quasi_identifier", "role-age": "quasi_identifier"}).status_code == 303
+    assert project.config()["hierarchies"]["1990"] == {"masking": {}}
+    assert load_config(project.config_path).hierarchies["1990"].kind == "masking"

@@ -82,6 +82,10 @@ class _Table:
             if self.config.get(key) is not None and not isinstance(self.config[key], dict):
                 raise ConfigError(f"the {key} section of config.yaml is not a mapping; correct it in a text editor, "
                                   "or make the project again.")
+        for key in ("hierarchies", "orders"):
+            if self.config.get(key):
+                # a column named 1990 is read by YAML as a number, by veil as the text
+                self.config[key] = {_name(k): v for k, v in self.config[key].items()}
         missing = self.config.get("missing_values", [""])
         missing = missing if isinstance(missing, list) else [missing]
         self.missing = tuple("" if v is None else str(v) for v in missing)
@@ -114,10 +118,15 @@ class _Table:
         return found
 
 
+def _name(value: Any) -> Any:
+    """A column name as veil reads it: a number YAML made of it is its text again."""
+    return str(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+
+
 def _as_list(value: Any) -> list[str]:
     if value is None:
         return []
-    return [str(v) for v in value] if isinstance(value, list) else [str(value)]
+    return [str(_name(v)) for v in value] if isinstance(value, list) else [str(_name(value))]
 
 
 def _kind(column: EncodedColumn) -> str:
