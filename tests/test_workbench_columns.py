@@ -165,6 +165,7 @@ def test_an_arx_hierarchy_uploads_and_is_referenced(bench):
     saved = project.hierarchies_dir / "age.csv"
     assert saved.read_bytes() == AGE_HIERARCHY.read_bytes()
     assert [p.name for p in project.hierarchies_dir.iterdir()] == ["age.csv"]
+    assert not list(bench.data_dir.parent.rglob("evil*")) and not list(bench.data_dir.parent.rglob("adult_hier*"))
     spec = load_config(project.config_path).hierarchies["age"]
     assert spec.kind == "file" and spec.path == saved.resolve()
     html = bench.text(bench.get(f"/p/{project.name}/columns"))

@@ -390,8 +390,10 @@ def read_upload(data: bytes) -> Hierarchy:
         try:
             hierarchy = Hierarchy.read_csv(path)
         except VeilError as exc:
-            message = str(exc).replace(str(path), "uploaded.csv")
-            raise FieldError("file", message) from None
+            message = str(exc)
+            for named in (f"hierarchy file {str(path)!r}", f"hierarchy file {path.name!r}", f"{str(path)!r}"):
+                message = message.replace(named, "the uploaded file")
+            raise FieldError("file", message[:1].upper() + message[1:]) from None
     hierarchy.path = None
     return hierarchy
 

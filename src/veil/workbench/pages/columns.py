@@ -239,7 +239,7 @@ def _checked(project: Project, document: dict, *, replace: dict[str, str] | None
         message = re.sub(r"^.*?, line \d+: ", "", str(exc).replace(str(path), path.name), count=1)
         for old, new in (replace or {}).items():
             message = message.replace(old, new)
-        raise type(exc)(message[:1].upper() + message[1:]) from None
+        raise type(exc)(message) from None
     finally:
         path.unlink(missing_ok=True)
 
