@@ -88,7 +88,7 @@ def test_the_page_shows_a_role_select_per_column_and_the_hierarchies(bench):
 
 
 def test_roles_saved_land_in_config_yaml_and_veil_loads_it(bench):
-    project = adult(bench)
+    project = adult(bench, {**CONFIG, "orders": {"sex": ["Male", "Female"]}})
     response = bench.post(f"/p/{project.name}/columns/roles",
                           roles_form(project, age="quasi_identifier", race="quasi_identifier",
                                      occupation="sensitive", salary_class="identifying"))
@@ -99,6 +99,7 @@ def test_roles_saved_land_in_config_yaml_and_veil_loads_it(bench):
     assert saved["columns"]["identifying"] == ["salary-class"]
     # everything else kept; the new quasi-identifier gets veil init's guess; sex's hierarchy goes with its role
     assert saved["hierarchies"] == {"age": {"intervals": {"widths": [5, 10, 20]}}, "race": {"flat": {}}}
+    assert "orders" not in saved
     assert saved["models"] == CONFIG["models"] and saved["suppression_limit"] == 0.05
     loaded = load_config(project.config_path)
     assert loaded.quasi_identifiers == ("age", "race") and loaded.identifying == ("salary-class",)

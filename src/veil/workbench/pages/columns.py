@@ -205,6 +205,7 @@ def _unreadable(error: VeilError):
 
 @bp.get("")
 def page(name: str):
+    """Every column with its type and role; each quasi-identifier's and sensitive column's hierarchy."""
     project = workspace().project(name)
     data = _Table(project)
     return _render(project, data, _views(data))
@@ -275,11 +276,14 @@ def new_roles(config: dict, roles: dict[str, str], guesses: dict[str, dict]) -> 
     document["hierarchies"] = hierarchies
     if document.get("orders"):
         document["orders"] = {c: e for c, e in document["orders"].items() if c in keep}
+        if not document["orders"]:
+            document.pop("orders")
     return document
 
 
 @bp.post("/roles")
 def roles(name: str):
+    """Save the roles (``role-<column>`` fields) into ``columns:``; refused whole when a role is wrong."""
     project = workspace().project(name)
     data = _Table(project)
     current = data.roles()
@@ -387,6 +391,7 @@ def _upload_too_large(message: str):
 
 @bp.post("/upload")
 def upload(name: str):
+    """Load an ARX hierarchy file for ``?column=``; refused when it cannot be read or leaves a value out."""
     project = workspace().project(name)
     data = _Table(project)
     column = _hierarchy_column(data)
@@ -407,6 +412,7 @@ def upload(name: str):
 
 @bp.post("/builder")
 def builder(name: str):
+    """Preview (``action=preview``) or save (``action=save``) a built hierarchy for ``?column=``."""
     project = workspace().project(name)
     data = _Table(project)
     column = _hierarchy_column(data)
@@ -438,6 +444,7 @@ def builder(name: str):
 
 @bp.post("/order")
 def order(name: str):
+    """Save (or, given nothing, remove) the order of ``?column=``'s values under ``orders:``."""
     project = workspace().project(name)
     data = _Table(project)
     column = _hierarchy_column(data)
