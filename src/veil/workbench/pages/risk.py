@@ -244,8 +244,8 @@ def page(name: str):
         cfg = load_config(project.config_path)
         dataset = cfg.dataset()
         cfg.check_against(dataset)
-    except VeilError as error:
-        context["config_error"] = str(error)
+    except VeilError as error:   # named after the project's file, not the data folder's path
+        context["config_error"] = str(error).replace(str(project.config_path), project.config_path.name)
         return render_template("risk/page.html.j2", **context)
     form, errors = read_form(request.args, dataset.num_rows, config_defaults(cfg))
     context.update(form=form.shown, errors=errors)
