@@ -11,6 +11,8 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.workbench_client import ADULT_SUBSET, field_error
 from veil.classes import EquivalenceClasses
@@ -193,6 +195,18 @@ def test_a_weight_column_shows_the_benedetti_franconi_risk(bench):
     assert image_of(ones, "record-risks")[0] != image_of(nines, "record-risks")[0]
 
 
+def test_a_presence_models_population_gives_the_journalist_risk(bench):
+    project = make(bench, "pop")
+    (project.root / "population.csv").write_text("age;zip\n" + "".join(f"{a};{z}\n" for a, z, _ in ROWS * 2))
+    project.save_config({"columns": {"quasi_identifiers": ["age", "zip"], "sensitive": ["disease"]},
+                         "hierarchies": {"age": {"flat": {}}, "zip": {"flat": {}}},
+                         "models": [{"k_map": {"population": "population.csv", "k": 2}}]})
+    html = bench.text(bench.get("/p/pop/risk"))
+    # the population doubles every class: 6, 4 and 2 people, so every class matches at least 2
+    assert model_rows(html)[0][:5] == ["k-map", "—", "k ≥ 2", "k = 2", "pass"]
+    assert attacker_rows(html)["journalist"][0] == "0.5"
+
+
 def test_a_model_that_does_not_apply_says_why(bench):
     make(bench, "text", models=[{"k_anonymity": {"k": 2}}, {"t_closeness": {"t": 0.2, "distance": "ordered"}}])
     response = bench.get("/p/text/risk")
@@ -287,3 +301,17 @@ def test_the_individual_risk_figure_refuses_what_is_no_risk():
         figures.individual_risks([1.5], 0.2)
     with pytest.raises(ParameterError):
         figures.individual_risks([0.5, 0.2], 0.2, records=[1])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 1), st.integers(0, 5)), min_size=1, max_size=40),
+       st.floats(0.01, 1))
+def test_the_individual_risk_curve_falls_and_its_share_is_the_records_above(pairs, threshold):
+    risks = [r for r, _ in pairs]
+    records = [n for _, n in pairs]
+    image = figures.individual_risks(risks, threshold, records=records)
+    total = sum(records)
+    share = sum(n for r, n in pairs if r > threshold) / total if total else 0.0
+    assert f"{share:.2%} of the records have a risk above" in image.alt
+    heights = [y for _, y in curve(image)]   # SVG units: a larger y is a smaller share
+    assert heights == sorted(heights)

@@ -8,8 +8,8 @@ function behind ``veil check``), and shows:
   table reaches and whether it passes (each model's own ``evaluate`` on the check's classes, as a
   release's manifest records them);
 * ``#all-levels``: every model's level as ``veil check`` prints it, to choose thresholds by;
-* ``#reidentification``: the prosecutor, journalist and marketer risk
-  (:mod:`veil.risk.reidentification`), the Benedetti–Franconi individual and global risk with a
+* ``#reidentification``: the prosecutor, journalist (against the population a presence model
+  names) and marketer risk (:mod:`veil.risk.reidentification`), the Benedetti–Franconi individual and global risk with a
   weight, strata or household column (:mod:`veil.risk.individual`), and the estimated population
   uniqueness when a population size is given (:mod:`veil.risk.uniqueness`);
 * ``img#class-sizes`` and ``img#record-risks``: the distributions of class sizes and of record
@@ -213,8 +213,16 @@ def measure(cfg, dataset, form: RiskForm) -> dict:
     reference = {name: {str(label): int(count) for label, count in zip(dataset.column(name).labels,
                                                                       dataset.column(name).counts())}
                  for name in dataset.sensitive}
+    # The population a presence model of the configuration names gives the journalist risk, as
+    # veil check --population does (read as the presence models read it).
+    population = None
+    if cfg.populations():
+        from veil.data.dataset import Dataset
+
+        population = Dataset(cfg.populations()[0], quasi_identifiers=list(dataset.quasi_identifiers),
+                             missing_values=dataset.missing_values)
     report = check(dataset, k=k, risk_threshold=form.risk_threshold, population_size=form.population_size,
-                   estimator=form.estimator, reference=reference or None)
+                   estimator=form.estimator, reference=reference or None, population=population)
     report.notes.extend(dataset.stray_text_notes())
     sample = report.sample_summary() if report.sample is not None else None
     if report.sample is not None:
