@@ -230,6 +230,13 @@ def test_a_configuration_that_does_not_load_is_shown_with_its_sentence(bench):
         assert 'id="fix-columns" href="/p/bad/columns"' in html
 
 
+def test_a_table_that_cannot_be_measured_is_named_in_its_project(bench):
+    make(bench, "empty", [])
+    html = bench.text(bench.get("/p/empty/risk"))
+    message = re.search(r'id="config-error">\s*<p class="error" role="alert">(.*?)</p>', html, re.DOTALL).group(1)
+    assert "&#39;table.csv&#39; has a header but no records" in message and str(bench.data_dir) not in message
+
+
 def test_a_missing_project_is_404(bench):
     assert bench.get("/p/nothing/risk").status_code == 404
 

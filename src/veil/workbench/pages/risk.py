@@ -23,6 +23,7 @@ and the sentence next to its field.
 from __future__ import annotations
 
 import math
+import os
 import re
 from dataclasses import dataclass, field
 
@@ -235,6 +236,12 @@ def measure(cfg, dataset, form: RiskForm) -> dict:
             "quasi_identifiers": list(dataset.quasi_identifiers), "sensitive": list(dataset.sensitive)}
 
 
+def project_relative(message: str, project) -> str:
+    """A message with the project's files named as in its folder (``config.yaml``,
+    ``table.csv``), not by the data folder's path."""
+    return message.replace(str(project.root) + os.sep, "")
+
+
 @bp.get("/p/<name>/risk")
 def page(name: str):
     project = workspace().project(name)
@@ -252,8 +259,8 @@ def page(name: str):
         cfg = load_config(project.config_path)
         dataset = cfg.dataset()
         cfg.check_against(dataset)
-    except VeilError as error:   # named after the project's file, not the data folder's path
-        context["config_error"] = str(error).replace(str(project.config_path), project.config_path.name)
+    except VeilError as error:
+        context["config_error"] = project_relative(str(error), project)
         return render_template("risk/page.html.j2", **context)
     form, errors = read_form(request.args, dataset.num_rows, config_defaults(cfg))
     context.update(form=form.shown, errors=errors)
@@ -262,5 +269,5 @@ def page(name: str):
     try:
         context["result"] = measure(cfg, dataset, form)
     except VeilError as error:   # the table cannot be measured as configured (a weight that is no number…)
-        context["config_error"] = str(error)
+        context["config_error"] = project_relative(str(error), project)
     return render_template("risk/page.html.j2", **context)
