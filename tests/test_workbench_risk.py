@@ -142,11 +142,11 @@ def test_html_in_column_names_and_cells_is_escaped(bench):
 def test_a_bad_population_size_is_refused_next_to_its_field(bench):
     project = make(bench, "hand")
     before = sorted(p.name for p in project.root.rglob("*"))
-    for given in ("abc", "5", "6.5", "-6", "1e6", str(10 ** 11), "６"):
-        response = bench.get("/p/hand/risk", query_string={"population_size": given})
-        assert response.status_code == 400, given
+    for typed in ("abc", "5", "6.5", "-6", "1e6", str(10 ** 11), "６"):
+        response = bench.get("/p/hand/risk", query_string={"population_size": typed})
+        assert response.status_code == 400, typed
         message = field_error(bench.text(response), "population_size")
-        assert message and ("whole number" in message or "at least the table&#39;s 6 records" in message), given
+        assert message and ("whole number" in message or "at least the table&#39;s 6 records" in message), typed
         assert 'id="models-check"' not in bench.text(response)
     assert sorted(p.name for p in project.root.rglob("*")) == before
     assert bench.get("/p/hand/risk", query_string={"population_size": "6"}).status_code == 200
@@ -154,10 +154,10 @@ def test_a_bad_population_size_is_refused_next_to_its_field(bench):
 
 def test_other_values_out_of_range_are_refused(bench):
     make(bench, "hand")
-    for field, given in [("risk_threshold", "0"), ("risk_threshold", "1.5"), ("risk_threshold", "nan"),
+    for field, typed in [("risk_threshold", "0"), ("risk_threshold", "1.5"), ("risk_threshold", "nan"),
                          ("risk_threshold", "x"), ("estimator", "<b>guess</b>")]:
-        response = bench.get("/p/hand/risk", query_string={field: given})
-        assert response.status_code == 400 and field_error(bench.text(response), field), (field, given)
+        response = bench.get("/p/hand/risk", query_string={field: typed})
+        assert response.status_code == 400 and field_error(bench.text(response), field), (field, typed)
         assert "<b>guess</b>" not in bench.text(response)
 
 
