@@ -76,7 +76,7 @@ def read_form(args, rows: int, defaults: dict) -> tuple[RiskForm, dict[str, str]
         if not _WHOLE.fullmatch(size):
             errors["population_size"] = (f"the population size must be a whole number of people, at least the "
                                          f"table's {rows:,} records.")
-        elif not rows <= int(size) <= MAX_POPULATION:
+        elif len(size.lstrip("0")) > len(str(MAX_POPULATION)) or not rows <= int(size) <= MAX_POPULATION:
             errors["population_size"] = (f"the population size must be at least the table's {rows:,} records and at "
                                          f"most {MAX_POPULATION:,}.")
         else:
