@@ -79,17 +79,17 @@ def run(project, params: dict, out: Path, progress) -> dict:
         VeilError: the configuration is refused, the table or a hierarchy cannot be read, or no
             transformation satisfies the models (the run fails with that sentence).
     """
-    from veil.cli.anonymize import files_read
-    from veil.engines import make_engine
     from veil.manifests import put_private
     from veil.output.writer import OutputSet
-    from veil.report import release_report_of, render_html
 
     text = params["config"]
     progress.stage("reading the configuration")
     cfg = parse_config(project.root, text)
     targets = {name: out / name for name in FILES}
-    outputs = OutputSet(list(targets.values()), reads=files_read(cfg, project.config_path))
+    # no output may be a file the run reads (as veil anonymize checks: veil.cli.anonymize.files_read)
+    reads = [project.config_path, cfg.data, *(spec.path for spec in cfg.hierarchies.values() if spec.path),
+             *cfg.populations()]
+    outputs = OutputSet(list(targets.values()), reads=reads)
     progress.stage(f"reading {cfg.data.name}")
     ds = cfg.dataset()
     cfg.check_against(ds)
@@ -106,6 +106,8 @@ def run(project, params: dict, out: Path, progress) -> dict:
     document = {**release.manifest, "config": cfg.to_dict()}
     private = {**release.private_manifest, **({"notes": notes} if notes else {})}
     progress.stage("attacking the release for its report")
+    from veil.report import release_report_of, render_html
+
     report_text = render_html(release_report_of(release))
     search = search_document(cfg, ds, anonymizer, release, seconds, progress)
     models = (yaml.safe_load(text) or {}).get("models") or []
@@ -113,9 +115,9 @@ def run(project, params: dict, out: Path, progress) -> dict:
     about = {"label": label, "created": datetime.now(UTC).isoformat(timespec="seconds"),
              "algorithm": cfg.algorithm.name, "metric": cfg.metric_spec.name, "models": describe_models(models)}
     progress.stage("writing the release")
-    reader = make_engine("local")
     with outputs:
-        reader.put_release(outputs, release, targets["release.csv"])
+        # the local engine's way (veil.engines.local): the table in pieces, never held whole
+        outputs.put(targets["release.csv"], release.csv_chunks())
         outputs.put(targets["report.html"], report_text)
         outputs.put(targets["config.yaml"], text)
         outputs.put(targets["workbench.json"], json.dumps(about, indent=2, ensure_ascii=False) + "\n")
