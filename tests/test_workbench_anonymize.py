@@ -9,7 +9,6 @@ import os
 import signal
 import time
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -187,7 +186,7 @@ def test_the_page_is_filled_from_config_yaml(bench):
                                       "suppression_limit": 0.05})
     html = bench.text(bench.get(f"/p/{project.name}/anonymize"))
     assert 'id="anonymize-form"' in html and 'id="start-run"' in html
-    assert 'name="k" min="2" step="1" value="7"' in html
+    assert 'name="k" inputmode="numeric" value="7"' in html
     assert '<option value="entropy" selected>' in html
     assert 'name="suppression_limit" inputmode="decimal" value="5"' in html
     assert "No release yet." in html
@@ -291,3 +290,59 @@ def test_a_cancelled_run_and_a_worker_killed_mid_search_leave_no_release(bench):
     assert status["state"] == "interrupted"
     assert not killed.releases_dir.exists() and not (killed.runs_dir / killed_id / "out").exists()
     assert bench.get(f"/p/{killed.name}/anonymize").status_code == 200
+
+
+# --------------------------------------------------------------------------------------------
+# search.json
+
+
+def test_a_lattice_too_large_to_list_is_listed_around_the_chosen_node():
+    from veil.workbench.tasks.anonymize import MAX_NODES, _around
+
+    nodes, truncated = _around([10] * 6, [4, 5, 6, 3, 2, 9], MAX_NODES)
+    assert truncated and len(nodes) == len(set(nodes)) == MAX_NODES
+    assert (4, 5, 6, 3, 2, 9) in nodes and all(0 <= v <= 10 for node in nodes for v in node)
+    assert [sum(n) for n in nodes] == sorted(sum(n) for n in nodes)
+    everything, truncated = _around([5, 1, 1], [2, 0, 0], MAX_NODES)
+    assert not truncated and len(everything) == 24 and everything[0] == (0, 0, 0) and everything[-1] == (5, 1, 1)
+
+
+def test_a_partitioning_algorithm_has_no_lattice_in_search_json(tmp_path):
+    from veil.workbench.projects import Workspace
+    from veil.workbench.tasks.anonymize import parse_config, search_document
+
+    project = Workspace(tmp_path).create("m", TABLE, fmt="csv", delimiter=";")
+    project.save_config({**CONFIG, "algorithm": "mondrian", "models": [{"k_anonymity": {"k": 4}}]})
+    cfg = parse_config(project.root, project.config_path.read_text(encoding="utf-8"))
+    ds = cfg.dataset()
+    anonymizer = cfg.anonymizer().fit(ds)
+    release = anonymizer.transform(ds, rng=1)
+    search = search_document(cfg, ds, anonymizer, release, 0.5)
+    assert SEARCH_KEYS <= search.keys()
+    assert search["algorithm"] == "mondrian" and search["chosen"] is None and search["nodes"] == []
+    assert search["models"] == [{"model": "k-anonymity", "sensitive": None, "required": "k = 4",
+                                 "achieved": search["models"][0]["achieved"], "passed": True}]
+    assert search["suppressed"] + release.num_rows == ROWS
+
+
+def test_a_configuration_the_workbench_does_not_run_is_refused_with_its_sentence(tmp_path):
+    from veil.errors import ConfigError
+    from veil.workbench.projects import Workspace
+    from veil.workbench.tasks.anonymize import parse_config
+
+    project = Workspace(tmp_path).create("m", TABLE, fmt="csv", delimiter=";")
+    project.save_config({**CONFIG, "algorithm": {"name": "pram", "columns": ["race"], "alpha": 0.5, "recode": "fulldomain"}})
+    with pytest.raises(ConfigError, match="the workbench runs the fulldomain, mondrian, mdav and ace"):
+        parse_config(project.root, project.config_path.read_text(encoding="utf-8"))
+    with pytest.raises(ConfigError, match=r"^config\.yaml is not valid YAML"):
+        parse_config(project.root, "models: [")
+
+
+def test_a_config_yaml_broken_by_hand_is_shown_not_overwritten(bench):
+    project = _project(bench)
+    project.config_path.write_text("models: [\n", encoding="utf-8")
+    page = bench.get(f"/p/{project.name}/anonymize")
+    assert page.status_code == 200 and "not a configuration veil can read" in bench.text(page)
+    response = bench.post(f"/p/{project.name}/anonymize", FORM)
+    assert response.status_code == 400 and "fix it in a text editor" in bench.text(response)
+    assert project.config_path.read_text(encoding="utf-8") == "models: [\n" and not project.runs_dir.exists()

@@ -34,8 +34,9 @@ control are left to the configuration file and ``veil anonymize``.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from decimal import Decimal, InvalidOperation
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from veil.errors import ParameterError
 

@@ -12,9 +12,9 @@ from flask import Blueprint, current_app, redirect, render_template, request, ur
 
 from veil.errors import VeilError
 from veil.workbench.app import jobs, workspace
-from veil.workbench.security import CSRF_FIELD
 from veil.workbench.model_forms import (ALGORITHM_NAMES, ALGORITHMS, DISTANCES, L_KINDS, LABELLED, FormErrors,
                                         describe_models, form_values, kept_models, metric_names, read_form)
+from veil.workbench.security import CSRF_FIELD
 from veil.workbench.tasks.anonymize import CONFIG_NAME, parse_config
 
 bp = Blueprint("anonymize", __name__, url_prefix="/p/<name>/anonymize")
@@ -53,8 +53,23 @@ def _releases(project) -> list[dict]:
     return out
 
 
+def _config(project) -> tuple[dict, str | None]:
+    """The project's configuration, or an empty one and the sentence saying why it cannot be read
+    (a config.yaml edited by hand into something that is not a mapping of YAML)."""
+    try:
+        config = project.config()
+    except yaml.YAMLError:
+        config = None
+    if not isinstance(config, dict):
+        return {}, (f"{CONFIG_NAME} is not a configuration veil can read (not a mapping of YAML); fix it in a text "
+                    "editor, or download it from the Table page to see it.")
+    return config, None
+
+
 def _render(project, values: dict, errors: dict, status: int = 200):
-    config = project.config()
+    config, unreadable = _config(project)
+    if unreadable and "_form" not in errors:
+        errors = {**errors, "_form": unreadable}
     declared = ((config.get("columns") or {}) if isinstance(config.get("columns"), dict) else {}).get("sensitive")
     declared = [declared] if isinstance(declared, str) else [str(c) for c in declared or []]
     runs = [(run_id, status) for run_id, status in jobs().runs(project)
@@ -70,7 +85,7 @@ def _render(project, values: dict, errors: dict, status: int = 200):
 @bp.get("")
 def page(name: str):
     project = workspace().project(name)
-    return _render(project, form_values(project.config()), {})
+    return _render(project, form_values(_config(project)[0]), {})
 
 
 def _config_text(project, document: dict) -> str:
@@ -90,8 +105,10 @@ def _field_of(message: str) -> str:
 @bp.post("")
 def start(name: str):
     project = workspace().project(name)
-    config = project.config()
+    config, unreadable = _config(project)
     values = {**form_values(config), **{k: str(v) for k, v in request.form.items() if k != CSRF_FIELD}}
+    if unreadable:
+        return _render(project, values, {"_form": unreadable}, 400)
     try:
         document, label = read_form(request.form, config)
         parse_config(project.root, _config_text(project, document))

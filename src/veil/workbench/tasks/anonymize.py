@@ -205,7 +205,7 @@ def _nodes(ds, anonymizer, heights: list[int], chosen: list[int], progress) -> t
     track = [name for name in ds.sensitive if any(m.needs_sensitive for m in models)]
     track += [name for name in getattr(metric, "track", ()) if name not in track]
     base = EquivalenceClasses.from_dataset(ds, track=track)
-    limit = int(math.floor(anonymizer.suppression_limit * ds.num_rows + 1e-9))
+    limit = math.floor(anonymizer.suppression_limit * ds.num_rows + 1e-9)
     kept: OrderedDict[tuple, EquivalenceClasses] = OrderedDict()
     if progress is not None:
         progress.stage("describing the lattice", total=len(picked))
