@@ -346,3 +346,28 @@ def test_a_config_yaml_broken_by_hand_is_shown_not_overwritten(bench):
     response = bench.post(f"/p/{project.name}/anonymize", FORM)
     assert response.status_code == 400 and "fix it in a text editor" in bench.text(response)
     assert project.config_path.read_text(encoding="utf-8") == "models: [\n" and not project.runs_dir.exists()
+
+
+@pytest.mark.parametrize("most", [1000, 9])
+def test_each_listed_node_s_verdict_and_score_are_those_of_its_own_classes(tmp_path, monkeypatch, most):
+    import veil.workbench.tasks.anonymize as task
+    from veil.anonymize.fulldomain import failing_classes
+    from veil.classes import EquivalenceClasses
+    from veil.workbench.projects import Workspace
+
+    monkeypatch.setattr(task, "MAX_NODES", most)
+    project = Workspace(tmp_path).create("m", TABLE, fmt="csv", delimiter=";")
+    project.save_config({**CONFIG, "models": [{"k_anonymity": {"k": 3}}, {"entropy_l_diversity": {"l": 2}}],
+                         "suppression_limit": 0.03, "metric": "discernibility"})
+    cfg = task.parse_config(project.root, project.config_path.read_text(encoding="utf-8"))
+    ds = cfg.dataset()
+    anonymizer = cfg.anonymizer().fit(ds)
+    nodes, truncated = task._nodes(ds, anonymizer, [5, 1, 1], list(anonymizer.result_.levels), None)
+    assert truncated == (most < 24) and len(nodes) == min(most, 24)
+    metric = anonymizer._metric()
+    for node in nodes:
+        classes = EquivalenceClasses.from_dataset(ds, node["levels"])
+        failing = failing_classes(classes, anonymizer.models)
+        anonymous = int(classes.sizes[failing].sum()) <= int(0.03 * ROWS)
+        assert node["anonymous"] == anonymous, node
+        assert node["score"] == (pytest.approx(metric.loss(classes, failing)) if anonymous else None), node

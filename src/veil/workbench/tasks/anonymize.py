@@ -191,10 +191,10 @@ def _around(heights: list[int], chosen: list[int], limit: int) -> tuple[list[tup
 
 def _nodes(ds, anonymizer, heights: list[int], chosen: list[int], progress) -> tuple[list[dict], bool]:
     """The lattice's nodes (all of them, or the :data:`MAX_NODES` nearest the chosen one) with
-    each one's verdict and score, each node's classes rolled up from a node below it when one is
-    at hand (a few hundred are kept), else from the bottom's."""
+    each one's verdict and score. The nodes go up by height, and each one's classes are rolled up
+    from a node one level below it when that one was listed (only the last height is kept), else
+    from the bottom's."""
     import math
-    from collections import OrderedDict
 
     from veil.anonymize.fulldomain import failing_classes
     from veil.classes import EquivalenceClasses
@@ -206,17 +206,20 @@ def _nodes(ds, anonymizer, heights: list[int], chosen: list[int], progress) -> t
     track += [name for name in getattr(metric, "track", ()) if name not in track]
     base = EquivalenceClasses.from_dataset(ds, track=track)
     limit = math.floor(anonymizer.suppression_limit * ds.num_rows + 1e-9)
-    kept: OrderedDict[tuple, EquivalenceClasses] = OrderedDict()
+    below_height: dict[tuple, EquivalenceClasses] = {}   # the listed nodes one level lower
+    this_height: dict[tuple, EquivalenceClasses] = {}
+    height = 0
     if progress is not None:
         progress.stage("describing the lattice", total=len(picked))
     out = []
     for done, levels in enumerate(picked):
+        if sum(levels) != height:   # the next height (the nodes listed are connected: no height is skipped)
+            height = sum(levels)
+            below_height, this_height = this_height, {}
         below = (levels[:j] + (levels[j] - 1,) + levels[j + 1:] for j in range(len(levels)) if levels[j])
-        source = next((kept[node] for node in below if node in kept), base)
+        source = next((below_height[node] for node in below if node in below_height), base)
         classes = source.roll_up(list(levels))
-        kept[levels] = classes
-        if len(kept) > 256:
-            kept.popitem(last=False)
+        this_height[levels] = classes
         failing = failing_classes(classes, models)
         anonymous = int(classes.sizes[failing].sum()) <= limit
         score = float(metric.loss(classes, failing)) if anonymous else None
