@@ -257,6 +257,7 @@ def test_a_run_makes_a_release_that_satisfies_its_models(bench):
     assert about["models"] == ["k_anonymity: k = 5", "distinct_l_diversity: l = 2"]
     manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["node"] == dict(zip(QIS, search["chosen"]))
+    assert manifest["config"]["data"] == "table.csv"   # as the project's folder reads it
     page = bench.text(bench.get(f"/p/{project.name}/anonymize"))
     assert run_id in page and "first try" in page
 

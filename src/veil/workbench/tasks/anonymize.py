@@ -103,7 +103,8 @@ def run(project, params: dict, out: Path, progress) -> dict:
     release = anonymizer.transform(ds, suppressed=cfg.output.suppressed, shuffle=cfg.output.shuffle,
                                    rng=cfg.output.seed).guard_spreadsheets(cfg.output.spreadsheet_guard)
     notes = ds.stray_text_notes() if not fulldomain else []
-    document = {**release.manifest, "config": cfg.to_dict()}
+    # the configuration as the project's folder reads it (data: table.csv), not where that folder is
+    document = {**release.manifest, "config": _relative(cfg.to_dict(), project.root)}
     private = {**release.private_manifest, **({"notes": notes} if notes else {})}
     progress.stage("attacking the release for its report")
     from veil.report import release_report_of, render_html
@@ -126,6 +127,18 @@ def run(project, params: dict, out: Path, progress) -> dict:
         outputs.put_manifest(targets["manifest.json"], document, describes={"release": targets["release.csv"]})
         outputs.commit()
     return {"release": out.parent.name}
+
+
+def _relative(value, folder: Path):
+    """``value`` (the configuration as plain data) with every path inside ``folder`` written
+    relative to it."""
+    if isinstance(value, dict):
+        return {key: _relative(item, folder) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_relative(item, folder) for item in value]
+    if isinstance(value, str) and value.startswith(f"{folder}/"):
+        return value[len(str(folder)) + 1:]
+    return value
 
 
 def _shown(key: str, value) -> str | None:
