@@ -72,8 +72,8 @@ def _render(project, values: dict, errors: dict, status: int = 200):
         errors = {**errors, "_form": unreadable}
     declared = ((config.get("columns") or {}) if isinstance(config.get("columns"), dict) else {}).get("sensitive")
     declared = [declared] if isinstance(declared, str) else [str(c) for c in declared or []]
-    runs = [(run_id, status) for run_id, status in jobs().runs(project)
-            if status.get("task") == "anonymize" and status.get("state") in ("running", "failed")][:8]
+    runs = [(run_id, state) for run_id, state in jobs().runs(project)
+            if state.get("task") == "anonymize" and state.get("state") in ("running", "failed")][:8]
     return render_template(
         "anonymize/page.html.j2", project=project, values=values, errors=errors, l_kinds=list(L_KINDS),
         distances=DISTANCES, algorithms=ALGORITHMS, algorithm_names=ALGORITHM_NAMES, metrics=metric_names(),
@@ -84,6 +84,7 @@ def _render(project, values: dict, errors: dict, status: int = 200):
 
 @bp.get("")
 def page(name: str):
+    """The form filled from config.yaml, the runs still working (or failed) and the releases."""
     project = workspace().project(name)
     return _render(project, form_values(_config(project)[0]), {})
 
@@ -104,6 +105,8 @@ def _field_of(message: str) -> str:
 
 @bp.post("")
 def start(name: str):
+    """Check the form (and the configuration it makes, as veil anonymize would read it), save it
+    into config.yaml and start the run; a refused form is shown again (400) and nothing written."""
     project = workspace().project(name)
     config, unreadable = _config(project)
     values = {**form_values(config), **{k: str(v) for k, v in request.form.items() if k != CSRF_FIELD}}
