@@ -111,7 +111,7 @@ def _forms(draw):
     return form
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(_forms())
 def test_a_form_read_into_a_configuration_reads_back_the_same(form):
     config = {**CONFIG, "columns": {**CONFIG["columns"], "sensitive": ["occupation", "salary-class"]},
