@@ -128,13 +128,21 @@ REFUSED = [
 
 
 def test_refused_input_is_shown_next_to_its_field_and_charges_nothing(bench):
+    """Each refusal names its field, charges nothing, writes nothing, and says the same of another
+    table with the same header and other values (it depends on the form and the budget only)."""
     project = _project(bench)
+    other = "sex;age;city\n" + "".join(f"X{i};{i * 7};Town{i}\n" for i in range(40))
+    twin = _project(bench, "twin", other.encode())
     _budget(bench)
+    _budget(bench, "twin")
     for form, field in REFUSED:
         response = bench.post("/p/survey/dp/query", form)
         assert response.status_code == 400, form
-        assert field_error(bench.text(response), field), (form, field)
-        assert _left(bench) == ((Fraction(1), Fraction(0)), 0) and _answer_dirs(project) == [], form
+        message = field_error(bench.text(response), field)
+        assert message, (form, field)
+        assert field_error(bench.text(bench.post("/p/twin/dp/query", form)), field) == message, form
+    for name, made in (("survey", project), ("twin", twin)):   # charges only add up: none was made
+        assert _left(bench, name) == ((Fraction(1), Fraction(0)), 0) and _answer_dirs(made) == []
 
 
 def test_a_bad_budget_is_refused_and_nothing_is_written(bench):
@@ -212,6 +220,22 @@ def test_a_population_without_a_budget_answers_nothing(bench):
     assert response.status_code == 400 and "budget first" in bench.text(response)
     response = bench.post("/p/survey/dp/budget", {"epsilon": "1", "delta": "0"})
     assert response.status_code == 400 and "never changes" in bench.text(response)
+
+
+def test_a_ledger_edited_by_hand_is_shown_and_answers_nothing(bench):
+    import sqlite3
+
+    project = _project(bench)
+    _budget(bench)
+    assert bench.post("/p/survey/dp/query", {"kind": "count", "epsilon": "0.5"}).status_code == 303
+    with sqlite3.connect(bench.workspace.ledger_path) as conn:
+        conn.execute("UPDATE charges SET epsilon = '0.01'")
+    conn.close()
+    page = bench.get("/p/survey/dp")
+    assert page.status_code == 200 and 'id="dp-form"' not in bench.text(page)
+    response = bench.post("/p/survey/dp/query", {"kind": "count", "epsilon": "0.1"})
+    assert response.status_code == 400 and 'role="alert"' in bench.text(response)
+    assert len(_answer_dirs(project)) == 1
 
 
 _BUDGET = {"state": "kept", "measure": "approximate", "left_epsilon": 0.5, "left_delta": 0.0,

@@ -66,24 +66,27 @@ def _ledger(create: bool = False):
 
 
 def budget_state(project: Project) -> dict:
-    """The project's budget as the page shows it: ``{"state": "none"|"no-budget"|"kept", …}``.
+    """The project's budget as the page shows it: ``{"state": "none"|"no-budget"|"unusable"|"kept", …}``.
 
     ``kept`` carries ``total``, ``spent`` and ``left`` (ε, δ as veil shows exact numbers), the
     composition, and for a budget kept in ρ (zCDP) the ρ figures; ``left_epsilon`` is the number
     the form checks ε against.
     """
-    ledger = _ledger()
-    if ledger is None:
-        return {"state": "none"}
     try:
-        found = [p for p in ledger.populations() if p.name == project.name]
-        if not found:
+        ledger = _ledger()
+        if ledger is None:
             return {"state": "none"}
-        if found[0].budget is None:
-            return {"state": "no-budget"}
-        acc = ledger.budget(project.name)
-    finally:
-        ledger.close()
+        try:
+            found = [p for p in ledger.populations() if p.name == project.name]
+            if not found:
+                return {"state": "none"}
+            if found[0].budget is None:
+                return {"state": "no-budget"}
+            acc = ledger.budget(project.name)
+        finally:
+            ledger.close()
+    except VeilError as error:   # a ledger that fails verification, or is locked too long: say so, charge nothing
+        return {"state": "unusable", "message": str(error)}
     spent, (left_eps, left_delta) = acc.spent(), acc.remaining()
     out = {"state": "kept", "measure": acc.measure, "composition": acc.composition,
            "total": {"epsilon": show(acc.budget.epsilon), "delta": show(acc.budget.delta)},
@@ -228,7 +231,9 @@ def parse_query_form(form, columns: list[str], budget: dict) -> tuple[dict, dict
     if delta and (kind in ("median", "quantile") or group_by):
         errors["delta"] = ("quantiles are pure ε-DP" if kind in ("median", "quantile") else
                            "a grouped query is priced in ε alone") + "; leave δ at 0."
-    if budget.get("state") != "kept":
+    if budget.get("state") == "unusable":
+        errors["_form"] = budget["message"]
+    elif budget.get("state") != "kept":
         errors["_form"] = "set this project's budget first."
     elif budget.get("measure") == "zcdp":
         errors["_form"] = ("this project's budget is kept in ρ (zCDP); the page asks queries priced in ε, so ask "
@@ -438,8 +443,8 @@ def answers(project: Project) -> list[dict]:
 # ------------------------------------------------------------------------------ the views
 
 def _render(project: Project, *, errors: dict | None = None, budget_errors: dict | None = None,
-            form: dict | None = None, status: int = 200):
-    budget = budget_state(project)
+            form: dict | None = None, status: int = 200, budget: dict | None = None):
+    budget = budget_state(project) if budget is None else budget
     return render_template("dp/page.html.j2", project=project, budget=budget, kinds=KINDS,
                            columns=_header(project), answers=answers(project), errors=errors or {},
                            budget_errors=budget_errors or {}, form=form or {}), status
@@ -461,7 +466,10 @@ def set_budget(name: str):
     form = {"budget_epsilon": request.form.get("epsilon", ""), "budget_delta": request.form.get("delta", "")}
     if errors:
         return _render(project, budget_errors=errors, form=form, status=400)
-    if budget_state(project)["state"] != "none":
+    state = budget_state(project)
+    if state["state"] == "unusable":
+        return _render(project, budget_errors={"_form": state["message"]}, form=form, status=400)
+    if state["state"] != "none":
         return _render(project, budget_errors={"_form": "this project's population exists; its budget never "
                                                         "changes once set."}, form=form, status=400)
     try:
@@ -484,9 +492,10 @@ def ask(name: str):
     project = workspace().project(name)
     form = {k: request.form.get(k, "") for k in ("kind", "column", "group_by", "keys", "low", "high", "q",
                                                   "epsilon", "delta")}
-    query, errors = parse_query_form(request.form, _header(project), budget_state(project))
-    if errors:
-        return _render(project, errors=errors, form=form, status=400)
+    budget = budget_state(project)
+    query, errors = parse_query_form(request.form, _header(project), budget)
+    if errors:   # nothing was charged: the budget read above is the one to show
+        return _render(project, errors=errors, form=form, status=400, budget=budget)
     try:
         answer_query(project, query)
     except BudgetExceededError as error:
