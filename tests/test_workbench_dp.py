@@ -255,3 +255,33 @@ def test_any_epsilon_typed_is_accepted_only_when_positive_finite_and_within_what
     assert not errors or "epsilon" in errors
     if fits:
         assert query["epsilon"] == value
+
+
+_KEY = st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zs", "Zl", "Zp"), blacklist_characters=","),
+               min_size=1, max_size=8)
+
+
+@settings(max_examples=60, deadline=None)
+@given(kind=st.sampled_from(["count", "sum", "mean", "median", "quantile"]),
+       keys=st.lists(_KEY, min_size=1, max_size=5, unique=True),
+       bounds=st.tuples(st.integers(-1000, 1000), st.integers(1, 1000)),
+       q=st.floats(0.01, 0.99), epsilon=st.floats(0.001, 0.5))
+def test_a_grouped_form_becomes_the_query_specification_it_says(kind, keys, bounds, q, epsilon):
+    """The form of a grouped query maps to a specification veil dp query accepts, saying the same."""
+    from veil.config.dp_query_spec import parse_query_spec
+    from veil.workbench.pages.dp import _spec_document
+
+    low, high = bounds[0], bounds[0] + bounds[1]
+    form = {"kind": kind, "column": "" if kind == "count" else "age", "group_by": "city",
+            "keys": ", ".join(keys), "low": str(low), "high": str(high), "q": repr(q), "epsilon": repr(epsilon)}
+    query, errors = parse_query_form(form, ["age", "city"], _BUDGET)
+    assert errors == {}
+    document = parse_query_spec(_spec_document(query)).document
+    assert document["group_by"] == {"columns": ["city"], "keys": [k.strip() for k in keys]}
+    assert document["epsilon"] == epsilon
+    [aggregate] = document["aggregates"]
+    assert aggregate["aggregate"] == {"median": "quantiles", "quantile": "quantiles"}.get(kind, kind)
+    if kind != "count":
+        assert (aggregate["column"], aggregate["low"], aggregate["high"]) == ("age", low, high)
+    if kind in ("median", "quantile"):
+        assert aggregate["quantiles"] == [0.5 if kind == "median" else q]
