@@ -86,6 +86,12 @@ def test_asking_more_than_is_left_is_refused_and_charges_nothing(bench):
     assert response.status_code == 400
     assert "more than the budget left" in field_error(bench.text(response), "epsilon")
     assert _left(bench) == before and _answer_dirs(project) == dirs
+    # what is left, exactly (0.5 − 0.4 is 0.1 in veil's exact accounting), can be spent to the last bit
+    assert bench.post("/p/survey/dp/query", {"kind": "count", "epsilon": "0.1"}).status_code == 303
+    assert _left(bench) == ((Fraction(0), Fraction(0)), 2)
+    response = bench.post("/p/survey/dp/query", {"kind": "count", "epsilon": "1e-9"})
+    assert response.status_code == 400 and field_error(bench.text(response), "epsilon")
+    assert _left(bench) == ((Fraction(0), Fraction(0)), 2)
 
 
 def test_a_charge_that_no_longer_fits_is_refused_by_the_ledger_and_charges_nothing(bench, monkeypatch):
@@ -238,7 +244,7 @@ def test_a_ledger_edited_by_hand_is_shown_and_answers_nothing(bench):
     assert len(_answer_dirs(project)) == 1
 
 
-_BUDGET = {"state": "kept", "measure": "approximate", "left_epsilon": 0.5, "left_delta": 0.0,
+_BUDGET = {"state": "kept", "measure": "approximate", "left_epsilon": Fraction(1, 2), "left_delta": Fraction(0),
            "left": {"epsilon": "0.5", "delta": "0"}}
 
 

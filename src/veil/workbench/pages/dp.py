@@ -39,7 +39,7 @@ import pandas as pd
 from flask import Blueprint, redirect, render_template, request, url_for
 
 from veil.dp.budget import Budget, BudgetExceededError
-from veil.dp.exact import show
+from veil.dp.exact import exact, show
 from veil.errors import ColumnError, VeilError
 from veil.workbench.app import workspace
 from veil.workbench.projects import Project, checked_id
@@ -69,8 +69,8 @@ def budget_state(project: Project) -> dict:
     """The project's budget as the page shows it: ``{"state": "none"|"no-budget"|"unusable"|"kept", …}``.
 
     ``kept`` carries ``total``, ``spent`` and ``left`` (ε, δ as veil shows exact numbers), the
-    composition, and for a budget kept in ρ (zCDP) the ρ figures; ``left_epsilon`` is the number
-    the form checks ε against.
+    composition, and for a budget kept in ρ (zCDP) the ρ figures; ``left_epsilon`` and
+    ``left_delta`` are the exact fractions the form checks ε and δ against.
     """
     try:
         ledger = _ledger()
@@ -92,7 +92,7 @@ def budget_state(project: Project) -> dict:
            "total": {"epsilon": show(acc.budget.epsilon), "delta": show(acc.budget.delta)},
            "spent": {"epsilon": show(spent.epsilon), "delta": show(spent.delta)},
            "left": {"epsilon": show(left_eps), "delta": show(left_delta)},
-           "left_epsilon": float(left_eps), "left_delta": float(left_delta), "charges": len(acc.charges)}
+           "left_epsilon": left_eps, "left_delta": left_delta, "charges": len(acc.charges)}
     if acc.measure == "zcdp":
         out["rho"] = {"total": show(acc.budget.rho), "spent": show(acc.spent_rho), "left": show(acc.remaining_rho)}
     return out
@@ -174,8 +174,8 @@ def parse_query_form(form, columns: list[str], budget: dict) -> tuple[dict, dict
     kind = form.get("kind", "")
     if kind not in KINDS:
         errors["kind"] = f"choose a query: {', '.join(KINDS)}."
-    column = (form.get("column") or "").strip()
-    group_by = (form.get("group_by") or "").strip()
+    column = form.get("column") or ""      # a column's name as the select gives it (never stripped)
+    group_by = form.get("group_by") or ""
     if column and column not in columns:
         errors["column"] = "choose a column of the table."
     elif not column and kind in (*_BOUNDED, "histogram"):
@@ -238,10 +238,10 @@ def parse_query_form(form, columns: list[str], budget: dict) -> tuple[dict, dict
     elif budget.get("measure") == "zcdp":
         errors["_form"] = ("this project's budget is kept in ρ (zCDP); the page asks queries priced in ε, so ask "
                            "them with veil dp --rho from a terminal.")
-    elif epsilon is not None and epsilon > budget["left_epsilon"]:
+    elif epsilon is not None and exact(epsilon, "epsilon") > budget["left_epsilon"]:
         errors["epsilon"] = (f"ε = {show(epsilon)} is more than the budget left (ε = {budget['left']['epsilon']}); "
                              "spend at most what is left.")
-    elif delta > budget["left_delta"]:
+    elif exact(delta, "delta") > budget["left_delta"]:
         errors["delta"] = f"δ = {show(delta)} is more than the δ left ({budget['left']['delta']})."
     query.update(epsilon=epsilon, delta=delta)
     return query, errors
