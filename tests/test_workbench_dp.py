@@ -111,6 +111,30 @@ def test_a_charge_that_no_longer_fits_is_refused_by_the_ledger_and_charges_nothi
     assert _left(bench) == before and _answer_dirs(project) == dirs
 
 
+def test_queries_asked_at_once_never_spend_more_than_the_budget(bench):
+    """Six requests at once, each checked against the same budget left: the ledger's transaction
+    lets exactly the three that fit through, and only they leave an answer."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    project = _project(bench)
+    _budget(bench, epsilon="1")
+
+    def ask(_):
+        client = bench.app.test_client()
+        client.get(f"/?token={bench.app.config['VEIL_TOKEN']}")
+        return client.post("/p/survey/dp/query", data={"kind": "count", "epsilon": "0.3",
+                                                       "csrf_token": bench.csrf}).status_code
+
+    with ThreadPoolExecutor(6) as pool:
+        codes = sorted(pool.map(ask, range(6)))
+    assert codes == [303] * 3 + [400] * 3
+    assert _left(bench) == ((Fraction(1, 10), Fraction(0)), 3) and len(_answer_dirs(project)) == 3
+    # a folder left by an answer interrupted while written is not listed, and breaks nothing
+    (project.root / "dp" / "20260101-000000-000000-deadbeef").mkdir()
+    page = bench.text(bench.get("/p/survey/dp"))
+    assert page.count('class="dp-answer"') == 3
+
+
 REFUSED = [
     ({"kind": "count", "epsilon": "0"}, "epsilon"),
     ({"kind": "count", "epsilon": "-0.1"}, "epsilon"),
