@@ -41,6 +41,24 @@ SUMMARY_KEYS = ("k", "alpha", "l_distinct", "l_entropy", "c_l_recursive", "t_equ
                 "t_hierarchical", "delta", "beta_basic", "beta_enhanced", "delta_presence", "k_map", "join")
 
 
+# How each model's level is shown (veil check's tables, the workbench's Risk page): counts whole.
+LEVEL_FORMATS = {"k": "{:.0f}", "l_distinct": "{:.0f}", "c_l_recursive": "{:.0f}", "k_map": "{:.0f}", "join": "{:.0f}"}
+# Models measured only against a population: their rows are shown only when one was given.
+PRESENCE_KEYS = ("delta_presence", "k_map")
+# Join k-anonymity is measured only against an earlier release (--earlier).
+JOIN_KEYS = ("join",)
+
+
+def format_level(key: str, value: float | None) -> str:
+    """A model's level as text: ``n/a`` when unmeasured, ``∞`` when unbounded, counts whole, else
+    four significant digits."""
+    if value is None:
+        return "n/a"
+    if value == float("inf"):
+        return "∞"
+    return LEVEL_FORMATS.get(key, "{:.4g}").format(value)
+
+
 @dataclass(frozen=True, eq=False)
 class CheckReport:
     """What :func:`check` measured.

@@ -16,26 +16,13 @@ import typer
 
 from veil.cli.console import (ENGINE, EXIT_FAILED_CHECK, MASTER, engine_named, fails_cleanly, parse_orders,
                               parse_pairs, reads_tables, split_names, stage, terminal)
+from veil.check import JOIN_KEYS, PRESENCE_KEYS
+from veil.check import format_level as fmt
 from veil.errors import ParameterError
 
 if TYPE_CHECKING:
     from veil.check import CheckReport
     from veil.cli.rich_console import Console
-
-FORMATS = {"k": "{:.0f}", "l_distinct": "{:.0f}", "c_l_recursive": "{:.0f}", "k_map": "{:.0f}", "join": "{:.0f}"}
-# Models measured only against a population: their rows are shown only when one was given.
-PRESENCE_KEYS = ("delta_presence", "k_map")
-# Join k-anonymity is measured only against an earlier release (--earlier).
-JOIN_KEYS = ("join",)
-
-
-def fmt(key: str, value: float | None) -> str:
-    if value is None:
-        return "n/a"
-    if value == float("inf"):
-        return "∞"
-    return FORMATS.get(key, "{:.4g}").format(value)
-
 
 def render(report: CheckReport, console: Console) -> None:
     """Print a check report as two readable tables."""

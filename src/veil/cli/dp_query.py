@@ -27,54 +27,15 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-import numpy as np
-import pandas as pd
-
 from veil.cli.console import stage, terminal
 from veil.dp.exact import show
 from veil.dp.fingerprint import dataset_id
 from veil.ledger.grouped_answers import ANSWER_FILES, MANIFEST_FILE, write_grouped_release
 from veil.report.dp_grouped import grouped_lines
 from veil.config.dp_query_builder import build_query, evaluate_arguments
-from veil.config.dp_query_spec import QuerySpec, load_query_spec, query_schema_text
-from veil.errors import ColumnError, DataError, ParameterError
-
-
-def _typed_frame(columns, spec: QuerySpec) -> pd.DataFrame:
-    """The table as pandas, each aggregated column as numbers (a cell that is not one: missing).
-
-    Raises:
-        ColumnError: an aggregated column that is text (by its type, or in a CSV by veil's rule).
-    """
-    frame = columns.table.data.to_pandas()
-    for agg in spec.document["aggregates"]:
-        name = agg.get("column")
-        if name is None or name not in frame.columns or pd.api.types.is_numeric_dtype(frame[name].dtype):
-            continue
-        col = columns.column(name)
-        if not col.is_numeric:
-            label = agg.get("name") or f"{agg['aggregate']}({name})"
-            raise ColumnError(f"{label} needs a numeric column, but '{name}' holds text; aggregate a column of "
-                              "numbers, or count it.")
-        frame[name] = np.asarray(col.numeric, dtype=float)[col.codes]
-    return frame
-
-
-def _keys_given(spec: QuerySpec) -> dict:
-    """How the keys were given, for the manifest (their source, never their values)."""
-    group = spec.document["group_by"]
-    for source in ("keys", "domains", "file", "hierarchy", "private"):
-        if source in group:
-            break
-    out = {"source": {"keys": "list"}.get(source, source), "public": source != "private",
-           "other": bool(group.get("other", False))}
-    if source == "file":
-        out["file"] = Path(group["file"]).name
-    if source == "hierarchy":
-        out.update(column=group["hierarchy"]["column"], level=group["hierarchy"]["level"])
-    if source == "private":
-        out.update(delta=group["private"]["delta"], threshold=group["private"].get("threshold"))
-    return out
+from veil.config.dp_query_inputs import keys_given, typed_frame
+from veil.config.dp_query_spec import load_query_spec, query_schema_text
+from veil.errors import DataError, ParameterError
 
 
 def _fresh_budget(budget, unit):
@@ -107,7 +68,7 @@ def run_query(where, data: Optional[Path], spec: Path, out: Path, seed: Optional
         with stage(f"starting Spark at {master}"):
             read = spark_read(table, master, settings, delimiter, strict, aggregated)
     run = where.run(table, price.get("epsilon"), 0.0, seed, delimiter, strict=strict, rho=price.get("rho"), read=read)
-    grouped = build_query(query_spec, _typed_frame(run.columns, query_spec) if read is None else
+    grouped = build_query(query_spec, typed_frame(run.columns, query_spec) if read is None else
                           spark_typed_frame(read, query_spec))
     if run.fresh or run.new_budget is not None:
         run.new_budget = _fresh_budget(run.new_budget, grouped.query.unit)
@@ -125,7 +86,7 @@ def run_query(where, data: Optional[Path], spec: Path, out: Path, seed: Optional
         fingerprint = run.table.fingerprint if run.table is not None else \
             read.found()["fingerprint"] if read is not None else dataset_id(run.columns.table)
         with stage(f"writing {out}"):
-            manifest = write_grouped_release(answer, out, label=label, keys_given=_keys_given(query_spec),
+            manifest = write_grouped_release(answer, out, label=label, keys_given=keys_given(query_spec),
                                              output_format=fmt, outputs=outputs, fingerprint=fingerprint,
                                              charge=run.charge, reads=reads)
     if not answer.fit_for_release:

@@ -332,7 +332,7 @@ def _single(project: Project, query: dict, columns, table, noise, out: Path) -> 
 
 
 def _grouped(project: Project, query: dict, columns, table, noise, out: Path) -> None:
-    from veil.cli.dp_query import _keys_given, _typed_frame
+    from veil.config.dp_query_inputs import keys_given, typed_frame
     from veil.config.dp_query_builder import build_query, evaluate_arguments
     from veil.config.dp_query_spec import parse_query_spec
     from veil.ledger.grouped_answers import ANSWER_FILES, MANIFEST_FILE, write_grouped_release
@@ -340,7 +340,7 @@ def _grouped(project: Project, query: dict, columns, table, noise, out: Path) ->
 
     spec = parse_query_spec(_spec_document(query), folder=project.root, name="the query")
     price = evaluate_arguments(spec)
-    grouped = build_query(spec, _typed_frame(columns, spec))
+    grouped = build_query(spec, typed_frame(columns, spec))
     reads = [_table_path(project)]
     outputs = OutputSet([out / ANSWER_FILES["csv"], out / MANIFEST_FILE], reads=reads, make_folders=True)
     ledger, session = _charging(project, table)
@@ -350,7 +350,7 @@ def _grouped(project: Project, query: dict, columns, table, noise, out: Path) ->
                 answer = grouped.evaluate(**price, accountant=s.accountant, rng=noise)
             charge = {"ledger_id": ledger.ledger_id, "population": s.population, "seq": s.made[-1]}
             write_grouped_release(answer, out, label=s.accountant.charges[-1].label,
-                                  keys_given=_keys_given(spec), output_format="csv", outputs=outputs,
+                                  keys_given=keys_given(spec), output_format="csv", outputs=outputs,
                                   fingerprint=table.fingerprint, charge=charge, reads=reads)
     finally:
         ledger.close()

@@ -122,7 +122,7 @@ def config_defaults(cfg) -> dict:
 
 def requirement(model) -> str:
     """What a model requires, in words: ``k ≥ 5``, ``t ≤ 0.2``, ``δ < 1.5``…"""
-    from veil.cli.check import fmt
+    from veil.check import format_level as fmt
 
     symbol = SYMBOLS.get(model.key, model.key)
     if model.threshold is None:
@@ -150,7 +150,7 @@ def model_rows(cfg, classes) -> list[dict]:
     """One row per model of the configuration, in its order: ``model`` (name), ``sensitive``,
     ``required``, ``measured``, ``passed`` (True, False, or None when it does not apply),
     ``failing`` (classes), ``failing_records`` and ``why`` (the sentence when it does not apply)."""
-    from veil.cli.check import fmt
+    from veil.check import format_level as fmt
 
     rows = []
     for spec in cfg.model_specs:
@@ -179,7 +179,8 @@ def level_rows(report) -> list[dict]:
     ``applies`` false); the models measured only against a population or an earlier release, and
     the risk models without a threshold, are left out as the CLI leaves them out."""
     from veil.check import RISK_KEYS, SUMMARY_KEYS
-    from veil.cli.check import JOIN_KEYS, PRESENCE_KEYS, fmt
+    from veil.check import JOIN_KEYS, PRESENCE_KEYS
+    from veil.check import format_level as fmt
 
     rows = []
     for key in SUMMARY_KEYS + RISK_KEYS:
