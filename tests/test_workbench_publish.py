@@ -30,13 +30,26 @@ def made(tmp_path_factory):
     bench.jobs.stop_all()
 
 
+@pytest.fixture
+def fresh(made, tmp_path):
+    """A bench over a new data folder (no ledger) holding copies of the module's two releases."""
+    import shutil
+
+    bench = Bench(tmp_path / "data")
+    project = make_project(bench.workspace, "adult")
+    for release_id in ("r1", "r2"):
+        shutil.copytree(made[1].release_dir(release_id), project.releases_dir / release_id)
+    yield bench, project
+    bench.jobs.stop_all()
+
+
 def section(html: str, id_: str) -> str:
     start = html.index(f'id="{id_}"')
     return html[start:html.index("</section>", start) if "</section>" in html[start:] else None]
 
 
-def test_before_any_publication_the_page_says_there_is_no_ledger(made):
-    bench, _ = made
+def test_before_any_publication_the_page_says_there_is_no_ledger(fresh):
+    bench, _ = fresh
     html = bench.text(bench.get("/p/adult/publish"))
     assert 'id="publish-form"' in html and 'select name="release"' in html and 'id="publish"' in html
     assert 'value="r1"' in html and 'value="r2"' in html
@@ -44,8 +57,8 @@ def test_before_any_publication_the_page_says_there_is_no_ledger(made):
     assert not bench.workspace.ledger_path.exists()
 
 
-def test_a_form_without_its_csrf_token_is_refused_and_nothing_is_recorded(made):
-    bench, project = made
+def test_a_form_without_its_csrf_token_is_refused_and_nothing_is_recorded(fresh):
+    bench, project = fresh
     response = bench.post("/p/adult/publish", {"release": "r1"}, csrf=False)
     assert response.status_code == 403
     assert not bench.workspace.ledger_path.exists()
@@ -53,8 +66,8 @@ def test_a_form_without_its_csrf_token_is_refused_and_nothing_is_recorded(made):
 
 
 @pytest.mark.parametrize("release", ["", "nope", "../r1", "r1/../r2"])
-def test_an_unknown_release_is_refused_next_to_its_field(made, release):
-    bench, project = made
+def test_an_unknown_release_is_refused_next_to_its_field(fresh, release):
+    bench, project = fresh
     response = bench.post("/p/adult/publish", {"release": release})
     assert response.status_code == 400
     assert field_error(bench.text(response), "release")

@@ -75,11 +75,12 @@ def test_comparing_two_releases_shows_both_side_by_side(made):
 
 def test_fewer_than_two_releases_is_a_message_not_a_comparison(made):
     bench, _ = made
-    for query in ("", "?release=r1", "?release=r1&release=r1"):
+    for query in ("", "?release=r1", "?release=r1&release=r1", "?release=r1&release=r2&release=r3&release=a&release=b"):
         response = bench.get(f"/p/adult/compare{query}")
         assert response.status_code == 400
         html = bench.text(response)
         assert 'id="comparison"' not in html and "choose between 2 and 4 releases" in html
+        assert 'id="releases"' in html   # the list again, to choose from
     assert bench.get("/p/adult/compare?release=r1&release=nope").status_code == 404
     assert bench.get("/p/adult/compare?release=r1&release=..%2Fx").status_code == 404
 

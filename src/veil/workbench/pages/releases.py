@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from flask import Blueprint, Response, abort, redirect, render_template, request, send_file, url_for
+from markupsafe import escape
 
 from veil.errors import VeilError
 from veil.workbench.app import jobs, workspace
@@ -32,7 +33,7 @@ DOWNLOADS = {
 COMPARED = (2, 4)           # the fewest and most releases compared side by side
 LATTICE_ROWS = 400          # the most lattice nodes the release page lists
 RISK_THRESHOLD = 0.2        # the prosecutor risk above which a record counts as at risk (veil check's default)
-_STYLE = re.compile(r"<style>(.*?)</style>", re.DOTALL)
+_STYLE = re.compile(r"<style\b[^>]*>(.*?)</style>", re.DOTALL | re.IGNORECASE)
 
 
 def read_json(path: Path) -> dict:
@@ -140,9 +141,12 @@ class ReleaseView:
     @property
     def model_levels(self) -> list[dict]:
         """Per model: ``model``, ``required`` and ``achieved`` in words, and ``passed`` when known."""
-        given = self.search.get("models")
-        if isinstance(given, list) and given:
-            return [m for m in given if isinstance(m, dict)]
+        given = [m for m in self.search.get("models") or [] if isinstance(m, dict)]
+        recorded = [m for m in self.manifest.get("models") or [] if isinstance(m, dict)]
+        if given:
+            if len(given) == len(recorded):   # the verdicts are the manifest's, model by model
+                return [{"passed": r.get("passed"), **m} for m, r in zip(given, recorded)]
+            return given
         rows = []
         for m in self.manifest.get("models") or []:
             if not isinstance(m, dict):
@@ -253,7 +257,8 @@ def lattice_figure(view: ReleaseView) -> str | None:
                            bool(node.get("anonymous")), node["levels"] == view.chosen))
     if not points:
         return None
-    width, height, pad = 560, 300, 40
+    width, height, pad = 560, 300, 48
+    metric = f" ({escape(view.metric)})" if view.metric else ""
     xs, ys = [p[0] for p in points], [p[1] for p in points]
     x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
 
@@ -264,12 +269,18 @@ def lattice_figure(view: ReleaseView) -> str | None:
         return height - pad - (v - y0) / ((y1 - y0) or 1) * (height - 2 * pad)
 
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" '
-             f'height="{height}" font-family="sans-serif" font-size="11">',
+             f'height="{height}" font-family="sans-serif" font-size="11" fill="#1d2430">',
              f'<rect width="{width}" height="{height}" fill="#fff"/>',
              f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" stroke="#888"/>',
              f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{height - pad}" stroke="#888"/>',
-             f'<text x="{width / 2}" y="{height - 8}" text-anchor="middle">sum of the levels ({x0} to {x1})</text>',
-             f'<text x="12" y="{pad - 12}">score ({y0:.4g} to {y1:.4g})</text>']
+             f'<text x="{width / 2}" y="{height - 6}" text-anchor="middle">sum of the generalization levels</text>',
+             f'<text x="{pad}" y="{pad - 14}">score{metric}</text>',
+             f'<text x="{pad - 4}" y="{y(y1) + 4:.1f}" text-anchor="end">{y1:.3g}</text>',
+             f'<text x="{pad - 4}" y="{y(y0) + 4:.1f}" text-anchor="end">{y0:.3g}</text>',
+             f'<text x="{width - pad}" y="{pad - 14}" text-anchor="end">● anonymous  ○ not  ◯ chosen (red)</text>']
+    step = max(1, (x1 - x0) // 12 or 1)
+    for tick in range(x0, x1 + 1, step):
+        parts.append(f'<text x="{x(tick):.1f}" y="{height - pad + 14}" text-anchor="middle">{tick}</text>')
     for px, py, anonymous, _ in points:
         fill = "#1f5fa8" if anonymous else "none"
         parts.append(f'<circle cx="{x(px):.1f}" cy="{y(py):.1f}" r="3" fill="{fill}" stroke="#1f5fa8"/>')
@@ -361,5 +372,7 @@ def download(name: str, release_id: str, kind: str):
     path = folder / file
     if not path.is_file():
         abort(404)
-    return send_file(path, mimetype=mimetype, as_attachment=True,
-                     download_name=f"{project.name}-{release_id}-{file}", max_age=0)
+    response = send_file(path, mimetype=mimetype, as_attachment=True,
+                         download_name=f"{project.name}-{release_id}-{file}", conditional=False)
+    response.headers["Cache-Control"] = "no-store"
+    return response
