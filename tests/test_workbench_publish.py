@@ -164,3 +164,39 @@ def test_a_tampered_ledger_shows_its_problems(tmp_path):
     assert response.status_code == 200
     html = bench.text(response)
     assert "problems found" in section(html, "verification") and "entry 2" in section(html, "verification")
+
+
+def test_two_publications_at_once_are_serialized_by_the_ledger(fresh):
+    """Both releases submitted at the same moment, each by its own client (the server answers
+    requests in threads): the ledger decides one after the other, so exactly one is published and
+    the other, checked against it, refused; the ledger verifies."""
+    import threading
+
+    bench, project = fresh
+    clients, answers = [], {}
+    for _ in range(2):
+        client = bench.app.test_client()
+        client.get(f"/?token={bench.app.config['VEIL_TOKEN']}")
+        clients.append(client)
+    start = threading.Barrier(2)
+
+    def submit(client, release_id):
+        start.wait()
+        answers[release_id] = client.post("/p/adult/publish", data={"release": release_id, "csrf_token": bench.csrf})
+
+    threads = [threading.Thread(target=submit, args=(c, r)) for c, r in zip(clients, ("r1", "r2"))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert {r: a.status_code for r, a in answers.items()} == {"r1": 303, "r2": 303}
+    decisions = [json.loads((project.release_dir(r) / "publication.json").read_text(encoding="utf-8"))
+                 for r in ("r1", "r2")]
+    assert sorted(d["published"] for d in decisions) == [False, True]
+    ledger = Ledger(str(bench.workspace.ledger_path))
+    try:
+        assert ledger.verify().ok
+        assert sorted(e["action"] for e in ledger.history("adult") if e["action"] in ("publish", "refuse")) == \
+            ["publish", "refuse"]
+    finally:
+        ledger.close()

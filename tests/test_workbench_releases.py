@@ -183,6 +183,15 @@ def test_the_attack_task_writes_attacks_json_and_leaves_the_release_alone(made):
     assert progress.stages and not list(folder.glob(".*.tmp"))
 
 
+def test_the_attack_task_on_a_missing_release_writes_nothing(made):
+    from veil.workbench.projects import NotFound
+
+    _, project = made
+    for release_id in ("nope", "../r1", None):
+        with pytest.raises(NotFound):
+            attack_task.run(project, {"release": release_id}, project.root / "unused", Progress())
+
+
 def test_the_attack_task_refuses_an_altered_release(made, tmp_path):
     import shutil
 

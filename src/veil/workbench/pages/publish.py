@@ -28,16 +28,12 @@ VERIFIED = ("every entry's hash and its link to the one before, the anchor of th
             "ledger against the entry that recorded it, and every budget against its charges")
 
 
-def _ledger_path(project: Project):
-    return workspace().ledger_path
-
-
 def ledger_view(project: Project) -> dict:
     """What the page shows of the ledger, read in one short opening: ``exists``; ``history`` (the
     newest :data:`HISTORY_SHOWN` entries, newest first); ``budgets`` (per population: its name and
     budget, total/spent/left, or ``None``); ``verification`` (``ok``, ``entries``, ``problems``);
     ``error``, a sentence, when the ledger cannot be read."""
-    path = _ledger_path(project)
+    path = workspace().ledger_path
     if not path.exists():
         return {"exists": False, "history": [], "budgets": [], "verification": None, "error": None}
     from veil.ledger import Ledger
@@ -74,7 +70,7 @@ def publish_release(project: Project, release_id: str) -> dict:
     from veil.ledger import Ledger, LedgerError
 
     view = load_release(project, release_id)
-    ledger, _ = Ledger.init(str(_ledger_path(project)))
+    ledger, _ = Ledger.init(str(workspace().ledger_path))
     try:
         try:
             ledger.population(project.name)
@@ -99,12 +95,14 @@ def _render(project: Project, errors: dict, chosen: str | None, status: int = 20
 
 @bp.get("/publish")
 def page(name: str):
+    """The publish form, the decision on ``?release=ID`` when it has one, and the ledger read-only."""
     project = workspace().project(name)
     return _render(project, {}, request.args.get("release"))
 
 
 @bp.post("/publish")
 def publish(name: str):
+    """Pass the chosen release through the gate, then show its decision (a redirect to the page)."""
     project = workspace().project(name)
     release_id = request.form.get("release", "")
     if not release_id:

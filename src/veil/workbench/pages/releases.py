@@ -109,7 +109,8 @@ class ReleaseView:
         given = self.search.get("quasi_identifiers")
         if isinstance(given, list) and given:
             return [str(q) for q in given]
-        return list((self.manifest.get("roles") or {}).get("quasi_identifiers") or [])
+        roles = self.manifest.get("roles")
+        return [str(q) for q in roles.get("quasi_identifiers") or []] if isinstance(roles, dict) else []
 
     @property
     def chosen(self) -> list | None:
@@ -127,8 +128,8 @@ class ReleaseView:
         given = self.search.get("heights")
         if isinstance(given, list) and given:
             return given
-        heights = self.manifest.get("heights") or {}
-        return [heights.get(q) for q in self.quasi_identifiers]
+        heights = self.manifest.get("heights")
+        return [heights.get(q) for q in self.quasi_identifiers] if isinstance(heights, dict) else []
 
     @property
     def utility(self) -> dict:
@@ -153,9 +154,9 @@ class ReleaseView:
                 continue
             on = f" of {m['sensitive']}" if m.get("sensitive") else ""
             level = m.get("level")
+            achieved = f"{level:.4g}" if isinstance(level, (int, float)) and not isinstance(level, bool) else level
             rows.append({"model": f"{m.get('model')}{on}", "required": f"{m.get('threshold')}",
-                         "achieved": level if isinstance(level, str) else f"{level:.4g}" if level is not None else "",
-                         "passed": m.get("passed")})
+                         "achieved": "" if achieved is None else str(achieved), "passed": m.get("passed")})
         return rows
 
     @property
@@ -308,6 +309,7 @@ def report_policy(html: str) -> str:
 
 @bp.get("/releases")
 def page(name: str):
+    """The releases of a project, a checkbox each to compare them."""
     project = workspace().project(name)
     return render_template("releases/list.html.j2", project=project, releases=all_releases(project),
                            message=request.args.get("message"))
@@ -315,6 +317,7 @@ def page(name: str):
 
 @bp.get("/compare")
 def compare(name: str):
+    """Two to four releases side by side (``?release=A&release=B``): utility, models, risk, attacks."""
     project = workspace().project(name)
     chosen = list(dict.fromkeys(request.args.getlist("release")))
     if not COMPARED[0] <= len(chosen) <= COMPARED[1]:
@@ -334,6 +337,7 @@ def compare(name: str):
 
 @bp.get("/releases/<release_id>")
 def release(name: str, release_id: str):
+    """One release: its node, the lattice searched, its utility, models and attacks, its files."""
     project = workspace().project(name)
     view = load_release(project, release_id)
     nodes, total = lattice_rows(view)
@@ -344,6 +348,7 @@ def release(name: str, release_id: str):
 
 @bp.post("/releases/<release_id>/attack")
 def attack(name: str, release_id: str):
+    """Start the attack task on a release; the run's page follows it."""
     project = workspace().project(name)
     load_release(project, release_id)   # 404 on a missing one, before a worker starts
     run_id = jobs().start(project, "attack", {"release": release_id})
@@ -352,6 +357,7 @@ def attack(name: str, release_id: str):
 
 @bp.get("/releases/<release_id>/report")
 def report(name: str, release_id: str):
+    """The release's report page, under the policy :func:`report_policy` gives it."""
     project = workspace().project(name)
     path = project.release_dir(release_id) / "report.html"
     if not path.is_file():
@@ -364,6 +370,7 @@ def report(name: str, release_id: str):
 
 @bp.get("/releases/<release_id>/download/<kind>")
 def download(name: str, release_id: str, kind: str):
+    """The release, its manifest or its report as an attachment (:data:`DOWNLOADS`); any other kind is 404."""
     project = workspace().project(name)
     folder = project.release_dir(release_id)
     if kind not in DOWNLOADS:
