@@ -67,7 +67,7 @@ def test_a_form_without_its_csrf_token_is_refused_and_nothing_is_recorded(fresh)
 
 @pytest.mark.parametrize("release", ["", "nope", "../r1", "r1/../r2"])
 def test_an_unknown_release_is_refused_next_to_its_field(fresh, release):
-    bench, project = fresh
+    bench, _ = fresh
     response = bench.post("/p/adult/publish", {"release": release})
     assert response.status_code == 400
     assert field_error(bench.text(response), "release")

@@ -13,7 +13,8 @@ import re
 import time
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.workbench_client import Bench
 from tests.workbench_releases_fixture import make_project, make_release
@@ -166,7 +167,7 @@ def test_a_report_without_style_allows_none():
 
 
 def test_the_attack_task_writes_attacks_json_and_leaves_the_release_alone(made):
-    bench, project = made
+    _, project = made
     folder = project.release_dir("r2")
     before = {p.name: p.read_bytes() for p in folder.iterdir()}
     progress = Progress()
@@ -195,7 +196,7 @@ def test_the_attack_task_on_a_missing_release_writes_nothing(made):
 def test_the_attack_task_refuses_an_altered_release(made, tmp_path):
     import shutil
 
-    bench, project = made
+    _, project = made
     copy = tmp_path / "copy"
     shutil.copytree(project.release_dir("r1"), copy)
     (copy / "release.csv").write_text((copy / "release.csv").read_text() + "x;x;x;x;x;x;x;x;x\n")

@@ -11,11 +11,21 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flask import Blueprint, Response, abort, redirect, render_template, request, send_file, url_for
+from flask import (
+    Blueprint,
+    Response,
+    abort,
+    redirect,
+    render_template,
+    request,
+    send_file,
+    url_for,
+)
 from markupsafe import escape
 
 from veil.errors import VeilError
@@ -253,7 +263,7 @@ def lattice_figure(view: ReleaseView) -> str | None:
         if not isinstance(node, dict) or not isinstance(node.get("levels"), list):
             continue
         score = node.get("score")
-        if isinstance(score, (int, float)) and not isinstance(score, bool) and score == score:
+        if isinstance(score, (int, float)) and not isinstance(score, bool) and math.isfinite(score):
             points.append((sum(v for v in node["levels"] if isinstance(v, int)), float(score),
                            bool(node.get("anonymous")), node["levels"] == view.chosen))
     if not points:
@@ -269,8 +279,8 @@ def lattice_figure(view: ReleaseView) -> str | None:
     def y(v):
         return height - pad - (v - y0) / ((y1 - y0) or 1) * (height - 2 * pad)
 
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" '
-             f'height="{height}" font-family="sans-serif" font-size="11" fill="#1d2430">',
+    parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" '
+              f'height="{height}" font-family="sans-serif" font-size="11" fill="#1d2430">'),
              f'<rect width="{width}" height="{height}" fill="#fff"/>',
              f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" stroke="#888"/>',
              f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{height - pad}" stroke="#888"/>',
