@@ -14,7 +14,14 @@ from html import unescape
 import pytest
 
 from tests.workbench_client import Bench, field_error
-from tests.workbench_releases_fixture import make_project, make_release
+from tests.workbench_releases_fixture import (
+    HTML_COLUMNS,
+    HTML_VALUES,
+    html_config,
+    make_html_project,
+    make_project,
+    make_release,
+)
 from veil.ledger import Ledger
 
 HTML_LABEL = "<img src=x onerror=alert(1)>"
@@ -24,8 +31,8 @@ HTML_LABEL = "<img src=x onerror=alert(1)>"
 def made(tmp_path_factory):
     bench = Bench(tmp_path_factory.mktemp("publish") / "data")
     project = make_project(bench.workspace, "adult")
-    make_release(project, "r1", metric="loss", label="first")
-    make_release(project, "r2", metric="discernibility", label=HTML_LABEL)
+    make_release(project, "r1", metric="loss", label="first", report=False)
+    make_release(project, "r2", metric="discernibility", label=HTML_LABEL, report=False)
     yield bench, project
     bench.jobs.stop_all()
 
@@ -200,3 +207,20 @@ def test_two_publications_at_once_are_serialized_by_the_ledger(fresh):
             ["publish", "refuse"]
     finally:
         ledger.close()
+
+
+def test_html_in_column_names_values_and_labels_is_escaped_in_decisions_and_history(tmp_path):
+    bench = Bench(tmp_path / "data")
+    try:
+        project = make_html_project(bench.workspace)
+        make_release(project, "h1", document=html_config("loss"), label=HTML_VALUES[0], report=False)
+        make_release(project, "h2", document=html_config("discernibility"), label=HTML_VALUES[1], report=False)
+        for release_id in ("h1", "h2"):
+            assert bench.post("/p/html/publish", {"release": release_id}).status_code == 303
+            html = bench.text(bench.get(f"/p/html/publish?release={release_id}"))
+            assert 'id="decision"' in html and 'id="ledger-history"' in html
+            for raw in HTML_COLUMNS + HTML_VALUES:
+                assert raw not in html, raw
+        assert "&lt;i&gt;disease&lt;/i&gt;" in html   # the sensitive column, named in the re-check
+    finally:
+        bench.jobs.stop_all()

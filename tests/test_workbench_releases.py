@@ -17,7 +17,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.workbench_client import Bench
-from tests.workbench_releases_fixture import make_project, make_release
+from tests.workbench_releases_fixture import (
+    HTML_COLUMNS,
+    HTML_VALUES,
+    html_config,
+    make_html_project,
+    make_project,
+    make_release,
+)
 from veil.errors import DataError
 from veil.workbench.pages.releases import DOWNLOADS, report_policy
 from veil.workbench.tasks import attack as attack_task
@@ -240,3 +247,25 @@ def test_html_in_a_label_is_escaped_everywhere(made):
         html = bench.text(bench.get(url))
         assert "<script>alert" not in html and "<b>bold</b>" not in html, url
         assert "&lt;script&gt;alert(" in html, url
+
+
+def test_html_in_column_names_and_values_is_escaped_everywhere(tmp_path):
+    bench = Bench(tmp_path / "data")
+    try:
+        project = make_html_project(bench.workspace)
+        make_release(project, "h1", document=html_config("loss"), label=HTML_VALUES[0])
+        make_release(project, "h2", document=html_config("discernibility"), label=HTML_VALUES[1])
+        attack_task.run(project, {"release": "h1"}, project.root / "unused", Progress())
+        pages = ["/p/html/releases", "/p/html/releases/h1", "/p/html/releases/h2",
+                 "/p/html/compare?release=h1&release=h2"]
+        for url in pages:
+            response = bench.get(url)
+            assert response.status_code == 200, url
+            html = bench.text(response)
+            for raw in HTML_COLUMNS + HTML_VALUES:
+                assert raw not in html, (url, raw)
+        release = bench.text(bench.get("/p/html/releases/h1"))
+        assert "&lt;b&gt;age&lt;/b&gt;" in release and 'id="attacks"' in release
+        assert "&lt;i&gt;disease&lt;/i&gt;" in release
+    finally:
+        bench.jobs.stop_all()

@@ -45,16 +45,19 @@ def config(metric: str, *, suppressed: str = "remove") -> dict:
 
 
 def make_release(project: Project, release_id: str, *, metric: str = "loss", label: str | None = None,
-                 suppressed: str = "remove", search: bool = True) -> Path:
-    """Run ``veil anonymize`` on the project as its configuration says (optimized for ``metric``)
-    into ``releases/<release_id>``, with the workbench's sidecar files; the folder."""
-    project.save_config(config(metric, suppressed=suppressed))
+                 suppressed: str = "remove", search: bool = True, document: dict | None = None,
+                 report: bool = True) -> Path:
+    """Run ``veil anonymize`` on the project as its configuration says (the Adult one optimized
+    for ``metric``, or ``document``) into ``releases/<release_id>``, with the workbench's sidecar
+    files (``report.html`` unless ``report`` is false); the folder."""
+    project.save_config(document or config(metric, suppressed=suppressed))
+    metric = (document or {}).get("metric", metric)
     staging = project.root / f".staging-{release_id}"
     staging.mkdir()
     result = CliRunner().invoke(cli, ["anonymize", "--config", str(project.config_path),
                                       "--out", str(staging / "release.csv"),
-                                      "--manifest", str(staging / "manifest.json"),
-                                      "--report", str(staging / "report.html")])
+                                      "--manifest", str(staging / "manifest.json")]
+                           + (["--report", str(staging / "report.html")] if report else []))
     assert result.exit_code == 0, result.output
     shutil.copyfile(project.config_path, staging / "config.yaml")
     manifest = json.loads((staging / "manifest.json").read_text(encoding="utf-8"))
@@ -87,3 +90,27 @@ def search_document(manifest: dict, private: dict, metric: str) -> dict:
             "chosen": chosen, "nodes": nodes, "truncated": False, "models": models,
             "utility": private["metrics"], "suppressed": private["suppression"]["records"],
             "records": private["input"]["rows"], "seconds": 0.1}
+
+
+# A table whose column names and values are HTML: every page must show them as text.
+HTML_COLUMNS = ("<b>age</b>", "<script>zip</script>", "<i>disease</i>")
+HTML_VALUES = ("<script>alert(1)</script>", "<img src=x onerror=alert(2)>")
+
+
+def make_html_project(workspace, name: str = "html") -> Project:
+    """A 60-row project whose column names and some values are HTML, with its configuration."""
+    rows = [";".join(HTML_COLUMNS)]
+    for i in range(60):
+        rows.append(f"{20 + (i * 7) % 40};{('130', '131', HTML_VALUES[0])[i % 3]};"
+                    f"{('flu', HTML_VALUES[1], 'cold', 'asthma')[(i * 5) % 4]}")
+    project = workspace.create(name, ("\n".join(rows) + "\n").encode(), fmt="csv", delimiter=";")
+    project.save_config(html_config("loss"))
+    return project
+
+
+def html_config(metric: str) -> dict:
+    age, zip_, disease = HTML_COLUMNS
+    return {"columns": {"quasi_identifiers": [age, zip_], "sensitive": [disease], "identifying": []},
+            "hierarchies": {age: {"intervals": {"widths": [10, 20]}}, zip_: {"flat": {}}},
+            "models": [{"k_anonymity": {"k": 3}}, {"distinct_l_diversity": {"l": 2}}],
+            "suppression_limit": 0.1, "metric": metric, "algorithm": "fulldomain"}
