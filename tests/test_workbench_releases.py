@@ -26,7 +26,14 @@ from tests.workbench_releases_fixture import (
     make_release,
 )
 from veil.errors import DataError
-from veil.workbench.pages.releases import DOWNLOADS, report_policy
+from veil.workbench.pages.releases import (
+    DOWNLOADS,
+    LATTICE_ROWS,
+    ReleaseView,
+    lattice_figure,
+    lattice_rows,
+    report_policy,
+)
 from veil.workbench.tasks import attack as attack_task
 
 HTML_LABEL = '<script>alert("x")</script><b>bold</b>'
@@ -269,3 +276,31 @@ def test_html_in_column_names_and_values_is_escaped_everywhere(tmp_path):
         assert "&lt;i&gt;disease&lt;/i&gt;" in release
     finally:
         bench.jobs.stop_all()
+
+
+def test_the_lattice_lists_the_chosen_node_first_then_the_best_scored(tmp_path):
+    nodes = [{"levels": [a, b], "anonymous": a + b >= 3, "score": float(a * 1000 + b)}
+             for a in range(30) for b in range(30)]
+    view = ReleaseView("x", tmp_path, search={"quasi_identifiers": ["a", "b"], "chosen": [20, 5], "nodes": nodes})
+    rows, total = lattice_rows(view)
+    assert total == 900 and len(rows) == LATTICE_ROWS
+    assert rows[0]["levels"] == [20, 5] and rows[0]["chosen"] and not any(r["chosen"] for r in rows[1:])
+    anonymous = [r["score"] for r in rows[1:] if r["anonymous"]]
+    assert anonymous == sorted(anonymous) and rows[1]["levels"] == [0, 3]
+    assert lattice_figure(view).startswith("data:image/svg+xml;base64,")
+    # a partitioning algorithm, or no search recorded: no rows, no figure, nothing breaks
+    assert lattice_rows(ReleaseView("y", tmp_path, search={"chosen": None, "nodes": []})) == ([], 0)
+    assert lattice_figure(ReleaseView("y", tmp_path)) is None
+
+
+@settings(max_examples=50, deadline=None)
+@given(blocks=st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="<"),
+                               max_size=40), max_size=4),
+       text=st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="<"), max_size=40))
+def test_the_report_policy_allows_exactly_its_style_blocks(blocks, text):
+    html = text + "".join(f"<style>{b}</style><p>{text}</p>" for b in blocks)
+    policy = report_policy(html)
+    allowed = set(re.findall(r"'sha256-([^']+)'", policy))
+    read = [b.replace("\r\n", "\n").replace("\r", "\n") for b in blocks]   # as the browser's parser reads them
+    assert allowed == {base64.b64encode(hashlib.sha256(b.encode()).digest()).decode() for b in read}
+    assert "unsafe" not in policy and "script-src" not in policy and policy.endswith("sandbox")

@@ -303,11 +303,17 @@ def lattice_figure(view: ReleaseView) -> str | None:
     return "data:image/svg+xml;base64," + base64.b64encode("".join(parts).encode()).decode()
 
 
+def _newlines(text: str) -> str:
+    """``text`` with its line breaks as an HTML parser reads them (CR LF and CR become LF), which
+    is the text a browser hashes."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def report_policy(html: str) -> str:
     """The Content-Security-Policy of a release's report page: it is one self-contained page whose
     only active content is its inline ``<style>`` elements (allowed by their SHA-256 hashes), with
     at most data images; no script, no connection, no form, no frame, sandboxed."""
-    hashes = " ".join("'sha256-" + base64.b64encode(hashlib.sha256(block.replace("\r\n", "\n").encode()).digest())
+    hashes = " ".join("'sha256-" + base64.b64encode(hashlib.sha256(_newlines(block).encode()).digest())
                       .decode() + "'" for block in dict.fromkeys(_STYLE.findall(html)))
     images = " img-src data:;" if "data:image/" in html else ""
     styles = hashes or "'none'"
