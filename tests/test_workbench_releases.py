@@ -85,6 +85,7 @@ def test_comparing_two_releases_shows_both_side_by_side(made):
     assert "highest prosecutor risk" in table and "average prosecutor risk" in table
     # the smallest class of each release: 1/5 for the first (k = 5 on the release), 1/6 for the second
     assert "0.2" in table and "0.1667" in table
+    assert "entropy ℓ-diversity of occupation" in table and "l_entropy = 3.155" in table
     assert "error" not in table.split("</table>")[0].lower().replace("class=\"error\"", "")
 
 

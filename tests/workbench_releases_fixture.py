@@ -83,9 +83,8 @@ def search_document(manifest: dict, private: dict, metric: str) -> dict:
     nodes = [{"levels": [0] * len(qis), "anonymous": False, "score": None},
              {"levels": chosen, "anonymous": True, "score": loss},
              {"levels": heights, "anonymous": True, "score": loss * 1.5 + 1}]
-    models = [{"model": m["model"] + (f" of {m['sensitive']}" if m["sensitive"] else ""),
-               "required": f"{m['key']} = {m['threshold']:g}", "achieved": f"{m['key']} = {m['level']:.4g}"}
-              for m in manifest["models"]]
+    models = [{"model": m["model"], "sensitive": m["sensitive"], "required": f"{m['key']} = {m['threshold']:.4g}",
+               "achieved": f"{m['key']} = {m['level']:.4g}", "passed": m["passed"]} for m in manifest["models"]]
     return {"algorithm": "fulldomain", "metric": metric, "quasi_identifiers": qis, "heights": heights,
             "chosen": chosen, "nodes": nodes, "truncated": False, "models": models,
             "utility": private["metrics"], "suppressed": private["suppression"]["records"],

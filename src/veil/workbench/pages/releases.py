@@ -152,7 +152,7 @@ class ReleaseView:
     @property
     def model_levels(self) -> list[dict]:
         """Per model: ``model``, ``required`` and ``achieved`` in words, and ``passed`` when known."""
-        given = [m for m in self.search.get("models") or [] if isinstance(m, dict)]
+        given = [_named(m) for m in self.search.get("models") or [] if isinstance(m, dict)]
         recorded = [m for m in self.manifest.get("models") or [] if isinstance(m, dict)]
         if given:
             if len(given) == len(recorded):   # the verdicts are the manifest's, model by model
@@ -172,6 +172,15 @@ class ReleaseView:
     @property
     def manifest_path(self) -> Path:
         return self.folder / "manifest.json"
+
+
+def _named(row: dict) -> dict:
+    """A model's row of ``search.json`` with its sensitive column in its name (``entropy
+    ℓ-diversity of occupation``), so that the models of two columns stay apart."""
+    model, sensitive = str(row.get("model") or ""), row.get("sensitive")
+    if sensitive and not model.endswith(f" of {sensitive}"):
+        return {**row, "model": f"{model} of {sensitive}"}
+    return row
 
 
 def load_release(project: Project, release_id: str) -> ReleaseView:
