@@ -224,3 +224,32 @@ def test_html_in_column_names_values_and_labels_is_escaped_in_decisions_and_hist
         assert "&lt;i&gt;disease&lt;/i&gt;" in html   # the sensitive column, named in the re-check
     finally:
         bench.jobs.stop_all()
+
+
+def test_the_first_publication_can_give_the_population_its_dp_budget(fresh):
+    bench, project = fresh
+    html = bench.text(bench.get("/p/adult/publish"))
+    assert 'id="population-budget"' in html
+    response = bench.post("/p/adult/publish", {"release": "r1", "epsilon": "1.5", "delta": "1e-6"})
+    assert response.status_code == 303
+    ledger = Ledger(str(bench.workspace.ledger_path))
+    try:
+        budget = ledger.budget("adult").budget
+    finally:
+        ledger.close()
+    assert (float(budget.epsilon), float(budget.delta)) == (1.5, 1e-6)
+    # the DP page now answers against that budget; the publish form no longer offers one
+    assert 'id="dp-form"' in bench.text(bench.get("/p/adult/dp"))
+    assert 'id="population-budget"' not in bench.text(bench.get("/p/adult/publish"))
+
+
+@pytest.mark.parametrize("epsilon, delta, field", [("0", "", "epsilon"), ("x", "", "epsilon"), ("1", "1", "delta"),
+                                                   ("", "0.1", "epsilon")])
+def test_a_bad_population_budget_is_refused_next_to_its_field_and_nothing_is_recorded(fresh, epsilon, delta, field):
+    bench, project = fresh
+    before = sorted(p.name for p in project.release_dir("r1").iterdir())
+    response = bench.post("/p/adult/publish", {"release": "r1", "epsilon": epsilon, "delta": delta})
+    assert response.status_code == 400
+    assert field_error(bench.text(response), field)
+    assert not bench.workspace.ledger_path.exists()
+    assert sorted(p.name for p in project.release_dir("r1").iterdir()) == before

@@ -6,7 +6,6 @@ is a module of ``veil.workbench.pages`` with a Flask blueprint ``bp``, listed in
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import secrets
 from pathlib import Path
 from urllib.parse import urlencode
@@ -76,8 +75,6 @@ def create_app(data_dir: str | Path, *, token: str | None = None, max_upload: in
     app.extensions["veil_workspace"] = workspace
     app.extensions["veil_jobs"] = jobs
     for name in PAGES:
-        if importlib.util.find_spec(name) is None:
-            continue   # TODO(issue 30): every page exists once the workbench is assembled
         app.register_blueprint(importlib.import_module(name).bp)
     app.jinja_env.globals.update(csrf_field=csrf_field, csrf_token=lambda: app.config["VEIL_CSRF"],
                                  project_tabs=lambda: [t for t in PROJECT_TABS if t[1] in app.view_functions])

@@ -56,9 +56,14 @@ def ledger_view(project: Project) -> dict:
             "error": None}
 
 
-def publish_release(project: Project, release_id: str) -> dict:
+def publish_release(project: Project, release_id: str, budget=None) -> dict:
     """Pass a release of ``project`` through the gate of the workspace's ledger (made if missing,
     with the project's population if missing) and keep the decision as ``publication.json``.
+
+    Args:
+        budget: the (ε, δ) budget (:class:`veil.dp.Budget`) the project's population is made with
+            when this publication makes it (ignored when it exists; a population's budget never
+            changes); ``None`` makes a population that answers no DP query.
 
     Returns:
         The decision (:meth:`veil.ledger.gate.Decision.to_dict`) with ``at`` (UTC).
@@ -75,7 +80,7 @@ def publish_release(project: Project, release_id: str) -> dict:
         try:
             ledger.population(project.name)
         except LedgerError:
-            ledger.add_population(project.name)
+            ledger.add_population(project.name, budget=budget)
         decision = ledger.publish(str(view.manifest_path), population=project.name, data=str(project.table_path),
                                   delimiter=project.meta.get("delimiter"),
                                   name=f"{project.name} release {release_id}")
@@ -84,6 +89,20 @@ def publish_release(project: Project, release_id: str) -> dict:
     found = {**decision.to_dict(), "at": datetime.now(UTC).isoformat(timespec="seconds")}
     write_atomic(view.folder / "publication.json", json.dumps(found, indent=1, ensure_ascii=False) + "\n")
     return found
+
+
+def _population_budget(form) -> tuple:
+    """The DP budget the form gives the population a first publication makes (``epsilon`` and
+    ``delta``; both blank: none), with the errors by field."""
+    from veil.dp import Budget
+    from veil.workbench.pages.dp import _delta, _positive
+
+    if not (form.get("epsilon") or "").strip() and not (form.get("delta") or "").strip():
+        return None, {}
+    errors: dict = {}
+    epsilon = _positive(form, "epsilon", errors, "the population's ε")
+    delta = _delta(form, errors, "the population's δ")
+    return (None if errors else Budget(epsilon, delta)), errors
 
 
 def _render(project: Project, errors: dict, chosen: str | None, status: int = 200):
@@ -107,8 +126,11 @@ def publish(name: str):
     release_id = request.form.get("release", "")
     if not release_id:
         return _render(project, {"release": "choose the release to publish."}, None, 400)
+    budget, errors = _population_budget(request.form)
+    if errors:
+        return _render(project, errors, None, 400)
     try:
-        publish_release(project, release_id)
+        publish_release(project, release_id, budget)
     except NotFound:
         return _render(project, {"release": "there is no such release in this project; choose one from the list."},
                        None, 400)
