@@ -127,10 +127,7 @@ class Project:
         Raises:
             NotFound: there is no such release.
         """
-        path = self.releases_dir / checked_id(release_id)
-        if not path.is_dir():
-            raise NotFound("no such release.")
-        return path
+        return _existing(self.releases_dir, release_id, "release")
 
     def run_dir(self, run_id: str) -> Path:
         """The folder of one run.
@@ -138,10 +135,14 @@ class Project:
         Raises:
             NotFound: there is no such run.
         """
-        path = self.runs_dir / checked_id(run_id)
-        if not path.is_dir():
-            raise NotFound("no such run.")
-        return path
+        return _existing(self.runs_dir, run_id, "run")
+
+
+def _existing(parent: Path, folder_id: str, what: str) -> Path:
+    path = parent / checked_id(folder_id)
+    if not path.is_dir():
+        raise NotFound(f"no such {what}.")
+    return path
 
 
 class Workspace:
