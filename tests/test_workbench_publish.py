@@ -253,3 +253,39 @@ def test_a_bad_population_budget_is_refused_next_to_its_field_and_nothing_is_rec
     assert field_error(bench.text(response), field)
     assert not bench.workspace.ledger_path.exists()
     assert sorted(p.name for p in project.release_dir("r1").iterdir()) == before
+
+
+def test_a_release_keeps_its_hierarchies_so_editing_the_project_s_later_does_not_stop_its_publication(tmp_path):
+    from tests.workbench_releases_fixture import config
+    from veil.workbench.tasks.anonymize import run as anonymize
+
+    class Quiet:
+        def stage(self, text, total=0):
+            pass
+
+        def __call__(self, done, total):
+            pass
+
+    bench = Bench(tmp_path / "data")
+    project = make_project(bench.workspace, "adult")
+    for release_id, metric in (("r1", "loss"), ("r2", "discernibility")):
+        out = project.runs_dir / release_id / "out"
+        out.mkdir(parents=True)
+        project.save_config(config(metric))
+        anonymize(project, {"label": metric, "config": project.config_path.read_text(encoding="utf-8")}, out, Quiet())
+        project.releases_dir.mkdir(exist_ok=True)
+        out.rename(project.releases_dir / release_id)
+    manifest = json.loads((project.release_dir("r1") / "manifest.json").read_text(encoding="utf-8"))
+    # the manifest names the release's own copies, relative to its folder: no path of this machine
+    assert manifest["hierarchy_files"]["age"]["file"] == "hierarchies/age.csv"
+    assert str(tmp_path) not in json.dumps(manifest)
+    kept = project.release_dir("r1") / "hierarchies" / "age.csv"
+    assert kept.read_bytes() == (project.hierarchies_dir / "age.csv").read_bytes()
+    # the steward changes age's hierarchy on the Columns page afterwards
+    edited = (project.hierarchies_dir / "age.csv").read_text(encoding="utf-8").replace("*", "any age")
+    (project.hierarchies_dir / "age.csv").write_text(edited, encoding="utf-8")
+    assert bench.post("/p/adult/publish", {"release": "r1"}).status_code == 303
+    assert json.loads((project.release_dir("r1") / "publication.json").read_text())["published"] is True
+    assert bench.post("/p/adult/publish", {"release": "r2"}).status_code == 303
+    second = json.loads((project.release_dir("r2") / "publication.json").read_text())
+    assert second["published"] is False and "occupation" in json.dumps(second)

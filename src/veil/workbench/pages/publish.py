@@ -82,6 +82,7 @@ def publish_release(project: Project, release_id: str, budget=None) -> dict:
         except LedgerError:
             ledger.add_population(project.name, budget=budget)
         decision = ledger.publish(str(view.manifest_path), population=project.name, data=str(project.table_path),
+                                  hierarchies=kept_hierarchies(view),
                                   delimiter=project.meta.get("delimiter"),
                                   name=f"{project.name} release {release_id}")
     finally:
@@ -103,6 +104,19 @@ def _population_budget(form) -> tuple:
     epsilon = _positive(form, "epsilon", errors, "the population's ε")
     delta = _delta(form, errors, "the population's δ")
     return (None if errors else Budget(epsilon, delta)), errors
+
+
+def kept_hierarchies(view) -> dict[str, str]:
+    """The hierarchy files the release keeps in its folder, by column (what its manifest's
+    ``hierarchy_files`` name, relative to the folder): the gate reads these, never the project's
+    current files, which the Columns page may have changed since."""
+    from veil.output.reading import load_manifest
+
+    named = load_manifest(view.manifest_path).get("hierarchy_files") or {}
+    found = {column: view.folder / entry["file"] for column, entry in named.items()
+             if isinstance(entry, dict) and isinstance(entry.get("file"), str)}
+    return {column: str(path) for column, path in found.items()
+            if path.resolve().is_relative_to(view.folder.resolve()) and path.is_file()}
 
 
 def _render(project: Project, errors: dict, chosen: str | None, status: int = 200):

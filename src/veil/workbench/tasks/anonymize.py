@@ -89,7 +89,6 @@ def run(project, params: dict, out: Path, progress) -> dict:
     # no output may be a file the run reads (as veil anonymize checks: veil.cli.anonymize.files_read)
     reads = [project.config_path, cfg.data, *(spec.path for spec in cfg.hierarchies.values() if spec.path),
              *cfg.populations()]
-    outputs = OutputSet(list(targets.values()), reads=reads)
     progress.stage(f"reading {cfg.data.name}")
     ds = cfg.dataset()
     cfg.check_against(ds)
@@ -105,6 +104,7 @@ def run(project, params: dict, out: Path, progress) -> dict:
     notes = ds.stray_text_notes() if not fulldomain else []
     # the configuration as the project's folder reads it (data: table.csv), not where that folder is
     document = {**release.manifest, "config": _relative(cfg.to_dict(), project.root)}
+    kept = kept_hierarchies(document, out)
     private = {**release.private_manifest, **({"notes": notes} if notes else {})}
     progress.stage("attacking the release for its report")
     from veil.report import release_report_of, render_html
@@ -116,17 +116,47 @@ def run(project, params: dict, out: Path, progress) -> dict:
     about = {"label": label, "created": datetime.now(UTC).isoformat(timespec="seconds"),
              "algorithm": cfg.algorithm.name, "metric": cfg.metric_spec.name, "models": describe_models(models)}
     progress.stage("writing the release")
+    outputs = OutputSet(list(targets.values()) + list(kept), reads=reads, make_folders=True)
     with outputs:
         # the local engine's way (veil.engines.local): the table in pieces, never held whole
         outputs.put(targets["release.csv"], release.csv_chunks())
         outputs.put(targets["report.html"], report_text)
         outputs.put(targets["config.yaml"], text)
+        for target, data in kept.items():
+            outputs.put(target, data)
         outputs.put(targets["workbench.json"], json.dumps(about, indent=2, ensure_ascii=False) + "\n")
         outputs.put(targets["search.json"], json.dumps(search, indent=1, ensure_ascii=False) + "\n")
         put_private(outputs, targets["manifest.private.json"], private, describes={"release": targets["release.csv"]})
         outputs.put_manifest(targets["manifest.json"], document, describes={"release": targets["release.csv"]})
         outputs.commit()
     return {"release": out.parent.name}
+
+
+def kept_hierarchies(document: dict, out: Path) -> dict[Path, bytes]:
+    """The hierarchy files the release was made with, to keep in its folder (``hierarchies/``):
+    a project's file may be edited or replaced on the Columns page afterwards, and the gate and
+    the attacks need the one the manifest's SHA-256 names. The manifest's ``hierarchy_files``
+    then name the copies relative to the release's folder (never a path of the curator's machine).
+
+    Raises:
+        DataError: a file changed while the run read it (its bytes no longer have the SHA-256
+            the run recorded).
+    """
+    import hashlib
+
+    from veil.errors import DataError
+
+    named = document.get("hierarchy_files") or {}
+    kept: dict[Path, bytes] = {}
+    for column, entry in named.items():
+        source = Path(entry["file"])
+        data = source.read_bytes()
+        if hashlib.sha256(data).hexdigest() != entry.get("sha256"):
+            raise DataError(f"the hierarchy file of '{column}' changed while the run read it; start the run again.")
+        target = out / "hierarchies" / source.name
+        kept[target] = data
+        named[column] = {**entry, "file": f"hierarchies/{source.name}"}
+    return kept
 
 
 def _relative(value, folder: Path):
