@@ -230,7 +230,7 @@ def test_an_upload_the_disk_cannot_hold_is_said_at_its_field_and_leaves_nothing(
     def full(path, data):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(projects, "write_atomic", full)
+    monkeypatch.setattr(projects, "replace_file", full)
     before = tree(bench.data_dir)
     response = upload(bench, TINY)
     assert response.status_code == 500

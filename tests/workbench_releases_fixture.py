@@ -18,7 +18,8 @@ from typer.testing import CliRunner
 from tests.workbench_client import ADULT_SUBSET
 from veil.cli import app as cli
 from veil.data.bundled import adult_hierarchies
-from veil.workbench.projects import Project, write_atomic
+from veil.output.store import replace_file
+from veil.workbench.projects import Project
 
 QUASI_IDENTIFIERS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass"]
 SENSITIVE = "occupation"
@@ -62,11 +63,11 @@ def make_release(project: Project, release_id: str, *, metric: str = "loss", lab
     shutil.copyfile(project.config_path, staging / "config.yaml")
     manifest = json.loads((staging / "manifest.json").read_text(encoding="utf-8"))
     private = json.loads((staging / "manifest.private.json").read_text(encoding="utf-8"))
-    write_atomic(staging / "workbench.json", json.dumps({
+    replace_file(staging / "workbench.json", json.dumps({
         "label": label or f"{metric} release", "created": manifest["created"], "algorithm": "fulldomain",
         "metric": metric, "models": MODELS_TEXT}))
     if search:
-        write_atomic(staging / "search.json", json.dumps(search_document(manifest, private, metric)))
+        replace_file(staging / "search.json", json.dumps(search_document(manifest, private, metric)))
     project.releases_dir.mkdir(exist_ok=True)
     final = project.releases_dir / release_id
     staging.rename(final)

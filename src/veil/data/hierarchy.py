@@ -163,15 +163,24 @@ class Hierarchy:
 
     def to_csv(self, path: str | os.PathLike, delimiter: str | None = None, newline: str | None = None,
                final_newline: bool | None = None) -> None:
-        """Write the hierarchy in ARX's CSV format, atomically (a temporary file, then a rename).
+        """Write the hierarchy in ARX's CSV format (:meth:`csv_text`), atomically (a temporary
+        file, then a rename).
 
         The delimiter and line endings default to those of the file the hierarchy was read from
         (``;`` and ``\\n`` for a built one), so reading and writing a file gives back the same bytes.
-        A one-level hierarchy written with ``;`` quotes its values that hold a ``,``, so that the
-        file is not read back as comma-separated.
 
         Raises:
             DataError: the folder does not exist.
+        """
+        write_file(path, self.csv_text(delimiter, newline, final_newline))
+
+    def csv_text(self, delimiter: str | None = None, newline: str | None = None,
+                 final_newline: bool | None = None) -> str:
+        """The hierarchy in ARX's CSV format: one row per leaf, one column per level, no header.
+
+        The delimiter and line endings default to those of the file the hierarchy was read from
+        (``;`` and ``\\n`` for a built one). A one-level hierarchy written with ``;`` quotes its
+        values that hold a ``,``, so that the file is not read back as comma-separated.
         """
         delimiter = self.delimiter if delimiter is None else delimiter
         newline = self.newline if newline is None else newline
@@ -189,7 +198,7 @@ class Hierarchy:
             buf.truncate()
             writer.writerow(row)
             lines.append(buf.getvalue()[:-2])
-        write_file(path, newline.join(lines) + (newline if final_newline and lines else ""))
+        return newline.join(lines) + (newline if final_newline and lines else "")
 
     def __repr__(self) -> str:
         return f"Hierarchy({self.name}, leaves={len(self.leaves)}, levels={self.levels})"

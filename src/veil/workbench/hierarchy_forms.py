@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import hashlib
 import re
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,6 +25,7 @@ from veil.data import builders
 from veil.data.encoding import EncodedColumn, canonical_numeric_texts
 from veil.data.hierarchy import Hierarchy
 from veil.errors import HierarchyError, ParameterError, VeilError, lower_first
+from veil.output.store import scratch_copy
 
 BUILDERS = ("intervals", "masking", "dates", "grouping", "flat")
 #: how many values a level or a coverage check shows
@@ -384,9 +383,7 @@ def read_upload(data: bytes) -> Hierarchy:
     """
     if not data:
         raise FieldError("file", "choose an ARX hierarchy file (CSV, ';' between levels, one row per value).")
-    with tempfile.TemporaryDirectory(prefix="veil-hierarchy-") as folder:
-        path = Path(folder) / "uploaded.csv"
-        path.write_bytes(data)
+    with scratch_copy(data, "uploaded.csv") as path:
         try:
             hierarchy = Hierarchy.read_csv(path)
         except VeilError as exc:

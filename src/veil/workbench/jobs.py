@@ -26,7 +26,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from veil.workbench.projects import Project, write_atomic
+from veil.output.store import log_file, replace_file
+from veil.workbench.projects import Project
 
 FINISHED = ("done", "failed", "cancelled", "interrupted")
 
@@ -46,7 +47,7 @@ def read_status(run: Path) -> dict:
 
 def write_status(run: Path, status: dict) -> None:
     """Replace a run's status atomically."""
-    write_atomic(run / "status.json", json.dumps(status, indent=1) + "\n")
+    replace_file(run / "status.json", json.dumps(status, indent=1) + "\n")
 
 
 class Jobs:
@@ -61,16 +62,16 @@ class Jobs:
         run_id = new_id()
         run = project.runs_dir / run_id
         run.mkdir(parents=True)
-        write_atomic(run / "request.json", json.dumps({"task": task, "params": params}, indent=1) + "\n")
+        replace_file(run / "request.json", json.dumps({"task": task, "params": params}, indent=1) + "\n")
         write_status(run, {"state": "running", "task": task, "stage": "starting", "done": 0, "total": 0,
                            "message": "", "result": {}, "started": time.time()})
-        with open(run / "log", "wb") as log:
+        with log_file(run / "log") as log:
             process = subprocess.Popen([sys.executable, "-m", "veil.workbench.worker", str(run)],
                                        stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                        env={**os.environ, "PYTHONWARNINGS": "ignore"})
         with self._lock:
             self._running[run] = process
-        write_atomic(run / "pid", str(process.pid))
+        replace_file(run / "pid", str(process.pid))
         return run_id
 
     def status(self, project: Project, run_id: str) -> dict:

@@ -22,7 +22,6 @@ import json
 import os
 import re
 import shutil
-import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,6 +29,7 @@ from pathlib import Path
 import yaml
 
 from veil.errors import ParameterError
+from veil.output.store import move_folder, replace_file, scratch_folder
 from veil.workbench.security import project_name
 
 _ID = re.compile(r"[0-9a-z][0-9a-z-]{0,63}")
@@ -38,22 +38,6 @@ LEDGER_FILE = "ledger.db"
 
 class NotFound(ParameterError):
     """A project, release or run that does not exist (the page answers 404)."""
-
-
-def write_atomic(path: Path, text: str | bytes) -> None:
-    """Write ``path`` whole or not at all (a temporary file in the same folder, then a rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = text.encode() if isinstance(text, str) else text
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def checked_id(value: str) -> str:
@@ -112,7 +96,7 @@ class Project:
         header = (f"# veil configuration of the workbench project {self.name!r}.\n"
                   "# Rerun it from a terminal: veil anonymize --config config.yaml --out release.csv "
                   "--manifest manifest.json --report report.html\n")
-        write_atomic(self.config_path, header + yaml.safe_dump(document, sort_keys=False, allow_unicode=True))
+        replace_file(self.config_path, header + yaml.safe_dump(document, sort_keys=False, allow_unicode=True))
 
     def release_ids(self) -> list[str]:
         """The project's releases, oldest first."""
@@ -191,14 +175,14 @@ class Workspace:
             raise ParameterError(f"a project called {name!r} exists; choose another name.")
         if fmt not in ("csv", "parquet"):
             raise ParameterError("upload a CSV or Parquet table.")
-        staging = Path(tempfile.mkdtemp(dir=self.root, prefix=".new-"))
+        staging = scratch_folder(self.root, ".new-")
         try:
             file = f"table.{fmt}"
-            write_atomic(staging / file, table)
+            replace_file(staging / file, table)
             meta = {"table": file, "format": fmt, "delimiter": delimiter,
                     "created": datetime.now(UTC).isoformat(timespec="seconds")}
-            write_atomic(staging / "project.json", json.dumps(meta, indent=2) + "\n")
-            os.rename(staging, final)
+            replace_file(staging / "project.json", json.dumps(meta, indent=2) + "\n")
+            move_folder(staging, final)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise

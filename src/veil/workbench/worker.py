@@ -21,6 +21,7 @@ import warnings
 from pathlib import Path
 
 from veil.errors import VeilError
+from veil.output.store import move_folder
 from veil.workbench.jobs import read_status, write_status
 from veil.workbench.projects import Project
 
@@ -77,7 +78,7 @@ def run(folder: Path) -> int:
         result = getattr(importlib.import_module(module), function)(project, request["params"], out, progress)
         if task in MAKES_RELEASE:
             project.releases_dir.mkdir(exist_ok=True)
-            os.rename(out, project.releases_dir / folder.name)
+            move_folder(out, project.releases_dir / folder.name)
         status.update(state="done", stage="done", message="", result=result or {})
         write_status(folder, status)
         return 0

@@ -12,8 +12,19 @@ from flask import Blueprint, current_app, redirect, render_template, request, ur
 
 from veil.errors import VeilError
 from veil.workbench.app import jobs, workspace
-from veil.workbench.model_forms import (ALGORITHM_NAMES, ALGORITHMS, DISTANCES, L_KINDS, LABELLED, FormErrors,
-                                        describe_models, form_values, kept_models, metric_names, read_form)
+from veil.workbench.model_forms import (
+    ALGORITHM_NAMES,
+    ALGORITHMS,
+    DISTANCES,
+    L_KINDS,
+    LABELLED,
+    FormErrors,
+    describe_models,
+    form_values,
+    kept_models,
+    metric_names,
+    read_form,
+)
 from veil.workbench.security import CSRF_FIELD
 from veil.workbench.tasks.anonymize import CONFIG_NAME, parse_config
 

@@ -24,6 +24,7 @@ from veil.data.dataset import read_weights
 from veil.data.encoding import EncodedColumn, encode_column
 from veil.data.hierarchy import Hierarchy
 from veil.errors import ConfigError, VeilError
+from veil.output.store import replace_file, replace_with
 from veil.workbench import hierarchy_forms as forms
 from veil.workbench.app import on_too_large, workspace
 from veil.workbench.projects import NotFound, Project
@@ -232,8 +233,7 @@ def _checked(project: Project, document: dict, *, replace: dict[str, str] | None
     """
     path = project.root / f".config-check-{secrets.token_hex(8)}.yaml"
     try:
-        path.write_text(yaml.safe_dump(_document(project, document), sort_keys=False, allow_unicode=True),
-                        encoding="utf-8")
+        replace_file(path, yaml.safe_dump(_document(project, document), sort_keys=False, allow_unicode=True))
         load_config(path)
     except VeilError as exc:
         # the sentence without "FILE, line N: ", which would name the file not saved
@@ -369,9 +369,9 @@ def _save_file(project: Project, data: _Table, column: str, hierarchy: Hierarchy
     document["hierarchies"] = {**(document.get("hierarchies") or {}),
                                column: {"file": f"hierarchies/{staged.name}"}}
     try:
-        hierarchy.to_csv(staged, delimiter=";", newline="\n", final_newline=True)
+        replace_file(staged, hierarchy.csv_text(delimiter=";", newline="\n", final_newline=True))
         _checked(project, document, replace={staged.name: file})
-        os.replace(staged, final)
+        replace_with(staged, final)
     except BaseException:
         staged.unlink(missing_ok=True)
         if made:

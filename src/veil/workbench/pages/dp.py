@@ -332,10 +332,14 @@ def _single(project: Project, query: dict, columns, table, noise, out: Path) -> 
 
 
 def _grouped(project: Project, query: dict, columns, table, noise, out: Path) -> None:
-    from veil.config.dp_query_inputs import keys_given, typed_frame
     from veil.config.dp_query_builder import build_query, evaluate_arguments
+    from veil.config.dp_query_inputs import keys_given, typed_frame
     from veil.config.dp_query_spec import parse_query_spec
-    from veil.ledger.grouped_answers import ANSWER_FILES, MANIFEST_FILE, write_grouped_release
+    from veil.ledger.grouped_answers import (
+        ANSWER_FILES,
+        MANIFEST_FILE,
+        write_grouped_release,
+    )
     from veil.output.writer import OutputSet
 
     spec = parse_query_spec(_spec_document(query), folder=project.root, name="the query")

@@ -12,11 +12,9 @@ file is never used: the table is always ``table.csv`` or ``table.parquet``.
 from __future__ import annotations
 
 import json
-import os
 import re
 import secrets
 import shutil
-import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,8 +22,9 @@ from pathlib import Path
 from flask import Blueprint, Response, redirect, render_template, request, url_for
 
 from veil.errors import ConfigError, ParameterError, VeilError
+from veil.output.store import move_folder, replace_file, scratch_folder
 from veil.workbench.app import on_too_large, workspace
-from veil.workbench.projects import LEDGER_FILE, NotFound, Project, write_atomic
+from veil.workbench.projects import LEDGER_FILE, NotFound, Project
 from veil.workbench.security import project_name
 from veil.workbench.upload import (
     DELIMITERS,
@@ -127,14 +126,14 @@ def free_name(name: str) -> str:
 def _hold(name: str, content: bytes, fmt: str, delimiter: str | None) -> Pending:
     """Write an accepted upload into the data folder, whole or not at all."""
     root = workspace().root
-    staging = Path(tempfile.mkdtemp(dir=root, prefix=".new-"))
+    staging = scratch_folder(root, ".new-")
     try:
-        write_atomic(staging / f"table.{fmt}", content)
+        replace_file(staging / f"table.{fmt}", content)
         meta = {"name": name, "format": fmt, "delimiter": delimiter,
                 "created": datetime.now(UTC).isoformat(timespec="seconds")}
-        write_atomic(staging / "upload.json", json.dumps(meta, indent=2) + "\n")
+        replace_file(staging / "upload.json", json.dumps(meta, indent=2) + "\n")
         final = root / f"{UPLOAD_PREFIX}{secrets.token_hex(8)}"
-        os.rename(staging, final)
+        move_folder(staging, final)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -252,7 +251,7 @@ def _create(held: Pending, name: str, delimiter: str | None, content: bytes) -> 
     config = config.replace("# sniffed from the file", "# confirmed on the workbench's upload page", 1)
     project = workspace().create(name, content, fmt=meta["format"], delimiter=delimiter)
     try:
-        write_atomic(project.config_path, config)
+        replace_file(project.config_path, config)
     except BaseException:
         shutil.rmtree(project.root, ignore_errors=True)
         raise

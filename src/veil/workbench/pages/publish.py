@@ -16,9 +16,10 @@ from datetime import UTC, datetime
 from flask import Blueprint, redirect, render_template, request, url_for
 
 from veil.errors import VeilError
+from veil.output.store import replace_file
 from veil.workbench.app import workspace
 from veil.workbench.pages.releases import all_releases, load_release
-from veil.workbench.projects import NotFound, Project, write_atomic
+from veil.workbench.projects import NotFound, Project
 
 bp = Blueprint("publish", __name__, url_prefix="/p/<name>")
 
@@ -88,7 +89,7 @@ def publish_release(project: Project, release_id: str, budget=None) -> dict:
     finally:
         ledger.close()
     found = {**decision.to_dict(), "at": datetime.now(UTC).isoformat(timespec="seconds")}
-    write_atomic(view.folder / "publication.json", json.dumps(found, indent=1, ensure_ascii=False) + "\n")
+    replace_file(view.folder / "publication.json", json.dumps(found, indent=1, ensure_ascii=False) + "\n")
     return found
 
 

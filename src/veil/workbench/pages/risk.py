@@ -178,8 +178,7 @@ def level_rows(report) -> list[dict]:
     """Every model's level as ``veil check`` prints it (``model``, ``key``, ``level``, or
     ``applies`` false); the models measured only against a population or an earlier release, and
     the risk models without a threshold, are left out as the CLI leaves them out."""
-    from veil.check import RISK_KEYS, SUMMARY_KEYS
-    from veil.check import JOIN_KEYS, PRESENCE_KEYS
+    from veil.check import JOIN_KEYS, PRESENCE_KEYS, RISK_KEYS, SUMMARY_KEYS
     from veil.check import format_level as fmt
 
     rows = []

@@ -16,7 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from veil.errors import ParameterError
-from veil.workbench.projects import Project, write_atomic
+from veil.output.store import replace_file
+from veil.workbench.projects import Project
 
 
 def attack_folder(folder: Path) -> dict:
@@ -79,7 +80,7 @@ def run(project: Project, params: dict, out: Path, progress) -> dict:
     progress.stage("reading the release and attacking it")
     found = attack_folder(folder)
     progress.stage("writing the findings")
-    write_atomic(folder / "attacks.json", json.dumps(found, indent=1, ensure_ascii=False) + "\n")
+    replace_file(folder / "attacks.json", json.dumps(found, indent=1, ensure_ascii=False) + "\n")
     exposed = 0
     for column in (found.get("attacks") or {}).values():
         exposed = max(exposed, int((column.get("homogeneity") or {}).get("records") or 0),
