@@ -205,21 +205,26 @@ class Server:
             raise WorkbenchError(f"the status of run {run_id} answered {status}")
         return json.loads(body)
 
-    def wait(self, project: str, run_id: str, started: float, watch=None) -> float:
+    def wait(self, project: str, run_id: str, started: float, stages: dict | None = None) -> float:
         """Poll the run's status JSON every 20 ms until it is finished; seconds from ``started``.
+        ``stages`` gets the seconds each stage the status named was seen (from one stage's first
+        sight to the next one's), the first from ``started``.
 
         Raises:
             WorkbenchError: the run ended other than ``done``.
         """
+        stage, since = "the request and the worker's start", started
         while True:
             state = self.status(project, run_id)
+            now = time.perf_counter()
+            moved = state["state"] in FINISHED or state.get("stage") not in (stage, "starting")
+            if moved and stages is not None:
+                stages[stage] = stages.get(stage, 0.0) + now - since
+                stage, since = state.get("stage"), now
             if state["state"] in FINISHED:
-                seconds = time.perf_counter() - started
                 if state["state"] != "done":
                     raise WorkbenchError(f"run {run_id} ended {state['state']}: {state.get('message')}")
-                return seconds
-            if watch is not None:
-                watch()
+                return now - started
             time.sleep(POLL_S)
 
 
@@ -273,7 +278,7 @@ def run_cli(argv: list[str], folder: Path) -> float:
     for item in folder.glob("*"):
         item.unlink()
     start = time.perf_counter()
-    proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
     seconds = time.perf_counter() - start
     if proc.returncode != 0:
         raise WorkbenchError(f"veil anonymize failed: {proc.stderr[-600:]}")
@@ -291,14 +296,15 @@ def adult_path(server: Server, tmp: Path, repeat: int) -> dict:
     cli_folder.mkdir()
     argv = cli_anonymize(config, cli_folder)
     run_cli(argv, cli_folder)   # untimed: the files in the page cache for both sides
-    walls, clis, posts, releases = [], [], [], []
+    walls, clis, posts, releases, stages = [], [], [], [], []
     for i in range(max(repeat, 2)):
         progress(f"workbench: Adult run {i + 1}, and veil anonymize")
         pair = []
         for side in ((0, 1) if i % 2 == 0 else (1, 0)):
             if side == 0:
                 run_id, started, post_s = start_run(server, name, f"bench {i + 1}")
-                pair.append(server.wait(name, run_id, started))
+                stages.append({})
+                pair.append(server.wait(name, run_id, started, stages[-1]))
                 posts.append(post_s)
                 releases.append(run_id)
             else:
@@ -317,5 +323,318 @@ def adult_path(server: Server, tmp: Path, repeat: int) -> dict:
         latency[page] = spread([server.timed_get(path) for _ in range(max(repeat, 3))])
     return {"rows": 30_162, "steps": steps, "run": {"workbench": spread(walls), "cli": spread(clis),
                                                      "post_s": spread(posts), "ratio_median": statistics.median(ratios),
-                                                     "ratios": ratios},
+                                                     "ratios": ratios,
+                                                     "stages": stages[walls.index(min(walls))]},
             "pages": latency}
+
+
+# ------------------------------------------------------------------------------- the large table
+
+def large_csv(tmp: Path, rows: int) -> Path:
+    """Adult resampled with replacement to ``rows`` records, drawn from the operating system's
+    secure source (no seed), as a ``;``-separated CSV file in ``tmp``."""
+    from veil.randomness import uniform_below
+
+    adult = read_adult_polars()
+    path = tmp / f"adult-{rows}.csv"
+    adult[uniform_below(adult.height, os.urandom, rows).astype("int64")].write_csv(path, separator=";")
+    return path
+
+
+class PeakWatch:
+    """The largest ``VmHWM`` of a process, read every 20 ms on a thread while it lives."""
+
+    def __init__(self, pid: int):
+        self.pid, self.peak, self._stop = pid, None, threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            found = vm_hwm(self.pid)
+            if found is None:
+                return
+            self.peak = max(self.peak or 0, found)
+            time.sleep(POLL_S)
+
+    def stop(self) -> int | None:
+        self._stop.set()
+        self._thread.join()
+        return self.peak
+
+
+def worker_pid(server: Server, name: str, run_id: str) -> int:
+    return int((server.data_dir / name / "runs" / run_id / "pid").read_text(encoding="ascii"))
+
+
+class PageClient:
+    """A second client on a thread: GET a page back to back, each answer's time kept, until stopped."""
+
+    def __init__(self, server: Server, path: str):
+        self.server, self.path, self.times, self.failures = server, path, [], []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            start = time.perf_counter()
+            status, _, _ = self.server.get(self.path)
+            (self.times if status == 200 else self.failures).append(time.perf_counter() - start)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def status_poll(server: Server, name: str, run_id: str, times: list[float]) -> dict:
+    """One GET of the run's status JSON, its time appended to ``times``."""
+    start = time.perf_counter()
+    state = server.status(name, run_id)
+    times.append(time.perf_counter() - start)
+    return state
+
+
+def latency_busy(server: Server, name: str) -> dict:
+    """The project page (back to back, on a thread) and the status JSON (every 0.1 s) while runs
+    work on the large table, until each has 50 answers; runs are started one after another."""
+    project_path = f"/p/{name}"
+    status_times: list[float] = []
+    client = PageClient(server, project_path)
+    runs, peaks = [], []
+    try:
+        while len(runs) < MAX_LARGE_RUNS and (len(client.times) < LATENCY_SAMPLES
+                                               or len(status_times) < LATENCY_SAMPLES):
+            progress(f"workbench: large run {len(runs) + 2} with clients ({len(client.times)} page answers)")
+            run_id, started, _ = start_run(server, name, f"busy {len(runs) + 1}")
+            watch = PeakWatch(worker_pid(server, name, run_id))
+            while True:
+                state = status_poll(server, name, run_id, status_times)
+                if state["state"] in FINISHED:
+                    break
+                time.sleep(STATUS_PAUSE_S)
+            if state["state"] != "done":
+                raise WorkbenchError(f"run {run_id} ended {state['state']}: {state.get('message')}")
+            runs.append(time.perf_counter() - started)
+            peaks.append(watch.stop())
+    finally:
+        client.stop()
+    return {"project": percentiles(client.times), "status": percentiles(status_times),
+            "failures": len(client.failures), "runs": runs, "worker_peaks": peaks}
+
+
+def latency_idle(server: Server, name: str, run_id: str) -> dict:
+    """The same two clients on the idle server (the status of a finished run)."""
+    status_times: list[float] = []
+    client = PageClient(server, f"/p/{name}")
+    try:
+        while len(client.times) < LATENCY_SAMPLES or len(status_times) < LATENCY_SAMPLES:
+            status_poll(server, name, run_id, status_times)
+            time.sleep(STATUS_PAUSE_S)
+    finally:
+        client.stop()
+    return {"project": percentiles(client.times), "status": percentiles(status_times),
+            "failures": len(client.failures)}
+
+
+def large_table(server: Server, table: Path, rows: int) -> dict:
+    """The large table (``table``, :func:`large_csv`): its path through the forms, one quiet run
+    beside ``veil anonymize`` (time and peak memory), the latency while runs work and when idle,
+    the server's peak memory."""
+    name, tmp = "adult-large", table.parent
+    progress(f"workbench: the steward's path on {rows:,} rows")
+    steps = make_project(server, name, table)
+    server_after_upload = vm_hwm(server.pid)
+    progress(f"workbench: a run on {rows:,} rows")
+    run_id, started, _ = start_run(server, name, "quiet")
+    watch = PeakWatch(worker_pid(server, name, run_id))
+    stages: dict[str, float] = {}
+    run_s = server.wait(name, run_id, started, stages)
+    worker_peak = watch.stop()
+    progress(f"workbench: veil anonymize on {rows:,} rows")
+    folder = tmp / "cli-large"
+    folder.mkdir()
+    try:
+        cli = peak_memory(cli_anonymize(server.data_dir / name / "config.yaml", folder))
+    except MissingTool as exc:
+        cli = {"skipped": str(exc), "wall_s": run_cli(cli_anonymize(server.data_dir / name / "config.yaml", folder),
+                                                       folder)}
+    busy = latency_busy(server, name)
+    progress("workbench: the same clients, idle")
+    idle = latency_idle(server, name, run_id)
+    return {"rows": rows, "file_bytes": table.stat().st_size, "steps": steps,
+            "run": {"workbench_s": run_s, "cli_s": cli["wall_s"], "ratio": run_s / cli["wall_s"], "stages": stages},
+            "latency": {"busy": busy, "idle": idle},
+            "memory": {"server_after_upload_bytes": server_after_upload, "server_peak_bytes": vm_hwm(server.pid),
+                       "worker_peak_bytes": worker_peak, "cli_peak_bytes": cli.get("peak_bytes"),
+                       "cli_skipped": cli.get("skipped"),
+                       "worker_peak_busy_bytes": max((p for p in busy["worker_peaks"] if p), default=None)}}
+
+
+# ------------------------------------------------------------------------------- the run
+
+def startup(tmp: Path, repeat: int) -> dict:
+    """A new ``veil serve`` each time, on a new data folder: process start to its printed address
+    and to the first 200 of ``/``; ``veil --help`` as a whole process beside it."""
+    printed, first = [], []
+    for i in range(repeat):
+        progress(f"workbench: cold start {i + 1}")
+        server = Server(tmp / f"start-{i}")
+        try:
+            printed.append(server.printed_s)
+            first.append(server.first_200_s)
+        finally:
+            server.stop()
+    SAMPLES.append(first)
+    progress("workbench: veil --help")
+    helps = timed(veil_command("--help"), repeat)
+    return {"first_200": spread(first), "printed": spread(printed), "veil_help": helps,
+            "ratio_best": min(first) / helps["best_s"]}
+
+
+def versions() -> dict[str, str]:
+    return {name: importlib.metadata.version(name) for name in ("veil", "flask", "waitress", "werkzeug", "numpy",
+                                                                "polars", "pyarrow")}
+
+
+def run(repeat: int = 5, rows: int = ROWS) -> dict:
+    """Measure everything (see the module's docstring); times in seconds, memory in bytes."""
+    out = {"meta": {**machine(versions()), "repeat": repeat, "rows": rows, "latency_samples": LATENCY_SAMPLES}}
+    with tempfile.TemporaryDirectory(prefix="veil-workbench-bench-") as folder:
+        tmp = Path(folder)
+        out["startup"] = startup(tmp, repeat)
+        progress(f"workbench: writing {rows:,} rows")
+        table = large_csv(tmp, rows)
+        max_upload = max(200, table.stat().st_size // 2 ** 20 + 64)
+        out["meta"]["max_upload_mib"] = max_upload
+        server = Server(tmp / "data", max_upload)
+        try:
+            out["adult"] = adult_path(server, tmp, repeat)
+            out["large"] = large_table(server, table, rows)
+        finally:
+            server.stop()
+    progress("")
+    busy = out["large"]["latency"]["busy"]
+    answered = busy["project"]["n"] + busy["status"]["n"]
+    out["goals"] = [{"goal": f"the server answers every request while runs work on {rows:,} rows",
+                     "measured": f"{answered:,} of {answered + busy['failures']:,} answered 200, the slowest in "
+                                 f"{fmt_time(max(busy['project']['max_s'], busy['status']['max_s']))}",
+                     "met": busy["failures"] == 0}]
+    out["notes"] = [
+        ("No peer is driven: ARX's desktop GUI and sdcMicro's Shiny sdcApp are interactive (and R is not "
+         "installed), so the workbench is measured beside veil's own command line on the same work."),
+        ("HTTP through urllib, not a browser: a page's time is the server's answer and its transfer, without a "
+         "browser's rendering; a form's time includes the redirect the browser follows and the next page."),
+        ("A run's time is from its form's POST to the first status JSON saying done (polled every 20 ms); the "
+         "command's, the whole `veil anonymize` process. Both write the release, its manifest and private file and "
+         "the report; the workbench's run also starts a worker process and writes search.json (which judges "
+         "the lattice's nodes again for the release page's figure) and workbench.json."),
+        ("The worker's peak memory is its VmHWM read every 20 ms while it lives (a finished process's is gone), "
+         "so growth in its last 20 ms could be missed."),
+    ]
+    return out
+
+
+# ------------------------------------------------------------------------------- the reports
+
+def mib(n: float | None) -> str:
+    return "—" if n is None else f"{n / 2**20:,.0f} MiB"
+
+
+def ratio(a: float | None, b: float | None) -> str:
+    return "—" if not a or not b else f"{a / b:.2f}×"
+
+
+STEPS = {"upload": "upload (multipart form, then the confirm page)", "confirm": "confirm (then the project's page)",
+         "roles": "roles (then the Columns page)", "hierarchies": "the 7 ARX hierarchy files, one form each",
+         "anonymize_form": "the Anonymize page"}
+PAGES = {"project": "the project's page", "columns": "the Columns page", "risk": "the Risk page",
+         "release": "a release's page", "compare": "the comparison of two releases"}
+
+
+def rows_of(results: dict) -> dict[str, list[list[str]]]:
+    """The report's tables as rows of text, shared by the terminal and the Markdown reports."""
+    s, a, large = results["startup"], results["adult"], results["large"]
+    run, lrun, mem = a["run"], large["run"], large["memory"]
+    lat = large["latency"]
+    startup = [["`veil serve`: process start to the first 200 of `/`", fmt_time(s["first_200"]["best_s"]),
+                fmt_time(s["first_200"]["median_s"])],
+               ["`veil serve`: process start to its printed address", fmt_time(s["printed"]["best_s"]),
+                fmt_time(s["printed"]["median_s"])],
+               ["`veil --help`, whole process", fmt_time(s["veil_help"]["best_s"]), fmt_time(s["veil_help"]["median_s"])]]
+    steps = [[label, fmt_time(a["steps"].get(key)), fmt_time(large["steps"].get(key))] for key, label in STEPS.items()]
+    runs = [[f"Adult ({a['rows']:,} rows), best of {run['workbench']['runs']}", fmt_time(run["workbench"]["best_s"]),
+             fmt_time(run["cli"]["best_s"]), f"{run['ratio_median']:.2f}× (median of pairs)"],
+            [f"{large['rows']:,} rows, once", fmt_time(lrun["workbench_s"]), fmt_time(lrun["cli_s"]),
+             f"{lrun['ratio']:.2f}×"]]
+    stages = [[stage, fmt_time(run["stages"].get(stage)), fmt_time(lrun["stages"].get(stage))]
+              for stage in dict.fromkeys([*run["stages"], *lrun["stages"]])]
+    pages = [[label, fmt_time(a["pages"][key]["best_s"]), fmt_time(a["pages"][key]["median_s"])]
+             for key, label in PAGES.items()]
+    latency = []
+    for key, label in (("project", f"the project's page ({large['rows']:,} rows), back to back"),
+                       ("status", "the run's status JSON, every 0.1 s")):
+        for when in ("idle", "busy"):
+            p = lat[when][key]
+            latency.append([label, "idle" if when == "idle" else "a run working", f"{p['n']:,}", fmt_time(p["p50_s"]),
+                            fmt_time(p["p95_s"]), fmt_time(p["max_s"])])
+    memory = [["the server (upload, pages and runs)", mib(mem["server_peak_bytes"]), ""],
+              ["the server, after the upload and the Columns forms", mib(mem["server_after_upload_bytes"]), ""],
+              ["the worker of the run", mib(mem["worker_peak_bytes"]), ratio(mem["worker_peak_bytes"], mem["cli_peak_bytes"])],
+              ["the workers of the runs with the clients (largest)", mib(mem["worker_peak_busy_bytes"]),
+               ratio(mem["worker_peak_busy_bytes"], mem["cli_peak_bytes"])],
+              ["`veil anonymize` on the same table (GNU time)", mib(mem["cli_peak_bytes"]), "1.00×"]]
+    return {"startup": startup, "steps": steps, "runs": runs, "stages": stages, "pages": pages, "latency": latency,
+            "memory": memory}
+
+
+HEADERS = {"startup": ["what", "best", "median"], "steps": ["step", "Adult", "large table"],
+           "runs": ["table", "workbench run (POST to done)", "`veil anonymize` process", "workbench / command"],
+           "stages": ["stage of the run (as its status names it)", "Adult", "large table"],
+           "pages": ["GET (Adult project)", "best", "median"],
+           "latency": ["GET", "server", "answers", "p50", "p95", "max"],
+           "memory": ["process", "peak resident memory", "/ `veil anonymize`"]}
+TITLES = {"startup": "Startup (cold)", "steps": "The steward's path (each form and the page it leads to, once)",
+          "runs": "The anonymization (k = 5, entropy ℓ = 3 on occupation, 2 %, loss, full-domain)",
+          "stages": "Where a workbench run's time goes", "pages": "Pages", "latency": "Responsiveness",
+          "memory": "Peak memory on the large table"}
+
+
+def _context(results: dict) -> str:
+    meta, s, large = results["meta"], results["startup"], results["large"]
+    return (f"A real `python -m veil serve --port 0` process driven over HTTP with urllib (its cookie kept, each "
+            f"form's CSRF token sent), beside veil's own command line: no peer can be driven (ARX's desktop GUI and "
+            f"sdcMicro's Shiny sdcApp are interactive). Cold start best of {meta['repeat']}; the large table is Adult "
+            f"resampled with replacement to {large['rows']:,} rows from the secure source ({mib(large['file_bytes'])} "
+            f"of CSV, uploaded with `--max-upload {meta['max_upload_mib']}`). Start-up to the first page: "
+            f"{s['ratio_best']:.1f}× `veil --help`.")
+
+
+def terminal_report(results: dict) -> str:
+    meta = results["meta"]
+    out = [f"veil workbench benchmark, {meta['date']}", *wrap(machine_sentence(meta), ""), "",
+           *wrap(_context(results), "")]
+    for key, rows in rows_of(results).items():
+        out += ["", TITLES[key], "  " + " | ".join(HEADERS[key])]
+        out += ["  " + " | ".join(cell.replace("`", "") for cell in row) for row in rows]
+    out += ["", "Notes"] + [line for note in results["notes"] for line in wrap(f"  - {note}", "    ")]
+    out += ["", "Goals"]
+    for goal in results["goals"]:
+        out += wrap(f"  {goal['goal']}: {goal['measured']}, {'met' if goal['met'] else 'NOT MET'}", "    ")
+    return "\n".join(out)
+
+
+def markdown_report(results: dict) -> str:
+    meta = results["meta"]
+    out = ["## The workbench (`veil serve`)", "",
+           f"{machine_sentence(meta)}. Reproduce with `python benchmarks/run.py --only workbench`.", "",
+           _context(results)]
+    for key, rows in rows_of(results).items():
+        head = HEADERS[key]
+        out += ["", f"### {TITLES[key]}", "", "| " + " | ".join(head) + " |",
+                "|" + "|".join("---" if i == 0 else "---:" for i in range(len(head))) + "|"]
+        out += ["| " + " | ".join(row) + " |" for row in rows]
+    out += ["", "Notes:", ""] + [f"- {note}" for note in results["notes"]]
+    out += ["", "Goals:", ""] + [f"- {g['goal']}: {g['measured']}, **{'met' if g['met'] else 'not met'}**"
+                                 for g in results["goals"]]
+    return "\n".join(out) + "\n"
