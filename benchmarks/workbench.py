@@ -236,18 +236,24 @@ def _message(body: str) -> str:
 
 # ------------------------------------------------------------------------------- the steward's path
 
-def make_project(server: Server, name: str, table: Path) -> dict[str, float]:
-    """Upload ``table``, confirm it, set the roles, load the 7 ARX hierarchies: each step's time."""
+def make_project(server: Server, name: str, table: Path, memory: dict | None = None) -> dict[str, float]:
+    """Upload ``table``, confirm it, set the roles, load the 7 ARX hierarchies: each step's time
+    (and in ``memory`` the server's peak resident memory before and after each step)."""
     steps = {}
+    memory = {} if memory is None else memory
+    memory["before"] = vm_hwm(server.pid)
     content = table.read_bytes()
     steps["upload"], confirm_url = server.post("/upload", {"name": name}, {"table": (table.name, content)},
                                                expect="/upload/")
+    memory["upload"] = vm_hwm(server.pid)
     confirm_path = urllib.parse.urlsplit(confirm_url).path
     steps["confirm"], _ = server.post(confirm_path, {"name": name, "delimiter": ";", "action": "create"},
                                       expect=f"/p/{name}")
+    memory["confirm"] = vm_hwm(server.pid)
     roles = {f"role-{c}": "quasi_identifier" for c in QUASI_IDENTIFIERS}
     roles |= {f"role-{SENSITIVE}": "sensitive", "role-salary-class": "insensitive"}
     steps["roles"], _ = server.post(f"/p/{name}/columns/roles", roles, expect=f"/p/{name}/columns")
+    memory["roles"] = vm_hwm(server.pid)
     loads = []
     for column in QUASI_IDENTIFIERS:
         hierarchy = (ADULT / f"adult_hierarchy_{column}.csv").read_bytes()
@@ -256,6 +262,7 @@ def make_project(server: Server, name: str, table: Path) -> dict[str, float]:
         loads.append(seconds)
     steps["hierarchies"] = sum(loads)
     steps["hierarchy_each_median"] = statistics.median(loads)
+    memory["hierarchies"] = vm_hwm(server.pid)
     steps["anonymize_form"] = server.timed_get(f"/p/{name}/anonymize")
     return steps
 
@@ -443,8 +450,8 @@ def large_table(server: Server, table: Path, rows: int) -> dict:
     the server's peak memory."""
     name, tmp = "adult-large", table.parent
     progress(f"workbench: the steward's path on {rows:,} rows")
-    steps = make_project(server, name, table)
-    server_after_upload = vm_hwm(server.pid)
+    server_steps: dict[str, int | None] = {}
+    steps = make_project(server, name, table, server_steps)
     progress(f"workbench: a run on {rows:,} rows")
     run_id, started, _ = start_run(server, name, "quiet")
     watch = PeakWatch(worker_pid(server, name, run_id))
@@ -465,7 +472,7 @@ def large_table(server: Server, table: Path, rows: int) -> dict:
     return {"rows": rows, "file_bytes": table.stat().st_size, "steps": steps,
             "run": {"workbench_s": run_s, "cli_s": cli["wall_s"], "ratio": run_s / cli["wall_s"], "stages": stages},
             "latency": {"busy": busy, "idle": idle},
-            "memory": {"server_after_upload_bytes": server_after_upload, "server_peak_bytes": vm_hwm(server.pid),
+            "memory": {"server_steps_bytes": server_steps, "server_peak_bytes": vm_hwm(server.pid),
                        "worker_peak_bytes": worker_peak, "cli_peak_bytes": cli.get("peak_bytes"),
                        "cli_skipped": cli.get("skipped"),
                        "worker_peak_busy_bytes": max((p for p in busy["worker_peaks"] if p), default=None)}}
@@ -578,8 +585,12 @@ def rows_of(results: dict) -> dict[str, list[list[str]]]:
             p = lat[when][key]
             latency.append([label, "idle" if when == "idle" else "a run working", f"{p['n']:,}", fmt_time(p["p50_s"]),
                             fmt_time(p["p95_s"]), fmt_time(p["max_s"])])
+    server = mem["server_steps_bytes"]
     memory = [["the server (upload, pages and runs)", mib(mem["server_peak_bytes"]), ""],
-              ["the server, after the upload and the Columns forms", mib(mem["server_after_upload_bytes"]), ""],
+              *[[f"the server, {label}", mib(server.get(key)), ""] for key, label in
+                (("before", "before the large table (after the Adult path)"), ("upload", "after the upload"),
+                 ("confirm", "after the confirm"), ("roles", "after the roles"),
+                 ("hierarchies", "after the 7 hierarchy files"))],
               ["the worker of the run", mib(mem["worker_peak_bytes"]), ratio(mem["worker_peak_bytes"], mem["cli_peak_bytes"])],
               ["the workers of the runs with the clients (largest)", mib(mem["worker_peak_busy_bytes"]),
                ratio(mem["worker_peak_busy_bytes"], mem["cli_peak_bytes"])],
