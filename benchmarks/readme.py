@@ -581,7 +581,7 @@ def workbench(r: dict) -> list[str]:
                 str(lat["busy"][key]["n"]), t(lat["busy"][key]["p50_s"]), t(lat["busy"][key]["p95_s"]),
                 t(lat["busy"][key]["max_s"])]
                for key, label in (("project", f"the project's page ({large['rows']:,} rows)"),
-                                  ("status", "the run's status JSON"))]
+                                  ("status", "a run's status JSON"))]
     pages = ", ".join(f"{label} {t(a['pages'][key]['median_s'])}" for key, label in
                       (("risk", "Risk"), ("release", "a release"), ("compare", "two releases compared")))
     stages = lrun.get("stages") or run["stages"]
@@ -590,8 +590,9 @@ def workbench(r: dict) -> list[str]:
             "CSRF tokens), beside veil's own command line: no peer can be driven (ARX's GUI and sdcMicro's sdcApp "
             "are interactive).", "",
             *table(["what", "workbench", "beside", "its figure", "workbench / command"], rows, text=(0, 2)), "",
-            f"Latency of a GET while anonymize runs work on {large['rows']:,} rows, beside the idle server (a second "
-            "client fetches the project's page back to back; the status JSON is asked every 0.1 s):", "",
+            f"Latency of a GET while anonymize runs work on {large['rows']:,} rows, beside the idle server, the two "
+            f"alternating over {len(lat['runs'])} runs (one client fetches the project's page back to back, another a "
+            "run's status JSON every 0.1 s):", "",
             *table(["GET", "idle: answers", "p50", "p95", "a run working: answers", "p50", "p95", "max"], latency),
             "", f"The steward's path on Adult, each form and the page it leads to: upload {t(a['steps']['upload'])}, "
                 f"confirm {t(a['steps']['confirm'])}, roles {t(a['steps']['roles'])}, the 7 hierarchy files "
