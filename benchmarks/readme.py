@@ -597,8 +597,9 @@ def workbench(r: dict) -> list[str]:
             "", f"The steward's path on Adult, each form and the page it leads to: upload {t(a['steps']['upload'])}, "
                 f"confirm {t(a['steps']['confirm'])}, roles {t(a['steps']['roles'])}, the 7 hierarchy files "
                 f"{t(a['steps']['hierarchies'])}; pages (median): {pages}. On {large['rows']:,} rows the upload takes "
-                f"{t(large['steps']['upload'])} and the server peaks at {mib(mem['server_peak_bytes'])} "
-                f"({mib(mem['server_steps_bytes']['upload'])} after the upload alone). The run's "
+                f"{t(large['steps']['upload'])}, and the server's peak memory grows from "
+                f"{mib(mem['server_steps_bytes']['before'])} before it to {mib(mem['server_steps_bytes']['upload'])} "
+                f"after it ({mib(mem['server_peak_bytes'])} at the end). The run's "
                 f"longest stage is {slowest} ({t(stages[slowest])}); the full report is "
                 "`benchmarks/results/workbench.md`.", *goals(r)]
 
