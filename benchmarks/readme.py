@@ -512,6 +512,9 @@ def summary(every: dict[str, dict]) -> list[str]:
     risk = every["sdc"]["risk"][-1]
     add("sdc", f"Benedetti–Franconi individual and global risk, {risk['rows']:,} rows, weighted", risk["encoded_s"],
         "polars group-by of the keys (counts, weight sums)", risk["floor_s"])
+    w = every["workbench"]
+    add("workbench", "the workbench's anonymize run, Adult (form POST to done)", w["adult"]["run"]["workbench"]["best_s"],
+        "`veil anonymize` on the project's config.yaml (veil's own CLI)", w["adult"]["run"]["cli"]["best_s"])
     m = every["memory"]
     if not m.get("skipped"):
         add("memory", f"`veil check`, {m['meta']['rows']:,} rows: peak memory", m["veil"]["check"]["peak_bytes"],
@@ -559,11 +562,53 @@ def sdc(r: dict) -> list[str]:
     return lines + goals(r)
 
 
+def workbench(r: dict) -> list[str]:
+    """The browser workbench beside veil's command line: start-up, the anonymization run, the
+    latency of pages while a run works and when idle, and peak memory."""
+    meta, s, a, large = r["meta"], r["startup"], r["adult"], r["large"]
+    run, lrun, mem, lat = a["run"], large["run"], large["memory"], large["latency"]
+    rows = [["start-up: process start to the first page (cold)", t(s["first_200"]["best_s"]), "`veil --help`",
+             t(s["veil_help"]["best_s"]), x(s["first_200"]["best_s"] / s["veil_help"]["best_s"])],
+            [f"anonymize Adult, the demo's models (form POST to done; median of {len(run['ratios'])} pairs)",
+             t(run["workbench"]["best_s"]), "`veil anonymize --config` (the project's)", t(run["cli"]["best_s"]),
+             x(run["ratio_median"])],
+            [f"anonymize {large['rows']:,} rows, the same models", t(lrun["workbench_s"]), "`veil anonymize --config`",
+             t(lrun["cli_s"]), x(lrun["ratio"])],
+            [f"peak memory of the run's worker, {large['rows']:,} rows", mib(mem["worker_peak_bytes"]),
+             "`veil anonymize` (GNU time)", mib(mem["cli_peak_bytes"]) if mem["cli_peak_bytes"] else "—",
+             x(mem["worker_peak_bytes"] / mem["cli_peak_bytes"]) if mem["cli_peak_bytes"] else "—"]]
+    latency = [[label, str(lat["idle"][key]["n"]), t(lat["idle"][key]["p50_s"]), t(lat["idle"][key]["p95_s"]),
+                str(lat["busy"][key]["n"]), t(lat["busy"][key]["p50_s"]), t(lat["busy"][key]["p95_s"]),
+                t(lat["busy"][key]["max_s"])]
+               for key, label in (("project", f"the project's page ({large['rows']:,} rows)"),
+                                  ("status", "a run's status JSON"))]
+    pages = ", ".join(f"{label} {t(a['pages'][key]['median_s'])}" for key, label in
+                      (("risk", "Risk"), ("release", "a release"), ("compare", "two releases compared")))
+    stages = lrun.get("stages") or run["stages"]
+    slowest = max(stages, key=stages.get)
+    return [machine(meta, r.get("run")) + " A real `veil serve` process driven over HTTP (urllib, its cookie and "
+            "CSRF tokens), beside veil's own command line: no peer can be driven (ARX's GUI and sdcMicro's sdcApp "
+            "are interactive).", "",
+            *table(["what", "workbench", "beside", "its figure", "workbench / command"], rows, text=(0, 2)), "",
+            f"Latency of a GET while anonymize runs work on {large['rows']:,} rows, beside the idle server, the two "
+            f"alternating over {len(lat['runs'])} runs (one client fetches the project's page back to back, another a "
+            "run's status JSON every 0.1 s):", "",
+            *table(["GET", "idle: answers", "p50", "p95", "a run working: answers", "p50", "p95", "max"], latency),
+            "", f"The steward's path on Adult, each form and the page it leads to: upload {t(a['steps']['upload'])}, "
+                f"confirm {t(a['steps']['confirm'])}, roles {t(a['steps']['roles'])}, the 7 hierarchy files "
+                f"{t(a['steps']['hierarchies'])}; pages (median): {pages}. On {large['rows']:,} rows the upload takes "
+                f"{t(large['steps']['upload'])}, and the server's peak memory grows from "
+                f"{mib(mem['server_steps_bytes']['before'])} before it to {mib(mem['server_steps_bytes']['upload'])} "
+                f"after it ({mib(mem['server_peak_bytes'])} at the end). The run's "
+                f"longest stage is {slowest} ({t(stages[slowest])}); the full report is "
+                "`benchmarks/results/workbench.md`.", *goals(r)]
+
+
 RENDERERS: dict[str, Callable[[dict], list[str]]] = {
     "summary": summary, "checker": checker, "fulldomain": fulldomain, "arx": arx, "local_recoding": local_recoding,
     "attacks": attacks, "dp": dp, "dpquery": dpquery, "synth": synth, "ldp": ldp, "alphabeta": alphabeta, "ledger": ledger,
     "startup": startup, "memory": memory,
-    "threads": threads, "spark": spark, "sdc": sdc}
+    "threads": threads, "spark": spark, "sdc": sdc, "workbench": workbench}
 # The summary is drawn from every results file rather than a file of its own.
 SUMMARY = "summary"
 

@@ -3,8 +3,8 @@
 Run from the repository root::
 
     python benchmarks/run.py [--only checker|fulldomain|arx|local|attacks|dp|dpquery|synth|sdc|ldp|adversary|alphabeta|temporal|ledger|
-                                    marginals|report|startup|memory|threads|spark]
-                             [--quick] [--rows N] [--repeat R]
+                                    marginals|report|startup|memory|threads|workbench|spark]
+                             [--quick] [--rows N] [--repeat R] [--workbench-rows N]
                              [--skip-pycanon] [--skip-anjana] [--skip-exhaustive] [--skip-anonypy]
                              [--curve-rows N] [--dp-rows N] [--skip-diffprivlib] [--skip-opendp]
                              [--dpquery-rows N] [--dpquery-queries a,b,c] [--dpquery-tools veil,...]
@@ -107,6 +107,15 @@ and ``memory.md``.
 ``--threads-rows`` records, with their results compared. The results go to ``threads.json`` and
 ``threads.md``.
 
+**workbench** (``workbench.py``): the browser workbench, a real ``veil serve`` process driven over
+HTTP (urllib, its cookie and CSRF tokens): its cold start beside ``veil --help``, the steward's
+path on Adult (upload, confirm, roles, hierarchies, the demo's models) and its runs beside ``veil
+anonymize`` on the project's configuration, the pages' latency, the latency of the project page
+and of a run's status JSON while runs work on ``--workbench-rows`` records (1,000,000) and when
+idle, and the peak memory of the server and its worker beside ``veil anonymize``. No peer can be
+driven (ARX's GUI and sdcApp are interactive), so the figures are ratios to veil's command line.
+The results go to ``workbench.json`` and ``workbench.md``.
+
 **spark** (``spark.py``): the Spark engine (``local[2]``) against the local engine on Adult
 resampled to ``--spark-rows`` records (default 1M, 10M and 30M) in Parquet: check, full-domain
 and Mondrian k = 5. Needs PySpark and Java 17. The results go to ``spark.json`` and ``spark.md``.
@@ -163,6 +172,7 @@ import synth
 import temporal
 import spark
 import threads
+import workbench
 from harness import (SEED, cpu_model, fmt_ratio, fmt_time, fmt_value, positive_int, read_adult_polars, resample,
                      with_peer_versions, wrap, write_results)
 import timing
@@ -171,7 +181,7 @@ from timing import best_of, progress
 QUASI_IDENTIFIERS = list(ADULT_QUASI_IDENTIFIERS)
 SENSITIVE = "occupation"
 BENCHMARKS = ("checker", "fulldomain", "arx", "local", "attacks", "dp", "dpquery", "synth", "sdc", "ldp", "adversary", "alphabeta", "temporal", "ledger",
-              "marginals", "report", "startup", "memory", "threads", "spark")
+              "marginals", "report", "startup", "memory", "threads", "workbench", "spark")
 # The issue's goals: every model together on Adult, and each model on the large table.
 ADULT_GOAL_S = 0.2
 FLOOR_GOAL_RATIO = 3.0
@@ -180,12 +190,13 @@ RESULTS = Path(__file__).resolve().parent / "results"
 DEFAULTS = {"rows": 1_000_000, "repeat": 5, "dp_rows": dp.ROWS, "dpquery_rows": dpquery.ROWS,
             "curve_rows": local_recoding.CURVE_ROWS[-1],
             "one_off_rows": startup.ONE_OFF_ROWS, "encode_rows": startup.ENCODE_ROWS, "memory_rows": memory.ROWS,
-            "threads_rows": threads.ROWS, "spark_rows": ",".join(str(r) for r in spark.ROWS),
+            "threads_rows": threads.ROWS, "workbench_rows": workbench.ROWS, "spark_rows": ",".join(str(r) for r in spark.ROWS),
             "synth_seeds": synth.SEEDS, "synth_peer_aim_seeds": synth.PEER_AIM_SEEDS,
             "synth_peer_aim_epsilons": ",".join(f"{e:g}" for e in synth.PEER_AIM_EPSILONS), "out": RESULTS}
 QUICK = {"rows": 50_000, "repeat": 1, "dp_rows": 500_000, "dpquery_rows": 300_000, "curve_rows": 300_000,
          "one_off_rows": 50_000,
-         "encode_rows": 300_000, "memory_rows": 300_000, "threads_rows": 300_000, "spark_rows": "100000",
+         "encode_rows": 300_000, "memory_rows": 300_000, "threads_rows": 300_000, "workbench_rows": 100_000,
+         "spark_rows": "100000",
          "synth_seeds": 1, "synth_peer_aim_seeds": 1, "synth_peer_aim_epsilons": "1", "out": RESULTS.parent / "results-quick"}
 # Relative tolerance when veil's and pyCANON's floating-point levels are compared: both sum the
 # same fractions in a different order.
@@ -634,6 +645,8 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"memory benchmark: records of the table (default {memory.ROWS:,})")
     parser.add_argument("--threads-rows", type=positive_int,
                         help=f"threads benchmark: records of the table (default {threads.ROWS:,})")
+    parser.add_argument("--workbench-rows", type=positive_int,
+                        help=f"workbench benchmark: records of the large table (default {workbench.ROWS:,})")
     parser.add_argument("--spark-rows",
                         help="spark benchmark: comma-separated table sizes (default 1000000,10000000,30000000)")
     parser.add_argument("--spark-master", default=spark.MASTER,
@@ -691,6 +704,8 @@ def main(argv: list[str] | None = None) -> int:
         "threads": ("threads", lambda: threads.run(args.repeat, args.threads_rows), None, threads.terminal_report,
                     threads.markdown_report),
         "report": ("report", lambda: report.run(args.repeat), None, report.terminal_report, report.markdown_report),
+        "workbench": ("workbench", lambda: workbench.run(args.repeat, args.workbench_rows), None,
+                      workbench.terminal_report, workbench.markdown_report),
         "spark": ("spark", lambda: spark.run([int(r.replace("_", "")) for r in args.spark_rows.split(",") if r.strip()],
                                              args.spark_master), None, spark.terminal_report, spark.markdown_report),
     }
