@@ -386,3 +386,18 @@ def test_a_csv_round_trips_through_sniff_and_read(delimiter, data):
     assert (fmt, sniffed, preview.rows) == ("csv", found, rows)
     read = read_csv_bytes(text.encode(), "t.csv", found)     # what veil anonymize reads from it
     assert read.columns == header and read.num_rows == len(rows)
+
+
+def test_the_table_page_reads_the_table_once_and_then_its_kept_summary(bench, monkeypatch):
+    from veil.workbench.pages import projects
+
+    make_project(bench)
+    first = bench.text(bench.get("/p/tiny"))
+    assert (bench.data_dir / "tiny" / "summary.json").is_file()
+
+    def reread(project):
+        raise AssertionError("the table was read again")
+
+    monkeypatch.setattr(projects, "_measure", reread)
+    again = bench.text(bench.get("/p/tiny"))
+    assert again == first

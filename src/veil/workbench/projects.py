@@ -8,6 +8,7 @@
         project.json             the table's file name, format and delimiter, when it was made
         table.csv | table.parquet
         config.yaml              the configuration `veil anonymize --config` reads (data: table.csv)
+        summary.json             the table page's first rows and column summary (the table never changes)
         hierarchies/COLUMN.csv   hierarchies loaded or built on the Columns page (ARX's format)
         releases/ID/             release.csv, manifest.json, manifest.private.json, report.html,
                                  config.yaml (the configuration it was made with), attacks.json
