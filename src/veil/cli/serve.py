@@ -1,6 +1,7 @@
 """``veil serve``: the workbench in the browser (veil.workbench), for the data steward."""
 from __future__ import annotations
 
+import logging
 import signal
 import sys
 from pathlib import Path
@@ -44,6 +45,11 @@ def serve_command(
         raise ParameterError("give --max-upload a whole number of MiB, at least 1.")
     if data_dir.exists() and not data_dir.is_dir():
         raise ParameterError(f"{str(data_dir)!r} is a file; give --data-dir a folder.")
+    # waitress speaks through logging (its queue's depth when every thread is busy, a client that
+    # went away): the server's own business, never the user's terminal
+    waitress_log = logging.getLogger("waitress")
+    waitress_log.addHandler(logging.NullHandler())
+    waitress_log.propagate = False
     app = create_app(data_dir, max_upload=max_upload * 2 ** 20, hosts=(host,))
     try:
         server = waitress.create_server(app, host=host, port=port, threads=8,
