@@ -172,3 +172,15 @@ def test_sigterm_kills_the_run_in_progress_and_leaves_no_release(tmp_path):
         assert not (run / "out").exists() and not (tmp_path / "data" / "p" / "releases").exists()
     finally:
         server.kill()
+
+
+def test_without_the_serve_extra_the_command_says_what_to_install(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from veil.cli import app
+
+    monkeypatch.setitem(sys.modules, "waitress", None)   # as if it were not installed
+    result = CliRunner().invoke(app, ["serve", "--data-dir", str(tmp_path / "data")])
+    assert result.exit_code == 2
+    assert "pip install 'veil[serve]'" in result.output and "Traceback" not in result.output
+    assert list(tmp_path.iterdir()) == []
