@@ -83,7 +83,6 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-from scipy import optimize, special
 
 from veil.dp.accountant import Accountant
 from veil.dp.budget import BudgetExceededError
@@ -239,6 +238,7 @@ def _sum_tail_weights(k: int) -> np.ndarray:
     f(y) = e^{-|y|} / (2^{2k-1} (k-1)!) · sum_{j<k} (2k-2-j)! 2^j |y|^j / (j! (k-1-j)!),
     integrated term by term (Q is the regularized upper incomplete gamma function).
     """
+    from scipy import special
     j = np.arange(k, dtype=float)
     logw = (special.gammaln(2 * k - 1 - j) + j * math.log(2.0) - (2 * k - 1) * math.log(2.0)
             - special.gammaln(k) - special.gammaln(k - j))
@@ -247,6 +247,7 @@ def _sum_tail_weights(k: int) -> np.ndarray:
 
 def laplace_sum_tail(k: int, y: float) -> float:
     """P(|Y| > y) for Y the sum of k i.i.d. Laplace(0, 1) variables (exact)."""
+    from scipy import special
     if y <= 0:
         return 1.0
     w = _sum_tail_weights(int(k))
@@ -259,6 +260,7 @@ def laplace_sum_half_width(k: int, alpha: float = 0.05) -> float:
 
     k = 1 gives ln(1/alpha), the Laplace mechanism's own bound.
     """
+    from scipy import optimize
     k = _check_whole(k, "k", "the number of Laplace terms")
     alpha = _check_alpha(alpha)
     if k == 1:

@@ -18,7 +18,6 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from veil.dp.exact import exact
 from veil.dp.mechanisms import (MAX_INTEGER_SCALE, MIN_SCALE, NoiseArg, NoisyRelease, _Additive, _check_alpha,
@@ -131,6 +130,7 @@ class DiscreteGaussian(_Additive):
     def error_bound(self, alpha: float = 0.05) -> int:
         """The smallest integer m with P(|noise| > m) <= alpha, from the pmf for σ <= 10^5; above,
         m = ⌈σ·Φ⁻¹(1 − alpha/2)⌉ + 1, valid since P(Z >= m) <= P(N(0, σ²) >= m − 1) (CKS 2020)."""
+        from scipy import stats
         alpha = _check_alpha(alpha)
         if self.sigma > _SUMMED_SIGMA:
             return int(math.ceil(self.sigma * stats.norm.isf(alpha / 2))) + 1

@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import integrate, optimize, special, stats
 
 from veil.dp.noise import NoiseSource, as_noise_source
 from veil.dp.planar_radius import planar_radius_cdf, planar_radius_quantile
@@ -106,6 +105,7 @@ class CountEstimate:
     high: Any = field(init=False)
 
     def __post_init__(self) -> None:
+        from scipy import stats
         half = stats.norm.ppf(1 - self.alpha / 2) * np.sqrt(self.variance)
         object.__setattr__(self, "low", self.estimate - half)
         object.__setattr__(self, "high", self.estimate + half)
@@ -323,6 +323,7 @@ def gaussian_delta(epsilon: float, sigma: float, sensitivity: float = 1.0) -> fl
 
     δ = Φ(Δ/(2σ) − εσ/Δ) − e^ε Φ(−Δ/(2σ) − εσ/Δ).
     """
+    from scipy import special
     a = sensitivity / (2.0 * sigma)
     b = epsilon * sigma / sensitivity
     # log-space for the tails; the difference of two small positives keeps its relative precision.
@@ -334,6 +335,7 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
 
     δ(σ) is strictly decreasing in σ, so the root is found by bracketing and Brent's method on log σ.
     """
+    from scipy import optimize
     eps = _check_epsilon(epsilon)
     dlt = _check_delta(delta, positive=True)
     sens = _check_sensitivity(sensitivity)
@@ -387,6 +389,7 @@ class Gaussian(_Additive):
 
     def error_bound(self, alpha: float = 0.05) -> float:
         """|noise| ≤ z_{1−α/2}·σ with probability 1 − alpha (per coordinate)."""
+        from scipy import stats
         return float(stats.norm.ppf(1.0 - _check_alpha(alpha) / 2.0)) * self.sigma
 
     def release(self, values: Any, noise: NoiseArg = None) -> NoisyRelease:
@@ -478,6 +481,7 @@ class ExponentialMechanism(_Selection):
 
     def probabilities(self, data_or_scores: Any) -> np.ndarray:
         """The exact output distribution: the softmax of scores / scale."""
+        from scipy import special
         return special.softmax(self._scores(data_or_scores) / self.scale, axis=-1)
 
     def _draw(self, scores: np.ndarray, src: NoiseSource) -> np.ndarray:
@@ -501,6 +505,7 @@ class ReportNoisyMax(_Selection):
 
     def probabilities(self, data_or_scores: Any) -> np.ndarray:
         """Output distribution for one score vector, by numerical integration (for checks; O(n²))."""
+        from scipy import integrate
         s = self._scores(data_or_scores)
         if s.ndim != 1:
             raise ParameterError("probabilities() takes one score vector at a time.")
@@ -559,6 +564,7 @@ class WarnerRandomizedResponse:
 
     def error_bound(self, alpha: float = 0.05, n: int = 1) -> float:
         """Normal-approximation half-width of the (1 − alpha) interval for the count from n responses."""
+        from scipy import stats
         return float(stats.norm.ppf(1.0 - _check_alpha(alpha) / 2.0)) * math.sqrt(self.variance(n))
 
     def release(self, answers: Any, noise: NoiseArg = None) -> NoisyRelease:
@@ -627,6 +633,7 @@ class KaryRandomizedResponse:
 
     def error_bound(self, alpha: float = 0.05, n: int = 1) -> float:
         """Normal-approximation half-width (worst case over the true count) for one category's count."""
+        from scipy import stats
         return float(stats.norm.ppf(1.0 - _check_alpha(alpha) / 2.0)) * math.sqrt(self.variance(n))
 
     def encode(self, values: Any) -> np.ndarray:

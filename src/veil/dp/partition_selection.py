@@ -59,7 +59,6 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from veil.dp.discrete_gaussian import DiscreteGaussian
 from veil.dp.mechanisms import Geometric
@@ -144,6 +143,7 @@ def per_key_probability(delta: float, l0: int) -> float:
 def upper_tail(mechanism, t: int) -> float:
     """P(Z >= t) for the noise Z of ``mechanism``, a :class:`~veil.dp.mechanisms.Geometric` or a
     :class:`~veil.dp.discrete_gaussian.DiscreteGaussian` (see the module notes)."""
+    from scipy import stats
     t = int(t)
     if isinstance(mechanism, Geometric):
         if t <= 0:
@@ -161,6 +161,7 @@ def upper_tail(mechanism, t: int) -> float:
 
 def least_threshold(mechanism, linf: int, p: float) -> int:
     """The smallest τ = linf + t, t >= 1, with P(Z >= t) <= p (module notes)."""
+    from scipy import stats
     if isinstance(mechanism, Geometric):
         guess = math.ceil(mechanism.scale * math.log(1.0 / (p * (1.0 + mechanism.ratio))))
     else:

@@ -13,7 +13,6 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import special
 
 __all__ = ["planar_radius_cdf", "planar_radius_quantile"]
 
@@ -26,6 +25,7 @@ def planar_radius_cdf(r: Any, epsilon: float) -> np.ndarray:
 
 def planar_radius_quantile(p: Any, epsilon: float) -> np.ndarray:
     """Inverse of :func:`planar_radius_cdf`: r = −(W₋₁((p − 1)/e) + 1)/ε (Andrés et al., CCS 2013)."""
+    from scipy import special
     p = np.asarray(p, dtype=float)
     w = special.lambertw((p - 1.0) / math.e, k=-1).real
     return -(w + 1.0) / epsilon

@@ -13,7 +13,6 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from scipy import stats
 
 from veil.dp.discrete_gaussian import discrete_gaussian_sigma
 from veil.dp.mechanisms import MAX_SCALE, MIN_SCALE, NoiseArg, NoisyRelease, _Additive, _check_alpha, _check_sensitivity
@@ -62,6 +61,7 @@ class ZCDPGaussian(_Additive):
 
     def error_bound(self, alpha: float = 0.05) -> float:
         """|noise| <= z_{1−α/2}·σ with probability 1 − alpha (per coordinate)."""
+        from scipy import stats
         return float(stats.norm.ppf(1.0 - _check_alpha(alpha) / 2.0)) * self.sigma
 
     def release(self, values: Any, noise: NoiseArg = None) -> NoisyRelease:
