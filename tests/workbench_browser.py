@@ -112,6 +112,8 @@ class Browser:
 
         self.base = base
         self.shots = screenshot_dir()
+        for old in self.shots.glob("[0-9][0-9]-*.png"):   # an earlier run's
+            old.unlink()
         self.taken: list[Path] = []
         self.all_errors: list[dict] = []
         options = webdriver.ChromeOptions()
