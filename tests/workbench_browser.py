@@ -17,6 +17,7 @@ test run keeps (and git ignores).
 """
 from __future__ import annotations
 
+import base64
 import json
 import os
 import select
@@ -35,6 +36,7 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 START_TIMEOUT = 60   # seconds for veil serve to print its address
 WAIT = 30            # seconds an element or a run may take to appear
+SHOT_HEIGHT = 2400   # pixels: a screenshot holds the page down to there (a longer one costs seconds)
 
 
 def unavailable(reason: str):
@@ -116,6 +118,7 @@ class Browser:
             old.unlink()
         self.taken: list[Path] = []
         self.all_errors: list[dict] = []
+        self.shot_seconds = 0.0
         options = webdriver.ChromeOptions()
         options.binary_location = CHROMIUM
         for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", f"--user-data-dir={profile}",
@@ -223,13 +226,16 @@ class Browser:
         return outside
 
     def shot(self, name: str) -> Path:
-        """A PNG of the whole page, ``NN-name.png`` in the screenshots folder."""
-        height = self.driver.execute_script(
-            "return Math.max(document.body ? document.body.scrollHeight : 0, document.documentElement.scrollHeight)")
-        self.driver.set_window_size(1280, max(600, min(int(height or 0) + 40, 6000)))
+        """A PNG of the page (beyond the window, down to SHOT_HEIGHT pixels), ``NN-name.png`` in the screenshots folder."""
+        started = time.monotonic()
+        height = self.driver.execute_script("return document.documentElement.scrollHeight") or 600
+        clip = {"x": 0, "y": 0, "width": 1280, "height": min(int(height), SHOT_HEIGHT), "scale": 1}
+        shot = self.driver.execute_cdp_cmd("Page.captureScreenshot", {
+            "format": "png", "captureBeyondViewport": True, "optimizeForSpeed": True, "clip": clip})
         path = self.shots / f"{len(self.taken) + 1:02d}-{name}.png"
-        self.driver.save_screenshot(str(path))
+        path.write_bytes(base64.b64decode(shot["data"]))
         self.taken.append(path)
+        self.shot_seconds += time.monotonic() - started
         return path
 
     def check(self, name: str) -> None:
