@@ -63,7 +63,7 @@ def set_field(browser, form: str, name: str, value: str) -> None:
 def wait_run(browser) -> tuple[str, bool]:
     """On a run's page: wait until it has finished; its final state, and whether its progress bar
     was shown while it worked."""
-    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+    from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.support.ui import WebDriverWait
 
     seen = {"bar": False}
@@ -74,7 +74,7 @@ def wait_run(browser) -> tuple[str, bool]:
             if state == "running" and browser.find_all("progress"):
                 seen["bar"] = True
             return state if state in FINISHED else False
-        except (NoSuchElementException, StaleElementReferenceException):
+        except WebDriverException:   # the page is being reloaded (its script does so when the run ends)
             return False
 
     browser.wait_for("#run-state")
@@ -252,6 +252,21 @@ def test_the_stewards_whole_path_on_adult(served, record_property):
     assert "homogeneity" in browser.text("#attacks").lower(), browser.text("#attacks")[:500]
     browser.check("attacks")
     lap("report-attacks")
+
+    # DP queries: the project's population gets a budget, and a count spends part of it
+    browser.open("/p/adult/dp")
+    browser.wait_for("#budget-form")
+    browser.fill("#budget-form input[name=epsilon]", "1")
+    browser.fill("#budget-form input[name=delta]", "0.000001")
+    browser.submit("#set-budget")
+    browser.wait_for("#dp-form")
+    browser.choose("#dp-form select[name=kind]", "count")
+    browser.fill("#dp-form input[name=epsilon]", "0.1")
+    browser.submit("#ask")
+    assert browser.find_all("#answers .dp-answer"), browser.text()[:800]
+    assert browser.text("#budget-left-epsilon").strip() == "0.9", browser.text("#budget-left")
+    browser.check("dp")
+    lap("dp")
 
     # Publish the first; the second is refused
     browser.open("/p/adult/publish")

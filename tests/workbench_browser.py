@@ -189,8 +189,15 @@ class Browser:
         """Wait until the page shown has loaded."""
         from selenium.webdriver.support.ui import WebDriverWait
 
-        WebDriverWait(self.driver, timeout, poll_frequency=0.05).until(
-            lambda d: d.execute_script("return document.readyState") == "complete")
+        from selenium.common.exceptions import WebDriverException
+
+        def loaded(driver) -> bool:
+            try:
+                return driver.execute_script("return document.readyState") == "complete"
+            except WebDriverException:   # between two documents
+                return False
+
+        WebDriverWait(self.driver, timeout, poll_frequency=0.05).until(loaded)
 
     def choose(self, css: str, value: str) -> None:
         """Select the option ``value`` of the select ``css``."""
