@@ -20,11 +20,15 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 import yaml
 
-from tests.workbench_browser import WAIT, served  # noqa: F401  (the fixture)
+from tests import workbench_browser
+from tests.workbench_browser import WAIT
+
+served = workbench_browser.served   # the fixture: a veil serve and a browser, for the module
 
 pytestmark = pytest.mark.service
 
@@ -316,3 +320,14 @@ def test_a_cell_holding_html_is_shown_as_text(served, tmp_path):
     browser.wait_for("#save-roles")
     assert not browser.find_all("main img[src=x]")
     browser.check("hostile-columns")
+
+
+def test_the_checks_see_a_policy_violation_and_a_request_outside(served):
+    """What the walk asserts is absent, the harness sees when it is there."""
+    browser = served[1]
+    page = ("<!DOCTYPE html><meta http-equiv='Content-Security-Policy' content=\"default-src 'self'\">"
+            "<p style='color:red'>styled</p><img src='https://cdn.example.org/pixel.png'>")
+    browser.driver.get("data:text/html;charset=utf-8," + quote(page))
+    errors = [e["message"] for e in browser.console_errors()]
+    assert any("Content Security Policy" in m and "inline style" in m for m in errors), errors
+    assert browser.outside_requests() == ["https://cdn.example.org/pixel.png"]

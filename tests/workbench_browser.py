@@ -187,9 +187,8 @@ class Browser:
 
     def wait_loaded(self, timeout: float = WAIT) -> None:
         """Wait until the page shown has loaded."""
-        from selenium.webdriver.support.ui import WebDriverWait
-
         from selenium.common.exceptions import WebDriverException
+        from selenium.webdriver.support.ui import WebDriverWait
 
         def loaded(driver) -> bool:
             try:
