@@ -127,7 +127,7 @@ def test_a_page_opened_without_the_token_is_refused(served):
     # the browser logs the page's own status (403); the refusal must not log anything else (such
     # as its stylesheet and script, refused in turn for want of the token)
     errors = [e for e in browser.console_errors() if not e["message"].startswith(f"{server.base}/ - Failed to load")]
-    assert not errors, errors
+    assert not errors, "the refusal logs errors:\n" + "\n".join(e["message"] for e in errors)
     assert not browser.outside_requests()
 
 

@@ -248,8 +248,8 @@ class Browser:
         """A screenshot of the page shown, and no console error nor outside request since the last check."""
         self.shot(name)
         errors, outside = self.console_errors(), self.outside_requests()
-        assert not errors, f"{name} ({self.path}): console errors {errors}"
-        assert not outside, f"{name} ({self.path}): requests outside the machine {outside}"
+        assert not errors, f"{name} ({self.path}) logs errors:\n" + "\n".join(e["message"] for e in errors)
+        assert not outside, f"{name} ({self.path}) asks for addresses outside the machine: {outside}"
 
     def quit(self) -> None:
         self.driver.quit()
