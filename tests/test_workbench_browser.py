@@ -41,6 +41,7 @@ MARITAL_GROUPS = ("spouse present: Married-civ-spouse, Married-AF-spouse\n"
                   "spouse not present: Divorced, Never-married, Separated, Widowed, Married-spouse-absent\n")
 FINISHED = ("done", "failed", "cancelled", "interrupted")
 HOSTILE = "<img src=x onerror=console.error('escaped-not')>"
+HEADER = "<i>note</i>"
 
 
 def sign_in(server, browser) -> None:
@@ -300,9 +301,11 @@ def test_the_stewards_whole_path_on_adult(served, record_property):
 
 
 def test_a_cell_holding_html_is_shown_as_text(served, tmp_path):
+    """A value or a column name holding HTML is shown as its text on every page that shows it: no
+    element is made of it, and its script never runs (it would log a console error)."""
     server, browser = served
     table = tmp_path / "hostile.csv"
-    table.write_text(f"place;note\n{HOSTILE};<b>bold</b>\nLyon;plain\nLyon;plain\n", encoding="utf-8")
+    table.write_text(f"place;{HEADER}\n{HOSTILE};<b>bold</b>\nLyon;plain\nLyon;plain\n", encoding="utf-8")
     sign_in(server, browser)
     browser.console_errors(), browser.outside_requests()
     browser.fill("#new-project input[name=name]", "hostile")
@@ -310,16 +313,18 @@ def test_a_cell_holding_html_is_shown_as_text(served, tmp_path):
     browser.submit("#upload")
     for page, box in (("confirm", "#preview"), ("project", "#table-preview")):
         browser.wait_for(box)
-        assert HOSTILE in browser.text(box), browser.text(box)
-        assert "<b>bold</b>" in browser.text(box)
-        assert not browser.find_all(f"{box} img") and not browser.find_all(f"{box} b")
+        shown = browser.text(box)
+        assert HOSTILE in shown and "<b>bold</b>" in shown and HEADER in shown, shown
+        assert not browser.find_all(f"{box} img, {box} b, {box} i")
         browser.check(f"hostile-{page}")
         if page == "confirm":
             browser.submit("#confirm")
-    browser.open("/p/hostile/columns")
-    browser.wait_for("#save-roles")
-    assert not browser.find_all("main img[src=x]")
-    browser.check("hostile-columns")
+    for page, ready in (("columns", "#save-roles"), ("risk", "main h1")):
+        browser.open(f"/p/hostile/{page}")
+        browser.wait_for(ready)
+        assert not browser.find_all("main img[src=x], main b, main i"), page
+        assert HEADER in browser.text("main") or page == "risk", browser.text("main")[:500]
+        browser.check(f"hostile-{page}")
 
 
 def test_the_checks_see_a_policy_violation_and_a_request_outside(served):
