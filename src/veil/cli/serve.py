@@ -7,9 +7,11 @@ from pathlib import Path
 
 import typer
 
+from veil.cli.console import fails_cleanly
 from veil.errors import ParameterError
 
 
+@fails_cleanly
 def serve_command(
     port: int = typer.Option(8765, "--port", help="The port to listen on (0: any free port)."),
     data_dir: Path = typer.Option(Path("veil-workbench"), "--data-dir",

@@ -204,6 +204,7 @@ class Workspace:
         return Project(final)
 
     def sweep(self) -> None:
-        """Remove what an interrupted upload left (``.new-*`` folders)."""
-        for path in self.root.glob(".new-*"):
+        """Remove what an interrupted upload left (``.new-*`` folders), and the uploads that were
+        waiting for confirmation (``.upload-*``: their confirm pages died with the server)."""
+        for path in [*self.root.glob(".new-*"), *self.root.glob(".upload-*")]:
             shutil.rmtree(path, ignore_errors=True)
