@@ -92,8 +92,6 @@ class _Guess:
 
 
 def _guess(name: str, values) -> _Guess:
-    import pandas as pd
-
     from veil.data.encoding import encode_column, stray_texts
 
     column = encode_column(name, values)
@@ -114,6 +112,39 @@ def _guess(name: str, values) -> _Guess:
         return _Guess(name, "identifying", "every value is different text, as in a name or a record number")
 
     guess = _Guess(name, "quasi_identifiers", "neither identifying nor sensitive by its name")
+    guess.hierarchy, guess.hierarchy_why = _hierarchy_guess(column, tokens)
+    return guess
+
+
+def guess_hierarchy(name: str, values, missing_values: Sequence[str] = ("",)) -> tuple[str, str]:
+    """The hierarchy ``veil init`` guesses for a quasi-identifier, whatever its role was guessed to be.
+
+    Numeric bands for numbers, masking for fixed-length digit codes (or a postal-code name),
+    calendar units for ``YYYY-MM-DD`` dates, otherwise flat (see :func:`starter_config`).
+
+    Args:
+        name: the column's name.
+        values: the column's values (a sample will do).
+        missing_values: cell texts that mean "missing".
+
+    Returns:
+        The hierarchy as YAML flow text (``{intervals: {widths: [5, 10, 20]}}``) and why it was
+        chosen, as the starter configuration's comment says it.
+    """
+    from veil.data.encoding import encode_column
+
+    return _hierarchy_guess(encode_column(name, values, missing_values=tuple(missing_values)), _tokens(name))
+
+
+def _hierarchy_guess(column, tokens: Sequence[str]) -> tuple[str, str]:
+    """:func:`guess_hierarchy` of an encoded column whose name has the words ``tokens``."""
+    import pandas as pd
+
+    from veil.data.encoding import stray_texts
+
+    present = [i for i in range(column.cardinality) if i != column.missing_code]
+    labels = [str(column.labels[i]) for i in present]
+    stray = stray_texts(column)
     digits = bool(labels) and all(re.fullmatch(r"\d+", v) for v in labels)
     same_length = digits and len({len(v) for v in labels}) == 1
     postal = _has_word(tokens, POSTAL_WORDS)
@@ -123,37 +154,29 @@ def _guess(name: str, values) -> _Guess:
         example = labels[0]
         masked = [example[:len(example) - i] + "*" * i for i in (1, 2)]
         why = "a postal-code name" if postal else f"{length}-digit codes"
-        guess.hierarchy = "{masking: {}}"
-        guess.hierarchy_why = f"{why}, so digits are masked from the right ({masked[0]}, {masked[1]}, ...)"
-        return guess
+        return "{masking: {}}", f"{why}, so digits are masked from the right ({masked[0]}, {masked[1]}, ...)"
     if not column.is_numeric and labels and all(re.fullmatch(r"\d{4}-\d{2}-\d{2}", v) for v in labels):
-        guess.hierarchy = "{dates: {units: [month, year]}}"
-        guess.hierarchy_why = "dates, so day → month → year"
-        return guess
+        return "{dates: {units: [month, year]}}", "dates, so day → month → year"
     if column.is_numeric and len(labels) > 2:
         nums = column.numeric[:len(present)] if column.missing_code is not None else column.numeric
         widths = _band_widths(nums)
         if widths:
             lo, hi = float(min(nums)), float(max(nums))
             shown = ", ".join(_number_text(w) for w in widths)
-            guess.hierarchy = f"{{intervals: {{widths: [{shown}]}}}}"
             rest = "".join(f", then {_number_text(w)}" for w in widths[1:])
-            guess.hierarchy_why = (f"numeric ({_number_text(lo)} to {_number_text(hi)}), so "
-                                   f"{_number_text(widths[0])}-wide bands{rest}, then *")
-            return guess
-    guess.hierarchy = "{flat: {}}"
+            why = (f"numeric ({_number_text(lo)} to {_number_text(hi)}), so {_number_text(widths[0])}-wide "
+                   f"bands{rest}, then *")
+            return f"{{intervals: {{widths: [{shown}]}}}}", why
     if stray:
         shown = ", ".join(f"{value!r} ({count:,} row{'s' if count != 1 else ''})" for value, count in stray.items())
         numbers = pd.to_numeric(pd.Series(labels, dtype=object), errors="coerce").dropna().to_numpy(dtype=float)
         widths = _band_widths(numbers)
         bands = (f" and give {{intervals: {{widths: [{', '.join(_number_text(w) for w in widths)}]}}}}"
                  if widths else "")
-        guess.hierarchy_why = (f"numbers, but read as text because of {shown}: correct those values, or list them "
+        return "{flat: {}}", (f"numbers, but read as text because of {shown}: correct those values, or list them "
                                f"under a top-level missing_values key{bands}; as text, either kept or suppressed to *")
-        return guess
     kind = "numeric with few values" if column.is_numeric else "text"
-    guess.hierarchy_why = f"{kind}, so either kept or suppressed to * (replace with a hierarchy file for finer steps)"
-    return guess
+    return "{flat: {}}", f"{kind}, so either kept or suppressed to * (replace with a hierarchy file for finer steps)"
 
 
 def _hierarchy_file(data_path: Path, column: str, values) -> tuple[Path | None, str]:

@@ -6,11 +6,11 @@ built hierarchy can be written to ARX's CSV format and edited by hand.
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from veil.data.encoding import canonical_number, encode_column, parse_numbers
+from veil.data.encoding import canonical_number, canonical_numeric_texts, encode_column, parse_numbers
 from veil.data.hierarchy import Hierarchy
 from veil.errors import HierarchyError, ParameterError
 
@@ -164,3 +164,69 @@ def dates(values: Iterable, granularities: Sequence[str] = ("month", "year"), *,
     for row in rows:
         row.append(top)
     return Hierarchy(rows, name="date hierarchy")
+
+
+def grouping(values: Iterable, levels: Sequence[Mapping[str, Sequence[str]]], *, top: str = TOP,
+             missing_values: Sequence[str] = ("",)) -> Hierarchy:
+    """Named groups of values, then groups of those groups, and so on, then ``top``.
+
+    ``levels[0]`` maps each group of level 1 to the values it holds; ``levels[i]`` maps each group
+    of level ``i + 1`` to groups of ``levels[i - 1]``. The leaves are the values listed in
+    ``levels[0]`` (a value the column does not hold may be listed). ``top`` is added as the last
+    level unless the last level given has a single group, which is then the top.
+
+    Args:
+        values: the column's values; each one that is not missing must be listed in ``levels[0]``.
+        levels: one mapping per level, group name → its members (values, or groups of the level
+            below), in order from fine to coarse.
+        top: label of the last level.
+        missing_values: cell texts that mean "missing"; they need no group.
+
+    Raises:
+        ParameterError: no levels, a group without members, a member listed in two groups of one
+            level, or a member of a level that is not a group of the level below.
+        HierarchyError: a value of the column is in no group of the first level.
+    """
+    if not levels:
+        raise ParameterError("give at least one level of groups, like {'young': ['17', '18']}.")
+    parents: list[dict[str, str]] = []
+    for number, groups in enumerate(levels, start=1):
+        parent: dict[str, str] = {}
+        for group, members in groups.items():
+            if not members:
+                raise ParameterError(f"group {group!r} of level {number} has no members; list at least one.")
+            for member in members:
+                if member in parent and parent[member] != group:
+                    raise ParameterError(f"{member!r} is in two groups of level {number}, {parent[member]!r} and "
+                                         f"{group!r}; put it in one.")
+                parent[member] = group
+        if parents:
+            below = set(parents[-1].values())
+            stray = [m for m in parent if m not in below]
+            if stray:
+                raise ParameterError(f"{stray[0]!r} of level {number} is not a group of level {number - 1}; each "
+                                     "level groups the groups of the level before.")
+            left = [g for g in dict.fromkeys(parents[-1].values()) if g not in parent]
+            if left:
+                raise ParameterError(f"group {left[0]!r} of level {number - 1} is in no group of level {number}; "
+                                     "put every group of a level in a group of the next.")
+        parents.append(parent)
+    rows = []
+    for leaf in parents[0]:
+        row, node = [leaf], leaf
+        for parent in parents:
+            node = parent[node]
+            row.append(node)
+        rows.append(row)
+    if len(levels[-1]) != 1:
+        for row in rows:
+            row.append(top)
+    listed = set(parents[0])
+    listed |= set(canonical_numeric_texts(np.array(list(listed), dtype=object)))
+    left_out = [t for t in _distinct_texts(values, missing_values) if t not in listed]
+    if left_out:
+        shown = ", ".join(repr(t) for t in left_out[:5]) + (f" and {len(left_out) - 5} more" if len(left_out) > 5
+                                                             else "")
+        raise HierarchyError(f"{len(left_out)} value(s) of the column are in no group of level 1 ({shown}); add "
+                             "each to a group.")
+    return Hierarchy(rows, name="grouping hierarchy")
