@@ -27,7 +27,6 @@ from veil.workbench.projects import Project
 # task name → "module:function"
 TASKS = {
     "anonymize": "veil.workbench.tasks.anonymize:run",
-    "risk": "veil.workbench.tasks.risk:run",
     "attack": "veil.workbench.tasks.attack:run",
 }
 # the tasks whose ``out`` folder becomes a release
