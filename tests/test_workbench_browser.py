@@ -101,6 +101,8 @@ def anonymize(browser, project: str, metric: str, name: str, timings: dict) -> s
     browser.submit("#start-run")
     assert "/runs/" in browser.path, f"#start-run led to {browser.path}: {browser.text()[:500]}"
     first_state = browser.text("#run-state").strip()
+    if first_state == "running":
+        browser.check(f"{name}-running")   # the progress bar and the Cancel button
     state, bar = wait_run(browser)
     timings[f"{name}-run"] = round(time.monotonic() - started, 2)
     assert state == "done", f"the {metric} run ended {state}: {browser.text()[:800]}"
