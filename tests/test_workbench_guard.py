@@ -60,3 +60,20 @@ def test_a_local_bind_needs_nothing(host):
 def test_a_project_name_cannot_be_a_path(name):
     with pytest.raises(ParameterError):
         project_name(name)
+
+
+def test_a_server_on_every_interface_answers_the_names_other_machines_use(tmp_path):
+    app = Bench(tmp_path / "d", hosts=("*",)).app
+    other = {"Host": "192.168.1.4:8765"}
+    client = app.test_client()
+    assert client.get("/", headers=other).status_code == 403   # the token still guards it
+    assert client.get(f"/?token={app.config['VEIL_TOKEN']}", headers=other).status_code == 303
+    assert client.get("/", headers=other).status_code == 200
+    local = Bench(tmp_path / "e", hosts=("192.168.1.4",)).app.test_client()
+    assert local.get("/", headers={"Host": "evil.example"}).status_code == 400
+
+
+def test_a_refusal_without_the_token_loads_nothing_else(tmp_path):
+    app = Bench(tmp_path / "d").app
+    html = app.test_client().get("/p/x").get_data(as_text=True)
+    assert "access token" in html and "<link rel=\"stylesheet\"" not in html and "<script" not in html

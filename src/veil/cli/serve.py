@@ -50,7 +50,9 @@ def serve_command(
     waitress_log = logging.getLogger("waitress")
     waitress_log.addHandler(logging.NullHandler())
     waitress_log.propagate = False
-    app = create_app(data_dir, max_upload=max_upload * 2 ** 20, hosts=(host,))
+    # Bound to every interface, the server is reached by names it cannot know: the token guards it.
+    everywhere = host in ("0.0.0.0", "::", "")
+    app = create_app(data_dir, max_upload=max_upload * 2 ** 20, hosts=("*",) if everywhere else (host,))
     try:
         server = waitress.create_server(app, host=host, port=port, threads=8,
                                         max_request_body_size=max_upload * 2 ** 20 + 2 ** 20, ident="veil")

@@ -63,7 +63,8 @@ def create_app(data_dir: str | Path, *, token: str | None = None, max_upload: in
             ``app.config["VEIL_TOKEN"]``).
         max_upload: the largest request body accepted, in bytes (a larger upload is refused).
         hosts: host names besides the loopback ones that requests may name in their Host header
-            (the address the server was explicitly bound to).
+            (the address the server was explicitly bound to); ``"*"`` accepts any (a server bound
+            to every interface, which other machines reach by names it cannot know).
     """
     app = _Flask(__name__, template_folder="templates", static_folder="static")
     workspace = Workspace(data_dir)
@@ -117,16 +118,19 @@ def on_too_large(endpoint: str):
     return register
 
 
-def _refuse(message: str, status: int = 403) -> Response:
-    return Response(render_template("error.html.j2", message=message), status=status)
+def _refuse(message: str, status: int = 403, *, signed_in: bool = True) -> Response:
+    """The error page; for a request without the access token, a page that loads nothing else."""
+    template = "error.html.j2" if signed_in else "refused.html.j2"
+    return Response(render_template(template, message=message), status=status)
 
 
 def _guard():
     from flask import current_app
     config = current_app.config
     host = (request.host or "").rsplit(":", 1)[0] if not (request.host or "").endswith("]") else request.host
-    if not (is_local(host.strip("[]")) or host in config["VEIL_HOSTS"]):
-        return _refuse("this workbench answers only requests addressed to the machine it runs on.", 400)
+    if not (is_local(host.strip("[]")) or host in config["VEIL_HOSTS"] or "*" in config["VEIL_HOSTS"]):
+        return _refuse("this workbench answers only requests addressed to the machine it runs on.", 400,
+                       signed_in=False)
     given = request.args.get("token")
     if given is not None and request.method == "GET" and same(given, config["VEIL_TOKEN"]):
         rest = {k: v for k, v in request.args.items(multi=True) if k != "token"}
@@ -134,7 +138,8 @@ def _guard():
         response.set_cookie(TOKEN_COOKIE, config["VEIL_TOKEN"], httponly=True, samesite="Strict", path="/")
         return response
     if not same(request.cookies.get(TOKEN_COOKIE), config["VEIL_TOKEN"]):
-        return _refuse("open the address that veil serve printed when it started: it carries the access token.")
+        return _refuse("open the address that veil serve printed when it started: it carries the access token.",
+                       signed_in=False)
     if request.method in _CHANGES_STATE:
         try:
             sent = request.form.get(CSRF_FIELD) or request.headers.get("X-CSRF-Token")
