@@ -40,7 +40,12 @@ LAUNCHER = textwrap.dedent('''
 
 
     if sys.argv[1] == "worker":
+        import os
+        import threading
+
         from veil.workbench import worker
+        if os.environ.get("WATCH_PARENT"):   # the real worker's watch on its server
+            threading.Thread(target=worker._watch_parent, args=(os.getppid(),), daemon=True).start()
         worker.TASKS["wait"] = "__main__:wait"
         worker.MAKES_RELEASE.add("wait")
         sys.exit(worker.run(Path(sys.argv[2])))
@@ -75,10 +80,10 @@ LAUNCHER = textwrap.dedent('''
 class Server:
     """A ``veil serve --port 0`` process, its address and a cookie-keeping client."""
 
-    def __init__(self, command: list[str], data_dir: Path):
+    def __init__(self, command: list[str], data_dir: Path, env: dict | None = None):
         self.process = subprocess.Popen([*command, "serve", "--port", "0", "--data-dir", str(data_dir)],
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                        env={**os.environ, "PYTHONWARNINGS": "ignore"})
+                                        env={**os.environ, "PYTHONWARNINGS": "ignore", **(env or {})})
         lines = []
         for line in self.process.stdout:
             lines.append(line)
@@ -172,6 +177,49 @@ def test_sigterm_kills_the_run_in_progress_and_leaves_no_release(tmp_path):
         assert not (run / "out").exists() and not (tmp_path / "data" / "p" / "releases").exists()
     finally:
         server.kill()
+
+
+def test_a_server_killed_with_sigkill_leaves_no_release_and_the_next_one_settles_the_run(tmp_path):
+    """SIGKILL gives the server no chance to stop its worker: the worker sees its parent gone and
+    exits before anything is renamed into releases/; the next server marks the run interrupted
+    and removes what it had written."""
+    from veil.workbench.projects import Workspace
+
+    Workspace(tmp_path / "data").create("p", TINY, fmt="csv", delimiter=",")
+    launcher = tmp_path / "launcher.py"
+    launcher.write_text(LAUNCHER)
+    server = Server([sys.executable, str(launcher)], tmp_path / "data", env={"WATCH_PARENT": "1"})
+    try:
+        with server.client.open(server.url, timeout=10):
+            pass
+        with server.client.open(server.base + "/test-wait/p", timeout=10) as response:
+            run = tmp_path / "data" / "p" / "runs" / response.read().decode()
+        for _ in range(200):
+            if json.loads((run / "status.json").read_text()).get("stage") == "waiting":
+                break
+            time.sleep(0.05)
+        else:
+            pytest.fail((run / "log").read_text())
+        worker = int((run / "pid").read_text())
+        server.process.send_signal(signal.SIGKILL)
+        server.process.wait()
+        for _ in range(200):                                # the worker notices within a quarter second
+            try:
+                os.kill(worker, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+        else:
+            pytest.fail("the worker outlived its server")
+        assert not (tmp_path / "data" / "p" / "releases").exists()
+    finally:
+        server.kill()
+    again = Server([sys.executable, "-m", "veil"], tmp_path / "data")
+    try:
+        assert json.loads((run / "status.json").read_text())["state"] == "interrupted"
+        assert not (run / "out").exists() and not (tmp_path / "data" / "p" / "releases").exists()
+    finally:
+        again.kill()
 
 
 def test_without_the_serve_extra_the_command_says_what_to_install(tmp_path, monkeypatch):
