@@ -249,7 +249,7 @@ def check_optimal(case: Case) -> None:
 # --------------------------------------------------------------------------------------------
 # 1. Optimality against the exhaustive search
 
-@settings(max_examples=300, **PROPERTY)
+@settings(max_examples=200, **PROPERTY)
 @given(case=cases())
 def test_optimal_search_matches_exhaustive_search(case: Case):
     check_optimal(case)
