@@ -38,7 +38,7 @@ from veil.data.bundled import ADULT_QUASI_IDENTIFIERS, adult_csv, adult_hierarch
 from veil.metrics import make_metric
 
 import peer_env
-from harness import (SEED, cpu_model, fmt_ratio, fmt_time, fmt_value, read_adult_polars, resample,
+from harness import (goal_lines, SEED, cpu_model, fmt_ratio, fmt_time, fmt_value, read_adult_polars, resample,
                      split_versions, with_peer_versions, wrap)
 from timing import best_of, progress
 
@@ -356,9 +356,7 @@ def terminal_report(results: dict) -> str:
     out += table(large, "k, limit (loss)", large_label)
 
     out += ["", "Notes"] + [line for note in results["notes"] for line in wrap("  - " + note, "    ")]
-    out += ["", "Goals"]
-    for goal in results["goals"]:
-        out += wrap(f"  {goal['goal']}: {goal['measured']}, {'met' if goal['met'] else 'NOT MET'}", "    ")
+    out += goal_lines(results["goals"])
     return "\n".join(out)
 
 

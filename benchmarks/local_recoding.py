@@ -42,7 +42,7 @@ from veil.data.bundled import ADULT_QUASI_IDENTIFIERS, adult_csv, adult_hierarch
 from veil.metrics import make_metric
 
 import peer_env
-from harness import (SEED, cpu_model, fmt_ratio, fmt_time, positive_int, read_adult_polars, resample,
+from harness import (goal_lines, SEED, cpu_model, fmt_ratio, fmt_time, positive_int, read_adult_polars, resample,
                      split_versions, with_peer_versions, wrap)
 from timing import best_of, progress
 
@@ -370,9 +370,7 @@ def terminal_report(results: dict) -> str:
                 "the first line (see the notes).", "  ")
 
     out += ["", "Notes"] + [line for note in results["notes"] for line in wrap("  - " + note, "    ")]
-    out += ["", "Goals"]
-    for goal in results["goals"]:
-        out += wrap(f"  {goal['goal']}: {goal['measured']}, {'met' if goal['met'] else 'NOT MET'}", "    ")
+    out += goal_lines(results["goals"])
     if results["ratios"]:
         out += ["", "AnonyPy / veil"]
         out += [line for r in results["ratios"] for line in wrap(f"  {r['what']}: {r['ratio']}", "    ")]

@@ -19,7 +19,7 @@ import importlib.metadata
 import tempfile
 from pathlib import Path
 
-from harness import SEED, adult_rows_csv, fmt_time, machine, machine_sentence, wrap
+from harness import goal_lines, SEED, adult_rows_csv, fmt_time, machine, machine_sentence, wrap
 from processes import MissingTool, peak_memory, python_command, require_gnu_time, veil_command
 from timing import progress
 
@@ -93,9 +93,7 @@ def terminal_report(results: dict) -> str:
     for name, m in results["veil"].items():
         out.append(f"  {LABELS[name]:<48}{fmt_bytes(m['peak_bytes']):>10}{m['per_row']:>18.0f} B"
                    f"{fmt_time(m['wall_s']):>9}")
-    out += ["", "Goals"]
-    for goal in results["goals"]:
-        out += wrap(f"  {goal['goal']}: {goal['measured']}, {'met' if goal['met'] else 'NOT MET'}", "    ")
+    out += goal_lines(results["goals"])
     return "\n".join(out)
 
 

@@ -173,7 +173,7 @@ import temporal
 import spark
 import threads
 import workbench
-from harness import (SEED, cpu_model, fmt_ratio, fmt_time, fmt_value, positive_int, read_adult_polars, resample,
+from harness import (goal_lines, SEED, cpu_model, fmt_ratio, fmt_time, fmt_value, positive_int, read_adult_polars, resample,
                      with_peer_versions, wrap, write_results)
 import timing
 from timing import best_of, progress
@@ -479,9 +479,7 @@ def terminal_report(results: dict) -> str:
     if results["fixture"]:
         out += [""] + wrap(fixture_summary(results["fixture"]), "  ")
     out += ["", "Notes"] + [line for note in results["notes"] for line in wrap("  - " + note, "    ")]
-    out += ["", "Goals"]
-    for goal in results["goals"]:
-        out += wrap(f"  {goal['goal']}: {goal['measured']}, {'met' if goal['met'] else 'NOT MET'}", "    ")
+    out += goal_lines(results["goals"])
     return "\n".join(out)
 
 

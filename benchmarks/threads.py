@@ -27,7 +27,7 @@ import os
 
 import numpy as np
 
-from harness import SEED, adult_rows_csv, fmt_ratio, fmt_time, machine, machine_sentence, read_adult_polars, resample, wrap
+from harness import goal_lines, SEED, adult_rows_csv, fmt_ratio, fmt_time, machine, machine_sentence, read_adult_polars, resample, wrap
 from timing import best_of, progress
 
 ROWS = 10_000_000
@@ -117,9 +117,7 @@ def terminal_report(results: dict) -> str:
     for s in results["steps"]:
         out.append(f"  {s['step'][:52]:<52}{fmt_time(s['one_s']):>9}{fmt_time(s['two_s']):>10}"
                    f"{fmt_ratio(s['speedup']):>7}  {'yes' if s['identical'] else 'NO'}")
-    out += ["", "Goals"]
-    for goal in results["goals"]:
-        out += wrap(f"  {goal['goal']}: {goal['measured']}, {'met' if goal['met'] else 'NOT MET'}", "    ")
+    out += goal_lines(results["goals"])
     return "\n".join(out)
 
 

@@ -54,7 +54,7 @@ import urllib.request
 from http.cookiejar import CookieJar
 from pathlib import Path
 
-from harness import fmt_time, machine, machine_sentence, read_adult_polars, wrap
+from harness import goal_lines, fmt_time, machine, machine_sentence, read_adult_polars, wrap
 from processes import MissingTool, peak_memory, timed, veil_command
 from timing import SAMPLES, progress
 
@@ -643,9 +643,7 @@ def terminal_report(results: dict) -> str:
         out += ["", TITLES[key], "  " + " | ".join(HEADERS[key])]
         out += ["  " + " | ".join(cell.replace("`", "") for cell in row) for row in rows]
     out += ["", "Notes"] + [line for note in results["notes"] for line in wrap(f"  - {note}", "    ")]
-    out += ["", "Goals"]
-    for goal in results["goals"]:
-        out += wrap(f"  {goal['goal']}: {goal['measured']}, {'met' if goal['met'] else 'NOT MET'}", "    ")
+    out += goal_lines(results["goals"])
     return "\n".join(out)
 
 
