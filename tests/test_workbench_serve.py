@@ -115,6 +115,15 @@ class Server:
         self.process.stderr.close()
 
 
+def under_way(run: Path) -> None:
+    """Wait until the waiting task of ``run`` has started."""
+    for _ in range(200):
+        if json.loads((run / "status.json").read_text()).get("stage") == "waiting":
+            return
+        time.sleep(0.05)
+    pytest.fail((run / "log").read_text())
+
+
 def test_a_non_local_host_is_refused_and_nothing_is_written(tmp_path):
     from typer.testing import CliRunner
 
@@ -160,12 +169,7 @@ def test_sigterm_kills_the_run_in_progress_and_leaves_no_release(tmp_path):
             pass
         with server.client.open(server.base + "/test-wait/p", timeout=10) as response:
             run = tmp_path / "data" / "p" / "runs" / response.read().decode()
-        for _ in range(200):                                # until the task is under way
-            if json.loads((run / "status.json").read_text()).get("stage") == "waiting":
-                break
-            time.sleep(0.05)
-        else:
-            pytest.fail((run / "log").read_text())
+        under_way(run)
         worker = int((run / "pid").read_text())
         os.kill(worker, 0)                                  # alive
         assert (run / "out" / "release.csv").exists()
@@ -194,12 +198,7 @@ def test_a_server_killed_with_sigkill_leaves_no_release_and_the_next_one_settles
             pass
         with server.client.open(server.base + "/test-wait/p", timeout=10) as response:
             run = tmp_path / "data" / "p" / "runs" / response.read().decode()
-        for _ in range(200):
-            if json.loads((run / "status.json").read_text()).get("stage") == "waiting":
-                break
-            time.sleep(0.05)
-        else:
-            pytest.fail((run / "log").read_text())
+        under_way(run)
         worker = int((run / "pid").read_text())
         server.process.send_signal(signal.SIGKILL)
         server.process.wait()
