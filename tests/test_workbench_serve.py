@@ -115,6 +115,27 @@ class Server:
         self.process.stderr.close()
 
 
+def waiting_run(tmp_path: Path, env: dict | None = None) -> tuple[Server, Path]:
+    """The launcher's server over a project ``p``, signed in, with its waiting task under way; the
+    server and the run's folder."""
+    from veil.workbench.projects import Workspace
+
+    Workspace(tmp_path / "data").create("p", TINY, fmt="csv", delimiter=",")
+    launcher = tmp_path / "launcher.py"
+    launcher.write_text(LAUNCHER)
+    server = Server([sys.executable, str(launcher)], tmp_path / "data", env=env)
+    try:
+        with server.client.open(server.url, timeout=10):
+            pass
+        with server.client.open(server.base + "/test-wait/p", timeout=10) as response:
+            run = tmp_path / "data" / "p" / "runs" / response.read().decode()
+        under_way(run)
+    except BaseException:
+        server.kill()
+        raise
+    return server, run
+
+
 def under_way(run: Path) -> None:
     """Wait until the waiting task of ``run`` has started."""
     for _ in range(200):
@@ -158,18 +179,8 @@ def test_the_server_answers_only_with_the_token_and_stops_on_sigterm(tmp_path):
 
 
 def test_sigterm_kills_the_run_in_progress_and_leaves_no_release(tmp_path):
-    from veil.workbench.projects import Workspace
-
-    Workspace(tmp_path / "data").create("p", TINY, fmt="csv", delimiter=",")
-    launcher = tmp_path / "launcher.py"
-    launcher.write_text(LAUNCHER)
-    server = Server([sys.executable, str(launcher)], tmp_path / "data")
+    server, run = waiting_run(tmp_path)
     try:
-        with server.client.open(server.url, timeout=10):
-            pass
-        with server.client.open(server.base + "/test-wait/p", timeout=10) as response:
-            run = tmp_path / "data" / "p" / "runs" / response.read().decode()
-        under_way(run)
         worker = int((run / "pid").read_text())
         os.kill(worker, 0)                                  # alive
         assert (run / "out" / "release.csv").exists()
@@ -187,18 +198,8 @@ def test_a_server_killed_with_sigkill_leaves_no_release_and_the_next_one_settles
     """SIGKILL gives the server no chance to stop its worker: the worker sees its parent gone and
     exits before anything is renamed into releases/; the next server marks the run interrupted
     and removes what it had written."""
-    from veil.workbench.projects import Workspace
-
-    Workspace(tmp_path / "data").create("p", TINY, fmt="csv", delimiter=",")
-    launcher = tmp_path / "launcher.py"
-    launcher.write_text(LAUNCHER)
-    server = Server([sys.executable, str(launcher)], tmp_path / "data", env={"WATCH_PARENT": "1"})
+    server, run = waiting_run(tmp_path, env={"WATCH_PARENT": "1"})
     try:
-        with server.client.open(server.url, timeout=10):
-            pass
-        with server.client.open(server.base + "/test-wait/p", timeout=10) as response:
-            run = tmp_path / "data" / "p" / "runs" / response.read().decode()
-        under_way(run)
         worker = int((run / "pid").read_text())
         server.process.send_signal(signal.SIGKILL)
         server.process.wait()

@@ -382,6 +382,13 @@ def _save_file(project: Project, data: _Table, column: str, hierarchy: Hierarchy
     project.save_config(document)
 
 
+def _column_target(name: str) -> tuple[Project, "_Table", str | None]:
+    """The project, its table and the column (``?column=``) a hierarchy or order form is for."""
+    project = workspace().project(name)
+    data = _Table(project)
+    return project, data, _hierarchy_column(data)
+
+
 @on_too_large("columns.upload")
 def _upload_too_large(message: str):
     project = workspace().project(request.view_args["name"])
@@ -392,9 +399,7 @@ def _upload_too_large(message: str):
 @bp.post("/upload")
 def upload(name: str):
     """Load an ARX hierarchy file for ``?column=``; refused when it cannot be read or leaves a value out."""
-    project = workspace().project(name)
-    data = _Table(project)
-    column = _hierarchy_column(data)
+    project, data, column = _column_target(name)
     if column is None:
         return _refused(project, data, None, {})
     sent = request.files.get("file")
@@ -413,9 +418,7 @@ def upload(name: str):
 @bp.post("/builder")
 def builder(name: str):
     """Preview (``action=preview``) or save (``action=save``) a built hierarchy for ``?column=``."""
-    project = workspace().project(name)
-    data = _Table(project)
-    column = _hierarchy_column(data)
+    project, data, column = _column_target(name)
     if column is None:
         return _refused(project, data, None, {})
     form = {key: request.form.get(key, "") for key in ("builder", "widths", "start", "char", "units", "format",
@@ -445,9 +448,7 @@ def builder(name: str):
 @bp.post("/order")
 def order(name: str):
     """Save (or, given nothing, remove) the order of ``?column=``'s values under ``orders:``."""
-    project = workspace().project(name)
-    data = _Table(project)
-    column = _hierarchy_column(data)
+    project, data, column = _column_target(name)
     if column is None:
         return _refused(project, data, None, {})
     text = request.form.get("order", "")
